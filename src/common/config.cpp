@@ -1,0 +1,529 @@
+// gpupool.conf parser (R9 of doc/policy.md).
+//
+// Format: Slurm's Key=Value style.  Whitespace separates tokens, '#' starts
+// a comment to the end of the line, blank lines are ignored, keys are
+// case-insensitive, values are case-sensitive except enum words.  A line
+// whose first token is Tier=NAME or Pool=NAME is a record; every other line
+// holds global keys.  Every problem is a ConfigError "SOURCE:LINE: problem"
+// (or "SOURCE: problem" for problems about the whole file).
+#include "config.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <locale>
+#include <map>
+#include <sstream>
+
+namespace gpupool {
+
+const Tier *Config::find_tier(const std::string &name) const {
+    for (const Tier &t : tiers)
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+const Pool *Config::find_pool(const std::string &name) const {
+    for (const Pool &p : pools)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+namespace {
+
+const char kDurationForms[] =
+    "expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, 0 or INFINITE";
+
+std::string lower(const std::string &s) {
+    std::string r(s);
+    for (char &c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+bool all_digits(const std::string &s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+// Non-negative decimal integer, digits only; false on junk or overflow.
+bool parse_digits(const std::string &s, uint64_t max, uint64_t &out) {
+    if (!all_digits(s)) return false;
+    uint64_t v = 0;
+    for (char c : s) {
+        uint64_t d = static_cast<uint64_t>(c - '0');
+        if (v > (max - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    out = v;
+    return true;
+}
+
+struct Token {
+    std::string key;    // as written
+    std::string lkey;   // lower-cased
+    std::string value;
+};
+
+class Parser {
+public:
+    Parser(const std::string &source) { cfg_.source = source; }
+
+    Config run(const std::string &text);
+
+private:
+    Config cfg_;
+    int line_ = 0;
+    std::map<std::string, int> global_seen_;      // lower key -> line
+    std::map<std::string, int> qos_owner_;        // QOS -> tier index
+    int default_tier_line_ = 0;
+    std::vector<bool> tier_has_preemptible_;
+
+    [[noreturn]] void fail(const std::string &msg) const {
+        throw ConfigError(cfg_.source + ":" + std::to_string(line_) + ": " + msg);
+    }
+    [[noreturn]] void fail_at(int line, const std::string &msg) const {
+        throw ConfigError(cfg_.source + ":" + std::to_string(line) + ": " + msg);
+    }
+    [[noreturn]] void fail_file(const std::string &msg) const {
+        throw ConfigError(cfg_.source + ": " + msg);
+    }
+
+    Token split(const std::string &word) const {
+        size_t eq = word.find('=');
+        if (eq == std::string::npos) fail("expected Key=Value, got '" + word + "'");
+        Token t;
+        t.key = word.substr(0, eq);
+        t.value = word.substr(eq + 1);
+        if (t.key.empty()) fail("missing key in '" + word + "'");
+        t.lkey = lower(t.key);
+        if (t.value.empty()) fail("missing value for '" + t.key + "'");
+        return t;
+    }
+
+    void check_name(const std::string &what, const std::string &name) const {
+        if (name.empty()) fail("empty name for " + what);
+        for (char c : name) {
+            if (c == '=' || c == ',' || std::isspace(static_cast<unsigned char>(c)))
+                fail("bad name '" + name + "' for " + what +
+                     ": names may not contain '=', ',' or whitespace");
+        }
+    }
+
+    uint32_t get_u32(const std::string &key, const std::string &v) const {
+        uint64_t out = 0;
+        if (!parse_digits(v, std::numeric_limits<uint32_t>::max(), out))
+            fail("bad value '" + v + "' for " + key + ": expected an integer 0..4294967295");
+        return static_cast<uint32_t>(out);
+    }
+
+    int64_t get_duration(const std::string &key, const std::string &v,
+                         bool infinite_ok) const {
+        int64_t d = parse_duration(v);
+        if (d < 0) fail("bad duration '" + v + "' for " + key + ": " + kDurationForms);
+        if (!infinite_ok) {
+            std::string l = lower(v);
+            if (l == "infinite" || l == "unlimited")
+                fail("bad duration '" + v + "' for " + key + ": INFINITE is not allowed here");
+        }
+        return d;
+    }
+
+    std::string get_enum(const std::string &key, const std::string &v,
+                         const std::vector<std::string> &words,
+                         const std::string &listed) const {
+        std::string l = lower(v);
+        for (const std::string &w : words)
+            if (l == w) return l;
+        fail("bad value '" + v + "' for " + key + ": expected " + listed);
+    }
+
+    double get_decimal(const std::string &key, const std::string &v) const {
+        // digits [ '.' digits ] or '.' digits; no sign, no exponent.
+        size_t i = 0, digits = 0;
+        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) { ++i; ++digits; }
+        if (i < v.size() && v[i] == '.') {
+            ++i;
+            while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) { ++i; ++digits; }
+        }
+        double d = 0;
+        bool ok = digits > 0 && i == v.size();
+        if (ok) {
+            std::istringstream in(v);
+            in.imbue(std::locale::classic());
+            ok = static_cast<bool>(in >> d) && std::isfinite(d);
+        }
+        if (!ok) fail("bad value '" + v + "' for " + key + ": expected a decimal number >= 0");
+        return d;
+    }
+
+    void global_line(const std::vector<std::string> &words);
+    void tier_line(const std::vector<std::string> &words);
+    void pool_line(const std::vector<std::string> &words);
+    void finish();
+};
+
+void Parser::global_line(const std::vector<std::string> &words) {
+    for (const std::string &w : words) {
+        Token t = split(w);
+        const std::string &v = t.value;
+        static const char *const known[] = {
+            "quotatres", "preemptionorder", "reclaimby", "decayhalflife",
+            "usagewindow", "usageweight", "minruntime", "recalcinterval",
+            "preemptiblepriority", "defaulttier"};
+        bool is_known = false;
+        for (const char *k : known)
+            if (t.lkey == k) is_known = true;
+        if (!is_known) {
+            if (t.lkey == "tier" || t.lkey == "pool")
+                fail(t.key + "= must be the first token on its line");
+            fail("unknown key '" + t.key + "'");
+        }
+        auto seen = global_seen_.find(t.lkey);
+        if (seen != global_seen_.end())
+            fail("duplicate key '" + t.key + "' (first set on line " +
+                 std::to_string(seen->second) + ")");
+        global_seen_[t.lkey] = line_;
+
+        if (t.lkey == "quotatres") {
+            static const std::string base = "gres/gpu";
+            bool ok = false;
+            if (v == base) {
+                ok = true;
+            } else if (v.compare(0, base.size() + 1, base + ":") == 0) {
+                std::string type = v.substr(base.size() + 1);
+                ok = !type.empty();
+                for (char c : type)
+                    if (c == ':' || c == ',' || c == '=' ||
+                        std::isspace(static_cast<unsigned char>(c)))
+                        ok = false;
+            }
+            if (!ok)
+                fail("bad value '" + v + "' for QuotaTRES: expected gres/gpu or gres/gpu:TYPE");
+            cfg_.quota_tres = v;
+        } else if (t.lkey == "preemptionorder") {
+            std::string e = get_enum("PreemptionOrder", v, {"newest", "oldest"},
+                                     "newest or oldest");
+            cfg_.preemption_order =
+                e == "newest" ? PreemptionOrder::Newest : PreemptionOrder::Oldest;
+        } else if (t.lkey == "reclaimby") {
+            std::string e = get_enum("ReclaimBy", v, {"nonpreemptible", "all"},
+                                     "nonpreemptible or all");
+            cfg_.reclaim_by = e == "all" ? ReclaimBy::All : ReclaimBy::NonPreemptible;
+        } else if (t.lkey == "decayhalflife") {
+            cfg_.decay_half_life = get_duration("DecayHalfLife", v, true);
+        } else if (t.lkey == "usagewindow") {
+            cfg_.usage_window = get_duration("UsageWindow", v, true);
+        } else if (t.lkey == "usageweight") {
+            cfg_.usage_weight = get_decimal("UsageWeight", v);
+        } else if (t.lkey == "minruntime") {
+            cfg_.min_runtime = get_duration("MinRuntime", v, false);
+        } else if (t.lkey == "recalcinterval") {
+            uint64_t out = 0;
+            if (!parse_digits(v, 3600, out) || out < 1)
+                fail("bad value '" + v + "' for RecalcInterval: expected an integer 1..3600");
+            cfg_.recalc_interval = static_cast<int64_t>(out);
+        } else if (t.lkey == "preemptiblepriority") {
+            cfg_.preemptible_priority = get_u32("PreemptiblePriority", v);
+            cfg_.has_preemptible_priority = true;
+        } else if (t.lkey == "defaulttier") {
+            check_name("DefaultTier", v);
+            cfg_.default_tier = v;
+            default_tier_line_ = line_;
+        }
+    }
+}
+
+void Parser::tier_line(const std::vector<std::string> &words) {
+    Token head = split(words[0]);
+    Tier tier;
+    tier.name = head.value;
+    tier.line = line_;
+    check_name("Tier", tier.name);
+    if (const Tier *prev = cfg_.find_tier(tier.name))
+        fail("duplicate Tier=" + tier.name + " (first defined on line " +
+             std::to_string(prev->line) + ")");
+    const std::string where = " in Tier=" + tier.name;
+
+    std::map<std::string, bool> seen;
+    bool has_qos = false, has_priority = false, has_preemptible = false;
+    for (size_t i = 1; i < words.size(); ++i) {
+        Token t = split(words[i]);
+        const std::string &v = t.value;
+        if (seen[t.lkey]) fail("duplicate key '" + t.key + "'" + where);
+        seen[t.lkey] = true;
+        if (t.lkey == "qos") {
+            has_qos = true;
+            size_t start = 0;
+            while (true) {
+                size_t comma = v.find(',', start);
+                std::string q = v.substr(start, comma == std::string::npos
+                                                    ? std::string::npos
+                                                    : comma - start);
+                if (q.empty()) fail("empty QOS name in '" + v + "'" + where);
+                check_name("QOS", q);
+                for (const std::string &have : tier.qos)
+                    if (have == q) fail("QOS '" + q + "' listed twice" + where);
+                tier.qos.push_back(q);
+                if (comma == std::string::npos) break;
+                start = comma + 1;
+            }
+        } else if (t.lkey == "priority") {
+            tier.priority = get_u32("Priority", v);
+            has_priority = true;
+        } else if (t.lkey == "preemptible") {
+            std::string e = get_enum("Preemptible", v,
+                                     {"yes", "no", "true", "false", "1", "0"},
+                                     "yes, no, true, false, 1 or 0");
+            tier.preemptible = e == "yes" || e == "true" || e == "1";
+            has_preemptible = true;
+        } else if (t.lkey == "preemptmode") {
+            std::string e = get_enum("PreemptMode", v, {"requeue", "cancel", "suspend"},
+                                     "requeue, cancel or suspend");
+            tier.preempt_mode = e == "requeue"  ? PreemptMode::Requeue
+                                : e == "cancel" ? PreemptMode::Cancel
+                                                : PreemptMode::Suspend;
+        } else if (t.lkey == "gracetime") {
+            int64_t secs = -1;
+            if (all_digits(v)) {
+                uint64_t out = 0;
+                if (parse_digits(v, std::numeric_limits<int32_t>::max(), out))
+                    secs = static_cast<int64_t>(out);
+            } else {
+                std::string l = lower(v);
+                if (l != "infinite" && l != "unlimited") secs = parse_duration(v);
+            }
+            if (secs < 0 || secs > std::numeric_limits<int32_t>::max())
+                fail("bad value '" + v + "' for GraceTime: expected seconds or a duration "
+                     "(MM:SS, HH:MM:SS, D-HH[:MM[:SS]])");
+            tier.grace_time = static_cast<int32_t>(secs);
+        } else {
+            fail("unknown key '" + t.key + "'" + where);
+        }
+    }
+    if (!has_priority) fail("missing required key 'Priority'" + where);
+    if (!has_qos) tier.qos.push_back(tier.name);
+    for (const std::string &q : tier.qos) {
+        auto it = qos_owner_.find(q);
+        if (it != qos_owner_.end()) {
+            const Tier &other = cfg_.tiers[static_cast<size_t>(it->second)];
+            fail("QOS '" + q + "' is mapped by both Tier=" + other.name + " (line " +
+                 std::to_string(other.line) + ") and Tier=" + tier.name);
+        }
+    }
+    for (const Tier &other : cfg_.tiers) {
+        if (other.priority == tier.priority)
+            fail("Tier=" + tier.name + " and Tier=" + other.name + " (line " +
+                 std::to_string(other.line) + ") have the same Priority=" +
+                 std::to_string(tier.priority));
+    }
+    for (const std::string &q : tier.qos)
+        qos_owner_[q] = static_cast<int>(cfg_.tiers.size());
+    cfg_.tiers.push_back(tier);
+    tier_has_preemptible_.push_back(has_preemptible);
+}
+
+void Parser::pool_line(const std::vector<std::string> &words) {
+    Token head = split(words[0]);
+    Pool pool;
+    pool.name = head.value;
+    pool.line = line_;
+    check_name("Pool", pool.name);
+    if (const Pool *prev = cfg_.find_pool(pool.name))
+        fail("duplicate Pool=" + pool.name + " (first defined on line " +
+             std::to_string(prev->line) + ")");
+    const std::string where = " in Pool=" + pool.name;
+
+    std::map<std::string, bool> seen;
+    bool has_quota = false;
+    for (size_t i = 1; i < words.size(); ++i) {
+        Token t = split(words[i]);
+        const std::string &v = t.value;
+        if (seen[t.lkey]) fail("duplicate key '" + t.key + "'" + where);
+        seen[t.lkey] = true;
+        if (t.lkey == "quota") {
+            pool.quota = get_u32("Quota", v);
+            has_quota = true;
+        } else if (t.lkey == "weight") {
+            pool.weight = get_u32("Weight", v);
+        } else if (t.lkey == "minruntime") {
+            pool.min_runtime = get_duration("MinRuntime", v, false);
+        } else {
+            fail("unknown key '" + t.key + "'" + where);
+        }
+    }
+    if (!has_quota) fail("missing required key 'Quota'" + where);
+    cfg_.pools.push_back(pool);
+}
+
+void Parser::finish() {
+    if (cfg_.tiers.empty()) fail_file("no Tier defined");
+    for (size_t i = 0; i < cfg_.tiers.size(); ++i) {
+        Tier &t = cfg_.tiers[i];
+        if (cfg_.has_preemptible_priority) {
+            if (tier_has_preemptible_[i])
+                fail_at(t.line, "Tier=" + t.name +
+                                    " sets Preemptible= but PreemptiblePriority= is also set "
+                                    "(line " + std::to_string(global_seen_["preemptiblepriority"]) +
+                                    "): use one or the other");
+            t.preemptible = t.priority <= cfg_.preemptible_priority;
+        } else if (!tier_has_preemptible_[i]) {
+            fail_at(t.line, "missing Preemptible= in Tier=" + t.name +
+                                " (required unless PreemptiblePriority= is set)");
+        }
+    }
+    if (!cfg_.default_tier.empty()) {
+        if (!cfg_.find_tier(cfg_.default_tier))
+            fail_at(default_tier_line_,
+                    "DefaultTier=" + cfg_.default_tier + " names no defined Tier");
+    } else if (cfg_.tiers.size() == 1) {
+        cfg_.default_tier = cfg_.tiers[0].name;
+    } else {
+        fail_file("DefaultTier= is required when more than one Tier is defined");
+    }
+}
+
+Config Parser::run(const std::string &text) {
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t nl = text.find('\n', pos);
+        std::string raw = text.substr(pos, nl == std::string::npos ? std::string::npos
+                                                                   : nl - pos);
+        ++line_;
+        size_t hash = raw.find('#');
+        if (hash != std::string::npos) raw.erase(hash);
+        std::vector<std::string> words;
+        std::string cur;
+        for (char c : raw) {
+            if (std::isspace(static_cast<unsigned char>(c))) {
+                if (!cur.empty()) words.push_back(cur);
+                cur.clear();
+            } else {
+                cur += c;
+            }
+        }
+        if (!cur.empty()) words.push_back(cur);
+        if (!words.empty()) {
+            size_t eq = words[0].find('=');
+            std::string first = lower(words[0].substr(0, eq == std::string::npos ? 0 : eq));
+            if (first == "tier")
+                tier_line(words);
+            else if (first == "pool")
+                pool_line(words);
+            else
+                global_line(words);
+        }
+        if (nl == std::string::npos) break;
+        pos = nl + 1;
+    }
+    finish();
+    return cfg_;
+}
+
+}  // namespace
+
+Config parse_config(const std::string &text, const std::string &source) {
+    Parser p(source);
+    return p.run(text);
+}
+
+Config load_config_file(const std::string &path) {
+    errno = 0;
+    std::ifstream in(path, std::ios::in | std::ios::binary);
+    if (!in) {
+        int err = errno ? errno : EIO;
+        throw ConfigError(path + ": cannot read: " + std::strerror(err));
+    }
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    if (in.bad()) {
+        int err = errno ? errno : EIO;
+        throw ConfigError(path + ": cannot read: " + std::strerror(err));
+    }
+    return parse_config(buf.str(), path);
+}
+
+int64_t parse_duration(const std::string &text) {
+    if (text.empty()) return -1;
+    std::string l = lower(text);
+    if (l == "infinite" || l == "unlimited") return 0;
+
+    const uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    uint64_t days = 0;
+    std::string rest = text;
+    bool has_days = false;
+    size_t dash = text.find('-');
+    if (dash != std::string::npos) {
+        if (!parse_digits(text.substr(0, dash), kMax, days)) return -1;
+        rest = text.substr(dash + 1);
+        has_days = true;
+    }
+    std::vector<std::string> fields;
+    size_t start = 0;
+    while (true) {
+        size_t colon = rest.find(':', start);
+        fields.push_back(rest.substr(start, colon == std::string::npos ? std::string::npos
+                                                                       : colon - start));
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    if (fields.size() > 3) return -1;
+    std::vector<uint64_t> v(fields.size());
+    for (size_t i = 0; i < fields.size(); ++i)
+        if (!parse_digits(fields[i], kMax, v[i])) return -1;
+
+    // Overflow-checked a * b + c into int64.
+    bool ok = true;
+    auto mul_add = [&](uint64_t a, uint64_t b, uint64_t c) -> uint64_t {
+        if (b != 0 && a > (kMax - c) / b) { ok = false; return 0; }
+        return a * b + c;
+    };
+    uint64_t secs = 0;
+    if (has_days) {
+        // D-HH, D-HH:MM, D-HH:MM:SS: every field after D is bounded.
+        if (v[0] > 23) return -1;
+        uint64_t mm = fields.size() > 1 ? v[1] : 0;
+        uint64_t ss = fields.size() > 2 ? v[2] : 0;
+        if (mm > 59 || ss > 59) return -1;
+        secs = mul_add(days, 86400, v[0] * 3600 + mm * 60 + ss);
+    } else if (fields.size() == 1) {          // MM
+        secs = mul_add(v[0], 60, 0);
+    } else if (fields.size() == 2) {          // MM:SS
+        if (v[1] > 59) return -1;
+        secs = mul_add(v[0], 60, v[1]);
+    } else {                                  // HH:MM:SS
+        if (v[1] > 59 || v[2] > 59) return -1;
+        secs = mul_add(v[0], 3600, v[1] * 60 + v[2]);
+    }
+    if (!ok) return -1;
+    return static_cast<int64_t>(secs);
+}
+
+std::string format_duration(int64_t seconds) {
+    std::string sign;
+    uint64_t s;
+    if (seconds < 0) {
+        sign = "-";
+        s = static_cast<uint64_t>(-(seconds + 1)) + 1;
+    } else {
+        s = static_cast<uint64_t>(seconds);
+    }
+    uint64_t days = s / 86400, hh = (s / 3600) % 24, mm = (s / 60) % 60, ss = s % 60;
+    char buf[64];
+    if (days > 0)
+        std::snprintf(buf, sizeof buf, "%llu-%02llu:%02llu:%02llu",
+                      static_cast<unsigned long long>(days), static_cast<unsigned long long>(hh),
+                      static_cast<unsigned long long>(mm), static_cast<unsigned long long>(ss));
+    else
+        std::snprintf(buf, sizeof buf, "%02llu:%02llu:%02llu",
+                      static_cast<unsigned long long>(hh), static_cast<unsigned long long>(mm),
+                      static_cast<unsigned long long>(ss));
+    return sign + buf;
+}
+
+}  // namespace gpupool
