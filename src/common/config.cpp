@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <locale>
 #include <map>
@@ -433,19 +432,22 @@ Config parse_config(const std::string &text, const std::string &source) {
 }
 
 Config load_config_file(const std::string &path) {
+    // stdio rather than iostreams: it reports read errors (a directory
+    // gives EISDIR) through errno.
+    std::FILE *f = std::fopen(path.c_str(), "rb");
+    if (!f) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
+    std::string text;
+    char buf[8192];
+    size_t n;
     errno = 0;
-    std::ifstream in(path, std::ios::in | std::ios::binary);
-    if (!in) {
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    if (std::ferror(f)) {
         int err = errno ? errno : EIO;
+        std::fclose(f);
         throw ConfigError(path + ": cannot read: " + std::strerror(err));
     }
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) {
-        int err = errno ? errno : EIO;
-        throw ConfigError(path + ": cannot read: " + std::strerror(err));
-    }
-    return parse_config(buf.str(), path);
+    std::fclose(f);
+    return parse_config(text, path);
 }
 
 int64_t parse_duration(const std::string &text) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <unistd.h>
@@ -289,6 +290,34 @@ TEST(ConfigParse, LoadFile) {
     std::remove(path);
 }
 
+TEST(ConfigParse, ShippedExample) {
+    // etc/gpupool.conf.example, from the source tree (automake sets $srcdir).
+    const char *srcdir = std::getenv("srcdir");
+    std::string path = std::string(srcdir ? srcdir : ".") + "/etc/gpupool.conf.example";
+    if (!std::ifstream(path)) GTEST_SKIP() << path << " not found";
+    Config c = load_config_file(path);
+    EXPECT_EQ(c.quota_tres, "gres/gpu");
+    EXPECT_EQ(c.preemption_order, PreemptionOrder::Newest);
+    EXPECT_EQ(c.reclaim_by, ReclaimBy::NonPreemptible);
+    EXPECT_EQ(c.decay_half_life, 7 * 86400);
+    EXPECT_EQ(c.usage_window, 7 * 86400);
+    EXPECT_DOUBLE_EQ(c.usage_weight, 1.0);
+    EXPECT_EQ(c.recalc_interval, 10);
+    EXPECT_EQ(c.default_tier, "normal");
+    ASSERT_EQ(c.tiers.size(), 3u);
+    EXPECT_EQ(c.find_tier("high")->priority, 300u);
+    EXPECT_FALSE(c.find_tier("high")->preemptible);
+    EXPECT_EQ(c.find_tier("normal")->priority, 200u);
+    EXPECT_FALSE(c.find_tier("normal")->preemptible);
+    EXPECT_EQ(c.find_tier("low")->priority, 100u);
+    EXPECT_TRUE(c.find_tier("low")->preemptible);
+    ASSERT_EQ(c.pools.size(), 3u);
+    for (const char *p : {"pool1", "pool2", "pool3"}) {
+        ASSERT_NE(c.find_pool(p), nullptr) << p;
+        EXPECT_EQ(c.find_pool(p)->quota, 2u) << p;
+    }
+}
+
 TEST(ConfigParse, LoadMissingFile) {
     try {
         load_config_file("/nonexistent/gpupool.conf");
@@ -296,6 +325,15 @@ TEST(ConfigParse, LoadMissingFile) {
     } catch (const ConfigError &e) {
         EXPECT_EQ(std::string(e.what()),
                   "/nonexistent/gpupool.conf: cannot read: No such file or directory");
+    }
+}
+
+TEST(ConfigParse, LoadDirectory) {
+    try {
+        load_config_file("/tmp");
+        ADD_FAILURE() << "no error";
+    } catch (const ConfigError &e) {
+        EXPECT_EQ(std::string(e.what()), "/tmp: cannot read: Is a directory");
     }
 }
 
