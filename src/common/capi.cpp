@@ -1,0 +1,365 @@
+// The C ABI over the engine.  Every entry point catches everything: no C++
+// exception may reach slurmctld.
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "engine.hpp"
+#include "gpupool.h"
+
+#define GP_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace gpupool;
+
+struct gp_engine {
+    std::mutex mu;
+    Engine engine;
+};
+
+struct gp_snapshot {
+    Snapshot snap;
+};
+
+namespace {
+
+void put(char *buf, size_t len, const std::string &text) {
+    if (!buf || len == 0) return;
+    size_t n = std::min(len - 1, text.size());
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+}
+
+template <size_t N>
+void put(char (&buf)[N], const std::string &text) {
+    put(buf, N, text);
+}
+
+// Run `fn`, turning exceptions into status codes and messages.
+template <typename Fn>
+int guarded(int error_status, char *err, size_t err_len, Fn &&fn) {
+    try {
+        fn();
+        return GP_OK;
+    } catch (const ConfigError &e) {
+        put(err, err_len, e.what());
+        return GP_ERR_CONFIG;
+    } catch (const std::bad_alloc &) {
+        put(err, err_len, "out of memory");
+        return GP_ERR_INTERNAL;
+    } catch (const std::exception &e) {
+        put(err, err_len, e.what());
+        return error_status;
+    } catch (...) {
+        put(err, err_len, "unknown error");
+        return GP_ERR_INTERNAL;
+    }
+}
+
+void fill(gp_pending_result_t *out, const PendingResult &r) {
+    out->job_id = r.job_id;
+    out->position = r.position;
+    out->priority = r.priority;
+    out->admission = static_cast<int>(r.admission);
+    out->factor_tier = r.factor_tier;
+    out->factor_fairshare = r.factor_fairshare;
+    out->factor_age = r.factor_age;
+    out->orig_submit_time = r.orig_submit;
+    put(out->reason, r.reason);
+}
+
+SnapJob to_snap_job(const gp_job_t *j) {
+    SnapJob s;
+    s.id = j->job_id;
+    s.state = j->state == GP_JOB_RUNNING ? JobState::Running
+              : j->state == GP_JOB_SUSPENDED ? JobState::Suspended
+                                             : JobState::Pending;
+    if (j->partitions) s.partitions = split_list(j->partitions);
+    if (j->qos) s.qos = j->qos;
+    s.gpus = j->gpus;
+    s.submit_time = j->submit_time;
+    s.start_time = j->start_time;
+    s.user_held = j->user_held != 0;
+    return s;
+}
+
+JobRef to_ref(const gp_job_t *j) {
+    JobRef r;
+    r.id = j->job_id;
+    if (j->partitions) r.partitions = j->partitions;
+    if (j->qos) r.qos = j->qos;
+    r.gpus = j->gpus;
+    r.start = j->start_time;
+    return r;
+}
+
+}  // namespace
+
+GP_EXPORT gp_engine_t *gp_engine_create(void) { return new (std::nothrow) gp_engine; }
+
+GP_EXPORT void gp_engine_destroy(gp_engine_t *e) { delete e; }
+
+GP_EXPORT gp_engine_t *gp_shared_engine(void) {
+    // Never destroyed: slurmctld may unload one plugin while the other
+    // still uses the engine.
+    static gp_engine_t *shared = gp_engine_create();
+    return shared;
+}
+
+GP_EXPORT int gp_engine_load_config_file(gp_engine_t *e, const char *path, char *err, size_t err_len) {
+    if (!e || !path) return GP_ERR_ARG;
+    return guarded(GP_ERR_CONFIG, err, err_len, [&] {
+        Config cfg = load_config_file(path);
+        std::lock_guard<std::mutex> lock(e->mu);
+        e->engine.set_config(std::move(cfg));
+    });
+}
+
+GP_EXPORT int gp_engine_load_config_text(gp_engine_t *e, const char *text, const char *source, char *err,
+                                         size_t err_len) {
+    if (!e || !text) return GP_ERR_ARG;
+    return guarded(GP_ERR_CONFIG, err, err_len, [&] {
+        Config cfg = parse_config(text, source ? source : "gpupool.conf");
+        std::lock_guard<std::mutex> lock(e->mu);
+        e->engine.set_config(std::move(cfg));
+    });
+}
+
+GP_EXPORT int gp_engine_has_config(gp_engine_t *e) {
+    if (!e) return 0;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->engine.has_config();
+}
+
+GP_EXPORT size_t gp_engine_warnings(gp_engine_t *e, char *buf, size_t buf_len) {
+    if (!e) return 0;
+    std::string all;
+    try {
+        std::lock_guard<std::mutex> lock(e->mu);
+        for (const std::string &w : e->engine.warnings()) all += w + "\n";
+    } catch (...) {
+        return 0;
+    }
+    put(buf, buf_len, all);
+    return all.size();
+}
+
+GP_EXPORT uint32_t gp_engine_recalc_interval(gp_engine_t *e) {
+    if (!e) return 10;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->engine.has_config() ? static_cast<uint32_t>(e->engine.config().recalc_interval) : 10;
+}
+
+GP_EXPORT int gp_engine_tier_of_qos(gp_engine_t *e, const char *qos, gp_tier_info_t *out) {
+    if (!e || !out) return GP_ERR_ARG;
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] {
+        std::lock_guard<std::mutex> lock(e->mu);
+        if (!e->engine.has_config()) throw std::runtime_error("no config");
+        const Tier &t = e->engine.config().tiers[static_cast<size_t>(e->engine.tier_of_qos(qos ? qos : ""))];
+        put(out->name, t.name);
+        out->priority = t.priority;
+        out->preemptible = t.preemptible;
+        out->preempt_mode = static_cast<int>(t.preempt_mode);  // same numbering as GP_MODE_*
+        out->grace_time = t.grace_time;
+    });
+}
+
+GP_EXPORT gp_snapshot_t *gp_snapshot_create(void) { return new (std::nothrow) gp_snapshot; }
+
+GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) { delete s; }
+
+GP_EXPORT void gp_snapshot_reserve(gp_snapshot_t *s, size_t nodes, size_t jobs) {
+    if (!s) return;
+    try {
+        s->snap.nodes.reserve(nodes);
+        s->snap.jobs.reserve(jobs);
+    } catch (...) {
+    }
+}
+
+GP_EXPORT int32_t gp_snapshot_add_node(gp_snapshot_t *s, const char *name, uint32_t gpus) {
+    if (!s || !name) return -1;
+    try {
+        return s->snap.add_node(name, gpus);
+    } catch (...) {
+        return -1;
+    }
+}
+
+GP_EXPORT int gp_snapshot_add_partition(gp_snapshot_t *s, const char *name, const int32_t *node_index,
+                                        size_t node_count) {
+    if (!s || !name || (!node_index && node_count)) return GP_ERR_ARG;
+    return guarded(GP_ERR_ARG, nullptr, 0, [&] {
+        s->snap.add_partition(name, std::vector<int32_t>(node_index, node_index + node_count));
+    });
+}
+
+GP_EXPORT int gp_snapshot_add_job(gp_snapshot_t *s, const gp_job_t *job) {
+    if (!s || !job) return GP_ERR_ARG;
+    return guarded(GP_ERR_ARG, nullptr, 0, [&] { s->snap.add_job(to_snap_job(job)); });
+}
+
+GP_EXPORT int64_t gp_engine_note_job(gp_engine_t *e, uint32_t job_id, int64_t submit_time, int64_t now) {
+    if (!e) return submit_time;
+    try {
+        std::lock_guard<std::mutex> lock(e->mu);
+        return e->engine.note_job(job_id, submit_time, now);
+    } catch (...) {
+        return submit_time;
+    }
+}
+
+GP_EXPORT int gp_engine_evaluate(gp_engine_t *e, const gp_snapshot_t *s, int64_t now) {
+    if (!e || !s) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.evaluate(s->snap, now); });
+}
+
+GP_EXPORT int gp_engine_refresh_running(gp_engine_t *e, const gp_snapshot_t *s, int64_t now) {
+    if (!e || !s) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.refresh_running(s->snap, now); });
+}
+
+GP_EXPORT int gp_engine_pending_result(gp_engine_t *e, uint32_t job_id, gp_pending_result_t *out) {
+    if (!e || !out) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    const PendingResult *r = e->engine.pending_result(job_id);
+    if (!r) return GP_ERR_ARG;
+    fill(out, *r);
+    return GP_OK;
+}
+
+GP_EXPORT size_t gp_engine_pending_count(gp_engine_t *e) {
+    if (!e) return 0;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->engine.last().pending.size();
+}
+
+GP_EXPORT int gp_engine_pending_at(gp_engine_t *e, size_t i, gp_pending_result_t *out) {
+    if (!e || !out) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    const auto &p = e->engine.last().pending;
+    if (i >= p.size()) return GP_ERR_ARG;
+    fill(out, p[i]);
+    return GP_OK;
+}
+
+GP_EXPORT int gp_engine_provisional(gp_engine_t *e, const gp_job_t *job, int64_t now, gp_pending_result_t *out) {
+    if (!e || !job || !out) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { fill(out, e->engine.provisional(to_snap_job(job), now)); });
+}
+
+GP_EXPORT int gp_engine_job_ended(gp_engine_t *e, uint32_t job_id, int64_t now) {
+    if (!e) return -GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    bool changed = false;
+    int rc = guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { changed = e->engine.job_ended(job_id, now); });
+    return rc != GP_OK ? -rc : changed ? 1 : 0;
+}
+
+GP_EXPORT int gp_engine_preemptable(gp_engine_t *e, const gp_job_t *victim, const gp_job_t *preemptor, int64_t now,
+                                    gp_verdict_t *out) {
+    if (!e || !victim || !preemptor || !out) return GP_ERR_ARG;
+    out->allowed = 0;
+    out->rule = GP_RULE_NONE;
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] {
+        Verdict v = e->engine.preemptable(to_ref(victim), to_ref(preemptor), now);
+        const auto &pools = e->engine.last().pools;
+        out->allowed = v.allowed;
+        out->rule = static_cast<int>(v.rule);
+        out->victim_pool[0] = out->preemptor_pool[0] = '\0';
+        out->victim_pool_used = out->victim_pool_quota = 0;
+        if (v.victim_pool >= 0) {
+            const PoolState &ps = pools[static_cast<size_t>(v.victim_pool)];
+            put(out->victim_pool, ps.name);
+            out->victim_pool_used = ps.used();
+            out->victim_pool_quota = ps.quota;
+        }
+        if (v.preemptor_pool >= 0) put(out->preemptor_pool, pools[static_cast<size_t>(v.preemptor_pool)].name);
+        put(out->why, v.why);
+    });
+}
+
+GP_EXPORT uint32_t gp_engine_victim_rank(gp_engine_t *e, uint32_t job_id) {
+    if (!e) return UINT32_MAX - 1;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->engine.victim_rank(job_id);
+}
+
+GP_EXPORT size_t gp_engine_pool_count(gp_engine_t *e) {
+    if (!e) return 0;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->engine.last().pools.size();
+}
+
+GP_EXPORT int gp_engine_pool_report(gp_engine_t *e, size_t i, gp_pool_report_t *out) {
+    if (!e || !out) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    const auto &pools = e->engine.last().pools;
+    if (i >= pools.size()) return GP_ERR_ARG;
+    const PoolState &p = pools[i];
+    put(out->name, p.name);
+    out->capacity = p.capacity;
+    out->quota = p.quota;
+    out->np_used = p.np_used;
+    out->p_used = p.p_used;
+    out->used = p.used();
+    out->borrowed = p.borrowed();
+    out->lent = p.lent;
+    out->fairshare = p.fairshare;
+    out->weight = p.weight;
+    out->decayed_usage = p.decayed_usage;
+    out->usage_share = p.usage_share;
+    out->pending_jobs = p.pending_jobs;
+    out->pending_gpus = p.pending_gpus;
+    out->held_jobs = p.held_jobs;
+    return GP_OK;
+}
+
+GP_EXPORT char *gp_engine_report_json(gp_engine_t *e) {
+    if (!e) return nullptr;
+    try {
+        std::lock_guard<std::mutex> lock(e->mu);
+        std::string text = e->engine.report_json();
+        char *out = static_cast<char *>(std::malloc(text.size() + 1));
+        if (out) std::memcpy(out, text.c_str(), text.size() + 1);
+        return out;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+GP_EXPORT void gp_free(void *p) { std::free(p); }
+
+GP_EXPORT int gp_engine_save_state(gp_engine_t *e, const char *path, int64_t now, char *err, size_t err_len) {
+    if (!e || !path) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return guarded(GP_ERR_IO, err, err_len, [&] { e->engine.save_state(path, now); });
+}
+
+GP_EXPORT int gp_engine_load_state(gp_engine_t *e, const char *path, char *err, size_t err_len) {
+    if (!e || !path) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return guarded(GP_ERR_STATE, err, err_len, [&] { e->engine.load_state(path); });
+}
+
+GP_EXPORT const char *gp_status_str(int status) {
+    switch (status) {
+    case GP_OK: return "ok";
+    case GP_ERR_CONFIG: return "invalid configuration";
+    case GP_ERR_STATE: return "invalid state file";
+    case GP_ERR_ARG: return "bad argument";
+    case GP_ERR_IO: return "i/o error";
+    case GP_ERR_NOCONFIG: return "no configuration loaded";
+    default: return "internal error";
+    }
+}

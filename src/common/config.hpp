@@ -1,0 +1,73 @@
+// gpupool.conf: the parsed configuration (R9) and its parser.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpupool {
+
+enum class PreemptionOrder { Newest, Oldest };
+enum class ReclaimBy { NonPreemptible, All };
+enum class PreemptMode { Default, Requeue, Cancel, Suspend };
+
+struct Tier {
+    std::string name;
+    std::vector<std::string> qos;  // QOS names mapped to this tier (default: {name})
+    uint32_t priority = 0;
+    bool preemptible = false;
+    PreemptMode preempt_mode = PreemptMode::Default;
+    int32_t grace_time = -1;       // seconds; -1 = slurm.conf's
+    int line = 0;                  // where it was defined, for messages
+};
+
+struct Pool {
+    std::string name;              // the Slurm partition
+    uint32_t quota = 0;            // GPUs guaranteed to NP jobs
+    uint32_t weight = 1;           // over-quota weight (R8)
+    int64_t min_runtime = -1;      // seconds; -1 = global MinRuntime
+    int line = 0;
+};
+
+struct Config {
+    std::string source;                     // file name for messages
+    std::string quota_tres = "gres/gpu";
+    PreemptionOrder preemption_order = PreemptionOrder::Newest;
+    ReclaimBy reclaim_by = ReclaimBy::NonPreemptible;
+    int64_t decay_half_life = 7 * 86400;    // seconds; 0 = no decay
+    int64_t usage_window = 7 * 86400;       // seconds; 0 = unlimited
+    double usage_weight = 1.0;              // K; 0 = point-in-time only
+    int64_t min_runtime = 0;                // seconds, global default
+    int64_t recalc_interval = 10;           // seconds between periodic passes
+    bool has_preemptible_priority = false;
+    uint32_t preemptible_priority = 0;      // tiers with priority <= this are P
+    std::string default_tier;               // name of a tier
+    std::vector<Tier> tiers;                // in file order
+    std::vector<Pool> pools;                // in file order (fairshare ties)
+
+    const Tier *find_tier(const std::string &name) const;
+    const Pool *find_pool(const std::string &name) const;
+};
+
+// Thrown by the parser: what() is "FILE:LINE: problem" (LINE omitted when
+// the problem is about the file as a whole, e.g. a missing DefaultTier).
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Parse gpupool.conf text.  `source` names the file in messages.
+Config parse_config(const std::string &text, const std::string &source);
+// Read and parse a file; a file that cannot be read is a ConfigError too.
+Config load_config_file(const std::string &path);
+
+// Slurm time forms: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM",
+// "D-HH:MM:SS"; also "0", "INFINITE"/"UNLIMITED" (returns 0).  Returns
+// seconds, or -1 when the text is not a duration.
+int64_t parse_duration(const std::string &text);
+
+// "1-02:03:04" style, for reports.
+std::string format_duration(int64_t seconds);
+
+}  // namespace gpupool

@@ -1,0 +1,694 @@
+#include "engine.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+#include "fairshare.hpp"
+
+namespace gpupool {
+
+const char *rule_name(Rule r) {
+    switch (r) {
+    case Rule::InPool: return "InPool";
+    case Rule::Reclaim: return "Reclaim";
+    default: return "None";
+    }
+}
+
+const char *victim_class_name(VictimClass c) {
+    switch (c) {
+    case VictimClass::OverFairshare: return "over-fairshare";
+    case VictimClass::OverQuota: return "over-quota";
+    case VictimClass::InQuota: return "in-quota";
+    default: return "never";
+    }
+}
+
+void Engine::set_config(Config cfg) {
+    if (cfg.tiers.empty()) throw ConfigError(cfg.source + ": no Tier defined");
+    std::unordered_map<std::string, int> qos_tier;
+    for (size_t t = 0; t < cfg.tiers.size(); ++t)
+        for (const std::string &q : cfg.tiers[t].qos) qos_tier.emplace(q, static_cast<int>(t));
+    int def = 0;
+    if (!cfg.default_tier.empty()) {
+        const Tier *d = cfg.find_tier(cfg.default_tier);
+        if (!d) throw ConfigError(cfg.source + ": DefaultTier=" + cfg.default_tier + " is not a Tier");
+        def = static_cast<int>(d - cfg.tiers.data());
+    }
+    config_ = std::make_shared<const Config>(std::move(cfg));
+    qos_tier_ = std::move(qos_tier);
+    default_tier_ = def;
+    // Pool indices and tiers of the last pass may no longer mean the same.
+    eval_ = Evaluation{};
+    preemptor_cache_.valid = false;
+}
+
+int Engine::tier_of_qos(const std::string &qos) const {
+    if (!qos.empty()) {
+        auto it = qos_tier_.find(qos);
+        if (it != qos_tier_.end()) return it->second;
+    }
+    return default_tier_;
+}
+
+bool Engine::preemptible_tier(int tier) const {
+    return tier >= 0 && config_->tiers[static_cast<size_t>(tier)].preemptible;
+}
+
+uint32_t Engine::tier_priority(int tier) const {
+    return tier >= 0 ? config_->tiers[static_cast<size_t>(tier)].priority : 0;
+}
+
+int64_t Engine::min_runtime_of(int pool, const Evaluation &ev) const {
+    return pool >= 0 ? ev.pools[static_cast<size_t>(pool)].min_runtime : 0;
+}
+
+DecayParams Engine::decay() const {
+    return DecayParams{config_->decay_half_life, config_->usage_window};
+}
+
+int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, int64_t now) {
+    auto [it, fresh] = jobs_.try_emplace(job_id, JobMemory{submit_time, now});
+    if (!fresh) {
+        it->second.last_seen = std::max(it->second.last_seen, now);
+        // Slurm resets submit_time on requeue; the first one seen stays.
+        if (submit_time > 0 && submit_time < it->second.orig_submit) it->second.orig_submit = submit_time;
+    }
+    return it->second.orig_submit;
+}
+
+std::vector<int> Engine::managed_pools(const std::vector<std::string> &parts) const {
+    std::vector<int> out;
+    for (const std::string &p : parts) {
+        auto it = eval_.pool_index.find(p);
+        if (it != eval_.pool_index.end() &&
+            std::find(out.begin(), out.end(), it->second) == out.end())
+            out.push_back(it->second);
+    }
+    return out;
+}
+
+std::vector<int> Engine::managed_pools(std::string_view parts) const {
+    std::vector<int> out;
+    size_t start = 0;
+    while (start <= parts.size()) {
+        size_t end = parts.find(',', start);
+        if (end == std::string_view::npos) end = parts.size();
+        if (end > start) {
+            auto it = eval_.pool_index.find(std::string(parts.substr(start, end - start)));
+            if (it != eval_.pool_index.end() &&
+                std::find(out.begin(), out.end(), it->second) == out.end())
+                out.push_back(it->second);
+        }
+        start = end + 1;
+    }
+    return out;
+}
+
+// R2: an NP job fits when, in every pool it may start in, the GPUs of
+// running NP jobs, of admitted NP jobs not yet running, and its own stay
+// within quota.  Every pool, because Slurm may start it in any of them.
+bool Engine::fits_quota(const std::vector<int> &pools, uint32_t gpus, std::string *reason) const {
+    for (int p : pools) {
+        const PoolState &ps = eval_.pools[static_cast<size_t>(p)];
+        uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
+        if (taken + gpus <= ps.quota) continue;
+        if (reason) {
+            if (gpus > ps.quota)
+                *reason = "GpuPoolQuotaTooSmall:" + ps.name + " needs " + std::to_string(gpus) +
+                          " quota " + std::to_string(ps.quota);
+            else
+                *reason = "GpuPoolQuota:" + ps.name + " " + std::to_string(taken) + "/" +
+                          std::to_string(ps.quota);
+        }
+        return false;
+    }
+    return true;
+}
+
+void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
+    const Config &cfg = *config_;
+    ev.pools.clear();
+    ev.pool_index.clear();
+    std::unordered_map<std::string, size_t> part_index;
+    for (size_t i = 0; i < snap.partitions.size(); ++i) part_index.emplace(snap.partitions[i].name, i);
+
+    // Union-find over pools: two pools sharing a node share GPUs.
+    const size_t n = cfg.pools.size();
+    std::vector<int> parent(n);
+    std::iota(parent.begin(), parent.end(), 0);
+    auto find = [&](int x) {
+        while (parent[static_cast<size_t>(x)] != x) x = parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+        return x;
+    };
+    std::vector<int> node_pool(snap.nodes.size(), -1);
+    std::vector<const SnapPartition *> part_of(n, nullptr);
+
+    for (size_t i = 0; i < n; ++i) {
+        const Pool &cp = cfg.pools[i];
+        PoolState ps;
+        ps.name = cp.name;
+        ps.config_index = static_cast<int>(i);
+        ps.quota = cp.quota;
+        ps.weight = cp.weight;
+        ps.min_runtime = cp.min_runtime >= 0 ? cp.min_runtime : cfg.min_runtime;
+        auto it = part_index.find(cp.name);
+        if (it == part_index.end()) {
+            ev.warnings.push_back("Pool=" + cp.name + ": no partition of that name");
+        } else {
+            part_of[i] = &snap.partitions[it->second];
+            for (int32_t node : part_of[i]->nodes) {
+                ps.capacity += snap.nodes[static_cast<size_t>(node)].gpus;
+                int &owner = node_pool[static_cast<size_t>(node)];
+                if (owner < 0)
+                    owner = static_cast<int>(i);
+                else
+                    parent[static_cast<size_t>(find(static_cast<int>(i)))] = find(owner);
+            }
+        }
+        ev.pool_index.emplace(cp.name, static_cast<int>(i));
+        ev.pools.push_back(std::move(ps));
+    }
+    // Domains numbered by their first pool; capacity = GPUs of the union.
+    std::vector<uint32_t> domain_cap(n, 0);
+    for (size_t node = 0; node < snap.nodes.size(); ++node)
+        if (node_pool[node] >= 0) domain_cap[static_cast<size_t>(find(node_pool[node]))] += snap.nodes[node].gpus;
+    for (size_t i = 0; i < n; ++i) {
+        if (!part_of[i] || part_of[i]->nodes.empty()) continue;
+        int root = find(static_cast<int>(i));
+        ev.pools[i].domain = root;
+        ev.pools[i].domain_capacity = domain_cap[static_cast<size_t>(root)];
+    }
+}
+
+void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
+    ev.running.clear();
+    for (const SnapJob &j : snap.jobs) {
+        if (j.state != JobState::Running) continue;
+        RunningInfo r;
+        r.job_id = j.id;
+        r.tier = tier_of_qos(j.qos);
+        r.gpus = j.gpus;
+        r.start = j.start_time;
+        if (!j.partitions.empty()) {
+            auto it = ev.pool_index.find(j.partitions.front());
+            if (it != ev.pool_index.end()) r.pool = it->second;
+        }
+        if (r.pool >= 0) {
+            PoolState &ps = ev.pools[static_cast<size_t>(r.pool)];
+            (preemptible_tier(r.tier) ? ps.p_used : ps.np_used) += j.gpus;
+        }
+        ev.running[j.id] = r;
+    }
+}
+
+void Engine::account_usage(Evaluation &ev, int64_t now) {
+    const DecayParams dp = decay();
+    for (PoolState &ps : ev.pools) {
+        PoolHistory &h = history_[ps.name];
+        if (last_account_ > 0 && now > last_account_) {
+            h.usage.add(h.last_used, last_account_, now, dp);
+            h.capacity.add(h.last_capacity, last_account_, now, dp);
+        }
+        h.usage.prune(now, dp);
+        h.capacity.prune(now, dp);
+        h.last_used = ps.used();
+        h.last_capacity = ps.domain_capacity;
+        ps.decayed_usage = h.usage.decayed(now, dp);
+        double cap = h.capacity.decayed(now, dp);
+        ps.usage_share = cap > 0 ? std::min(1.0, ps.decayed_usage / cap) : 0.0;
+    }
+    // Pools no longer configured keep no history.
+    for (auto it = history_.begin(); it != history_.end();)
+        it = ev.pool_index.count(it->first) ? std::next(it) : history_.erase(it);
+    if (now > last_account_) last_account_ = now;
+}
+
+void Engine::tally_pending(Evaluation &ev) const {
+    for (PoolState &ps : ev.pools) {
+        ps.pending_jobs = ps.pending_gpus = ps.held_jobs = 0;
+        ps.pending_by_tier.clear();
+    }
+    for (const PendingResult &r : ev.pending)
+        for (int p : r.pools) {
+            PoolState &ps = ev.pools[static_cast<size_t>(p)];
+            ps.pending_jobs++;
+            ps.pending_gpus += r.gpus;
+            ps.pending_by_tier[config_->tiers[static_cast<size_t>(r.tier)].name]++;
+        }
+}
+
+void Engine::compute_fairshare(Evaluation &ev) const {
+    std::map<int, std::vector<size_t>> domains;
+    for (size_t i = 0; i < ev.pools.size(); ++i) {
+        PoolState &ps = ev.pools[i];
+        ps.fairshare = ps.quota;
+        ps.lent = 0;
+        if (ps.domain >= 0) domains[ps.domain].push_back(i);
+    }
+    for (auto &[root, members] : domains) {
+        std::vector<FairshareInput> in;
+        uint64_t quota_sum = 0, borrowed = 0;
+        for (size_t i : members) {
+            const PoolState &ps = ev.pools[i];
+            in.push_back(FairshareInput{ps.quota, ps.weight, ps.used() + ps.pending_gpus, ps.usage_share});
+            quota_sum += ps.quota;
+            borrowed += ps.borrowed();
+        }
+        uint32_t cap = ev.pools[members.front()].domain_capacity;
+        FairshareResult fr = gpupool::compute_fairshare(cap, in, config_->usage_weight);
+        for (size_t k = 0; k < members.size(); ++k) ev.pools[members[k]].fairshare = fr.fairshare[k];
+        if (fr.overcommitted) {
+            std::string names;
+            for (size_t i : members) names += (names.empty() ? "" : ",") + ev.pools[i].name;
+            ev.warnings.push_back("pools " + names + " share " + std::to_string(cap) +
+                                  " GPUs but their quotas add up to " + std::to_string(quota_sum) +
+                                  ": quotas cannot all be honoured");
+        }
+        // Borrowed GPUs come first from GPUs in nobody's quota, then from
+        // the idle quota of the pools, in config order.
+        uint64_t unassigned = cap > quota_sum ? cap - quota_sum : 0;
+        uint64_t left = borrowed > unassigned ? borrowed - unassigned : 0;
+        for (size_t i : members) {
+            PoolState &ps = ev.pools[i];
+            uint32_t idle = ps.quota > ps.used() ? ps.quota - ps.used() : 0;
+            uint32_t lent = static_cast<uint32_t>(std::min<uint64_t>(idle, left));
+            ps.lent = lent;
+            left -= lent;
+        }
+    }
+    // R1.2 standing: lower used/fairshare first; no fairshare and no use
+    // counts as 0, no fairshare but some use as infinitely served.
+    std::vector<size_t> idx(ev.pools.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    auto ratio = [&](size_t i) {
+        const PoolState &ps = ev.pools[i];
+        if (ps.fairshare == 0) return ps.used() == 0 ? 0.0 : 1e300;
+        return static_cast<double>(ps.used()) / ps.fairshare;
+    };
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return ratio(a) < ratio(b); });
+    for (size_t r = 0; r < idx.size(); ++r) ev.pools[idx[r]].standing = static_cast<uint32_t>(r);
+}
+
+void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/) {
+    ev.pending.clear();
+    ev.pending_index.clear();
+    ev.provisional.clear();
+    const uint32_t unmanaged_standing = static_cast<uint32_t>(ev.pools.size());
+    for (const SnapJob &j : snap.jobs) {
+        if (j.state != JobState::Pending || j.user_held) continue;
+        PendingResult r;
+        r.job_id = j.id;
+        r.tier = tier_of_qos(j.qos);
+        r.gpus = j.gpus;
+        r.orig_submit = jobs_.at(j.id).orig_submit;
+        r.pools = managed_pools(j.partitions);
+        r.group_standing = unmanaged_standing;  // set once fairshare is known
+        ev.pending.push_back(std::move(r));
+    }
+    tally_pending(ev);
+}
+
+// R1: tier priority (higher first), pool standing (more starved first),
+// original submit time (older first), job id (lower first).
+static bool order_before(const PendingResult &a, uint32_t a_prio, const PendingResult &b, uint32_t b_prio) {
+    if (a_prio != b_prio) return a_prio > b_prio;
+    return std::tie(a.group_standing, a.orig_submit, a.job_id) <
+           std::tie(b.group_standing, b.orig_submit, b.job_id);
+}
+
+void Engine::admit(Evaluation &ev) const {
+    for (PendingResult &r : ev.pending) {
+        r.admission = Admission::Free;
+        r.reason.clear();
+        if (preemptible_tier(r.tier) || r.gpus == 0 || r.pools.empty()) continue;
+        std::string reason;
+        if (fits_quota(r.pools, r.gpus, &reason)) {
+            r.admission = Admission::Quota;
+            for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
+        } else {
+            r.admission = Admission::Held;
+            r.priority = 0;
+            r.reason = reason;
+            ev.pools[static_cast<size_t>(r.pools.front())].held_jobs++;
+        }
+    }
+}
+
+void Engine::rank_victims(Evaluation &ev) const {
+    const bool newest = config_->preemption_order == PreemptionOrder::Newest;
+    auto start_key = [newest](const RunningInfo &r) { return newest ? -r.start : r.start; };
+    std::vector<std::vector<RunningInfo *>> by_pool(ev.pools.size());
+    std::vector<RunningInfo *> all;
+    all.reserve(ev.running.size());
+    for (auto &[id, r] : ev.running) {
+        r.cls = VictimClass::Never;
+        all.push_back(&r);
+        if (r.pool >= 0 && preemptible_tier(r.tier)) by_pool[static_cast<size_t>(r.pool)].push_back(&r);
+    }
+    // R5 walk: in victim order, a job is over quota (reclaimable) only while
+    // the pool's usage without the jobs walked before it is above quota.
+    for (size_t p = 0; p < by_pool.size(); ++p) {
+        auto &v = by_pool[p];
+        std::sort(v.begin(), v.end(), [&](const RunningInfo *a, const RunningInfo *b) {
+            return std::make_tuple(tier_priority(a->tier), start_key(*a), a->job_id) <
+                   std::make_tuple(tier_priority(b->tier), start_key(*b), b->job_id);
+        });
+        const PoolState &ps = ev.pools[p];
+        int64_t before = ps.used();
+        for (RunningInfo *r : v) {
+            if (r->gpus == 0)
+                r->cls = VictimClass::InQuota;  // frees no GPU: never reclaimed
+            else if (before > int64_t(ps.fairshare))
+                r->cls = VictimClass::OverFairshare;
+            else if (before > int64_t(ps.quota))
+                r->cls = VictimClass::OverQuota;
+            else
+                r->cls = VictimClass::InQuota;
+            before -= r->gpus;
+        }
+    }
+    // R6: class, pool furthest above fairshare, tier, start, id.
+    auto over_fs = [&](const RunningInfo *r) -> int64_t {
+        if (r->pool < 0) return 0;
+        const PoolState &ps = ev.pools[static_cast<size_t>(r->pool)];
+        return int64_t(ps.used()) - int64_t(ps.fairshare);
+    };
+    std::sort(all.begin(), all.end(), [&](const RunningInfo *a, const RunningInfo *b) {
+        return std::make_tuple(static_cast<int>(a->cls), -over_fs(a), tier_priority(a->tier), start_key(*a), a->job_id) <
+               std::make_tuple(static_cast<int>(b->cls), -over_fs(b), tier_priority(b->tier), start_key(*b), b->job_id);
+    });
+    for (size_t i = 0; i < all.size(); ++i) all[i]->rank = static_cast<uint32_t>(i + 1);
+}
+
+void Engine::evaluate(const Snapshot &snap, int64_t now) {
+    if (!config_) throw std::logic_error("no configuration loaded");
+    Evaluation ev;
+    ev.now = now;
+    eval_.pool_index.clear();
+    resolve_pools(snap, ev);
+    // managed_pools() reads eval_.pool_index: make it this pass's.
+    eval_.pool_index = ev.pool_index;
+    count_running(snap, ev);
+
+    for (const SnapJob &j : snap.jobs) note_job(j.id, j.submit_time, now);
+    for (auto it = jobs_.begin(); it != jobs_.end();)
+        it = now - it->second.last_seen > kForgetAfter ? jobs_.erase(it) : std::next(it);
+
+    account_usage(ev, now);
+    order_pending(snap, ev, now);  // collects demand; sorted below
+    compute_fairshare(ev);
+    for (PendingResult &r : ev.pending) {
+        r.group_standing = static_cast<uint32_t>(ev.pools.size());
+        for (int p : r.pools)
+            r.group_standing = std::min(r.group_standing, ev.pools[static_cast<size_t>(p)].standing);
+    }
+    std::sort(ev.pending.begin(), ev.pending.end(), [&](const PendingResult &a, const PendingResult &b) {
+        return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
+    });
+
+    // Priorities: 2 * (jobs after it) + 3, so that odd numbers belong to
+    // this pass and the even ones between them are free for provisional
+    // placements until the next pass.  Factors split that number into the
+    // jobs of lower tiers, of the same tier in less starved pools, and of
+    // the same tier and pool submitted later.
+    const size_t n = ev.pending.size();
+    size_t tier_end = 0, group_end = 0;
+    for (size_t pos = 0; pos < n; ++pos) {
+        PendingResult &r = ev.pending[pos];
+        if (pos >= tier_end) {
+            tier_end = pos;
+            while (tier_end + 1 < n && tier_priority(ev.pending[tier_end + 1].tier) == tier_priority(r.tier)) ++tier_end;
+            ++tier_end;
+        }
+        if (pos >= group_end) {
+            group_end = pos;
+            while (group_end + 1 < tier_end && ev.pending[group_end + 1].group_standing == r.group_standing) ++group_end;
+            ++group_end;
+        }
+        r.position = static_cast<uint32_t>(pos);
+        r.factor_tier = static_cast<uint32_t>(2 * (n - tier_end) + 3);
+        r.factor_fairshare = static_cast<uint32_t>(2 * (tier_end - group_end));
+        r.factor_age = static_cast<uint32_t>(2 * (group_end - 1 - pos));
+        r.nominal = r.priority = r.factor_tier + r.factor_fairshare + r.factor_age;
+        ev.pending_index.emplace(r.job_id, static_cast<uint32_t>(pos));
+    }
+
+    ev.valid = true;
+    eval_ = std::move(ev);
+    admit(eval_);
+    rank_victims(eval_);
+    preemptor_cache_.valid = false;
+}
+
+void Engine::refresh_running(const Snapshot &snap, int64_t now) {
+    if (!config_ || !eval_.valid) return evaluate(snap, now);
+    for (PoolState &ps : eval_.pools) ps.np_used = ps.p_used = 0;
+    count_running(snap, eval_);
+    for (const SnapJob &j : snap.jobs)
+        if (j.state == JobState::Running) note_job(j.id, j.submit_time, now);
+    // Admission reservations are redone against the new usage.
+    for (PoolState &ps : eval_.pools) ps.np_reserved = 0;
+    for (PendingResult &r : eval_.pending)
+        if (r.admission == Admission::Quota)
+            for (int p : r.pools) eval_.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
+    std::vector<uint32_t> standing;
+    for (const PoolState &ps : eval_.pools) standing.push_back(ps.standing);
+    compute_fairshare(eval_);
+    // Standing feeds priorities, which only a full pass reassigns.
+    for (size_t i = 0; i < standing.size(); ++i) eval_.pools[i].standing = standing[i];
+    rank_victims(eval_);
+    eval_.now = now;
+    preemptor_cache_.valid = false;
+}
+
+bool Engine::job_ended(uint32_t job_id, int64_t now) {
+    if (!config_ || !eval_.valid) return false;
+    auto rit = eval_.running.find(job_id);
+    if (rit != eval_.running.end()) {
+        const RunningInfo &r = rit->second;
+        if (r.pool >= 0) {
+            PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
+            uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
+            used -= std::min(used, r.gpus);
+        }
+        eval_.running.erase(rit);
+    }
+    auto pit = eval_.pending_index.find(job_id);
+    if (pit != eval_.pending_index.end()) {
+        // A pending job that goes away no longer reserves anything.
+        PendingResult &r = eval_.pending[pit->second];
+        r.pools.clear();
+        r.gpus = 0;
+    }
+    eval_.provisional.erase(job_id);
+    std::vector<Admission> before;
+    before.reserve(eval_.pending.size());
+    for (const PendingResult &r : eval_.pending) before.push_back(r.admission);
+    for (PoolState &ps : eval_.pools) ps.np_reserved = ps.held_jobs = 0;
+    for (PendingResult &r : eval_.pending) r.priority = r.nominal;
+    admit(eval_);
+    // Provisional admissions made since the pass keep their reservation.
+    for (const auto &[id, r] : eval_.provisional)
+        if (r.admission == Admission::Quota)
+            for (int p : r.pools) eval_.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
+    eval_.now = std::max(eval_.now, now);
+    preemptor_cache_.valid = false;
+    for (size_t i = 0; i < before.size(); ++i)
+        if (before[i] != eval_.pending[i].admission) return true;
+    return false;
+}
+
+const PendingResult *Engine::pending_result(uint32_t job_id) const {
+    auto it = eval_.pending_index.find(job_id);
+    if (it != eval_.pending_index.end()) return &eval_.pending[it->second];
+    auto pit = eval_.provisional.find(job_id);
+    return pit != eval_.provisional.end() ? &pit->second : nullptr;
+}
+
+PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
+    if (!config_) throw std::logic_error("no configuration loaded");
+    PendingResult r;
+    r.job_id = job.id;
+    r.tier = tier_of_qos(job.qos);
+    r.gpus = job.gpus;
+    r.orig_submit = note_job(job.id, job.submit_time, now);
+    if (!eval_.valid) {
+        // Nothing known yet: NP jobs of configured pools wait for the
+        // first pass rather than risk going over quota.
+        bool managed = false;
+        for (const std::string &p : job.partitions) managed |= config_->find_pool(p) != nullptr;
+        r.priority = r.nominal = r.factor_tier = 2;
+        if (managed && !preemptible_tier(r.tier) && job.gpus > 0) {
+            r.admission = Admission::Held;
+            r.priority = 0;
+            r.reason = "GpuPoolStarting";
+        }
+        return r;
+    }
+    r.pools = managed_pools(job.partitions);
+    r.group_standing = static_cast<uint32_t>(eval_.pools.size());
+    for (int p : r.pools) r.group_standing = std::min(r.group_standing, eval_.pools[static_cast<size_t>(p)].standing);
+
+    // A job already ranked by the last pass keeps its place if its tier
+    // and pools are unchanged.
+    if (const PendingResult *known = pending_result(job.id))
+        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus) return *known;
+
+    // Place it just before the first job that orders after it.
+    const uint32_t prio = tier_priority(r.tier);
+    auto it = std::partition_point(eval_.pending.begin(), eval_.pending.end(), [&](const PendingResult &x) {
+        return order_before(x, tier_priority(x.tier), r, prio);
+    });
+    r.position = static_cast<uint32_t>(it - eval_.pending.begin());
+    if (it == eval_.pending.end()) {
+        r.nominal = 2;
+        r.factor_tier = 2;
+    } else {
+        r.nominal = it->nominal + 1;
+        if (tier_priority(it->tier) == prio) {
+            r.factor_tier = it->factor_tier;
+            r.factor_fairshare = it->factor_fairshare;
+            r.factor_age = it->factor_age + 1;
+        } else {
+            r.factor_tier = r.nominal;
+        }
+    }
+    r.priority = r.nominal;
+    if (!preemptible_tier(r.tier) && r.gpus > 0 && !r.pools.empty()) {
+        std::string reason;
+        if (fits_quota(r.pools, r.gpus, &reason)) {
+            r.admission = Admission::Quota;
+            // Reserve now so that a burst of submits between passes
+            // cannot admit more than the quota.
+            for (int p : r.pools) eval_.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
+        } else {
+            r.admission = Admission::Held;
+            r.priority = 0;
+            r.reason = reason;
+        }
+    }
+    eval_.provisional[job.id] = r;
+    return r;
+}
+
+Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now) {
+    Verdict v;
+    if (!config_ || !eval_.valid) {
+        v.why = "no gpupool pass yet";
+        return v;
+    }
+    // Victim: as ranked by the last pass; a job that started since then is
+    // not known to be in any borrowed excess, so it is never reclaimed.
+    RunningInfo vi;
+    auto rit = eval_.running.find(victim.id);
+    if (rit != eval_.running.end()) {
+        vi = rit->second;
+    } else {
+        vi.job_id = victim.id;
+        vi.tier = tier_of_qos(std::string(victim.qos));
+        vi.gpus = victim.gpus;
+        vi.start = victim.start;
+        std::vector<int> vp = managed_pools(victim.partitions);
+        vi.pool = vp.empty() ? -1 : vp.front();
+    }
+    v.victim_pool = vi.pool;
+    if (vi.pool < 0) {
+        v.why = "victim is not in a gpupool pool";
+        return v;
+    }
+    if (!preemptible_tier(vi.tier)) {
+        v.why = "victim tier " + config_->tiers[static_cast<size_t>(vi.tier)].name + " is not preemptible";
+        return v;
+    }
+    const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
+    if (vps.min_runtime > 0 && now - vi.start < vps.min_runtime) {
+        v.why = "victim within MinRuntime of " + vps.name;
+        return v;
+    }
+
+    PreemptorCache &pc = preemptor_cache_;
+    if (!pc.valid || pc.id != preemptor.id || pc.gpus != preemptor.gpus || pc.partitions != preemptor.partitions ||
+        pc.qos != preemptor.qos) {
+        pc.valid = true;
+        pc.id = preemptor.id;
+        pc.gpus = preemptor.gpus;
+        pc.partitions.assign(preemptor.partitions);
+        pc.qos.assign(preemptor.qos);
+        pc.tier = tier_of_qos(pc.qos);
+        pc.pools = managed_pools(preemptor.partitions);
+        pc.admitted = true;
+        if (!preemptible_tier(pc.tier) && preemptor.gpus > 0 && !pc.pools.empty()) {
+            const PendingResult *known = pending_result(preemptor.id);
+            pc.admitted = known ? known->admission != Admission::Held : fits_quota(pc.pools, preemptor.gpus, nullptr);
+        }
+    }
+    if (pc.pools.empty()) {
+        v.why = "preemptor is not in a gpupool pool";
+        return v;
+    }
+    v.preemptor_pool = pc.pools.front();
+    if (!pc.admitted) {
+        v.why = "preemptor is held by quota";
+        return v;
+    }
+    const bool np = !preemptible_tier(pc.tier);
+    const uint32_t ptier_prio = tier_priority(pc.tier);
+    for (int q : pc.pools) {
+        const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
+        if (q == vi.pool) {
+            // R4: a lower preemptible tier of the same pool.
+            if (tier_priority(vi.tier) < ptier_prio) {
+                v.allowed = true;
+                v.rule = Rule::InPool;
+                v.preemptor_pool = q;
+                v.why = "lower tier in the same pool";
+                return v;
+            }
+            v.why = "victim tier is not lower";
+            continue;
+        }
+        // R5: take back own quota from another pool's borrowed excess.
+        if (!np && config_->reclaim_by != ReclaimBy::All) {
+            v.why = "only non-preemptible jobs reclaim (ReclaimBy=nonpreemptible)";
+            continue;
+        }
+        if (qps.domain < 0 || qps.domain != vps.domain) {
+            v.why = "pools share no nodes";
+            continue;
+        }
+        if (uint64_t(qps.used()) + preemptor.gpus > qps.quota) {
+            v.preemptor_pool = q;
+            v.why = "preemptor pool " + qps.name + " not entitled: " + std::to_string(qps.used()) + "+" +
+                    std::to_string(preemptor.gpus) + " > quota " + std::to_string(qps.quota);
+            continue;
+        }
+        if (vi.cls != VictimClass::OverFairshare && vi.cls != VictimClass::OverQuota) {
+            v.why = "victim pool " + vps.name + " is not over its quota for this job (" + std::to_string(vps.used()) +
+                    "/" + std::to_string(vps.quota) + ")";
+            continue;
+        }
+        v.allowed = true;
+        v.rule = Rule::Reclaim;
+        v.preemptor_pool = q;
+        v.why = std::string("borrowed excess (") + victim_class_name(vi.cls) + ") of " + vps.name;
+        return v;
+    }
+    return v;
+}
+
+uint32_t Engine::victim_rank(uint32_t job_id) const {
+    auto it = eval_.running.find(job_id);
+    if (it != eval_.running.end()) return it->second.rank;
+    // Unknown to the last pass: after every ranked job, by id.
+    return static_cast<uint32_t>(std::min<uint64_t>(0xFFFFFFFEu, uint64_t(eval_.running.size()) + 1 + job_id % 0x7FFFFFFF));
+}
+
+std::vector<std::string> Engine::warnings() const {
+    std::vector<std::string> w = config_warnings_;
+    w.insert(w.end(), eval_.warnings.begin(), eval_.warnings.end());
+    return w;
+}
+
+}  // namespace gpupool

@@ -1,0 +1,198 @@
+// The gpupool engine: config + remembered state in, decisions out.
+// Plain C++17, no Slurm, no clock: `now` is always passed in.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config.hpp"
+#include "snapshot.hpp"
+#include "usage.hpp"
+
+namespace gpupool {
+
+enum class Admission { Free, Quota, Held };
+enum class Rule { None, InPool, Reclaim };
+// R6 class of a running preemptible job within its pool's victim walk.
+enum class VictimClass { OverFairshare = 0, OverQuota = 1, InQuota = 2, Never = 3 };
+
+const char *rule_name(Rule r);
+const char *victim_class_name(VictimClass c);
+
+struct PoolState {
+    std::string name;
+    int config_index = 0;
+    int domain = -1;            // set of pools sharing nodes; -1: no nodes
+    uint32_t capacity = 0;
+    uint32_t domain_capacity = 0;
+    uint32_t quota = 0, weight = 1;
+    int64_t min_runtime = 0;
+    uint32_t np_used = 0, p_used = 0;
+    uint32_t np_reserved = 0;   // admitted NP jobs not yet running
+    uint32_t pending_jobs = 0, pending_gpus = 0, held_jobs = 0;
+    uint32_t fairshare = 0, lent = 0;
+    double decayed_usage = 0, usage_share = 0;
+    uint32_t standing = 0;      // 0 = most starved (R1.2)
+    std::map<std::string, uint32_t> pending_by_tier;
+
+    uint32_t used() const { return np_used + p_used; }
+    uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
+};
+
+struct PendingResult {
+    uint32_t job_id = 0;
+    uint32_t position = 0;
+    uint32_t priority = 0;      // 0 when held
+    uint32_t nominal = 0;       // the priority it has when not held
+    Admission admission = Admission::Free;
+    uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
+    int64_t orig_submit = 0;
+    int tier = -1;
+    std::vector<int> pools;     // managed pools it may run in
+    uint32_t gpus = 0;
+    uint32_t group_standing = 0;
+    std::string reason;
+};
+
+struct RunningInfo {
+    uint32_t job_id = 0;
+    int pool = -1;              // -1: not a gpupool pool
+    int tier = -1;
+    uint32_t gpus = 0;
+    int64_t start = 0;
+    VictimClass cls = VictimClass::Never;
+    uint32_t rank = 0;          // R6 victim order, 1 = first
+};
+
+// A job as the preempt plugin hands it over, without copying its strings.
+struct JobRef {
+    uint32_t id = 0;
+    std::string_view partitions;  // comma-separated; running: one
+    std::string_view qos;
+    uint32_t gpus = 0;
+    int64_t start = 0;
+};
+
+struct Verdict {
+    bool allowed = false;
+    Rule rule = Rule::None;
+    int victim_pool = -1, preemptor_pool = -1;
+    std::string why;
+};
+
+// Everything the last pass decided.
+struct Evaluation {
+    int64_t now = 0;
+    bool valid = false;
+    std::vector<PoolState> pools;                 // config order
+    std::unordered_map<std::string, int> pool_index;
+    std::vector<PendingResult> pending;           // R1 order
+    std::unordered_map<uint32_t, uint32_t> pending_index;
+    std::unordered_map<uint32_t, RunningInfo> running;
+    // Jobs placed by provisional() since this pass.
+    std::unordered_map<uint32_t, PendingResult> provisional;
+    std::vector<std::string> warnings;
+};
+
+class Engine {
+public:
+    Engine() = default;
+
+    // Replace the configuration; on error throws ConfigError and keeps the
+    // old one.
+    void set_config(Config cfg);
+    bool has_config() const { return static_cast<bool>(config_); }
+    const Config &config() const { return *config_; }
+
+    // Tier index of a QOS (unknown or empty: DefaultTier).
+    int tier_of_qos(const std::string &qos) const;
+
+    int64_t note_job(uint32_t job_id, int64_t submit_time, int64_t now);
+
+    // Full pass: usage accounting, fairshare, order, admission, victims.
+    void evaluate(const Snapshot &snap, int64_t now);
+    // Running jobs only: usage, victim walk and ranks; order, admission and
+    // pending demand stay from the last full pass.
+    void refresh_running(const Snapshot &snap, int64_t now);
+
+    PendingResult provisional(const SnapJob &job, int64_t now);
+    // A job ended, was cancelled or requeued: give back what it held or had
+    // reserved and redo admission in the last pass's order at once, so a
+    // held job can start in the very next scheduling pass.  Returns true if
+    // any pending job's admission changed.
+    bool job_ended(uint32_t job_id, int64_t now);
+    Verdict preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now);
+    // Pass result or provisional placement of a pending job; null if none.
+    const PendingResult *pending_result(uint32_t job_id) const;
+    uint32_t victim_rank(uint32_t job_id) const;
+
+    const Evaluation &last() const { return eval_; }
+    std::vector<std::string> warnings() const;
+
+    // Persistent state (state.cpp).
+    std::string state_json(int64_t now) const;
+    void load_state_json(const std::string &text);  // throws std::runtime_error
+    void save_state(const std::string &path, int64_t now) const;
+    void load_state(const std::string &path);
+
+    // Reports (report.cpp).
+    std::string report_json() const;
+
+    struct JobMemory {
+        int64_t orig_submit = 0;
+        int64_t last_seen = 0;
+    };
+    struct PoolHistory {
+        UsageSeries usage;      // GPUs the pool held
+        UsageSeries capacity;   // GPUs of the nodes it shares
+        uint32_t last_used = 0, last_capacity = 0;
+    };
+    // How long a job absent from every snapshot is remembered.
+    static constexpr int64_t kForgetAfter = 3600;
+
+private:
+    struct TierKey;
+    void resolve_pools(const Snapshot &snap, Evaluation &ev) const;
+    void count_running(const Snapshot &snap, Evaluation &ev) const;
+    void account_usage(Evaluation &ev, int64_t now);
+    void compute_fairshare(Evaluation &ev) const;
+    void order_pending(const Snapshot &snap, Evaluation &ev, int64_t now);
+    void admit(Evaluation &ev) const;
+    void rank_victims(Evaluation &ev) const;
+    std::vector<int> managed_pools(const std::vector<std::string> &parts) const;
+    std::vector<int> managed_pools(std::string_view parts) const;
+    bool fits_quota(const std::vector<int> &pools, uint32_t gpus, std::string *reason) const;
+    void tally_pending(Evaluation &ev) const;
+    bool preemptible_tier(int tier) const;
+    uint32_t tier_priority(int tier) const;
+    int64_t min_runtime_of(int pool, const Evaluation &ev) const;
+    DecayParams decay() const;
+
+    std::shared_ptr<const Config> config_;
+    std::unordered_map<std::string, int> qos_tier_;
+    int default_tier_ = 0;
+    Evaluation eval_;
+    std::unordered_map<uint32_t, JobMemory> jobs_;
+    std::map<std::string, PoolHistory> history_;
+    int64_t last_account_ = 0;
+    std::vector<std::string> config_warnings_;
+
+    // The preempt plugin asks about one preemptor against many victims.
+    struct PreemptorCache {
+        bool valid = false;
+        uint32_t id = 0, gpus = 0;
+        std::string partitions, qos;
+        int tier = -1;
+        std::vector<int> pools;
+        bool admitted = false;
+    } preemptor_cache_;
+
+    friend struct EngineStateAccess;
+};
+
+}  // namespace gpupool

@@ -1,0 +1,287 @@
+/*
+ * gpupool.h - the C ABI of the gpupool policy core.
+ *
+ * One engine decides order (R1), quota admission (R2), borrowing (R3),
+ * preemption inside a pool (R4), reclaim across pools (R5), victim order (R6)
+ * and time-decayed fairshare (R8) of doc/policy.md.  The two Slurm plugins,
+ * the admin command and the simulator all drive the core through this header
+ * only.  The core never reads the clock: every call that needs time takes
+ * `now` (seconds since the epoch).  No C++ exception crosses this boundary:
+ * failures come back as a status code and, where a buffer is given, a
+ * message.
+ *
+ * Thread safety: every call on one engine is serialised by a mutex inside it.
+ */
+#ifndef GPUPOOL_H
+#define GPUPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GP_ABI_VERSION 1
+
+typedef enum {
+	GP_OK = 0,
+	GP_ERR_CONFIG = 1,   /* gpupool.conf is invalid; message names file:line */
+	GP_ERR_STATE = 2,    /* state file unreadable or invalid; nothing loaded */
+	GP_ERR_ARG = 3,      /* bad argument (NULL, unknown index, ...) */
+	GP_ERR_IO = 4,       /* file could not be read or written */
+	GP_ERR_INTERNAL = 5, /* unexpected failure inside the core */
+	GP_ERR_NOCONFIG = 6, /* no configuration loaded yet */
+} gp_status_t;
+
+typedef struct gp_engine gp_engine_t;
+typedef struct gp_snapshot gp_snapshot_t;
+
+/* ------------------------------------------------------------------ */
+/* Engine life cycle and configuration                                 */
+
+gp_engine_t *gp_engine_create(void);
+void gp_engine_destroy(gp_engine_t *engine);
+
+/*
+ * The process-wide engine shared by priority/gpupool and preempt/gpupool:
+ * both plugins link libgpupool, so both see this one engine and its state.
+ */
+gp_engine_t *gp_shared_engine(void);
+
+/*
+ * Parse and apply a gpupool.conf.  On any error the previous configuration
+ * stays in force and `err` receives "FILE:LINE: problem".  Warnings (for
+ * example quotas adding up to more than the shared nodes hold, which are
+ * only known once nodes are seen) are reported by gp_engine_warnings().
+ */
+int gp_engine_load_config_file(gp_engine_t *engine, const char *path,
+			       char *err, size_t err_len);
+int gp_engine_load_config_text(gp_engine_t *engine, const char *text,
+			       const char *source_name, char *err,
+			       size_t err_len);
+int gp_engine_has_config(gp_engine_t *engine);
+
+/* Newline-separated warnings of the last config load and evaluation. */
+size_t gp_engine_warnings(gp_engine_t *engine, char *buf, size_t buf_len);
+
+/* Seconds between periodic passes (RecalcInterval=). */
+uint32_t gp_engine_recalc_interval(gp_engine_t *engine);
+
+/* ------------------------------------------------------------------ */
+/* Tiers, as the preempt plugin needs them                              */
+
+#define GP_MODE_DEFAULT 0 /* use slurm.conf's PreemptMode */
+#define GP_MODE_REQUEUE 1
+#define GP_MODE_CANCEL 2
+#define GP_MODE_SUSPEND 3
+
+typedef struct {
+	char name[64];
+	uint32_t priority;
+	int preemptible;         /* 1 = P tier, 0 = NP tier */
+	int preempt_mode;        /* GP_MODE_* */
+	int32_t grace_time;      /* seconds; -1 = slurm.conf's */
+} gp_tier_info_t;
+
+/* Tier of a QOS name (NULL or "" or unknown: DefaultTier).  */
+int gp_engine_tier_of_qos(gp_engine_t *engine, const char *qos,
+			  gp_tier_info_t *out);
+
+/* ------------------------------------------------------------------ */
+/* Cluster snapshot: nodes, partitions, jobs                           */
+
+typedef enum {
+	GP_JOB_PENDING = 0,
+	GP_JOB_RUNNING = 1,   /* running or completing: holds its GPUs */
+	GP_JOB_SUSPENDED = 2, /* holds nothing, is not ordered */
+} gp_job_state_t;
+
+typedef struct {
+	uint32_t job_id;
+	int state;               /* gp_job_state_t */
+	/*
+	 * Running: the one partition the job runs in.  Pending: the
+	 * comma-separated partitions it may run in.
+	 */
+	const char *partitions;
+	const char *qos;         /* NULL or "": DefaultTier */
+	uint32_t gpus;           /* tracked resource (QuotaTRES) in all */
+	int64_t submit_time;     /* as Slurm has it now (reset on requeue) */
+	int64_t start_time;      /* running jobs */
+	/*
+	 * Pending job held by its user or an admin: remembered (submit
+	 * time) but neither ordered nor admitted.  gpupool never undoes it.
+	 */
+	int user_held;
+} gp_job_t;
+
+gp_snapshot_t *gp_snapshot_create(void);
+void gp_snapshot_destroy(gp_snapshot_t *snap);
+void gp_snapshot_reserve(gp_snapshot_t *snap, size_t nodes, size_t jobs);
+/* Returns the node's index (0, 1, ... in order of addition) or -1. */
+int32_t gp_snapshot_add_node(gp_snapshot_t *snap, const char *name,
+			     uint32_t gpus);
+/* node_index: indices returned by gp_snapshot_add_node. */
+int gp_snapshot_add_partition(gp_snapshot_t *snap, const char *name,
+			      const int32_t *node_index, size_t node_count);
+int gp_snapshot_add_job(gp_snapshot_t *snap, const gp_job_t *job);
+
+/* ------------------------------------------------------------------ */
+/* Evaluation: order, admission, victim order                          */
+
+/*
+ * Remember a job's original submit time (R1.3) the first time it is seen;
+ * later calls for the same id (after a requeue reset the time) change
+ * nothing.  Returns the original submit time.
+ */
+int64_t gp_engine_note_job(gp_engine_t *engine, uint32_t job_id,
+			   int64_t submit_time, int64_t now);
+
+/*
+ * One pass: accounts decayed usage since the previous pass, computes
+ * fairshare, orders the pending jobs, admits or holds non-preemptible
+ * jobs, and ranks running jobs as victims.  Results stay in the engine
+ * until the next pass.
+ */
+int gp_engine_evaluate(gp_engine_t *engine, const gp_snapshot_t *snap,
+		       int64_t now);
+
+/*
+ * Cheaper pass for the preempt plugin when jobs started or ended since the
+ * last pass: refreshes pool usage and the victim order from the running
+ * jobs in `snap` (its pending jobs are ignored); order and admission stay.
+ */
+int gp_engine_refresh_running(gp_engine_t *engine, const gp_snapshot_t *snap,
+			      int64_t now);
+
+typedef enum {
+	GP_ADMIT_FREE = 0,  /* not subject to quota: P tier, no GPUs, or
+			       no gpupool pool */
+	GP_ADMIT_QUOTA = 1, /* NP job admitted within quota */
+	GP_HELD_QUOTA = 2,  /* NP job held: over its pool's quota */
+} gp_admission_t;
+
+typedef struct {
+	uint32_t job_id;
+	uint32_t position;     /* 0-based place in R1 order */
+	uint32_t priority;     /* Slurm priority; 0 when held */
+	int admission;         /* gp_admission_t */
+	/* The factors behind `priority`; they add up to it when not held. */
+	uint32_t factor_tier;
+	uint32_t factor_fairshare;
+	uint32_t factor_age;
+	int64_t orig_submit_time;
+	char reason[96];       /* e.g. "GpuPoolQuota:pool1 2/2" when held */
+} gp_pending_result_t;
+
+/* Result for a pending job of the last pass; GP_ERR_ARG if unknown. */
+int gp_engine_pending_result(gp_engine_t *engine, uint32_t job_id,
+			     gp_pending_result_t *out);
+size_t gp_engine_pending_count(gp_engine_t *engine);
+/* i-th pending job in R1 order. */
+int gp_engine_pending_at(gp_engine_t *engine, size_t i,
+			 gp_pending_result_t *out);
+
+/*
+ * Priority for a job that arrived after the last pass (priority_p_set at
+ * submit), from the last pass's order without re-ranking anything: the job
+ * goes after every pending job of its tier and pool.  The next pass gives
+ * it its exact place.  Held is reported as for pass results.
+ */
+int gp_engine_provisional(gp_engine_t *engine, const gp_job_t *job,
+			  int64_t now, gp_pending_result_t *out);
+
+/*
+ * A job ended, was cancelled or was requeued (priority_p_job_end): what it
+ * held or reserved is given back and admission is redone at once in the
+ * last pass's order.  Returns 1 if some pending job's admission changed
+ * (re-read them with gp_engine_pending_result), 0 if none, <0 on error.
+ */
+int gp_engine_job_ended(gp_engine_t *engine, uint32_t job_id, int64_t now);
+
+/* ------------------------------------------------------------------ */
+/* Preemption                                                           */
+
+typedef enum {
+	GP_RULE_NONE = 0,
+	GP_RULE_INPOOL = 1,  /* R4: lower preemptible tier of the same pool */
+	GP_RULE_RECLAIM = 2, /* R5: borrowed excess of another pool */
+} gp_rule_t;
+
+typedef struct {
+	int allowed;          /* 1: victim may be preempted for preemptor */
+	int rule;             /* gp_rule_t */
+	char victim_pool[64];
+	char preemptor_pool[64];
+	uint32_t victim_pool_used;   /* used(victim pool) now */
+	uint32_t victim_pool_quota;
+	char why[128];        /* short reason, also when not allowed */
+} gp_verdict_t;
+
+/*
+ * May `victim` (running) be preempted so that `preemptor` (pending) can
+ * run?  Uses the pool usage of the last pass; jobs not in that pass are
+ * taken from the structs given.
+ */
+int gp_engine_preemptable(gp_engine_t *engine, const gp_job_t *victim,
+			  const gp_job_t *preemptor, int64_t now,
+			  gp_verdict_t *out);
+
+/*
+ * R6 victim order of a running job: lower goes first.  Jobs unknown to the
+ * last pass rank after all known ones.
+ */
+uint32_t gp_engine_victim_rank(gp_engine_t *engine, uint32_t job_id);
+
+/* ------------------------------------------------------------------ */
+/* Pools, reports, state                                                */
+
+typedef struct {
+	char name[64];
+	uint32_t capacity;     /* GPUs on the pool's nodes */
+	uint32_t quota;
+	uint32_t np_used;
+	uint32_t p_used;
+	uint32_t used;         /* np_used + p_used */
+	uint32_t borrowed;     /* max(0, used - quota) */
+	uint32_t lent;         /* own idle quota that other pools are using */
+	uint32_t fairshare;
+	uint32_t weight;
+	double decayed_usage;  /* decayed GPU-seconds */
+	double usage_share;    /* decayed usage / decayed capacity of its nodes */
+	uint32_t pending_jobs;
+	uint32_t pending_gpus;
+	uint32_t held_jobs;    /* NP jobs held by quota */
+} gp_pool_report_t;
+
+size_t gp_engine_pool_count(gp_engine_t *engine);
+int gp_engine_pool_report(gp_engine_t *engine, size_t i,
+			  gp_pool_report_t *out);
+
+/*
+ * Whole picture of the last pass as JSON (pools, tiers, pending jobs in
+ * order with reasons, running jobs with victim rank and class).  Returns a
+ * malloc'd string to free with gp_free, or NULL.
+ */
+char *gp_engine_report_json(gp_engine_t *engine);
+void gp_free(void *p);
+
+/*
+ * State that must survive a slurmctld restart: decayed usage history and
+ * original submit times.  Saving writes a temporary file and renames it
+ * over `path`.  Loading a bad file changes nothing and says why.
+ */
+int gp_engine_save_state(gp_engine_t *engine, const char *path, int64_t now,
+			 char *err, size_t err_len);
+int gp_engine_load_state(gp_engine_t *engine, const char *path, char *err,
+			 size_t err_len);
+
+/* Short text for a status code. */
+const char *gp_status_str(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPOOL_H */

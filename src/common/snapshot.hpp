@@ -1,0 +1,49 @@
+// A cluster snapshot as the engine sees it: nodes with GPU counts, the
+// partitions over them, and the jobs.  Built by the plugins under
+// slurmctld's locks, by the simulator, or by tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpupool {
+
+enum class JobState { Pending, Running, Suspended };
+
+struct SnapNode {
+    std::string name;
+    uint32_t gpus = 0;
+};
+
+struct SnapPartition {
+    std::string name;
+    std::vector<int32_t> nodes;  // indices into Snapshot::nodes
+};
+
+struct SnapJob {
+    uint32_t id = 0;
+    JobState state = JobState::Pending;
+    std::vector<std::string> partitions;  // running: exactly one
+    std::string qos;                      // empty: DefaultTier
+    uint32_t gpus = 0;
+    int64_t submit_time = 0;              // Slurm's (reset on requeue)
+    int64_t start_time = 0;
+    bool user_held = false;
+};
+
+struct Snapshot {
+    std::vector<SnapNode> nodes;
+    std::vector<SnapPartition> partitions;
+    std::vector<SnapJob> jobs;
+
+    int32_t add_node(std::string name, uint32_t gpus);
+    // Node indices out of range are a std::invalid_argument.
+    void add_partition(std::string name, std::vector<int32_t> node_index);
+    void add_job(SnapJob job) { jobs.push_back(std::move(job)); }
+};
+
+// "a,b,,c" -> {"a","b","c"}
+std::vector<std::string> split_list(const std::string &text);
+
+}  // namespace gpupool

@@ -1,0 +1,198 @@
+// Persistent state: decayed usage history and original submit times,
+// as JSON (jansson), written to a temporary file and renamed into place.
+#include <jansson.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "engine.hpp"
+
+namespace gpupool {
+
+namespace {
+
+constexpr int kStateVersion = 1;
+
+struct JsonDeleter {
+    void operator()(json_t *j) const { json_decref(j); }
+};
+using JsonPtr = std::unique_ptr<json_t, JsonDeleter>;
+
+json_t *series_json(const UsageSeries &s) {
+    json_t *buckets = json_array();
+    for (const auto &b : s.buckets())
+        json_array_append_new(buckets, json_pack("[I,I,f]", (json_int_t)b.start, (json_int_t)b.end, b.value));
+    return json_pack("{s:f,s:I,s:o}", "tail", s.tail(), "tail_time", (json_int_t)s.tail_time(), "buckets", buckets);
+}
+
+[[noreturn]] void bad(const std::string &what) { throw std::runtime_error(what); }
+
+int64_t get_int(json_t *obj, const char *key, const std::string &where) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_integer(v)) bad(where + ": '" + key + "' must be an integer");
+    return json_integer_value(v);
+}
+
+double get_num(json_t *obj, const char *key, const std::string &where) {
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v)) bad(where + ": '" + key + "' must be a number");
+    double d = json_number_value(v);
+    if (!std::isfinite(d) || d < 0) bad(where + ": '" + key + "' must be finite and >= 0");
+    return d;
+}
+
+UsageSeries series_from(json_t *obj, const std::string &where) {
+    if (!json_is_object(obj)) bad(where + " must be an object");
+    double tail = get_num(obj, "tail", where);
+    int64_t tail_time = get_int(obj, "tail_time", where);
+    json_t *arr = json_object_get(obj, "buckets");
+    if (!json_is_array(arr)) bad(where + ": 'buckets' must be an array");
+    std::deque<UsageSeries::Bucket> buckets;
+    size_t i;
+    json_t *b;
+    json_array_foreach(arr, i, b) {
+        json_int_t start, end;
+        double value;
+        if (json_unpack(b, "[IIF]", &start, &end, &value) != 0 || end <= start || value < 0 || !std::isfinite(value))
+            bad(where + ": bucket " + std::to_string(i) + " must be [start, end > start, value >= 0]");
+        if (!buckets.empty() && start < buckets.back().end) bad(where + ": buckets overlap or are out of order");
+        buckets.push_back(UsageSeries::Bucket{start, end, value});
+    }
+    UsageSeries s;
+    s.restore(std::move(buckets), tail, tail_time);
+    return s;
+}
+
+}  // namespace
+
+std::string Engine::state_json(int64_t now) const {
+    JsonPtr root(json_object());
+    json_object_set_new(root.get(), "format", json_string("gpupool-state"));
+    json_object_set_new(root.get(), "version", json_integer(kStateVersion));
+    json_object_set_new(root.get(), "saved_at", json_integer(now));
+    json_object_set_new(root.get(), "last_account", json_integer(last_account_));
+    json_t *pools = json_object();
+    for (const auto &[name, h] : history_)
+        json_object_set_new(pools, name.c_str(),
+                            json_pack("{s:o,s:o,s:I,s:I}", "usage", series_json(h.usage), "capacity",
+                                      series_json(h.capacity), "last_used", (json_int_t)h.last_used,
+                                      "last_capacity", (json_int_t)h.last_capacity));
+    json_object_set_new(root.get(), "pools", pools);
+    json_t *jobs = json_array();
+    for (const auto &[id, m] : jobs_)
+        json_array_append_new(jobs, json_pack("[I,I,I]", (json_int_t)id, (json_int_t)m.orig_submit,
+                                              (json_int_t)m.last_seen));
+    json_object_set_new(root.get(), "jobs", jobs);
+    char *text = json_dumps(root.get(), JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text) throw std::runtime_error("cannot encode state");
+    std::string out(text);
+    free(text);
+    return out;
+}
+
+void Engine::load_state_json(const std::string &text) {
+    json_error_t jerr;
+    JsonPtr root(json_loadb(text.data(), text.size(), 0, &jerr));
+    if (!root) bad("line " + std::to_string(jerr.line) + ": " + jerr.text);
+    if (!json_is_object(root.get())) bad("top level must be an object");
+    json_t *fmt = json_object_get(root.get(), "format");
+    if (!json_is_string(fmt) || std::strcmp(json_string_value(fmt), "gpupool-state") != 0)
+        bad("not a gpupool state file (format)");
+    int64_t version = get_int(root.get(), "version", "state");
+    if (version != kStateVersion) bad("unsupported state version " + std::to_string(version));
+    int64_t last_account = get_int(root.get(), "last_account", "state");
+
+    // Build everything aside; apply only when all of it is valid.
+    std::map<std::string, PoolHistory> history;
+    json_t *pools = json_object_get(root.get(), "pools");
+    if (!json_is_object(pools)) bad("'pools' must be an object");
+    const char *name;
+    json_t *p;
+    json_object_foreach(pools, name, p) {
+        std::string where = std::string("pool ") + name;
+        if (!json_is_object(p)) bad(where + " must be an object");
+        PoolHistory h;
+        h.usage = series_from(json_object_get(p, "usage"), where + " usage");
+        h.capacity = series_from(json_object_get(p, "capacity"), where + " capacity");
+        int64_t lu = get_int(p, "last_used", where), lc = get_int(p, "last_capacity", where);
+        if (lu < 0 || lc < 0 || lu > UINT32_MAX || lc > UINT32_MAX) bad(where + ": last_used/last_capacity out of range");
+        h.last_used = static_cast<uint32_t>(lu);
+        h.last_capacity = static_cast<uint32_t>(lc);
+        history.emplace(name, std::move(h));
+    }
+    std::unordered_map<uint32_t, JobMemory> jobs;
+    json_t *arr = json_object_get(root.get(), "jobs");
+    if (!json_is_array(arr)) bad("'jobs' must be an array");
+    size_t i;
+    json_t *j;
+    json_array_foreach(arr, i, j) {
+        json_int_t id, orig, seen;
+        if (json_unpack(j, "[III]", &id, &orig, &seen) != 0 || id <= 0 || id > UINT32_MAX)
+            bad("job entry " + std::to_string(i) + " must be [job_id, orig_submit, last_seen]");
+        jobs[static_cast<uint32_t>(id)] = JobMemory{orig, seen};
+    }
+    history_ = std::move(history);
+    last_account_ = last_account;
+    // Jobs already seen in this run keep the earlier submit time.
+    for (auto &[id, m] : jobs) {
+        auto [it, fresh] = jobs_.try_emplace(id, m);
+        if (!fresh) {
+            it->second.orig_submit = std::min(it->second.orig_submit, m.orig_submit);
+            it->second.last_seen = std::max(it->second.last_seen, m.last_seen);
+        }
+    }
+}
+
+void Engine::save_state(const std::string &path, int64_t now) const {
+    std::string text = state_json(now);
+    std::string tmp = path + ".new";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) throw std::runtime_error(tmp + ": " + std::strerror(errno));
+    size_t off = 0;
+    while (off < text.size()) {
+        ssize_t w = ::write(fd, text.data() + off, text.size() - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            throw std::runtime_error(tmp + ": " + std::strerror(e));
+        }
+        off += static_cast<size_t>(w);
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        int e = errno;
+        ::unlink(tmp.c_str());
+        throw std::runtime_error(tmp + ": " + std::strerror(e));
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        int e = errno;
+        ::unlink(tmp.c_str());
+        throw std::runtime_error(path + ": " + std::strerror(e));
+    }
+}
+
+void Engine::load_state(const std::string &path) {
+    FILE *f = std::fopen(path.c_str(), "rb");
+    if (!f) throw std::runtime_error(path + ": " + std::strerror(errno));
+    std::string text;
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    bool err = std::ferror(f);
+    std::fclose(f);
+    if (err) throw std::runtime_error(path + ": read error");
+    try {
+        load_state_json(text);
+    } catch (const std::runtime_error &e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+}
+
+}  // namespace gpupool
