@@ -1,0 +1,118 @@
+// The C ABI: what the plugins see, including errors and no exceptions.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "gpupool.h"
+
+namespace {
+const char *kConf =
+    "Tier=high QOS=high Priority=300 Preemptible=no\n"
+    "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+    "Tier=low QOS=low Priority=100 Preemptible=yes PreemptMode=cancel GraceTime=30\n"
+    "DefaultTier=normal\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
+
+gp_job_t job(uint32_t id, int state, const char *part, const char *qos, uint32_t gpus, int64_t t) {
+    gp_job_t j{};
+    j.job_id = id;
+    j.state = state;
+    j.partitions = part;
+    j.qos = qos;
+    j.gpus = gpus;
+    j.submit_time = t;
+    j.start_time = state == GP_JOB_RUNNING ? t : 0;
+    return j;
+}
+}  // namespace
+
+TEST(CApi, OsmoReclaimThroughTheAbi) {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t idx[4];
+    for (int i = 0; i < 4; ++i) idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 1);
+    ASSERT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 4), GP_OK);
+    ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 4), GP_OK);
+    gp_job_t wf1 = job(1, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
+    gp_job_t wf2 = job(2, GP_JOB_RUNNING, "pool1", "low", 1, 101);
+    gp_job_t wf3 = job(3, GP_JOB_RUNNING, "pool1", "low", 1, 105);
+    gp_job_t wf4 = job(4, GP_JOB_RUNNING, "pool2", "normal", 1, 102);
+    gp_job_t wf5 = job(5, GP_JOB_PENDING, "pool2", "normal", 1, 106);
+    for (const gp_job_t *j : {&wf1, &wf2, &wf3, &wf4, &wf5}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+
+    gp_verdict_t v;
+    ASSERT_EQ(gp_engine_preemptable(e, &wf3, &wf5, 110, &v), GP_OK);
+    EXPECT_EQ(v.allowed, 1);
+    EXPECT_EQ(v.rule, GP_RULE_RECLAIM);
+    EXPECT_STREQ(v.victim_pool, "pool1");
+    EXPECT_STREQ(v.preemptor_pool, "pool2");
+    EXPECT_EQ(v.victim_pool_used, 3u);
+    EXPECT_EQ(v.victim_pool_quota, 2u);
+    ASSERT_EQ(gp_engine_preemptable(e, &wf2, &wf5, 110, &v), GP_OK);
+    EXPECT_EQ(v.allowed, 0);
+    EXPECT_STREQ(v.why, "victim pool pool1 is not over its quota for this job (3/2)");
+
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 5, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_ADMIT_QUOTA);
+    EXPECT_EQ(gp_engine_pending_result(e, 77, &r), GP_ERR_ARG);
+
+    gp_tier_info_t t;
+    ASSERT_EQ(gp_engine_tier_of_qos(e, "low", &t), GP_OK);
+    EXPECT_STREQ(t.name, "low");
+    EXPECT_EQ(t.preemptible, 1);
+    EXPECT_EQ(t.preempt_mode, GP_MODE_CANCEL);
+    EXPECT_EQ(t.grace_time, 30);
+    ASSERT_EQ(gp_engine_tier_of_qos(e, nullptr, &t), GP_OK);
+    EXPECT_STREQ(t.name, "normal");
+
+    gp_pool_report_t pr;
+    ASSERT_EQ(gp_engine_pool_count(e), 2u);
+    ASSERT_EQ(gp_engine_pool_report(e, 0, &pr), GP_OK);
+    EXPECT_STREQ(pr.name, "pool1");
+    EXPECT_EQ(pr.borrowed, 1u);
+    char *json = gp_engine_report_json(e);
+    ASSERT_NE(json, nullptr);
+    EXPECT_NE(std::strstr(json, "\"victim_class\": \"over-fairshare\""), nullptr);
+    gp_free(json);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}
+
+TEST(CApi, BadConfigKeepsThePreviousOne) {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK);
+    EXPECT_EQ(gp_engine_load_config_text(e, "Tier=x Priority=abc\n", "gpupool.conf", err, sizeof err),
+              GP_ERR_CONFIG);
+    EXPECT_EQ(std::strncmp(err, "gpupool.conf:1: ", 16), 0) << err;
+    gp_tier_info_t t;
+    ASSERT_EQ(gp_engine_tier_of_qos(e, "high", &t), GP_OK);
+    EXPECT_STREQ(t.name, "high");
+    EXPECT_EQ(gp_engine_load_config_file(e, "/nonexistent/gpupool.conf", err, sizeof err), GP_ERR_CONFIG);
+    gp_engine_destroy(e);
+}
+
+TEST(CApi, NoConfigAndNullArgumentsAreErrorsNotCrashes) {
+    gp_engine_t *e = gp_engine_create();
+    gp_snapshot_t *s = gp_snapshot_create();
+    EXPECT_EQ(gp_engine_evaluate(e, s, 1), GP_ERR_NOCONFIG);
+    EXPECT_EQ(gp_engine_evaluate(nullptr, s, 1), GP_ERR_ARG);
+    EXPECT_EQ(gp_snapshot_add_job(s, nullptr), GP_ERR_ARG);
+    int32_t bad = 7;
+    EXPECT_EQ(gp_snapshot_add_partition(s, "p", &bad, 1), GP_ERR_ARG);
+    gp_verdict_t v;
+    gp_job_t j = job(1, GP_JOB_RUNNING, nullptr, nullptr, 1, 1);
+    EXPECT_EQ(gp_engine_preemptable(e, &j, &j, 1, &v), GP_ERR_NOCONFIG);
+    EXPECT_EQ(v.allowed, 0);
+    char err[128];
+    EXPECT_EQ(gp_engine_load_state(e, "/nonexistent/state.json", err, sizeof err), GP_ERR_STATE);
+    EXPECT_EQ(gp_engine_job_ended(nullptr, 1, 1), -GP_ERR_ARG);
+    EXPECT_STREQ(gp_status_str(GP_ERR_CONFIG), "invalid configuration");
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}

@@ -1,0 +1,455 @@
+// The worked examples of the source documents, one test each, with exact
+// expected outcomes.
+#include <gtest/gtest.h>
+
+#include "test_helpers.hpp"
+
+using namespace gpupool;
+using namespace gpupool::test;
+
+namespace {
+constexpr int64_t T0 = 1'700'000'000;
+}
+
+// OSMO "Priority Queueing Order": WF1 and WF2 NORMAL hold the only 2 GPUs;
+// LOW, HIGH, NORMAL, HIGH arrive in that order.
+TEST(OsmoExamples, QueueOrder) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(2);
+    partition(s, "pool1", 0, 1);
+    s.add_job(running(1, "pool1", "normal", 1, T0));
+    s.add_job(running(2, "pool1", "normal", 1, T0 + 1));
+    s.add_job(pending(3, "pool1", "low", 1, T0 + 10));
+    s.add_job(pending(4, "pool1", "high", 1, T0 + 11));
+    s.add_job(pending(5, "pool1", "normal", 1, T0 + 12));
+    s.add_job(pending(6, "pool1", "high", 1, T0 + 13));
+    e.evaluate(s, T0 + 20);
+
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{4, 6, 5, 3}));
+    // Nominal priorities fall strictly along the order.
+    const auto &p = e.last().pending;
+    for (size_t i = 1; i < p.size(); ++i) EXPECT_GT(p[i - 1].nominal, p[i].nominal);
+    // Quota 2 is taken by WF1 and WF2: the NP jobs wait, LOW does not.
+    EXPECT_EQ(p[0].admission, Admission::Held);
+    EXPECT_EQ(p[0].priority, 0u);
+    EXPECT_EQ(p[0].reason, "GpuPoolQuota:pool1 2/2");
+    EXPECT_EQ(p[3].admission, Admission::Free);
+    EXPECT_GT(p[3].priority, 0u);
+}
+
+// OSMO "Preemption": WF1 LOW and WF2 NORMAL run on 2 GPUs (quota 2), WF3
+// and WF4 LOW wait; WF5 NORMAL arrives.
+TEST(OsmoExamples, Preemption) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(2);
+    partition(s, "pool1", 0, 1);
+    SnapJob wf1 = running(1, "pool1", "low", 1, T0, T0);
+    SnapJob wf2 = running(2, "pool1", "normal", 1, T0 + 1, T0 + 1);
+    s.add_job(wf1);
+    s.add_job(wf2);
+    s.add_job(pending(3, "pool1", "low", 1, T0 + 2));
+    s.add_job(pending(4, "pool1", "low", 1, T0 + 3));
+    SnapJob wf5 = pending(5, "pool1", "normal", 1, T0 + 4);
+    s.add_job(wf5);
+    e.evaluate(s, T0 + 5);
+
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{5, 3, 4}));
+    EXPECT_EQ(e.last().pending[0].admission, Admission::Quota);
+
+    // WF1 is WF5's only candidate.
+    Verdict v1 = e.preemptable(ref(wf1), ref(wf5), T0 + 5);
+    EXPECT_TRUE(v1.allowed);
+    EXPECT_EQ(v1.rule, Rule::InPool);
+    EXPECT_FALSE(e.preemptable(ref(wf2), ref(wf5), T0 + 5).allowed);
+
+    // WF1 is requeued: Slurm gives it a new submit time; WF5 runs.
+    Snapshot after = cluster(2);
+    partition(after, "pool1", 0, 1);
+    after.add_job(running(2, "pool1", "normal", 1, T0 + 1, T0 + 1));
+    after.add_job(running(5, "pool1", "normal", 1, T0 + 6, T0 + 4));
+    after.add_job(pending(1, "pool1", "low", 1, T0 + 6));  // reset by requeue
+    after.add_job(pending(3, "pool1", "low", 1, T0 + 2));
+    after.add_job(pending(4, "pool1", "low", 1, T0 + 3));
+    e.evaluate(after, T0 + 7);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{1, 3, 4}));
+    EXPECT_EQ(e.last().pending[0].orig_submit, T0);
+}
+
+// OSMO "Borrowing and Reclaiming": pool1 and pool2 share 4 GPUs, quota 2
+// each.  pool1 runs WF1 NORMAL and WF2 LOW, pool2 runs WF4 NORMAL; WF3 LOW
+// of pool1 borrows; WF5 NORMAL of pool2 arrives.
+TEST(OsmoExamples, BorrowingAndReclaim) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\nPool=pool2 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    partition(s, "pool2", 0, 3);
+    SnapJob wf1 = running(1, "pool1", "normal", 1, T0);
+    SnapJob wf2 = running(2, "pool1", "low", 1, T0 + 1);
+    SnapJob wf4 = running(4, "pool2", "normal", 1, T0 + 2);
+    s.add_job(wf1);
+    s.add_job(wf2);
+    s.add_job(wf4);
+    SnapJob wf3p = pending(3, "pool1", "low", 1, T0 + 3);
+    s.add_job(wf3p);
+    e.evaluate(s, T0 + 4);
+    // WF3 is LOW: never held by quota, so it may borrow pool2's idle GPU.
+    EXPECT_EQ(e.last().pending[0].admission, Admission::Free);
+
+    // WF3 runs (borrowing); WF5 NORMAL to pool2 arrives.
+    Snapshot s2 = cluster(4);
+    partition(s2, "pool1", 0, 3);
+    partition(s2, "pool2", 0, 3);
+    SnapJob wf3 = running(3, "pool1", "low", 1, T0 + 5, T0 + 3);
+    for (const SnapJob &j : {wf1, wf2, wf4, wf3}) s2.add_job(j);
+    SnapJob wf5 = pending(5, "pool2", "normal", 1, T0 + 6);
+    s2.add_job(wf5);
+    e.evaluate(s2, T0 + 7);
+
+    EXPECT_EQ(pool(e, "pool1").used(), 3u);
+    EXPECT_EQ(pool(e, "pool1").borrowed(), 1u);
+    EXPECT_EQ(pool(e, "pool2").lent, 1u);
+    EXPECT_EQ(e.last().pending[0].admission, Admission::Quota);
+
+    Verdict on_wf3 = e.preemptable(ref(wf3), ref(wf5), T0 + 7);
+    EXPECT_TRUE(on_wf3.allowed);
+    EXPECT_EQ(on_wf3.rule, Rule::Reclaim);
+    EXPECT_FALSE(e.preemptable(ref(wf2), ref(wf5), T0 + 7).allowed);
+    EXPECT_FALSE(e.preemptable(ref(wf1), ref(wf5), T0 + 7).allowed);
+    // WF3 goes first among victims.
+    EXPECT_LT(e.victim_rank(3), e.victim_rank(2));
+
+    // Nothing of pool2 is reclaimable by pool1, even by a HIGH job.
+    SnapJob high1 = pending(6, "pool1", "high", 1, T0 + 7);
+    EXPECT_FALSE(e.preemptable(ref(wf4), ref(high1), T0 + 7).allowed);
+}
+
+// R2: a NORMAL job past its pool quota is held while GPUs are free; LOW
+// jobs are not held; the held job is admitted as soon as quota frees.
+TEST(QuotaAdmission, HeldWhileGpusFreeThenAdmitted) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(running(1, "pool1", "normal", 1, T0));
+    s.add_job(running(2, "pool1", "normal", 1, T0 + 1));
+    s.add_job(pending(3, "pool1", "normal", 1, T0 + 2));
+    s.add_job(pending(4, "pool1", "low", 1, T0 + 3));
+    e.evaluate(s, T0 + 4);
+
+    const PendingResult *n3 = e.pending_result(3);
+    ASSERT_NE(n3, nullptr);
+    EXPECT_EQ(n3->admission, Admission::Held);
+    EXPECT_EQ(n3->priority, 0u);
+    EXPECT_EQ(n3->reason, "GpuPoolQuota:pool1 2/2");
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Free);
+    EXPECT_GT(e.pending_result(4)->priority, 0u);
+    EXPECT_EQ(pool(e, "pool1").held_jobs, 1u);
+
+    // Job 1 ends: admission is redone at once, without a new pass.
+    EXPECT_TRUE(e.job_ended(1, T0 + 5));
+    EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(3)->priority, e.pending_result(3)->nominal);
+    EXPECT_GT(e.pending_result(3)->priority, e.pending_result(4)->priority);
+    EXPECT_FALSE(e.job_ended(4242, T0 + 5));
+}
+
+// A burst of submits between passes cannot admit more than the quota.
+TEST(QuotaAdmission, ProvisionalSubmitsReserveQuota) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(running(1, "pool1", "normal", 1, T0));
+    e.evaluate(s, T0 + 1);
+    PendingResult a = e.provisional(pending(10, "pool1", "normal", 1, T0 + 2), T0 + 2);
+    PendingResult b = e.provisional(pending(11, "pool1", "normal", 1, T0 + 3), T0 + 3);
+    EXPECT_EQ(a.admission, Admission::Quota);
+    EXPECT_EQ(b.admission, Admission::Held);
+    EXPECT_EQ(b.reason, "GpuPoolQuota:pool1 2/2");
+    PendingResult low = e.provisional(pending(12, "pool1", "low", 1, T0 + 4), T0 + 4);
+    EXPECT_EQ(low.admission, Admission::Free);
+    EXPECT_LT(low.priority, a.priority);
+}
+
+// A job too big for its quota says so instead of a misleading count.
+TEST(QuotaAdmission, JobLargerThanQuota) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(pending(1, "pool1", "normal", 3, T0));
+    e.evaluate(s, T0 + 1);
+    EXPECT_EQ(e.pending_result(1)->reason, "GpuPoolQuotaTooSmall:pool1 needs 3 quota 2");
+}
+
+// A job listing two pools never pushes either over quota: it is admitted
+// only where every listed pool has room, since Slurm may start it in any.
+TEST(QuotaAdmission, MultiPoolJobNeverExceedsEitherQuota) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\nPool=pool2 Quota=1\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    partition(s, "pool2", 0, 3);
+    s.add_job(running(1, "pool2", "normal", 1, T0));
+    s.add_job(pending(2, "pool1,pool2", "normal", 1, T0 + 1));
+    s.add_job(pending(3, "pool1", "normal", 1, T0 + 2));
+    s.add_job(pending(4, "pool1", "normal", 1, T0 + 3));
+    e.evaluate(s, T0 + 4);
+    EXPECT_EQ(e.pending_result(2)->admission, Admission::Held);
+    EXPECT_EQ(e.pending_result(2)->reason, "GpuPoolQuota:pool2 1/1");
+    EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
+
+    // With room in both, it reserves in both: pool1's next NP job waits.
+    Snapshot s2 = cluster(4);
+    partition(s2, "pool1", 0, 3);
+    partition(s2, "pool2", 0, 3);
+    s2.add_job(pending(2, "pool1,pool2", "normal", 1, T0 + 1));
+    s2.add_job(pending(3, "pool1", "normal", 1, T0 + 2));
+    s2.add_job(pending(4, "pool1", "normal", 1, T0 + 3));
+    e.evaluate(s2, T0 + 5);
+    EXPECT_EQ(e.pending_result(2)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Held);
+    EXPECT_EQ(pool(e, "pool2").np_reserved, 1u);
+}
+
+// Jobs of partitions gpupool.conf does not name are ordered, never held.
+TEST(QuotaAdmission, UnmanagedPartitionLeftAlone) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=0\n");
+    Snapshot s = cluster(2);
+    partition(s, "pool1", 0, 1);
+    partition(s, "plain", 0, 1);
+    s.add_job(pending(1, "plain", "normal", 2, T0));
+    s.add_job(pending(2, "pool1", "normal", 1, T0));
+    e.evaluate(s, T0 + 1);
+    EXPECT_EQ(e.pending_result(1)->admission, Admission::Free);
+    EXPECT_EQ(e.pending_result(2)->admission, Admission::Held);
+}
+
+// R5: reclaim never takes a pool under its quota, with several lenders,
+// several borrowers and multi-GPU jobs that straddle the quota line.
+TEST(Reclaim, NeverTakesAPoolUnderItsQuota) {
+    Engine e = engine_with(kOsmoTiers + "Pool=a Quota=4\nPool=b Quota=2\nPool=c Quota=4\nPool=d Quota=2\n");
+    Snapshot s = cluster(14);
+    for (const char *p : {"a", "b", "c", "d"}) partition(s, p, 0, 13);
+    // a: 2+3 LOW = 5 > 4: only the newest (2 GPUs, straddling) goes.
+    SnapJob a1 = running(1, "a", "low", 3, T0);
+    SnapJob a2 = running(2, "a", "low", 2, T0 + 10);
+    // b: 1 NORMAL + 1+1+1 LOW = 4 > 2: the two newest LOW go, not the third.
+    SnapJob b1 = running(3, "b", "normal", 1, T0);
+    SnapJob b2 = running(4, "b", "low", 1, T0 + 1);
+    SnapJob b3 = running(5, "b", "low", 1, T0 + 2);
+    SnapJob b4 = running(6, "b", "low", 1, T0 + 3);
+    // c: exactly at quota with LOW only: nothing goes.
+    SnapJob c1 = running(7, "c", "low", 4, T0);
+    for (const SnapJob &j : {a1, a2, b1, b2, b3, b4, c1}) s.add_job(j);
+    SnapJob d_np = pending(20, "d", "normal", 2, T0 + 20);
+    s.add_job(d_np);
+    e.evaluate(s, T0 + 30);
+
+    auto reclaims = [&](const SnapJob &v) {
+        Verdict r = e.preemptable(ref(v), ref(d_np), T0 + 30);
+        return r.allowed && r.rule == Rule::Reclaim;
+    };
+    EXPECT_TRUE(reclaims(a2));
+    EXPECT_FALSE(reclaims(a1));
+    EXPECT_TRUE(reclaims(b4));
+    EXPECT_TRUE(reclaims(b3));
+    EXPECT_FALSE(reclaims(b2));
+    EXPECT_FALSE(reclaims(b1));
+    EXPECT_FALSE(reclaims(c1));
+
+    // A pool not entitled (its own use + the job > quota) reclaims nothing.
+    SnapJob d_big = pending(21, "d", "normal", 3, T0 + 21);
+    EXPECT_FALSE(e.preemptable(ref(a2), ref(d_big), T0 + 30).allowed);
+    // A LOW job reclaims nothing with the default ReclaimBy=nonpreemptible.
+    SnapJob d_low = pending(22, "d", "low", 1, T0 + 22);
+    EXPECT_FALSE(e.preemptable(ref(a2), ref(d_low), T0 + 30).allowed);
+}
+
+// ReclaimBy=all: a LOW job of an entitled pool reclaims too (Run:ai).
+TEST(Reclaim, ReclaimByAll) {
+    Engine e = engine_with(kOsmoTiers + "ReclaimBy=all\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    partition(s, "pool2", 0, 3);
+    SnapJob b = running(1, "pool1", "low", 3, T0);
+    s.add_job(b);
+    SnapJob low2 = pending(2, "pool2", "low", 1, T0 + 1);
+    s.add_job(low2);
+    e.evaluate(s, T0 + 2);
+    Verdict v = e.preemptable(ref(b), ref(low2), T0 + 2);
+    EXPECT_TRUE(v.allowed);
+    EXPECT_EQ(v.rule, Rule::Reclaim);
+}
+
+// MinRuntime: a LOW job younger than it is no candidate, per pool or global.
+TEST(Reclaim, MinRuntimeProtectsYoungJobs) {
+    Engine e = engine_with(kOsmoTiers + "MinRuntime=5\nPool=pool1 Quota=1 MinRuntime=10:00\nPool=pool2 Quota=1\n");
+    Snapshot s = cluster(2);
+    partition(s, "pool1", 0, 1);
+    partition(s, "pool2", 0, 1);
+    SnapJob young = running(1, "pool1", "low", 1, T0 + 100);
+    SnapJob borrower = running(2, "pool1", "low", 1, T0 + 101);
+    s.add_job(young);
+    s.add_job(borrower);
+    SnapJob np = pending(3, "pool2", "normal", 1, T0 + 102);
+    SnapJob np1 = pending(4, "pool1", "normal", 1, T0 + 102);
+    s.add_job(np);
+    s.add_job(np1);
+    e.evaluate(s, T0 + 200);
+    EXPECT_FALSE(e.preemptable(ref(borrower), ref(np), T0 + 200).allowed);  // 99 s < 10 min
+    EXPECT_TRUE(e.preemptable(ref(borrower), ref(np), T0 + 101 + 600).allowed);
+    // Global MinRuntime=5 minutes applies to pools without their own.
+    Engine g = engine_with(kOsmoTiers + "MinRuntime=5\nPool=p Quota=1\n");
+    Snapshot gs = cluster(2);
+    partition(gs, "p", 0, 1);
+    SnapJob glow = running(1, "p", "low", 1, T0);
+    gs.add_job(glow);
+    SnapJob ghigh = pending(2, "p", "high", 1, T0 + 1);
+    gs.add_job(ghigh);
+    g.evaluate(gs, T0 + 2);
+    EXPECT_FALSE(g.preemptable(ref(glow), ref(ghigh), T0 + 299).allowed);
+    EXPECT_TRUE(g.preemptable(ref(glow), ref(ghigh), T0 + 300).allowed);
+}
+
+// Backend.AI: victims by lowest priority first, then start time per
+// PreemptionOrder; PreemptiblePriority=N makes tiers <= N preemptible.
+TEST(BackendAiVictims, PriorityThenStartTimeOldestVersusNewest) {
+    const std::string tiers =
+        "PreemptiblePriority=5\n"
+        "Tier=p10 Priority=10\nTier=p5 Priority=5\nTier=p3 Priority=3\nDefaultTier=p10\nUsageWeight=0\n";
+    auto build = [&](const std::string &order) {
+        Engine e = engine_with(tiers + "PreemptionOrder=" + order + "\nPool=rg Quota=4\n");
+        Snapshot s = cluster(4);
+        partition(s, "rg", 0, 3);
+        s.add_job(running(1, "rg", "p5", 1, T0));       // older, priority 5
+        s.add_job(running(2, "rg", "p5", 1, T0 + 50));  // newer, priority 5
+        s.add_job(running(3, "rg", "p3", 1, T0 + 20));  // lowest priority
+        s.add_job(running(4, "rg", "p10", 1, T0 + 5));  // not preemptible
+        s.add_job(pending(9, "rg", "p10", 1, T0 + 60));
+        e.evaluate(s, T0 + 100);
+        return e;
+    };
+    Engine oldest = build("oldest");
+    Engine newest = build("newest");
+    EXPECT_TRUE(oldest.config().tiers[1].preemptible);   // p5 <= 5
+    EXPECT_FALSE(oldest.config().tiers[0].preemptible);  // p10 > 5
+    // Lowest priority first in both.
+    EXPECT_EQ(oldest.victim_rank(3), 1u);
+    EXPECT_EQ(newest.victim_rank(3), 1u);
+    // Then start time: the two orders pick different second victims.
+    EXPECT_EQ(oldest.victim_rank(1), 2u);
+    EXPECT_EQ(oldest.victim_rank(2), 3u);
+    EXPECT_EQ(newest.victim_rank(2), 2u);
+    EXPECT_EQ(newest.victim_rank(1), 3u);
+    // The non-preemptible job is never allowed.
+    SnapJob preemptor = pending(9, "rg", "p10", 1, T0 + 60);
+    EXPECT_FALSE(oldest.preemptable(ref(running(4, "rg", "p10", 1, T0 + 5)), ref(preemptor), T0 + 100).allowed);
+    EXPECT_TRUE(oldest.preemptable(ref(running(1, "rg", "p5", 1, T0)), ref(preemptor), T0 + 100).allowed);
+}
+
+// R5 walk with PreemptionOrder: the order decides which borrower is the
+// excess, so OSMO's example reclaims WF2 instead of WF3 with "oldest".
+TEST(BackendAiVictims, OrderChoosesTheReclaimedJob) {
+    Engine e = engine_with(kOsmoTiers + "PreemptionOrder=oldest\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    partition(s, "pool2", 0, 3);
+    SnapJob wf2 = running(2, "pool1", "low", 1, T0 + 1);
+    SnapJob wf3 = running(3, "pool1", "low", 1, T0 + 5);
+    s.add_job(running(1, "pool1", "normal", 1, T0));
+    s.add_job(wf2);
+    s.add_job(wf3);
+    s.add_job(running(4, "pool2", "normal", 1, T0 + 2));
+    SnapJob wf5 = pending(5, "pool2", "normal", 1, T0 + 6);
+    s.add_job(wf5);
+    e.evaluate(s, T0 + 7);
+    EXPECT_TRUE(e.preemptable(ref(wf2), ref(wf5), T0 + 7).allowed);
+    EXPECT_FALSE(e.preemptable(ref(wf3), ref(wf5), T0 + 7).allowed);
+}
+
+// R4: only lower tiers, only preemptible ones; an NP job held by quota
+// preempts nothing.
+TEST(InPool, LowerPreemptibleTiersOnly) {
+    Engine e = engine_with(
+        "Tier=high Priority=300 Preemptible=no\nTier=normal Priority=200 Preemptible=no\n"
+        "Tier=mid Priority=150 Preemptible=yes\nTier=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nPool=p Quota=1\n");
+    Snapshot s = cluster(4);
+    partition(s, "p", 0, 3);
+    SnapJob low = running(1, "p", "low", 1, T0);
+    SnapJob mid = running(2, "p", "mid", 1, T0);
+    SnapJob normal = running(3, "p", "normal", 1, T0);
+    for (const SnapJob &j : {low, mid, normal}) s.add_job(j);
+    SnapJob mid_p = pending(4, "p", "mid", 1, T0 + 1);
+    SnapJob high_p = pending(5, "p", "high", 1, T0 + 1);
+    s.add_job(mid_p);
+    s.add_job(high_p);
+    e.evaluate(s, T0 + 2);
+    EXPECT_TRUE(e.preemptable(ref(low), ref(mid_p), T0 + 2).allowed);
+    EXPECT_FALSE(e.preemptable(ref(mid), ref(mid_p), T0 + 2).allowed);  // same tier
+    EXPECT_FALSE(e.preemptable(ref(normal), ref(mid_p), T0 + 2).allowed);
+    // HIGH is held (normal holds the quota of 1), so it preempts nothing.
+    EXPECT_EQ(e.pending_result(5)->admission, Admission::Held);
+    EXPECT_FALSE(e.preemptable(ref(low), ref(high_p), T0 + 2).allowed);
+}
+
+// R1.2: same tier, different pools: the more starved pool goes first.
+TEST(Order, FairshareStandingBetweenPools) {
+    Engine e = engine_with(kOsmoTiers + "Pool=busy Quota=2\nPool=idle Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "busy", 0, 3);
+    partition(s, "idle", 0, 3);
+    s.add_job(running(1, "busy", "low", 2, T0));
+    s.add_job(pending(2, "busy", "low", 1, T0 + 1));   // older, busy pool
+    s.add_job(pending(3, "idle", "low", 1, T0 + 2));   // newer, idle pool
+    s.add_job(pending(4, "busy", "high", 1, T0 + 3));  // tier beats pool
+    e.evaluate(s, T0 + 4);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{4, 3, 2}));
+    const PendingResult *r3 = e.pending_result(3);
+    EXPECT_EQ(r3->factor_tier + r3->factor_fairshare + r3->factor_age, r3->priority);
+    EXPECT_GT(r3->factor_fairshare, 0u);
+}
+
+// Provisional placement between passes: after every job of its tier and
+// pool, strictly between its neighbours, at its original place if requeued.
+TEST(Order, ProvisionalPlacement) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=8\n");
+    Snapshot s = cluster(8);
+    partition(s, "p", 0, 7);
+    s.add_job(pending(1, "p", "high", 1, T0));
+    s.add_job(pending(2, "p", "normal", 1, T0 + 1));
+    s.add_job(pending(3, "p", "normal", 1, T0 + 2));
+    s.add_job(pending(4, "p", "low", 1, T0 + 3));
+    e.note_job(9, T0 - 100, T0 - 100);  // seen before: a requeued job
+    e.evaluate(s, T0 + 5);
+    auto prio = [&](uint32_t id) { return e.pending_result(id)->priority; };
+    PendingResult fresh = e.provisional(pending(10, "p", "normal", 1, T0 + 6), T0 + 6);
+    EXPECT_LT(fresh.priority, prio(3));
+    EXPECT_GT(fresh.priority, prio(4));
+    PendingResult requeued = e.provisional(pending(9, "p", "normal", 1, T0 + 6), T0 + 6);
+    EXPECT_EQ(requeued.orig_submit, T0 - 100);
+    EXPECT_LT(requeued.priority, prio(1));
+    EXPECT_GT(requeued.priority, prio(2));
+    EXPECT_EQ(fresh.factor_tier + fresh.factor_fairshare + fresh.factor_age, fresh.priority);
+}
+
+// Before any pass nothing is known: NP jobs of a pool wait for it.
+TEST(Order, NoPassYetHoldsNonPreemptibleJobs) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=2\n");
+    EXPECT_EQ(e.provisional(pending(1, "p", "normal", 1, T0), T0).admission, Admission::Held);
+    EXPECT_EQ(e.provisional(pending(2, "p", "low", 1, T0), T0).admission, Admission::Free);
+    EXPECT_EQ(e.provisional(pending(3, "other", "normal", 1, T0), T0).admission, Admission::Free);
+}
+
+// A user's or admin's hold is remembered but not ordered or admitted.
+TEST(Order, UserHeldJobsNotOrdered) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=1\n");
+    Snapshot s = cluster(2);
+    partition(s, "p", 0, 1);
+    SnapJob held = pending(1, "p", "normal", 1, T0);
+    held.user_held = true;
+    s.add_job(held);
+    s.add_job(pending(2, "p", "normal", 1, T0 + 1));
+    e.evaluate(s, T0 + 2);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{2}));
+    EXPECT_EQ(e.pending_result(2)->admission, Admission::Quota);
+}

@@ -1,0 +1,181 @@
+// Invariants over thousands of random snapshots (fixed seeds):
+// - no admission lets a pool's NP GPUs exceed its quota;
+// - nothing of a pool at or under quota is reclaimable by another pool, and
+//   reclaim takes a pool under quota by at most the one straddling job;
+// - the order is a strict total order, stable across passes and input
+//   order, and priorities stay within uint32 with held jobs at 0.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "test_helpers.hpp"
+
+using namespace gpupool;
+using namespace gpupool::test;
+
+namespace {
+
+struct World {
+    std::string conf;
+    Snapshot snap;
+    std::vector<std::string> pools;
+    std::vector<uint32_t> quota;
+};
+
+// Pools over overlapping node ranges, NP use within quota (as admission
+// keeps it), random P borrowing up to the nodes' GPUs, random pending jobs.
+World random_world(std::mt19937 &rng) {
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    World w;
+    const int nodes = pick(2, 12);
+    const int npools = pick(1, 5);
+    w.snap = cluster(nodes, static_cast<uint32_t>(pick(1, 4)));
+    w.conf = kOsmoTiers;
+    w.conf += std::string("PreemptionOrder=") + (pick(0, 1) ? "newest" : "oldest") + "\n";
+    if (pick(0, 1)) w.conf += "ReclaimBy=all\n";
+    const uint32_t gpn = w.snap.nodes[0].gpus;
+    for (int p = 0; p < npools; ++p) {
+        std::string name = "p" + std::to_string(p);
+        int a = pick(0, nodes - 1), b = pick(a, nodes - 1);
+        partition(w.snap, name, a, b);
+        uint32_t cap = static_cast<uint32_t>(b - a + 1) * gpn;
+        uint32_t q = static_cast<uint32_t>(pick(0, static_cast<int>(cap)));
+        w.pools.push_back(name);
+        w.quota.push_back(q);
+        w.conf += "Pool=" + name + " Quota=" + std::to_string(q) + " Weight=" + std::to_string(pick(0, 3)) + "\n";
+    }
+    uint32_t free_gpus = static_cast<uint32_t>(nodes) * gpn;
+    uint32_t id = 1;
+    const char *qos[] = {"high", "normal", "low"};
+    for (int p = 0; p < npools; ++p) {
+        uint32_t np_left = w.quota[static_cast<size_t>(p)];
+        for (int k = pick(0, 6); k > 0 && free_gpus > 0; --k) {
+            bool np = pick(0, 1);
+            uint32_t g = static_cast<uint32_t>(pick(1, 3));
+            if (np && g > np_left) continue;
+            if (g > free_gpus) continue;
+            free_gpus -= g;
+            if (np) np_left -= g;
+            w.snap.add_job(running(id++, w.pools[static_cast<size_t>(p)], np ? qos[pick(0, 1)] : "low", g,
+                                   1000 + pick(0, 500), 900));
+        }
+    }
+    for (int k = pick(0, 40); k > 0; --k) {
+        std::string parts = w.pools[static_cast<size_t>(pick(0, npools - 1))];
+        if (pick(0, 5) == 0) parts += "," + w.pools[static_cast<size_t>(pick(0, npools - 1))];
+        if (pick(0, 9) == 0) parts = "elsewhere";
+        SnapJob j = pending(id++, parts, qos[pick(0, 2)], static_cast<uint32_t>(pick(0, 3)), 900 + pick(0, 50));
+        j.user_held = pick(0, 20) == 0;
+        w.snap.add_job(j);
+    }
+    return w;
+}
+
+constexpr int kWorlds = 3000;
+
+}  // namespace
+
+TEST(Property, AdmissionNeverExceedsQuota) {
+    std::mt19937 rng(20261121);
+    for (int i = 0; i < kWorlds; ++i) {
+        World w = random_world(rng);
+        Engine e = engine_with(w.conf);
+        e.evaluate(w.snap, 2000);
+        for (size_t p = 0; p < w.pools.size(); ++p) {
+            const PoolState &ps = pool(e, w.pools[p]);
+            ASSERT_LE(ps.np_used + ps.np_reserved, ps.quota) << "world " << i << " pool " << ps.name;
+            uint32_t admitted = 0;
+            for (const PendingResult &r : e.last().pending)
+                if (r.admission == Admission::Quota &&
+                    std::find(r.pools.begin(), r.pools.end(), static_cast<int>(p)) != r.pools.end())
+                    admitted += r.gpus;
+            ASSERT_EQ(admitted, ps.np_reserved) << "world " << i;
+        }
+        // Ending jobs one by one keeps the invariant.
+        for (const SnapJob &j : w.snap.jobs) {
+            e.job_ended(j.id, 2001);
+            for (const PoolState &ps : e.last().pools) ASSERT_LE(ps.np_used + ps.np_reserved, ps.quota);
+        }
+    }
+}
+
+TEST(Property, ReclaimOnlyFromBorrowedExcess) {
+    std::mt19937 rng(7);
+    int reclaims_seen = 0;
+    for (int i = 0; i < kWorlds; ++i) {
+        World w = random_world(rng);
+        Engine e = engine_with(w.conf);
+        e.evaluate(w.snap, 2000);
+        for (size_t q = 0; q < w.pools.size(); ++q) {
+            for (const char *qos : {"normal", "low"}) {
+                SnapJob pre = pending(99999, w.pools[q], qos, 1, 1999);
+                std::map<int, uint32_t> taken;  // pool -> GPUs reclaimable
+                std::map<int, uint32_t> last;   // pool -> largest job taken
+                for (const SnapJob &v : w.snap.jobs) {
+                    if (v.state != JobState::Running) continue;
+                    Verdict vd = e.preemptable(ref(v), ref(pre), 2000);
+                    if (!vd.allowed || vd.rule != Rule::Reclaim) continue;
+                    ++reclaims_seen;
+                    const PoolState &vp = e.last().pools[static_cast<size_t>(vd.victim_pool)];
+                    ASSERT_GT(vp.used(), vp.quota) << "world " << i << ": pool at or under quota lost a job";
+                    ASSERT_NE(vd.victim_pool, static_cast<int>(q));
+                    taken[vd.victim_pool] += v.gpus;
+                    last[vd.victim_pool] = std::max(last[vd.victim_pool], v.gpus);
+                }
+                for (auto [p, g] : taken) {
+                    const PoolState &vp = e.last().pools[static_cast<size_t>(p)];
+                    // All but the straddling job leave the pool above quota.
+                    ASSERT_GT(int64_t(vp.used()) - (int64_t(g) - last[p]), int64_t(vp.quota)) << "world " << i;
+                }
+            }
+        }
+    }
+    EXPECT_GT(reclaims_seen, 100);  // the worlds do exercise reclaim
+}
+
+TEST(Property, OrderIsStrictStableAndBounded) {
+    std::mt19937 rng(42);
+    for (int i = 0; i < kWorlds; ++i) {
+        World w = random_world(rng);
+        Engine e = engine_with(w.conf);
+        e.evaluate(w.snap, 2000);
+        const auto &p = e.last().pending;
+        for (size_t k = 0; k < p.size(); ++k) {
+            ASSERT_EQ(p[k].position, k);
+            ASSERT_EQ(p[k].factor_tier + p[k].factor_fairshare + p[k].factor_age, p[k].nominal);
+            ASSERT_EQ(p[k].nominal % 2, 1u);
+            ASSERT_EQ(p[k].priority, p[k].admission == Admission::Held ? 0u : p[k].nominal);
+            if (k > 0) {
+                ASSERT_GT(p[k - 1].nominal, p[k].nominal) << "world " << i;
+                uint32_t a = e.config().tiers[static_cast<size_t>(p[k - 1].tier)].priority;
+                uint32_t b = e.config().tiers[static_cast<size_t>(p[k].tier)].priority;
+                ASSERT_GE(a, b);
+                if (a == b && p[k - 1].group_standing == p[k].group_standing) {
+                    ASSERT_LT(std::tie(p[k - 1].orig_submit, p[k - 1].job_id), std::tie(p[k].orig_submit, p[k].job_id));
+                }
+            }
+        }
+        // Same jobs in another input order, evaluated again: same order.
+        std::vector<uint32_t> first = order_of(e);
+        Snapshot shuffled = w.snap;
+        std::shuffle(shuffled.jobs.begin(), shuffled.jobs.end(), rng);
+        e.evaluate(shuffled, 2000);
+        ASSERT_EQ(order_of(e), first) << "world " << i;
+    }
+}
+
+// Priorities fit uint32 at any queue length the slurmctld can hold.
+TEST(Property, PrioritiesAtLargeQueueLength) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=1000000\n");
+    Snapshot s = cluster(1);
+    partition(s, "p", 0, 0);
+    const char *qos[] = {"high", "normal", "low"};
+    for (uint32_t id = 1; id <= 200000; ++id) s.add_job(pending(id, "p", qos[id % 3], 1, 1000 + id % 977));
+    e.evaluate(s, 5000);
+    const auto &p = e.last().pending;
+    ASSERT_EQ(p.size(), 200000u);
+    EXPECT_EQ(p.front().priority, 2u * 199999 + 2 * 3 + 3);
+    EXPECT_EQ(p.back().priority, 9u);
+    for (size_t k = 1; k < p.size(); ++k) ASSERT_GT(p[k - 1].priority, p[k].priority);
+}
