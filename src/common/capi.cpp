@@ -152,6 +152,19 @@ GP_EXPORT uint32_t gp_engine_recalc_interval(gp_engine_t *e) {
     return e->engine.has_config() ? static_cast<uint32_t>(e->engine.config().recalc_interval) : 10;
 }
 
+GP_EXPORT size_t gp_engine_quota_tres(gp_engine_t *e, char *buf, size_t buf_len) {
+    std::string tres = "gres/gpu";
+    try {
+        if (e) {
+            std::lock_guard<std::mutex> lock(e->mu);
+            if (e->engine.has_config()) tres = e->engine.config().quota_tres;
+        }
+    } catch (...) {
+    }
+    put(buf, buf_len, tres);
+    return tres.size();
+}
+
 GP_EXPORT int gp_engine_tier_of_qos(gp_engine_t *e, const char *qos, gp_tier_info_t *out) {
     if (!e || !out) return GP_ERR_ARG;
     return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] {

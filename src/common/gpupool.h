@@ -68,6 +68,13 @@ size_t gp_engine_warnings(gp_engine_t *engine, char *buf, size_t buf_len);
 /* Seconds between periodic passes (RecalcInterval=). */
 uint32_t gp_engine_recalc_interval(gp_engine_t *engine);
 
+/*
+ * The tracked resource (QuotaTRES=) as configured: "gres/gpu" or
+ * "gres/gpu:TYPE" ("gres/gpu" when no configuration is loaded).  Copies it
+ * into `buf` and returns its length.  The plugins count a job's GPUs by it.
+ */
+size_t gp_engine_quota_tres(gp_engine_t *engine, char *buf, size_t buf_len);
+
 /* ------------------------------------------------------------------ */
 /* Tiers, as the preempt plugin needs them                              */
 
