@@ -408,9 +408,10 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
         return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
     });
 
-    // Priorities: 2 * (jobs after it) + 3, so that odd numbers belong to
-    // this pass and the even ones between them are free for provisional
-    // placements until the next pass.  Factors split that number into the
+    // Priorities: 2 * (jobs after it) + base, base odd and above 2 * tiers,
+    // so that odd numbers belong to this pass and the even ones are free
+    // for provisional placements until the next pass (below the last job:
+    // 2 * (tiers below its own) + 2).  Factors split that number into the
     // jobs of lower tiers, of the same tier in less starved pools, and of
     // the same tier and pool submitted later.
     const size_t n = ev.pending.size();
@@ -428,7 +429,7 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
             ++group_end;
         }
         r.position = static_cast<uint32_t>(pos);
-        r.factor_tier = static_cast<uint32_t>(2 * (n - tier_end) + 3);
+        r.factor_tier = static_cast<uint32_t>(2 * (n - tier_end) + 2 * config_->tiers.size() + 3);
         r.factor_fairshare = static_cast<uint32_t>(2 * (tier_end - group_end));
         r.factor_age = static_cast<uint32_t>(2 * (group_end - 1 - pos));
         r.nominal = r.priority = r.factor_tier + r.factor_fairshare + r.factor_age;
@@ -543,8 +544,9 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     });
     r.position = static_cast<uint32_t>(it - eval_.pending.begin());
     if (it == eval_.pending.end()) {
-        r.nominal = 2;
-        r.factor_tier = 2;
+        uint32_t tiers_below = 0;
+        for (const Tier &t : config_->tiers) tiers_below += t.priority < prio;
+        r.nominal = r.factor_tier = 2 * tiers_below + 2;
     } else {
         r.nominal = it->nominal + 1;
         if (tier_priority(it->tier) == prio) {
