@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Install everything gpupool needs on a bare Debian 12 machine (as root):
+# the build toolchain, test libraries, and Debian's Slurm 22.05 + munge +
+# MariaDB for the local cluster (scripts/cluster.sh). Idempotent: packages
+# already installed are skipped, so a re-run costs well under a second.
+set -euo pipefail
+
+PKGS=(
+  # toolchain for the C++ core and the autotools build
+  build-essential g++ autoconf automake libtool pkg-config make
+  # libraries and unit-test / benchmark frameworks
+  libjansson-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # Slurm 22.05 daemons, clients and headers (the plugins load into these)
+  slurm-wlm slurmctld slurmd slurmdbd slurm-client libslurm-dev
+  munge libmunge-dev
+  # accounting storage for slurmdbd (QOS need accounting)
+  mariadb-server mariadb-client
+  # `apt-get source` + configuring the Slurm source tree like Debian does
+  dpkg-dev libpam0g-dev
+  # tools the cluster/test scripts use (pgrep/pkill, ps, ip)
+  procps iproute2 ca-certificates
+)
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps.sh: must run as root" >&2
+  exit 1
+fi
+
+# dpkg-query is much faster than apt-get for "is everything already there?".
+missing=()
+for p in "${PKGS[@]}"; do
+  st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ $st == installed ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps.sh: all ${#PKGS[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps.sh: installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Don't let package postinst scripts start daemons (munge, mariadb, slurm*):
+# cluster.sh starts private instances on its own ports/sockets instead, and a
+# system mariadb/slurmd would otherwise linger and clash. policy-rc.d exit 101
+# is Debian's documented "do not start services" hook; we remove it again
+# only if we created it.
+created_policy=0
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod 755 /usr/sbin/policy-rc.d
+  created_policy=1
+fi
+trap 'if [[ $created_policy -eq 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi' EXIT
+
+apt-get update -qq
+apt-get install -y --no-install-recommends "${missing[@]}"
+echo "install-deps.sh: done"
