@@ -1,0 +1,497 @@
+#!/usr/bin/env bash
+# A whole Slurm 22.05 cluster on this one machine, as root, for integration
+# tests: private munged + MariaDB + slurmdbd + slurmctld + 4 slurmd
+# ("slurmd -N nodeN", Debian builds with --enable-multiple-slurmd), each
+# node with fake GPUs. Everything lives under one directory and listens on
+# 127.0.0.1 on unusual ports, so nothing clashes with a system install.
+#
+#   scripts/cluster.sh up|down|status|env
+#
+# Environment:
+#   GPUPOOL_CLUSTER_DIR  state dir                 [/var/tmp/gpupool-cluster]
+#   GPUPOOL_PLUGINS      1: priority/gpupool + preempt/gpupool from the build
+#                        0: priority/basic + preempt/qos (no gpupool needed) [1]
+#   GPUPOOL_BUILD        build tree holding src/plugins/*/gpupool/.libs [repo]
+#   GPUPOOL_CONF_SRC     gpupool.conf to copy beside slurm.conf
+#                                              [<repo>/etc/gpupool.conf.example]
+#   GPUS_PER_NODE        fake GPUs per node                            [1]
+#   CPUS_PER_NODE        CPUs each node claims (config_overrides)      [2]
+#   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
+#   GPUPOOL_UP_TIMEOUT   seconds to wait for daemons / idle nodes      [60]
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+D=${GPUPOOL_CLUSTER_DIR:-/var/tmp/gpupool-cluster}
+D=${D%/}
+PLUGINS=${GPUPOOL_PLUGINS:-1}
+BUILD=${GPUPOOL_BUILD:-$REPO}
+CONF_SRC=${GPUPOOL_CONF_SRC:-$REPO/etc/gpupool.conf.example}
+GPUS=${GPUS_PER_NODE:-1}
+CPUS=${CPUS_PER_NODE:-2}
+TIMEOUT=${GPUPOOL_UP_TIMEOUT:-60}
+NODES=(node1 node2 node3 node4)
+CLUSTER=gpupool
+
+# Ports (127.0.0.1 only where the daemon lets us choose).
+CTLD_PORT=16817
+DBD_PORT=16819
+SQL_PORT=16306
+SLURMD_PORTS=17001-17004
+
+ETC=$D/etc
+CONF=$ETC/slurm.conf
+LOG=$D/log
+RUN=$D/run
+MUNGE_DIR=$D/munge
+MUNGE_SOCK=$MUNGE_DIR/munge.sock
+SQL_DIR=$D/mysql
+SQL_SOCK=$SQL_DIR/mysqld.sock
+SQL_DB=gpupool_acct
+SQL_USER=slurm
+SQL_PASS=gpupool-local
+
+MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+SLURM_PLUGIN_DIR=/usr/lib/$MA/slurm-wlm
+
+log() { printf '[cluster %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# Every client and daemon we run must use our config, never /etc/slurm.
+export SLURM_CONF=$CONF
+
+# ---------------------------------------------------------------- helpers
+
+# poll CMD until it succeeds or DEADLINE_S passes (no fixed sleeps).
+wait_for() {
+  local what=$1 deadline=$(( SECONDS + $2 )); shift 2
+  until "$@" >/dev/null 2>&1; do
+    (( SECONDS < deadline )) || { log "timed out waiting for $what"; return 1; }
+    sleep 0.2
+  done
+}
+
+# A zombie counts as dead: orphans are reparented to PID 1, and the init
+# of some machines (CI VMs) reaps them only every few seconds.
+pid_alive() {
+  local st
+  [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null || return 1
+  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $st && $st != Z ]]
+}
+# all_dead PID...: true when none of them is alive any more.
+all_dead() { local p; for p in "$@"; do ! pid_alive "$p" || return 1; done; }
+pidfile_pid() { [[ -s $1 ]] && tr -dc '0-9' <"$1" || true; }
+
+# The process's cmdline/environ, NUL -> space (empty if it's gone).
+proc_cmd() { tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" || true; }
+proc_env() { tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" || true; }
+
+# PIDs of everything that belongs to this cluster: our daemons (their
+# cmdline or environment names $D), slurmstepd and job processes (they
+# inherit SLURM_CONF=$CONF plus SLURM_JOB_ID), job scripts in our spool.
+# Never this script or its ancestors (a test shell may have SLURM_CONF set).
+cluster_pids() {
+  local skip=" $$ " p=$$ pid cmd comm envs
+  while [[ $p -gt 1 ]]; do
+    p=$(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null || echo 1)
+    skip+="$p "
+  done
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    [[ $skip == *" $pid "* ]] && continue
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+    cmd=$(proc_cmd "$pid")
+    case $comm in
+      slurmd|slurmctld|slurmdbd|slurmstepd|munged|mariadbd|mysqld)
+        envs=$(proc_env "$pid")
+        if [[ $cmd == *"$D/"* || $envs == *"SLURM_CONF=$CONF"* ]]; then
+          echo "$pid"; continue
+        fi ;;
+    esac
+    [[ $cmd == *"$D/spool/"* ]] && { echo "$pid"; continue; }
+    envs=$(proc_env "$pid")
+    if [[ $envs == *"SLURM_CONF=$CONF"* && $envs == *SLURM_JOB_ID=* ]]; then
+      echo "$pid"
+    fi
+  done
+}
+
+# stop_group WAIT_S NAME:PIDFILE...: SIGTERM them all at once (each slurmd
+# takes ~2 s to shut down; in sequence that adds up), wait, then SIGKILL.
+stop_group() {
+  local wait_s=$1 item name pf pid pids=(); shift
+  for item in "$@"; do
+    name=${item%%:*} pf=${item#*:}
+    pid=$(pidfile_pid "$pf")
+    # Only signal it if the pid still is that daemon (pid files go stale).
+    if pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name"* ]]; then
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+    rm -f "$pf"
+  done
+  (( ${#pids[@]} )) || return 0
+  if ! wait_for "${*%%:*} to exit" "$wait_s" all_dead "${pids[@]}"; then
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+  fi
+}
+
+ctld_up() { pid_alive "$(pidfile_pid "$RUN/slurmctld.pid")"; }
+
+show_logs() {
+  local f
+  for f in "$@"; do
+    [[ -f $f ]] || continue
+    echo "----- tail $f" >&2
+    tail -n 25 "$f" >&2
+  done
+}
+
+# ---------------------------------------------------------------- config
+
+first_job_id() {
+  # Grows 16/s with time so job ids of different runs never collide in the
+  # reused accounting DB (slurmctld -c would restart at 1; sacct -j would
+  # then mix runs). Wraps after ~48 days; MaxJobId is 67043328.
+  echo $(( 1000 + ( $(date +%s) * 16 ) % 67000000 ))
+}
+
+write_configs() {
+  local plugindir priority preempt n i gpu_files
+  mkdir -p "$ETC" "$LOG" "$RUN" "$D/state" "$D/spool" "$D/dev"
+
+  if [[ $PLUGINS == 1 ]]; then
+    local pdir=$BUILD/src/plugins/priority/gpupool/.libs
+    local qdir=$BUILD/src/plugins/preempt/gpupool/.libs
+    [[ -f $pdir/priority_gpupool.so && -f $qdir/preempt_gpupool.so ]] \
+      || die "GPUPOOL_PLUGINS=1 but $pdir/priority_gpupool.so or $qdir/preempt_gpupool.so is missing (build first, or use GPUPOOL_PLUGINS=0)"
+    plugindir=$SLURM_PLUGIN_DIR:$pdir:$qdir
+    priority=priority/gpupool
+    preempt=preempt/gpupool
+  else
+    plugindir=$SLURM_PLUGIN_DIR
+    priority=priority/basic
+    preempt=preempt/qos
+  fi
+
+  # Fake GPUs: char devices 1,3 (twins of /dev/null). gres.conf lines
+  # without File= make slurmd report 0 GPUs and the node goes INVALID.
+  : >"$ETC/gres.conf"
+  echo "AutoDetect=off" >>"$ETC/gres.conf"
+  for n in "${NODES[@]}"; do
+    mkdir -p "$D/dev/$n"
+    for (( i = 0; i < GPUS; i++ )); do
+      [[ -c $D/dev/$n/nvidia$i ]] || mknod "$D/dev/$n/nvidia$i" c 1 3
+    done
+    if (( GPUS == 1 )); then gpu_files=$D/dev/$n/nvidia0
+    else gpu_files="$D/dev/$n/nvidia[0-$(( GPUS - 1 ))]"; fi
+    echo "NodeName=$n Name=gpu File=$gpu_files" >>"$ETC/gres.conf"
+  done
+
+  : >"$ETC/plugstack.conf"   # keep /etc/slurm/plugstack.conf (SPANK) out
+
+  cat >"$CONF" <<EOF
+# Generated by scripts/cluster.sh; edits are lost on the next "up".
+ClusterName=$CLUSTER
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+SlurmUser=root
+SlurmdUser=root
+# socket=: our private munged. cred_expire=5 (the minimum): a requeued
+# batch job gets begin_time = now + cred_expire + 1, i.e. it would wait
+# 1201 s with the default 1200.
+AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCK,cred_expire=5
+CredType=cred/munge
+PluginDir=$plugindir
+PlugStackConfig=$ETC/plugstack.conf
+StateSaveLocation=$D/state/ctld
+SlurmctldPidFile=$RUN/slurmctld.pid
+SlurmctldLogFile=$LOG/slurmctld.log
+SlurmctldDebug=info
+# %n = the -N node name: one spool/pid/log per slurmd on this host.
+SlurmdSpoolDir=$D/spool/%n
+SlurmdPidFile=$RUN/slurmd-%n.pid
+SlurmdLogFile=$LOG/slurmd-%n.log
+SlurmdDebug=info
+# Nodes claim the configured CPUs whatever this machine has.
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+MpiDefault=none
+SwitchType=switch/none
+MailProg=/bin/true
+ReturnToService=2
+SlurmdTimeout=60
+KillWait=5
+MinJobAge=10
+JobRequeue=1
+FirstJobId=$(first_job_id)
+SrunPortRange=17100-17199
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+SchedulerType=sched/backfill
+# Short passes so tests don't wait for the default 60 s main loop.
+SchedulerParameters=sched_interval=2,bf_interval=2,sched_min_interval=100000
+PriorityType=$priority
+PreemptType=$preempt
+PreemptMode=REQUEUE
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+# Messages to slurmdbd take their munge socket from here, not AuthInfo.
+AccountingStoragePass=socket=$MUNGE_SOCK
+AccountingStorageEnforce=associations,limits,qos
+AccountingStorageTRES=gres/gpu
+JobCompType=jobcomp/none
+NodeName=node[1-4] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN
+PartitionName=pool1 Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP
+PartitionName=pool2 Nodes=node[1-4] MaxTime=INFINITE State=UP
+PartitionName=pool3 Nodes=node[1-2] MaxTime=INFINITE State=UP
+PartitionName=plain Nodes=node[1-4] MaxTime=INFINITE State=UP
+EOF
+  if [[ -n ${GPUPOOL_SLURM_CONF_EXTRA:-} ]]; then
+    printf '# GPUPOOL_SLURM_CONF_EXTRA\n%s\n' "$GPUPOOL_SLURM_CONF_EXTRA" >>"$CONF"
+  fi
+
+  # slurmdbd reads slurmdbd.conf from SLURM_CONF's directory; it refuses a
+  # file readable by others (it holds the DB password).
+  cat >"$ETC/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCK
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$DBD_PORT
+SlurmUser=root
+PluginDir=$SLURM_PLUGIN_DIR
+LogFile=$LOG/slurmdbd.log
+PidFile=$RUN/slurmdbd.pid
+DebugLevel=info
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$SQL_PORT
+StorageUser=$SQL_USER
+StoragePass=$SQL_PASS
+StorageLoc=$SQL_DB
+EOF
+  chmod 600 "$ETC/slurmdbd.conf"
+
+  rm -f "$ETC/gpupool.conf"
+  if [[ -f $CONF_SRC ]]; then
+    cp "$CONF_SRC" "$ETC/gpupool.conf"
+  elif [[ $PLUGINS == 1 ]]; then
+    log "note: $CONF_SRC not found; no gpupool.conf beside slurm.conf"
+  fi
+}
+
+# ---------------------------------------------------------------- daemons
+
+start_munge() {
+  # Private munged on its own socket and key: no clash with a system one.
+  mkdir -p "$MUNGE_DIR"
+  chown munge:munge "$MUNGE_DIR"
+  chmod 755 "$MUNGE_DIR"   # munged wants x for all on the socket dir
+  if [[ ! -s $MUNGE_DIR/munge.key ]]; then
+    runuser -u munge -- mungekey --create --keyfile="$MUNGE_DIR/munge.key" >/dev/null
+  fi
+  runuser -u munge -- munged --socket="$MUNGE_SOCK" --key-file="$MUNGE_DIR/munge.key" \
+    --pid-file="$MUNGE_DIR/munged.pid" --log-file="$MUNGE_DIR/munged.log" \
+    --seed-file="$MUNGE_DIR/munged.seed" \
+    || { show_logs "$MUNGE_DIR/munged.log"; die "munged failed to start"; }
+  wait_for munged "$TIMEOUT" bash -c "munge -n -S '$MUNGE_SOCK' | unmunge -S '$MUNGE_SOCK'" \
+    || { show_logs "$MUNGE_DIR/munged.log"; die "munged does not answer"; }
+}
+
+sql() { mariadb --no-defaults -S "$SQL_SOCK" -u root "$@"; }
+
+start_mariadb() {
+  # Private MariaDB on its own socket/port; the data dir is reused between
+  # runs (initializing it is the slowest part of "up").
+  mkdir -p "$SQL_DIR"
+  chown mysql:mysql "$SQL_DIR"
+  chmod 750 "$SQL_DIR"
+  if [[ ! -f $SQL_DIR/.initialized ]]; then
+    log "initializing MariaDB data dir (first run only)"
+    rm -rf "$SQL_DIR/data"
+    mariadb-install-db --no-defaults --user=mysql --datadir="$SQL_DIR/data" \
+      --auth-root-authentication-method=socket --skip-test-db \
+      >"$LOG/mariadb-install.log" 2>&1 \
+      || { show_logs "$LOG/mariadb-install.log"; die "mariadb-install-db failed"; }
+  fi
+  # setsid + </dev/null: fully detached from the caller's terminal/pipes.
+  setsid mariadbd --no-defaults --user=mysql --datadir="$SQL_DIR/data" \
+    --socket="$SQL_SOCK" --port=$SQL_PORT --bind-address=127.0.0.1 \
+    --pid-file="$SQL_DIR/mysqld.pid" --log-error="$SQL_DIR/mysqld.err" \
+    --skip-log-bin --innodb-lock-wait-timeout=900 --innodb-log-file-size=64M \
+    --innodb-buffer-pool-dump-at-shutdown=0 --innodb-buffer-pool-load-at-startup=0 \
+    </dev/null >/dev/null 2>&1 &
+  wait_for MariaDB "$TIMEOUT" mariadb-admin --no-defaults -S "$SQL_SOCK" -u root ping \
+    || { show_logs "$SQL_DIR/mysqld.err"; die "MariaDB did not come up"; }
+  if [[ ! -f $SQL_DIR/.initialized ]]; then
+    sql <<EOF
+CREATE DATABASE IF NOT EXISTS $SQL_DB;
+CREATE USER IF NOT EXISTS '$SQL_USER'@'127.0.0.1' IDENTIFIED BY '$SQL_PASS';
+CREATE USER IF NOT EXISTS '$SQL_USER'@'localhost' IDENTIFIED BY '$SQL_PASS';
+GRANT ALL ON $SQL_DB.* TO '$SQL_USER'@'127.0.0.1';
+GRANT ALL ON $SQL_DB.* TO '$SQL_USER'@'localhost';
+FLUSH PRIVILEGES;
+EOF
+    touch "$SQL_DIR/.initialized"
+  fi
+  # The accounting DB survives between runs: undo QOS preemption settings
+  # tests may have made. Done in SQL before slurmdbd loads its cache:
+  # "sacctmgr modify qos X set preempt=" (empty) is buggy in 22.05, it sets
+  # bit 0 in slurmdbd's cached preempt bitmap, and every later "set
+  # preempt=low" fails with "QOS Preemption loop detected" until slurmdbd
+  # restarts (slurmdbd.log: "QOS ID 0 not found"). Remove single
+  # entries with "set preempt=-low" instead.
+  if [[ -n $(sql -N -e "SHOW TABLES FROM $SQL_DB LIKE 'qos_table'") ]]; then
+    sql -e "UPDATE $SQL_DB.qos_table SET preempt='', preempt_mode=0, preempt_exempt_time=NULL WHERE deleted=0;" \
+      || log "warning: could not reset QOS preemption settings"
+  fi
+}
+
+start_slurmdbd() {
+  slurmdbd || { show_logs "$LOG/slurmdbd.log"; die "slurmdbd failed to start"; }
+  wait_for slurmdbd "$TIMEOUT" sacctmgr -n show cluster \
+    || { show_logs "$LOG/slurmdbd.log"; die "slurmdbd does not answer"; }
+}
+
+# sacctmgr -i add ... exits 1 with "Nothing new added" when it exists.
+sam() { sacctmgr -i "$@" >/dev/null 2>&1 || true; }
+
+setup_accounting() {
+  local q
+  sam add cluster "$CLUSTER"
+  sam add qos low
+  sam add qos high
+  sam add account research cluster="$CLUSTER" description=research organization=gpupool
+  sam add user root account=research cluster="$CLUSTER"
+  sam modify user root set defaultaccount=research
+  sam modify user root set qos=normal,low,high defaultqos=normal
+  q=$(sacctmgr -n -P show assoc where user=root account=research cluster="$CLUSTER" format=qos 2>/dev/null)
+  [[ $q == *high* && $q == *low* && $q == *normal* ]] \
+    || die "accounting setup failed (root@research qos='$q')"
+}
+
+start_slurmctld() {
+  rm -rf "$D/state/ctld"
+  mkdir -p "$D/state/ctld"
+  slurmctld -f "$CONF" -c \
+    || { show_logs "$LOG/slurmctld.log"; die "slurmctld failed to start"; }
+  wait_for slurmctld "$TIMEOUT" scontrol ping \
+    || { show_logs "$LOG/slurmctld.log"; die "slurmctld does not answer"; }
+}
+
+start_slurmds() {
+  local n
+  for n in "${NODES[@]}"; do
+    rm -rf "${D:?}/spool/$n"
+    mkdir -p "$D/spool/$n"
+    slurmd -f "$CONF" -N "$n" \
+      || { show_logs "$LOG/slurmd-$n.log"; die "slurmd $n failed to start"; }
+  done
+}
+
+all_idle() {
+  local idle
+  idle=$(scontrol -o show node 2>/dev/null | grep -c ' State=IDLE ' || true)
+  [[ $idle -eq ${#NODES[@]} ]]
+}
+
+# ---------------------------------------------------------------- commands
+
+cmd_up() {
+  local t0=$SECONDS n
+  [[ $(id -u) -eq 0 ]] || die "must run as root"
+  command -v slurmctld >/dev/null || die "Slurm not installed: run scripts/install-deps.sh"
+  # Always start from a clean state: stop whatever a previous run left.
+  if [[ -n $(cluster_pids) ]]; then
+    log "previous cluster processes found: stopping them first"
+    cmd_down
+  fi
+  log "writing configs under $D (GPUPOOL_PLUGINS=$PLUGINS)"
+  write_configs
+  log "starting munged";      start_munge
+  log "starting MariaDB";     start_mariadb
+  log "starting slurmdbd";    start_slurmdbd
+  log "accounting: cluster, QOS, account, user"; setup_accounting
+  log "starting slurmctld";   start_slurmctld
+  log "starting slurmd x${#NODES[@]}"; start_slurmds
+  if ! wait_for "nodes idle" "$TIMEOUT" all_idle; then
+    scontrol show node >&2 || true
+    show_logs "$LOG/slurmctld.log"
+    for n in "${NODES[@]}"; do show_logs "$LOG/slurmd-$n.log"; done
+    die "nodes did not become idle within ${TIMEOUT}s"
+  fi
+  log "cluster up in $(( SECONDS - t0 ))s; use: eval \"\$($0 env)\""
+}
+
+cmd_down() {
+  local t0=$SECONDS n ids left
+  # Jobs outlive slurmd (slurmstepd ignores SIGTERM): cancel them while
+  # slurmctld is still there and wait for the queue to drain.
+  if ctld_up && scontrol ping >/dev/null 2>&1; then
+    ids=$(squeue -h -o %i 2>/dev/null || true)
+    if [[ -n $ids ]]; then
+      log "cancelling $(wc -w <<<"$ids") job(s)"
+      local deadline=$(( SECONDS + 30 ))
+      while [[ -n $ids ]] && (( SECONDS < deadline )); do
+        scancel $ids 2>/dev/null || true
+        sleep 0.3
+        ids=$(squeue -h -o %i 2>/dev/null || true)
+      done
+      [[ -z $ids ]] || log "warning: jobs still queued after 30s: $ids"
+    fi
+  fi
+  # All Slurm daemons at once: each takes 1-3 s to exit. (slurmctld may
+  # spool its last messages for slurmdbd into its state dir: that is wiped
+  # on the next "up" anyway.)
+  log "stopping slurmd x${#NODES[@]}, slurmctld, slurmdbd"
+  local items=()
+  for n in "${NODES[@]}"; do items+=("slurmd:$RUN/slurmd-$n.pid"); done
+  stop_group 20 "${items[@]}" "slurmctld:$RUN/slurmctld.pid" "slurmdbd:$RUN/slurmdbd.pid"
+  log "stopping MariaDB + munged"
+  stop_group 60 "mariadbd:$SQL_DIR/mysqld.pid" "munged:$MUNGE_DIR/munged.pid"
+  # Anything else of ours (slurmstepd, job scripts, daemons whose pid file
+  # was lost when "up" failed half-way): SIGKILL.
+  left=$(cluster_pids)
+  if [[ -n $left ]]; then
+    log "killing leftovers: $(for p in $left; do printf '%s(%s) ' "$p" "$(cat /proc/$p/comm 2>/dev/null)"; done)"
+    kill -KILL $left 2>/dev/null || true
+    wait_for "leftovers to die" 10 all_dead $left || true
+  fi
+  left=$(cluster_pids)
+  [[ -z $left ]] || die "processes still alive: $left"
+  rm -f "$MUNGE_SOCK" "$SQL_SOCK"
+  log "cluster down in $(( SECONDS - t0 ))s"
+}
+
+cmd_status() {
+  local n p
+  printf '%-10s %s\n' munged "$(pid_alive "$(pidfile_pid "$MUNGE_DIR/munged.pid")" && echo up || echo down)"
+  printf '%-10s %s\n' mariadb "$(pid_alive "$(pidfile_pid "$SQL_DIR/mysqld.pid")" && echo up || echo down)"
+  printf '%-10s %s\n' slurmdbd "$(pid_alive "$(pidfile_pid "$RUN/slurmdbd.pid")" && echo up || echo down)"
+  printf '%-10s %s\n' slurmctld "$(ctld_up && echo up || echo down)"
+  for n in "${NODES[@]}"; do
+    printf '%-10s %s\n' "slurmd $n" "$(pid_alive "$(pidfile_pid "$RUN/slurmd-$n.pid")" && echo up || echo down)"
+  done
+  if ctld_up; then
+    echo; sinfo -o '%10P %.5a %.6D %10T %N %G' || true
+    echo; squeue -o '%.12i %.9P %.10j %.6q %.2t %.10M %R' || true
+  fi
+}
+
+cmd_env() {
+  echo "export GPUPOOL_CLUSTER_DIR=$D"
+  echo "export SLURM_CONF=$CONF"
+}
+
+case ${1:-} in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
+esac
