@@ -1,0 +1,308 @@
+/*
+ * gpupool_slurm.c - slurmctld records -> gpupool core snapshot (see .h).
+ */
+/* Slurm's config.h defines these too; ours come from -D flags (DEFS). */
+#undef PACKAGE
+#undef PACKAGE_BUGREPORT
+#undef PACKAGE_NAME
+#undef PACKAGE_STRING
+#undef PACKAGE_TARNAME
+#undef PACKAGE_URL
+#undef PACKAGE_VERSION
+#undef VERSION
+#include "config.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "src/common/assoc_mgr.h"
+#include "src/common/bitstring.h"
+#include "src/common/gres.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/node_conf.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "gpupool_slurm.h"
+
+static void _copy(char *dst, size_t len, const char *src, size_t n)
+{
+	if (n >= len)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+extern void gps_tres_init(gps_tres_t *t)
+{
+	char quota[160], *name, *colon;
+	slurmdb_tres_rec_t rec;
+
+	memset(t, 0, sizeof(*t));
+	t->tres_pos = -1;
+	gp_engine_quota_tres(gp_shared_engine(), quota, sizeof(quota));
+	/* "gres/gpu" or "gres/gpu:TYPE" (the core's parser guarantees it) */
+	name = strchr(quota, '/');
+	name = name ? name + 1 : quota;
+	if (!*name)
+		name = "gpu";
+	_copy(t->node_gres, sizeof(t->node_gres), name, strlen(name));
+	if ((colon = strchr(name, ':'))) {
+		_copy(t->gres_name, sizeof(t->gres_name), name, colon - name);
+		_copy(t->gres_type, sizeof(t->gres_type), colon + 1,
+		      strlen(colon + 1));
+	} else {
+		_copy(t->gres_name, sizeof(t->gres_name), name, strlen(name));
+	}
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = "gres";
+	rec.name = t->node_gres;
+	/* Takes the assoc_mgr TRES read lock itself (locked == false). */
+	t->tres_pos = assoc_mgr_find_tres_pos(&rec, false);
+	t->tres_cnt = slurmctld_tres_cnt;
+	if ((t->tres_pos >= t->tres_cnt) || (t->tres_cnt <= 0))
+		t->tres_pos = -1;
+}
+
+/* Sum of the GRES counts of `gres_list` (job gres_state_t records). */
+static uint64_t _gres_list_cnt(List gres_list, const gps_tres_t *t)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	gres_job_state_t *js;
+	uint64_t cnt = 0;
+
+	if (!gres_list)
+		return 0;
+	it = list_iterator_create(gres_list);
+	while ((gs = list_next(it))) {
+		if (!gs->gres_name || xstrcmp(gs->gres_name, t->gres_name))
+			continue;
+		if (!(js = gs->gres_data))
+			continue;
+		if (t->gres_type[0] && xstrcmp(js->type_name, t->gres_type))
+			continue;
+		if ((js->total_gres == NO_VAL64) ||
+		    (js->total_gres == NO_CONSUME_VAL64))
+			continue;
+		cnt += js->total_gres;
+	}
+	list_iterator_destroy(it);
+	return cnt;
+}
+
+extern uint32_t gps_job_gpus(job_record_t *job_ptr, const gps_tres_t *t,
+			     bool allocated)
+{
+	uint64_t *arr = NULL, cnt = 0;
+
+	if ((t->tres_pos >= 0) && (t->tres_cnt == slurmctld_tres_cnt)) {
+		if (allocated && job_ptr->tres_alloc_cnt)
+			arr = job_ptr->tres_alloc_cnt;
+		else
+			arr = job_ptr->tres_req_cnt;
+	}
+	if (arr) {
+		cnt = arr[t->tres_pos];
+		if ((cnt == NO_VAL64) || (cnt == NO_CONSUME_VAL64))
+			cnt = 0;
+	} else if (allocated && job_ptr->gres_list_alloc) {
+		cnt = _gres_list_cnt(job_ptr->gres_list_alloc, t);
+	} else {
+		cnt = _gres_list_cnt(job_ptr->gres_list_req, t);
+	}
+	return (cnt > UINT32_MAX) ? UINT32_MAX : (uint32_t) cnt;
+}
+
+extern int gps_job_state(job_record_t *job_ptr)
+{
+	if (IS_JOB_REVOKED(job_ptr))
+		return -1;
+	if (IS_JOB_PENDING(job_ptr))
+		return GP_JOB_PENDING;
+	if (IS_JOB_RUNNING(job_ptr))
+		return GP_JOB_RUNNING;
+	if (IS_JOB_SUSPENDED(job_ptr))
+		return GP_JOB_SUSPENDED;
+	/* Ended but still completing: its nodes are not free yet. */
+	if (IS_JOB_COMPLETING(job_ptr) && job_ptr->part_ptr)
+		return GP_JOB_RUNNING;
+	return -1;
+}
+
+extern bool gps_job_not_eligible(job_record_t *job_ptr, time_t now)
+{
+	if ((job_ptr->state_reason == WAIT_DEPENDENCY) ||
+	    (job_ptr->state_reason == WAIT_DEP_INVALID))
+		return true;
+	if (job_ptr->details && (job_ptr->details->begin_time > now))
+		return true;
+	return false;
+}
+
+static char *_job_partitions(job_record_t *job_ptr, int state,
+			     part_record_t *use_part)
+{
+	char *buf = NULL;
+	part_record_t *part_ptr;
+	ListIterator it;
+
+	if ((state != GP_JOB_PENDING) || use_part) {
+		part_ptr = use_part ? use_part : job_ptr->part_ptr;
+		if (part_ptr && part_ptr->name)
+			return xstrdup(part_ptr->name);
+		return xstrdup(job_ptr->partition);
+	}
+	if (job_ptr->part_ptr_list) {
+		it = list_iterator_create(job_ptr->part_ptr_list);
+		while ((part_ptr = list_next(it)))
+			if (part_ptr->name)
+				xstrfmtcat(buf, "%s%s", buf ? "," : "",
+					   part_ptr->name);
+		list_iterator_destroy(it);
+	}
+	if (!buf) {
+		if (job_ptr->part_ptr && job_ptr->part_ptr->name)
+			buf = xstrdup(job_ptr->part_ptr->name);
+		else
+			buf = xstrdup(job_ptr->partition);
+	}
+	return buf;
+}
+
+extern void gps_job_fill(job_record_t *job_ptr, int state,
+			 const gps_tres_t *t, part_record_t *use_part,
+			 gp_job_t *out, char **part_buf)
+{
+	memset(out, 0, sizeof(*out));
+	out->job_id = job_ptr->job_id;
+	out->state = state;
+	*part_buf = _job_partitions(job_ptr, state, use_part);
+	out->partitions = *part_buf;
+	out->qos = job_ptr->qos_ptr ? job_ptr->qos_ptr->name : NULL;
+	out->gpus = gps_job_gpus(job_ptr, t, state != GP_JOB_PENDING);
+	out->submit_time = job_ptr->details ?
+		(int64_t) job_ptr->details->submit_time : 0;
+	if (out->submit_time <= 0)
+		out->submit_time = (int64_t) time(NULL);
+	out->start_time = (int64_t) job_ptr->start_time;
+	out->user_held = 0;
+}
+
+/* A node whose GPUs cannot be given to new jobs counts no capacity. */
+static bool _node_unusable(node_record_t *node_ptr)
+{
+	return IS_NODE_DOWN(node_ptr) || IS_NODE_FUTURE(node_ptr) ||
+	       IS_NODE_DRAINED(node_ptr);
+}
+
+extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
+					 bool running_only,
+					 gps_our_hold_f our_hold, time_t now,
+					 uint32_t *job_cnt)
+{
+	gp_snapshot_t *snap;
+	node_record_t *node_ptr;
+	part_record_t *part_ptr;
+	job_record_t *job_ptr;
+	ListIterator it;
+	int32_t *node_map = NULL, *idx = NULL;
+	int i;
+	uint32_t jobs = 0;
+
+	if (!(snap = gp_snapshot_create()))
+		return NULL;
+	gp_snapshot_reserve(snap, running_only ? 0 : node_record_count,
+			    job_list ? list_count(job_list) : 0);
+
+	if (!running_only && (node_record_count > 0)) {
+		node_map = xcalloc(node_record_count, sizeof(int32_t));
+		idx = xcalloc(node_record_count, sizeof(int32_t));
+		for (i = 0; i < node_record_count; i++)
+			node_map[i] = -1;
+		for (i = 0; (node_ptr = next_node(&i)); i++) {
+			uint64_t gpus = 0;
+			if (!_node_unusable(node_ptr))
+				gpus = gres_node_config_cnt(
+					node_ptr->gres_list,
+					(char *) t->node_gres);
+			if (gpus == NO_VAL64)
+				gpus = 0;
+			node_map[i] = gp_snapshot_add_node(
+				snap, node_ptr->name,
+				(gpus > UINT32_MAX) ? UINT32_MAX :
+						      (uint32_t) gpus);
+		}
+		if (part_list) {
+			it = list_iterator_create(part_list);
+			while ((part_ptr = list_next(it))) {
+				size_t n = 0;
+				int bits;
+				if (!part_ptr->name)
+					continue;
+				if (part_ptr->node_bitmap) {
+					bits = bit_size(part_ptr->node_bitmap);
+					if (bits > node_record_count)
+						bits = node_record_count;
+					for (i = 0; i < bits; i++)
+						if (bit_test(part_ptr->node_bitmap,
+							     i) &&
+						    (node_map[i] >= 0))
+							idx[n++] = node_map[i];
+				}
+				if (gp_snapshot_add_partition(
+					    snap, part_ptr->name, idx, n) !=
+				    GP_OK)
+					error("gpupool: partition %s left out of the snapshot",
+					      part_ptr->name);
+			}
+			list_iterator_destroy(it);
+		}
+	}
+
+	if (job_list) {
+		it = list_iterator_create(job_list);
+		while ((job_ptr = list_next(it))) {
+			gp_job_t job;
+			char *parts = NULL;
+			int state = gps_job_state(job_ptr);
+
+			if (state < 0)
+				continue;
+			if (running_only && (state != GP_JOB_RUNNING))
+				continue;
+			gps_job_fill(job_ptr, state, t, NULL, &job, &parts);
+			if (state == GP_JOB_PENDING) {
+				bool ours = our_hold && our_hold(job_ptr);
+				if (!ours && ((job_ptr->priority == 0) ||
+					      gps_job_not_eligible(job_ptr,
+								   now)))
+					job.user_held = 1;
+			}
+			if (gp_snapshot_add_job(snap, &job) == GP_OK)
+				jobs++;
+			xfree(parts);
+		}
+		list_iterator_destroy(it);
+	}
+	xfree(node_map);
+	xfree(idx);
+	if (job_cnt)
+		*job_cnt = jobs;
+	return snap;
+}
+
+extern const char *gps_rule_name(int rule)
+{
+	switch (rule) {
+	case GP_RULE_INPOOL:
+		return "InPool";
+	case GP_RULE_RECLAIM:
+		return "Reclaim";
+	default:
+		return "None";
+	}
+}

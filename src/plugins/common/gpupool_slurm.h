@@ -1,0 +1,79 @@
+/*
+ * gpupool_slurm.h - translation between slurmctld's records and the
+ * gpupool core's C ABI (src/common/gpupool.h), shared by priority/gpupool
+ * and preempt/gpupool (compiled into both plugins).
+ *
+ * Nothing here takes a slurmctld lock: every function documents the locks
+ * its caller must hold.  Nothing here decides policy.
+ */
+#ifndef GPUPOOL_SLURM_H
+#define GPUPOOL_SLURM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "src/slurmctld/slurmctld.h"
+
+#include "gpupool.h"
+
+/* How a job's tracked resource (gpupool.conf QuotaTRES=) is counted. */
+typedef struct {
+	int tres_pos;          /* index in tres_req_cnt/tres_alloc_cnt, -1 */
+	int tres_cnt;          /* slurmctld_tres_cnt when tres_pos was found */
+	char gres_name[64];    /* "gpu" */
+	char gres_type[64];    /* "" or the TYPE of gres/gpu:TYPE */
+	char node_gres[130];   /* "gpu" or "gpu:TYPE" for node counts */
+} gps_tres_t;
+
+/*
+ * Read QuotaTRES from the shared engine and find its position in the TRES
+ * arrays (takes and releases the assoc_mgr TRES read lock itself; callers
+ * may hold slurmctld locks, which come before assoc_mgr locks).
+ */
+extern void gps_tres_init(gps_tres_t *t);
+
+/*
+ * The job's count of the tracked resource: allocated for a job that holds
+ * resources, requested otherwise.  Caller holds the job read lock.
+ */
+extern uint32_t gps_job_gpus(job_record_t *job_ptr, const gps_tres_t *t,
+			     bool allocated);
+
+/*
+ * Fill `out` for `job_ptr` in gpupool's state `state` (GP_JOB_*).  The
+ * partition string is xmalloc'd into *part_buf (caller xfree's it; `out`
+ * points into it).  Running jobs: their one partition; pending jobs:
+ * `use_part` if given (the partition the scheduler is trying), else every
+ * partition they may run in.  Caller holds job read + partition read locks.
+ */
+extern void gps_job_fill(job_record_t *job_ptr, int state,
+			 const gps_tres_t *t, part_record_t *use_part,
+			 gp_job_t *out, char **part_buf);
+
+/* gpupool state of a job record; -1 for jobs that hold and want nothing. */
+extern int gps_job_state(job_record_t *job_ptr);
+
+/* Job is pending and not eligible yet (dependency, future begin time). */
+extern bool gps_job_not_eligible(job_record_t *job_ptr, time_t now);
+
+/* Callback: true if gpupool itself holds this pending job. */
+typedef bool (*gps_our_hold_f)(job_record_t *job_ptr);
+
+/*
+ * Snapshot of the cluster: nodes with their configured count of the
+ * tracked GRES, partitions, and every unfinished job.  `running_only`
+ * leaves out nodes, partitions and pending jobs (for
+ * gp_engine_refresh_running).  `our_hold` tells gpupool's own holds from
+ * user/admin holds (NULL: every priority-0 pending job is user-held).
+ * Caller holds job read, node read and partition read locks.  NULL on
+ * allocation failure.
+ */
+extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
+					 bool running_only,
+					 gps_our_hold_f our_hold, time_t now,
+					 uint32_t *job_cnt);
+
+/* Preempt mode name for logs. */
+extern const char *gps_rule_name(int rule);
+
+#endif /* GPUPOOL_SLURM_H */

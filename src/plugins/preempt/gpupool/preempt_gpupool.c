@@ -1,0 +1,319 @@
+/*
+ * preempt_gpupool.c - preempt/gpupool: who may preempt whom (R4 in-pool,
+ * R5 reclaim), victim order (R6) and what preemption does (R7) of the
+ * gpupool policy.
+ *
+ * A thin shim over libgpupool (src/common/gpupool.h); the engine is shared
+ * with priority/gpupool (same process, same libgpupool), whose agent thread
+ * keeps the engine's picture of the cluster current.
+ *
+ * Locks (Slurm 22.05.8): every caller of the functions below holds at
+ * least the job write lock, except PREEMPT_DATA_MODE, which job packing
+ * asks under the job read lock.  slurm_find_preemptable_jobs() calls
+ * preempt_p_preemptable() from inside list_for_each(job_list): job_list's
+ * own list lock is held there, so nothing here may iterate job_list while
+ * answering preemptable().  The running-job refresh is done when
+ * PREEMPT_DATA_ENABLED is asked (slurm_find_preemptable_jobs asks it just
+ * before that list_for_each, with job write, node write, part read held).
+ */
+/* Slurm's config.h defines these too; ours come from -D flags (DEFS). */
+#undef PACKAGE
+#undef PACKAGE_BUGREPORT
+#undef PACKAGE_NAME
+#undef PACKAGE_STRING
+#undef PACKAGE_TARNAME
+#undef PACKAGE_URL
+#undef PACKAGE_VERSION
+#undef VERSION
+#include "config.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/job_scheduler.h"
+#include "src/slurmctld/preempt.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "gpupool.h"
+#include "gpupool_slurm.h"
+
+/* Fallbacks for a process that is not slurmctld (see priority_gpupool.c). */
+#if !defined(__APPLE__)
+List job_list = NULL;
+List part_list = NULL;
+time_t last_node_update = (time_t) 0;
+int slurmctld_tres_cnt = 0;
+#endif
+
+const char plugin_name[] = "Preempt gpupool plugin (GPU pool reclaim)";
+const char plugin_type[] = "preempt/gpupool";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/*
+ * Last allowed verdict per victim, so the preemption that follows can be
+ * logged with its preemptor and rule (Slurm asks the victim's grace time
+ * exactly once, when it really preempts it).
+ */
+#define VCACHE_SIZE 4096
+typedef struct {
+	uint32_t victim_id;
+	uint32_t preemptor_id;
+	uint32_t victim_gpus;
+	gp_verdict_t verdict;
+} vcache_t;
+static vcache_t vcache[VCACHE_SIZE];
+static pthread_mutex_t vcache_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static time_t last_refresh = (time_t) -1;
+static gps_tres_t tres;
+static bool tres_ready = false;
+
+extern int init(void)
+{
+	verbose("%s loaded", plugin_type);
+	return SLURM_SUCCESS;
+}
+
+extern void fini(void)
+{
+}
+
+static void _tres_ensure(void)
+{
+	if (!tres_ready || (tres.tres_cnt != slurmctld_tres_cnt)) {
+		gps_tres_init(&tres);
+		tres_ready = true;
+	}
+}
+
+/*
+ * Jobs started or ended since the engine's last look: refresh its pool
+ * usage and victim order from the running jobs.  Caller holds job read,
+ * part read locks and is not inside a job_list iteration.
+ */
+static void _refresh_running(void)
+{
+	gp_engine_t *e = gp_shared_engine();
+	gp_snapshot_t *snap;
+	time_t now, seen = last_node_update;
+	uint32_t jobs = 0;
+	int rc;
+
+	if (seen == last_refresh)
+		return;
+	/* Only after priority/gpupool's first full pass (pools known). */
+	if (!job_list || (gp_engine_pool_count(e) == 0))
+		return;
+	now = time(NULL);
+	gps_tres_init(&tres);
+	tres_ready = true;
+	if (!(snap = gps_snapshot_build(&tres, true, NULL, now, &jobs)))
+		return;
+	rc = gp_engine_refresh_running(e, snap, (int64_t) now);
+	gp_snapshot_destroy(snap);
+	if (rc != GP_OK) {
+		error("gpupool: refresh of running jobs failed: %s",
+		      gp_status_str(rc));
+		return;
+	}
+	last_refresh = seen;
+	debug2("gpupool: refreshed %u running jobs", jobs);
+}
+
+static const char *_qos(job_record_t *job_ptr)
+{
+	return job_ptr->qos_ptr ? job_ptr->qos_ptr->name : NULL;
+}
+
+/* Return true if the preemptor's job sorts before the preemptee's. */
+extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
+					job_queue_rec_t *preemptee)
+{
+	gp_engine_t *e = gp_shared_engine();
+	gp_tier_info_t a, b;
+
+	if (!preemptor || !preemptee || !preemptor->job_ptr ||
+	    !preemptee->job_ptr)
+		return false;
+	if ((gp_engine_tier_of_qos(e, _qos(preemptor->job_ptr), &a) != GP_OK) ||
+	    (gp_engine_tier_of_qos(e, _qos(preemptee->job_ptr), &b) != GP_OK))
+		return false;
+	/* A higher tier that may preempt the other's (preemptible) tier. */
+	return b.preemptible && (a.priority > b.priority);
+}
+
+/* Note the order of the arguments (as preempt/qos). */
+extern bool preempt_p_preemptable(job_record_t *preemptee,
+				  job_record_t *preemptor)
+{
+	gp_job_t victim, pre;
+	gp_verdict_t v;
+	char *vparts = NULL, *pparts = NULL;
+	int rc;
+
+	if (!preemptee || !preemptor)
+		return false;
+	/* slurm_find_preemptable_jobs asks about every job in job_list */
+	if (!IS_JOB_RUNNING(preemptee) || (preemptee == preemptor))
+		return false;
+
+	_tres_ensure();
+	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, &victim, &vparts);
+	gps_job_fill(preemptor, GP_JOB_PENDING, &tres, preemptor->part_ptr,
+		     &pre, &pparts);
+	memset(&v, 0, sizeof(v));
+	rc = gp_engine_preemptable(gp_shared_engine(), &victim, &pre,
+				   (int64_t) time(NULL), &v);
+	if (rc != GP_OK) {
+		debug("gpupool: preemptable(JobId=%u by JobId=%u): %s",
+		      preemptee->job_id, preemptor->job_id,
+		      gp_status_str(rc));
+		v.allowed = 0;
+	} else {
+		debug2("gpupool: JobId=%u %s preempt JobId=%u (pool %s, %u/%u) rule %s: %s",
+		       preemptor->job_id, v.allowed ? "may" : "may not",
+		       preemptee->job_id, v.victim_pool, v.victim_pool_used,
+		       v.victim_pool_quota, gps_rule_name(v.rule), v.why);
+	}
+	if (v.allowed) {
+		vcache_t *c = &vcache[preemptee->job_id % VCACHE_SIZE];
+		slurm_mutex_lock(&vcache_mutex);
+		c->victim_id = preemptee->job_id;
+		c->preemptor_id = preemptor->job_id;
+		c->victim_gpus = victim.gpus;
+		c->verdict = v;
+		slurm_mutex_unlock(&vcache_mutex);
+	}
+	xfree(vparts);
+	xfree(pparts);
+	return v.allowed ? true : false;
+}
+
+static uint16_t _job_mode(job_record_t *job_ptr)
+{
+	gp_tier_info_t t;
+	uint16_t mode;
+
+	if (!job_ptr ||
+	    (gp_engine_tier_of_qos(gp_shared_engine(), _qos(job_ptr), &t) !=
+	     GP_OK))
+		return PREEMPT_MODE_OFF;
+	if (!t.preemptible)
+		return PREEMPT_MODE_OFF;	/* NP tiers are never preempted */
+
+	switch (t.preempt_mode) {
+	case GP_MODE_REQUEUE:
+		mode = PREEMPT_MODE_REQUEUE;
+		break;
+	case GP_MODE_CANCEL:
+		mode = PREEMPT_MODE_CANCEL;
+		break;
+	case GP_MODE_SUSPEND:
+		/* Slurm suspends only with gang scheduling (PreemptMode=...,GANG) */
+		mode = PREEMPT_MODE_SUSPEND;
+		break;
+	default:
+		mode = slurm_conf.preempt_mode;
+		break;
+	}
+	mode &= ~PREEMPT_MODE_GANG;
+	mode &= ~PREEMPT_MODE_WITHIN;
+
+	/*
+	 * R7: a job that may not be requeued (--no-requeue, JobRequeue=0,
+	 * not a batch job) is cancelled instead.  Slurm would kill it anyway
+	 * after the requeue fails; saying so avoids the failed attempt.
+	 */
+	if ((mode == PREEMPT_MODE_REQUEUE) &&
+	    (!job_ptr->details || !job_ptr->details->requeue ||
+	     !job_ptr->batch_flag))
+		mode = PREEMPT_MODE_CANCEL;
+	return mode;
+}
+
+static uint32_t _grace_time(job_record_t *job_ptr)
+{
+	gp_tier_info_t t;
+
+	if (job_ptr &&
+	    (gp_engine_tier_of_qos(gp_shared_engine(), _qos(job_ptr), &t) ==
+	     GP_OK) &&
+	    (t.grace_time >= 0))
+		return (uint32_t) t.grace_time;
+	if (job_ptr && job_ptr->qos_ptr)
+		return job_ptr->qos_ptr->grace_time;
+	return 0;
+}
+
+/* Slurm asks a victim's grace time once, when it really preempts it. */
+static void _log_preemption(job_record_t *job_ptr, uint32_t grace)
+{
+	vcache_t c;
+	uint16_t mode = _job_mode(job_ptr);
+	const char *what = (mode == PREEMPT_MODE_REQUEUE) ? "requeue" :
+			   (mode == PREEMPT_MODE_CANCEL)  ? "cancel" :
+			   (mode == PREEMPT_MODE_SUSPEND) ? "suspend" :
+							    "preempt";
+
+	slurm_mutex_lock(&vcache_mutex);
+	c = vcache[job_ptr->job_id % VCACHE_SIZE];
+	slurm_mutex_unlock(&vcache_mutex);
+	if (c.victim_id != job_ptr->job_id) {
+		info("gpupool: preempt victim JobId=%u (%s, grace %us): no verdict on record",
+		     job_ptr->job_id, what, grace);
+		return;
+	}
+	info("gpupool: preempt victim JobId=%u (pool %s, used %u/%u -> %u) for JobId=%u (pool %s) rule %s: %s [%s, grace %us]",
+	     job_ptr->job_id, c.verdict.victim_pool,
+	     c.verdict.victim_pool_used, c.verdict.victim_pool_quota,
+	     (c.verdict.victim_pool_used > c.victim_gpus) ?
+		     c.verdict.victim_pool_used - c.victim_gpus : 0,
+	     c.preemptor_id, c.verdict.preemptor_pool,
+	     gps_rule_name(c.verdict.rule), c.verdict.why, what, grace);
+}
+
+extern int preempt_p_get_data(job_record_t *job_ptr,
+			      slurm_preempt_data_type_t data_type, void *data)
+{
+	int rc = SLURM_SUCCESS;
+
+	switch (data_type) {
+	case PREEMPT_DATA_ENABLED:
+		*(bool *) data = (slurm_conf.preempt_mode != PREEMPT_MODE_OFF);
+		/*
+		 * All callers (slurm_find_preemptable_jobs, _pick_best_nodes,
+		 * sort_job_queue2) hold the job write lock and no job_list
+		 * list lock: the one safe place to look at running jobs.
+		 */
+		if (*(bool *) data)
+			_refresh_running();
+		break;
+	case PREEMPT_DATA_MODE:
+		*(uint16_t *) data = _job_mode(job_ptr);
+		break;
+	case PREEMPT_DATA_PRIO:
+		/* Slurm preempts in ascending order: R6 rank, first = 1. */
+		*(uint32_t *) data = job_ptr ?
+			gp_engine_victim_rank(gp_shared_engine(),
+					      job_ptr->job_id) : 0;
+		break;
+	case PREEMPT_DATA_GRACE_TIME:
+		*(uint32_t *) data = _grace_time(job_ptr);
+		if (job_ptr)
+			_log_preemption(job_ptr, *(uint32_t *) data);
+		break;
+	default:
+		error("%s: unknown enum %d", __func__, data_type);
+		rc = SLURM_ERROR;
+		break;
+	}
+	return rc;
+}

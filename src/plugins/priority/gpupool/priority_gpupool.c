@@ -1,0 +1,863 @@
+/*
+ * priority_gpupool.c - priority/gpupool: job order (R1), quota admission
+ * (R2) and time-decayed pool fairshare (R8) of the gpupool policy.
+ *
+ * A thin shim: the policy lives in libgpupool (src/common/gpupool.h).  This
+ * file turns slurmctld's records into gpupool snapshots, runs the engine
+ * from one agent thread and from slurmctld's priority hooks, and writes the
+ * results back as job priorities and held reasons.
+ *
+ * Locks (Slurm 22.05.8, see doc notes in the report):
+ *  - priority_p_set: caller holds the job write lock (set_job_prio).
+ *  - priority_p_job_end: caller holds the job write lock (deallocate_nodes
+ *    -> acct_policy_job_fini); no assoc_mgr lock yet.
+ *  - priority_p_get_priority_factors_list: no lock; we take job/node/part
+ *    read as multifactor does.
+ *  - priority_p_reconfig: sometimes with the config write lock held; we
+ *    take no slurmctld lock there.
+ *  - agent thread: takes conf read, job write, node read, part read.
+ */
+/* Slurm's config.h defines these too; ours come from -D flags (DEFS). */
+#undef PACKAGE
+#undef PACKAGE_BUGREPORT
+#undef PACKAGE_NAME
+#undef PACKAGE_STRING
+#undef PACKAGE_TARNAME
+#undef PACKAGE_URL
+#undef PACKAGE_VERSION
+#undef VERSION
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#if HAVE_SYS_PRCTL_H
+#include <sys/prctl.h>
+#endif
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+#include "src/common/assoc_mgr.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/macros.h"
+#include "src/common/read_config.h"
+#include "src/common/run_in_daemon.h"
+#include "src/common/site_factor.h"
+#include "src/common/slurm_mcs.h"
+#include "src/common/slurm_priority.h"
+#include "src/common/timers.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "gpupool.h"
+#include "gpupool_slurm.h"
+
+/*
+ * sshare loads this plugin too (priority_g_calc_fs_factor); dlopen with
+ * RTLD_LAZY defers functions only, so the slurmctld data we reference must
+ * exist.  Inside slurmctld its own symbols take precedence over these.
+ */
+#if defined(__APPLE__)
+extern void *acct_db_conn __attribute__((weak_import));
+extern List job_list __attribute__((weak_import));
+extern List part_list __attribute__((weak_import));
+extern time_t last_job_update __attribute__((weak_import));
+extern time_t last_node_update __attribute__((weak_import));
+extern int slurmctld_tres_cnt __attribute__((weak_import));
+#else
+void *acct_db_conn = NULL;
+List job_list = NULL;
+List part_list = NULL;
+time_t last_job_update = (time_t) 0;
+time_t last_node_update = (time_t) 0;
+int slurmctld_tres_cnt = 0;
+#endif
+
+const char plugin_name[] = "Priority gpupool plugin (GPU pool quotas)";
+const char plugin_type[] = "priority/gpupool";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+#define GP_HOLD_PREFIX "GpuPool"
+#define STATE_FILE "gpupool_state.json"
+#define STATE_SAVE_EVERY 60  /* seconds between state saves */
+#define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
+
+static bool in_ctld = false;
+
+static pthread_t agent_tid;
+static bool agent_running = false;
+static pthread_mutex_t agent_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t agent_cond = PTHREAD_COND_INITIALIZER;
+static bool agent_stop = false;
+static bool agent_wake = false;
+
+/*
+ * Ids of pending jobs gpupool holds (priority 0, WAIT_HELD, our reason).
+ * Sorted; protected by the slurmctld job lock (written only under the job
+ * write lock).  After a restart our holds are recognised by their reason
+ * text instead.
+ */
+static uint32_t *held_ids = NULL;
+static size_t held_cnt = 0, held_cap = 0;
+
+/* ------------------------------------------------------------------ */
+/* our holds                                                            */
+
+static size_t _held_find(uint32_t id, bool *found)
+{
+	size_t lo = 0, hi = held_cnt;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (held_ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = (lo < held_cnt) && (held_ids[lo] == id);
+	return lo;
+}
+
+static void _held_add(uint32_t id)
+{
+	bool found;
+	size_t pos = _held_find(id, &found);
+
+	if (found)
+		return;
+	if (held_cnt == held_cap) {
+		held_cap = held_cap ? held_cap * 2 : 64;
+		xrecalloc(held_ids, held_cap, sizeof(uint32_t));
+	}
+	memmove(&held_ids[pos + 1], &held_ids[pos],
+		(held_cnt - pos) * sizeof(uint32_t));
+	held_ids[pos] = id;
+	held_cnt++;
+}
+
+static void _held_del(uint32_t id)
+{
+	bool found;
+	size_t pos = _held_find(id, &found);
+
+	if (!found)
+		return;
+	memmove(&held_ids[pos], &held_ids[pos + 1],
+		(held_cnt - pos - 1) * sizeof(uint32_t));
+	held_cnt--;
+}
+
+/*
+ * Is this pending job held by gpupool (and by nobody else)?  A user/admin
+ * hold sets direct_set_prio (scontrol hold) or WAIT_HELD_USER; ours is
+ * WAIT_HELD with our reason text (or with none, after "scontrol release"
+ * wiped it and the scheduler put WAIT_HELD back).
+ */
+static bool _is_our_hold(job_record_t *job_ptr)
+{
+	bool found;
+
+	if (!IS_JOB_PENDING(job_ptr) || (job_ptr->priority != 0) ||
+	    job_ptr->direct_set_prio)
+		return false;
+	if ((job_ptr->state_reason != WAIT_HELD) &&
+	    (job_ptr->state_reason != WAIT_NO_REASON))
+		return false;
+	(void) _held_find(job_ptr->job_id, &found);
+	if (found)
+		return true;
+	return job_ptr->state_desc &&
+	       !xstrncmp(job_ptr->state_desc, GP_HOLD_PREFIX,
+			 strlen(GP_HOLD_PREFIX));
+}
+
+static void _set_prio(job_record_t *job_ptr, uint32_t prio)
+{
+	job_ptr->priority = prio;
+	/* Only multifactor builds priority_array; keep any left over equal. */
+	if (job_ptr->part_ptr_list && job_ptr->priority_array) {
+		int i, n = list_count(job_ptr->part_ptr_list);
+		for (i = 0; i < n; i++)
+			job_ptr->priority_array[i] = prio;
+	}
+}
+
+/*
+ * Write one engine result back to a pending job.  Caller holds the job
+ * write lock and has checked the job is not held by its user or an admin
+ * and has no admin-set priority.  Returns 1 if the job was released from
+ * our hold, 0 otherwise; *changed tells whether anything changed.
+ */
+static int _apply(job_record_t *job_ptr, const gp_pending_result_t *r,
+		  bool ours, bool *changed)
+{
+	if (r->admission == GP_HELD_QUOTA) {
+		if (job_ptr->priority != 0) {
+			_set_prio(job_ptr, 0);
+			*changed = true;
+		}
+		if (job_ptr->state_reason != WAIT_HELD) {
+			job_ptr->state_reason = WAIT_HELD;
+			*changed = true;
+		}
+		if (xstrcmp(job_ptr->state_desc, r->reason)) {
+			xfree(job_ptr->state_desc);
+			job_ptr->state_desc = xstrdup(r->reason);
+			*changed = true;
+		}
+		if (!ours)
+			debug("gpupool: hold JobId=%u: %s", job_ptr->job_id,
+			      r->reason);
+		_held_add(job_ptr->job_id);
+		return 0;
+	}
+
+	if (ours) {
+		job_ptr->state_reason = WAIT_NO_REASON;
+		xfree(job_ptr->state_desc);
+		_held_del(job_ptr->job_id);
+		*changed = true;
+	}
+	if (job_ptr->priority != MAX(r->priority, 1)) {
+		_set_prio(job_ptr, MAX(r->priority, 1));
+		*changed = true;
+	}
+	if (ours)
+		debug("gpupool: release JobId=%u priority %u",
+		      job_ptr->job_id, job_ptr->priority);
+	return ours ? 1 : 0;
+}
+
+/* May gpupool write this pending job's priority? */
+static bool _writable(job_record_t *job_ptr, bool *ours)
+{
+	*ours = _is_our_hold(job_ptr);
+	if (!IS_JOB_PENDING(job_ptr) || IS_JOB_REVOKED(job_ptr))
+		return false;
+	if (*ours)
+		return true;
+	if (job_ptr->priority == 0)	/* held by its user, an admin, Slurm */
+		return false;
+	if (job_ptr->direct_set_prio)	/* priority set by an admin */
+		return false;
+	return true;
+}
+
+/*
+ * After gp_engine_job_ended() changed admissions: write the engine's
+ * pending results back through the job hash (no job_list iteration: the
+ * caller may be inside a list_for_each over job_list).  Job write lock
+ * held.  Returns the count of released jobs.
+ */
+static int _apply_engine_pending(time_t now)
+{
+	gp_engine_t *e = gp_shared_engine();
+	size_t i, n = gp_engine_pending_count(e);
+	int released = 0;
+	bool changed = false;
+
+	for (i = 0; i < n; i++) {
+		gp_pending_result_t r;
+		job_record_t *job_ptr;
+		bool ours;
+
+		if (gp_engine_pending_at(e, i, &r) != GP_OK)
+			continue;
+		if (!(job_ptr = find_job_record(r.job_id)))
+			continue;
+		if (!_writable(job_ptr, &ours))
+			continue;
+		released += _apply(job_ptr, &r, ours, &changed);
+	}
+	if (changed)
+		last_job_update = now;
+	return released;
+}
+
+/* ------------------------------------------------------------------ */
+/* agent thread                                                         */
+
+static char *_state_path(void)
+{
+	if (!slurm_conf.state_save_location)
+		return NULL;
+	return xstrdup_printf("%s/%s", slurm_conf.state_save_location,
+			      STATE_FILE);
+}
+
+static void _save_state(time_t now)
+{
+	char err[512] = "", *path = _state_path();
+	int rc;
+
+	if (!path)
+		return;
+	rc = gp_engine_save_state(gp_shared_engine(), path, (int64_t) now,
+				  err, sizeof(err));
+	if (rc != GP_OK)
+		error("gpupool: saving %s: %s", path,
+		      err[0] ? err : gp_status_str(rc));
+	xfree(path);
+}
+
+static void _load_state(void)
+{
+	char err[512] = "", *path = _state_path(), *bad;
+	struct stat st;
+	int rc;
+
+	if (!path)
+		return;
+	if (stat(path, &st) != 0) {
+		info("gpupool: no state file %s yet", path);
+		xfree(path);
+		return;
+	}
+	rc = gp_engine_load_state(gp_shared_engine(), path, err, sizeof(err));
+	if (rc == GP_OK) {
+		info("gpupool: recovered state from %s", path);
+	} else {
+		bad = xstrdup_printf("%s.bad", path);
+		error("gpupool: state file %s: %s; moving it to %s and starting without usage history",
+		      path, err[0] ? err : gp_status_str(rc), bad);
+		if (rename(path, bad) != 0)
+			error("gpupool: rename %s to %s: %m", path, bad);
+		xfree(bad);
+	}
+	xfree(path);
+}
+
+static void _log_warnings(bool force)
+{
+	static char *last = NULL;
+	char buf[4096] = "";
+	char *line, *save = NULL;
+
+	gp_engine_warnings(gp_shared_engine(), buf, sizeof(buf));
+	if (!force && !xstrcmp(last, buf))
+		return;
+	xfree(last);
+	last = xstrdup(buf);
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		info("gpupool: warning: %s", line);
+}
+
+/* One full pass: snapshot, evaluate, write priorities and holds back. */
+static void _pass(void)
+{
+	slurmctld_lock_t locks = { .conf = READ_LOCK, .job = WRITE_LOCK,
+				   .node = READ_LOCK, .part = READ_LOCK };
+	gp_engine_t *e = gp_shared_engine();
+	gp_snapshot_t *snap = NULL;
+	gps_tres_t tres;
+	ListIterator it;
+	job_record_t *job_ptr;
+	uint32_t jobs = 0;
+	int rc = GP_OK, released = 0, held = 0;
+	bool changed = false;
+	time_t now;
+	DEF_TIMERS;
+
+	START_TIMER;
+	lock_slurmctld(locks);
+	if (!job_list) {
+		unlock_slurmctld(locks);
+		return;
+	}
+	now = time(NULL);
+	gps_tres_init(&tres);
+	snap = gps_snapshot_build(&tres, false, _is_our_hold, now, &jobs);
+	if (!snap)
+		rc = GP_ERR_INTERNAL;
+	else
+		rc = gp_engine_evaluate(e, snap, (int64_t) now);
+	if (rc == GP_OK) {
+		it = list_iterator_create(job_list);
+		while ((job_ptr = list_next(it))) {
+			gp_pending_result_t r;
+			bool ours;
+
+			if (!_writable(job_ptr, &ours))
+				continue;
+			if (gp_engine_pending_result(e, job_ptr->job_id, &r) !=
+			    GP_OK) {
+				/* Our hold but no result: not seen (yet). */
+				continue;
+			}
+			released += _apply(job_ptr, &r, ours, &changed);
+			if (r.admission == GP_HELD_QUOTA)
+				held++;
+		}
+		list_iterator_destroy(it);
+		/* Forget holds of jobs that are gone or no longer ours. */
+		if (held_cnt) {
+			size_t i, k = 0;
+			for (i = 0; i < held_cnt; i++) {
+				job_record_t *j = find_job_record(held_ids[i]);
+				if (j && IS_JOB_PENDING(j) &&
+				    (j->priority == 0))
+					held_ids[k++] = held_ids[i];
+			}
+			held_cnt = k;
+		}
+		if (changed)
+			last_job_update = now;
+	}
+	unlock_slurmctld(locks);
+	END_TIMER;
+
+	gp_snapshot_destroy(snap);
+	if (rc != GP_OK) {
+		error("gpupool: evaluation failed: %s", gp_status_str(rc));
+		return;
+	}
+	if (released)
+		queue_job_scheduler();
+	debug("gpupool: pass over %u jobs: %d held by quota, %d released, %s",
+	      jobs, held, released, TIME_STR);
+	_log_warnings(false);
+}
+
+static void *_agent(void *arg)
+{
+	time_t last_pass = 0, last_save = time(NULL), seen_node_update = 0;
+	struct timespec ts;
+
+#if HAVE_SYS_PRCTL_H
+	(void) prctl(PR_SET_NAME, "gpupool", NULL, NULL, NULL);
+#endif
+	while (true) {
+		bool run = false;
+		time_t now;
+
+		slurm_mutex_lock(&agent_mutex);
+		while (!agent_stop && !run) {
+			uint32_t interval =
+				gp_engine_recalc_interval(gp_shared_engine());
+			now = time(NULL);
+			if (agent_wake && (now - last_pass >= EVENT_MIN_GAP))
+				run = true;
+			else if (now - last_pass >= (time_t) interval)
+				run = true;
+			/* jobs started or ended (or nodes changed state) */
+			else if ((last_node_update != seen_node_update) &&
+				 (now - last_pass >= EVENT_MIN_GAP))
+				run = true;
+			if (run)
+				break;
+			ts.tv_sec = now + 1;
+			ts.tv_nsec = 0;
+			slurm_cond_timedwait(&agent_cond, &agent_mutex, &ts);
+		}
+		agent_wake = false;
+		if (agent_stop) {
+			slurm_mutex_unlock(&agent_mutex);
+			break;
+		}
+		slurm_mutex_unlock(&agent_mutex);
+
+		seen_node_update = last_node_update;
+		_pass();
+		last_pass = time(NULL);
+		if (last_pass - last_save >= STATE_SAVE_EVERY) {
+			_save_state(last_pass);
+			last_save = last_pass;
+		}
+	}
+	return NULL;
+}
+
+static void _wake(void)
+{
+	if (!agent_running)
+		return;
+	slurm_mutex_lock(&agent_mutex);
+	agent_wake = true;
+	slurm_cond_signal(&agent_cond);
+	slurm_mutex_unlock(&agent_mutex);
+}
+
+/* ------------------------------------------------------------------ */
+/* plugin life cycle                                                    */
+
+static int _load_config(char *err, size_t err_len, char **path_out)
+{
+	char *path = get_extra_conf_path("gpupool.conf");
+	int rc;
+
+	rc = gp_engine_load_config_file(gp_shared_engine(), path, err,
+					err_len);
+	if ((rc != GP_OK) && !err[0])
+		snprintf(err, err_len, "%s: %s", path, gp_status_str(rc));
+	*path_out = path;
+	return rc;
+}
+
+extern int init(void)
+{
+	char err[1024] = "", *path = NULL;
+
+	if (!running_in_slurmctld()) {
+		debug("%s loaded (not in slurmctld: nothing to do)",
+		      plugin_type);
+		return SLURM_SUCCESS;
+	}
+	in_ctld = true;
+
+	if (_load_config(err, sizeof(err), &path) != GP_OK)
+		fatal("gpupool: %s; refusing to start", err);
+	info("gpupool: configuration loaded from %s", path);
+	xfree(path);
+	_log_warnings(true);
+	_load_state();
+
+	agent_stop = false;
+	slurm_thread_create(&agent_tid, _agent, NULL);
+	agent_running = true;
+	_wake();	/* first pass right away */
+	verbose("%s loaded", plugin_type);
+	return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+	if (!in_ctld)
+		return SLURM_SUCCESS;
+	if (agent_running) {
+		slurm_mutex_lock(&agent_mutex);
+		agent_stop = true;
+		slurm_cond_broadcast(&agent_cond);
+		slurm_mutex_unlock(&agent_mutex);
+		pthread_join(agent_tid, NULL);
+		agent_running = false;
+	}
+	_save_state(time(NULL));
+	xfree(held_ids);
+	held_cnt = held_cap = 0;
+	in_ctld = false;
+	return SLURM_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Slurm priority API                                                   */
+
+extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
+{
+	gp_engine_t *e = gp_shared_engine();
+	gp_pending_result_t r;
+	gp_job_t job;
+	gps_tres_t tres;
+	char *parts = NULL;
+	bool ours, changed = false;
+	time_t now = time(NULL);
+	int rc;
+
+	/* A priority set by an admin stays (as priority/basic does). */
+	if (job_ptr->direct_set_prio && (job_ptr->priority > 1))
+		return job_ptr->priority;
+	/* A hold by its user or an admin stays. */
+	if (job_ptr->direct_set_prio && (job_ptr->priority == 0))
+		return 0;
+
+	/*
+	 * Running or suspended (node-failure requeue in progress, resume of
+	 * a manually suspended job): no admission for it now; the next pass
+	 * orders it once it is pending.
+	 */
+	if (!IS_JOB_PENDING(job_ptr) || !in_ctld) {
+		_wake();
+		if (job_ptr->priority && (job_ptr->priority != NO_VAL) &&
+		    (job_ptr->priority != INFINITE))
+			return job_ptr->priority;
+		return 1;
+	}
+
+	gps_tres_init(&tres);
+	gps_job_fill(job_ptr, GP_JOB_PENDING, &tres, NULL, &job, &parts);
+	(void) gp_engine_note_job(e, job.job_id, job.submit_time,
+				  (int64_t) now);
+	rc = gp_engine_provisional(e, &job, (int64_t) now, &r);
+	xfree(parts);
+	_wake();
+	if (rc != GP_OK) {
+		error("gpupool: JobId=%u: no provisional priority: %s",
+		      job_ptr->job_id, gp_status_str(rc));
+		return 1;
+	}
+
+	ours = _is_our_hold(job_ptr);
+	if (r.admission == GP_HELD_QUOTA) {
+		job_ptr->state_reason = WAIT_HELD;
+		xfree(job_ptr->state_desc);
+		job_ptr->state_desc = xstrdup(r.reason);
+		_held_add(job_ptr->job_id);
+		debug("gpupool: JobId=%u held at submit: %s", job_ptr->job_id,
+		      r.reason);
+		return 0;
+	}
+	if (ours) {
+		job_ptr->state_reason = WAIT_NO_REASON;
+		xfree(job_ptr->state_desc);
+		_held_del(job_ptr->job_id);
+		changed = true;
+	}
+	if (changed)
+		last_job_update = now;
+	return MAX(r.priority, 1);
+}
+
+extern void priority_p_reconfig(bool assoc_clear)
+{
+	char err[1024] = "", *path = NULL;
+
+	if (!in_ctld)
+		return;
+	if (_load_config(err, sizeof(err), &path) != GP_OK) {
+		error("gpupool: %s; keeping the previous configuration", err);
+	} else {
+		info("gpupool: configuration reloaded from %s", path);
+		_log_warnings(true);
+		_wake();
+	}
+	xfree(path);
+	site_factor_g_reconfig();
+}
+
+extern void priority_p_set_assoc_usage(slurmdb_assoc_rec_t *assoc)
+{
+	/* gpupool keeps its own usage per pool; associations have none. */
+	return;
+}
+
+extern double priority_p_calc_fs_factor(long double usage_efctv,
+					long double shares_norm)
+{
+	/* As priority/basic: only used by sshare against another cluster. */
+	if ((shares_norm <= 0.0) || fuzzy_equal(shares_norm, NO_VAL))
+		return 0.0;
+	return pow(2.0, -(usage_efctv / shares_norm));
+}
+
+static bool _in_list_u32(List l, uint32_t v)
+{
+	ListIterator it;
+	uint32_t *p;
+	bool found = false;
+
+	it = list_iterator_create(l);
+	while ((p = list_next(it))) {
+		if (*p == v) {
+			found = true;
+			break;
+		}
+	}
+	list_iterator_destroy(it);
+	return found;
+}
+
+static int _same_ptr(void *x, void *key)
+{
+	return (x == key) ? 1 : 0;
+}
+
+static bool _part_wanted(List part_filter, part_record_t *part_ptr)
+{
+	if (!part_filter)
+		return true;
+	return list_find_first(part_filter, _same_ptr, part_ptr) != NULL;
+}
+
+static void _add_factors(List ret_list, job_record_t *job_ptr,
+			 part_record_t *part_ptr, const gp_pending_result_t *r)
+{
+	priority_factors_object_t *obj = xmalloc(sizeof(*obj));
+
+	obj->job_id = job_ptr->job_id;
+	obj->partition = part_ptr ? part_ptr->name : job_ptr->partition;
+	obj->user_id = job_ptr->user_id;
+	/* sprio adds (site - NICE_OFFSET) and subtracts (nice - NICE_OFFSET) */
+	obj->priority_site = NICE_OFFSET;
+	obj->nice = NICE_OFFSET;
+	if (job_ptr->direct_set_prio && (job_ptr->priority > 0)) {
+		obj->direct_prio = job_ptr->priority;
+	} else if (r) {
+		/* tier -> QOS column, pool standing -> FAIRSHARE, order -> AGE */
+		obj->priority_qos = r->factor_tier;
+		obj->priority_fs = r->factor_fairshare;
+		obj->priority_age = r->factor_age;
+	}
+	list_append(ret_list, obj);
+}
+
+extern List priority_p_get_priority_factors_list(
+	priority_factors_request_msg_t *req_msg, uid_t uid)
+{
+	slurmctld_lock_t locks = { .job = READ_LOCK, .node = READ_LOCK,
+				   .part = READ_LOCK };
+	List ret_list = NULL, part_filter = NULL;
+	ListIterator it, pit;
+	job_record_t *job_ptr;
+	part_record_t *part_ptr;
+	char *tmp, *tok, *save = NULL;
+	time_t now = time(NULL);
+
+	lock_slurmctld(locks);
+	if (req_msg && req_msg->partitions) {
+		part_filter = list_create(NULL);
+		tmp = xstrdup(req_msg->partitions);
+		for (tok = strtok_r(tmp, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save))
+			if ((part_ptr = find_part_record(tok)))
+				list_append(part_filter, part_ptr);
+		xfree(tmp);
+	}
+
+	if (job_list && list_count(job_list)) {
+		ret_list = list_create(slurm_destroy_priority_factors_object);
+		it = list_iterator_create(job_list);
+		while ((job_ptr = list_next(it))) {
+			gp_pending_result_t r, *rp = NULL;
+			bool ours;
+
+			if (!IS_JOB_PENDING(job_ptr) ||
+			    IS_JOB_REVOKED(job_ptr))
+				continue;
+			ours = _is_our_hold(job_ptr);
+			/* user/admin holds: nothing to show (as multifactor) */
+			if ((job_ptr->priority == 0) && !ours)
+				continue;
+			if (job_ptr->details &&
+			    (job_ptr->details->begin_time > now) && !ours)
+				continue;
+			if (req_msg && req_msg->job_id_list &&
+			    !_in_list_u32(req_msg->job_id_list,
+					  job_ptr->job_id))
+				continue;
+			if (req_msg && req_msg->uid_list &&
+			    !_in_list_u32(req_msg->uid_list,
+					  job_ptr->user_id))
+				continue;
+			if ((slurm_conf.private_data & PRIVATE_DATA_JOBS) &&
+			    (job_ptr->user_id != uid) &&
+			    !validate_operator(uid) &&
+			    (((slurm_mcs_get_privatedata() == 0) &&
+			      !assoc_mgr_is_user_acct_coord(
+				      acct_db_conn, uid, job_ptr->account)) ||
+			     ((slurm_mcs_get_privatedata() == 1) &&
+			      (mcs_g_check_mcs_label(uid, job_ptr->mcs_label,
+						     false) != 0))))
+				continue;
+			if (gp_engine_pending_result(gp_shared_engine(),
+						     job_ptr->job_id,
+						     &r) == GP_OK)
+				rp = &r;
+			else if (!job_ptr->direct_set_prio)
+				continue;	/* not evaluated yet */
+
+			if (job_ptr->part_ptr_list) {
+				pit = list_iterator_create(
+					job_ptr->part_ptr_list);
+				while ((part_ptr = list_next(pit)))
+					if (_part_wanted(part_filter,
+							 part_ptr))
+						_add_factors(ret_list,
+							     job_ptr,
+							     part_ptr, rp);
+				list_iterator_destroy(pit);
+			} else if (job_ptr->part_ptr &&
+				   _part_wanted(part_filter,
+						job_ptr->part_ptr)) {
+				_add_factors(ret_list, job_ptr,
+					     job_ptr->part_ptr, rp);
+			}
+		}
+		list_iterator_destroy(it);
+		if (!list_count(ret_list))
+			FREE_NULL_LIST(ret_list);
+	}
+	unlock_slurmctld(locks);
+	FREE_NULL_LIST(part_filter);
+	return ret_list;
+}
+
+/* priority/basic's accounting duty: give back the unused run seconds. */
+static void _return_unused_run_secs(job_record_t *job_ptr)
+{
+	uint64_t time_limit_secs = (uint64_t) job_ptr->time_limit * 60;
+	slurmdb_assoc_rec_t *assoc_ptr;
+	uint64_t *unused;
+	int i;
+	assoc_mgr_lock_t locks = { .assoc = WRITE_LOCK, .qos = WRITE_LOCK };
+
+	if (!job_ptr->tres_alloc_cnt || (slurmctld_tres_cnt <= 0))
+		return;
+	unused = xcalloc(slurmctld_tres_cnt, sizeof(uint64_t));
+	for (i = 0; i < slurmctld_tres_cnt; i++) {
+		if (job_ptr->tres_alloc_cnt[i] == NO_CONSUME_VAL64)
+			continue;
+		unused[i] = job_ptr->tres_alloc_cnt[i] * time_limit_secs;
+	}
+
+	assoc_mgr_lock(&locks);
+	if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage) {
+		slurmdb_qos_rec_t *qos_ptr = job_ptr->qos_ptr;
+		for (i = 0; i < slurmctld_tres_cnt; i++) {
+			if (unused[i] >
+			    qos_ptr->usage->grp_used_tres_run_secs[i])
+				qos_ptr->usage->grp_used_tres_run_secs[i] = 0;
+			else
+				qos_ptr->usage->grp_used_tres_run_secs[i] -=
+					unused[i];
+		}
+	}
+	assoc_ptr = job_ptr->assoc_ptr;
+	while (assoc_ptr && assoc_ptr->usage) {
+		for (i = 0; i < slurmctld_tres_cnt; i++) {
+			if (unused[i] >
+			    assoc_ptr->usage->grp_used_tres_run_secs[i])
+				assoc_ptr->usage->grp_used_tres_run_secs[i] = 0;
+			else
+				assoc_ptr->usage->grp_used_tres_run_secs[i] -=
+					unused[i];
+		}
+		assoc_ptr = assoc_ptr->usage->parent_assoc_ptr;
+	}
+	assoc_mgr_unlock(&locks);
+	xfree(unused);
+}
+
+extern void priority_p_job_end(job_record_t *job_ptr)
+{
+	time_t now = time(NULL);
+	int rc, released;
+
+	_return_unused_run_secs(job_ptr);
+	if (!in_ctld)
+		return;
+
+	rc = gp_engine_job_ended(gp_shared_engine(), job_ptr->job_id,
+				 (int64_t) now);
+	if (rc == 1) {
+		released = _apply_engine_pending(now);
+		if (released) {
+			debug("gpupool: JobId=%u ended: %d job(s) admitted",
+			      job_ptr->job_id, released);
+			queue_job_scheduler();
+		}
+	} else if (rc < 0) {
+		error("gpupool: JobId=%u end: %s", job_ptr->job_id,
+		      gp_status_str(-rc));
+	}
+	_wake();
+}
