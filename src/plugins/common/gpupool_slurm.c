@@ -127,9 +127,12 @@ extern int gps_job_state(job_record_t *job_ptr)
 		return GP_JOB_RUNNING;
 	if (IS_JOB_SUSPENDED(job_ptr))
 		return GP_JOB_SUSPENDED;
-	/* Ended but still completing: its nodes are not free yet. */
-	if (IS_JOB_COMPLETING(job_ptr) && job_ptr->part_ptr)
-		return GP_JOB_RUNNING;
+	/*
+	 * Ended but still completing: priority_p_job_end has already given
+	 * its GPUs back to the engine (so a quota-held job is admitted at
+	 * once); counting it again until its epilog ends would undo that.
+	 * Slurm itself does not place jobs on its completing nodes.
+	 */
 	return -1;
 }
 

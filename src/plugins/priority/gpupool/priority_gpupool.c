@@ -424,7 +424,7 @@ static void _pass(void)
 	}
 	if (released)
 		queue_job_scheduler();
-	debug("gpupool: pass over %u jobs: %d held by quota, %d released, %s",
+	debug2("gpupool: pass over %u jobs: %d held by quota, %d released, %s",
 	      jobs, held, released, TIME_STR);
 	_log_warnings(false);
 }
