@@ -58,7 +58,7 @@ int guarded(int error_status, char *err, size_t err_len, Fn &&fn) {
     }
 }
 
-void fill(gp_pending_result_t *out, const PendingResult &r) {
+void fill(gp_pending_result_t *out, const PendingResult &r, const Engine &e) {
     out->job_id = r.job_id;
     out->position = r.position;
     out->priority = r.priority;
@@ -67,7 +67,7 @@ void fill(gp_pending_result_t *out, const PendingResult &r) {
     out->factor_fairshare = r.factor_fairshare;
     out->factor_age = r.factor_age;
     out->orig_submit_time = r.orig_submit;
-    put(out->reason, r.reason);
+    put(out->reason, e.reason_of(r));
 }
 
 SnapJob to_snap_job(const gp_job_t *j) {
@@ -243,7 +243,7 @@ GP_EXPORT int gp_engine_pending_result(gp_engine_t *e, uint32_t job_id, gp_pendi
     std::lock_guard<std::mutex> lock(e->mu);
     const PendingResult *r = e->engine.pending_result(job_id);
     if (!r) return GP_ERR_ARG;
-    fill(out, *r);
+    fill(out, *r, e->engine);
     return GP_OK;
 }
 
@@ -258,7 +258,7 @@ GP_EXPORT int gp_engine_pending_at(gp_engine_t *e, size_t i, gp_pending_result_t
     std::lock_guard<std::mutex> lock(e->mu);
     const auto &p = e->engine.last().pending;
     if (i >= p.size()) return GP_ERR_ARG;
-    fill(out, p[i]);
+    fill(out, p[i], e->engine);
     return GP_OK;
 }
 
@@ -266,7 +266,7 @@ GP_EXPORT int gp_engine_provisional(gp_engine_t *e, const gp_job_t *job, int64_t
     if (!e || !job || !out) return GP_ERR_ARG;
     std::lock_guard<std::mutex> lock(e->mu);
     if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
-    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { fill(out, e->engine.provisional(to_snap_job(job), now)); });
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { fill(out, e->engine.provisional(to_snap_job(job), now), e->engine); });
 }
 
 GP_EXPORT int gp_engine_job_ended(gp_engine_t *e, uint32_t job_id, int64_t now) {

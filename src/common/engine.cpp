@@ -78,28 +78,24 @@ int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, int64_t now) {
     return it->second.orig_submit;
 }
 
-std::vector<int> Engine::managed_pools(const std::vector<std::string> &parts) const {
-    std::vector<int> out;
+PoolList Engine::managed_pools(const std::vector<std::string> &parts) const {
+    PoolList out;
     for (const std::string &p : parts) {
         auto it = eval_.pool_index.find(p);
-        if (it != eval_.pool_index.end() &&
-            std::find(out.begin(), out.end(), it->second) == out.end())
-            out.push_back(it->second);
+        if (it != eval_.pool_index.end() && !out.contains(it->second)) out.push_back(it->second);
     }
     return out;
 }
 
-std::vector<int> Engine::managed_pools(std::string_view parts) const {
-    std::vector<int> out;
+PoolList Engine::managed_pools(std::string_view parts) const {
+    PoolList out;
     size_t start = 0;
     while (start <= parts.size()) {
         size_t end = parts.find(',', start);
         if (end == std::string_view::npos) end = parts.size();
         if (end > start) {
             auto it = eval_.pool_index.find(std::string(parts.substr(start, end - start)));
-            if (it != eval_.pool_index.end() &&
-                std::find(out.begin(), out.end(), it->second) == out.end())
-                out.push_back(it->second);
+            if (it != eval_.pool_index.end() && !out.contains(it->second)) out.push_back(it->second);
         }
         start = end + 1;
     }
@@ -109,22 +105,41 @@ std::vector<int> Engine::managed_pools(std::string_view parts) const {
 // R2: an NP job fits when, in every pool it may start in, the GPUs of
 // running NP jobs, of admitted NP jobs not yet running, and its own stay
 // within quota.  Every pool, because Slurm may start it in any of them.
-bool Engine::fits_quota(const std::vector<int> &pools, uint32_t gpus, std::string *reason) const {
+bool Engine::fits_quota(const PoolList &pools, uint32_t gpus, PendingResult *r) const {
     for (int p : pools) {
         const PoolState &ps = eval_.pools[static_cast<size_t>(p)];
         uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
         if (taken + gpus <= ps.quota) continue;
-        if (reason) {
-            if (gpus > ps.quota)
-                *reason = "GpuPoolQuotaTooSmall:" + ps.name + " needs " + std::to_string(gpus) +
-                          " quota " + std::to_string(ps.quota);
-            else
-                *reason = "GpuPoolQuota:" + ps.name + " " + std::to_string(taken) + "/" +
-                          std::to_string(ps.quota);
+        if (r) {
+            r->hold = gpus > ps.quota ? Hold::QuotaTooSmall : Hold::Quota;
+            r->hold_pool = p;
+            r->hold_taken = static_cast<uint32_t>(taken);
         }
         return false;
     }
     return true;
+}
+
+std::string Engine::reason_of(const PendingResult &r) const {
+    auto pool_name = [&]() -> std::string {
+        return r.hold_pool >= 0 && static_cast<size_t>(r.hold_pool) < eval_.pools.size()
+                   ? eval_.pools[static_cast<size_t>(r.hold_pool)].name
+                   : "?";
+    };
+    auto quota = [&]() -> uint32_t {
+        return r.hold_pool >= 0 && static_cast<size_t>(r.hold_pool) < eval_.pools.size()
+                   ? eval_.pools[static_cast<size_t>(r.hold_pool)].quota
+                   : 0;
+    };
+    switch (r.hold) {
+    case Hold::Quota:
+        return "GpuPoolQuota:" + pool_name() + " " + std::to_string(r.hold_taken) + "/" + std::to_string(quota());
+    case Hold::QuotaTooSmall:
+        return "GpuPoolQuotaTooSmall:" + pool_name() + " needs " + std::to_string(r.gpus) + " quota " +
+               std::to_string(quota());
+    case Hold::Starting: return "GpuPoolStarting";
+    default: return "";
+    }
 }
 
 void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
@@ -228,14 +243,14 @@ void Engine::account_usage(Evaluation &ev, int64_t now) {
 void Engine::tally_pending(Evaluation &ev) const {
     for (PoolState &ps : ev.pools) {
         ps.pending_jobs = ps.pending_gpus = ps.held_jobs = 0;
-        ps.pending_by_tier.clear();
+        ps.pending_by_tier.assign(config_->tiers.size(), 0);
     }
     for (const PendingResult &r : ev.pending)
         for (int p : r.pools) {
             PoolState &ps = ev.pools[static_cast<size_t>(p)];
             ps.pending_jobs++;
             ps.pending_gpus += r.gpus;
-            ps.pending_by_tier[config_->tiers[static_cast<size_t>(r.tier)].name]++;
+            ps.pending_by_tier[static_cast<size_t>(r.tier)]++;
         }
 }
 
@@ -321,17 +336,15 @@ static bool order_before(const PendingResult &a, uint32_t a_prio, const PendingR
 void Engine::admit(Evaluation &ev) const {
     for (PendingResult &r : ev.pending) {
         r.admission = Admission::Free;
-        r.reason.clear();
+        r.hold = Hold::None;
         if (preemptible_tier(r.tier) || r.gpus == 0 || r.pools.empty()) continue;
-        std::string reason;
-        if (fits_quota(r.pools, r.gpus, &reason)) {
+        if (fits_quota(r.pools, r.gpus, &r)) {
             r.admission = Admission::Quota;
             for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
         } else {
             r.admission = Admission::Held;
             r.priority = 0;
-            r.reason = reason;
-            ev.pools[static_cast<size_t>(r.pools.front())].held_jobs++;
+            ev.pools[static_cast<size_t>(r.hold_pool)].held_jobs++;
         }
     }
 }
@@ -404,9 +417,29 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
         for (int p : r.pools)
             r.group_standing = std::min(r.group_standing, ev.pools[static_cast<size_t>(p)].standing);
     }
-    std::sort(ev.pending.begin(), ev.pending.end(), [&](const PendingResult &a, const PendingResult &b) {
-        return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
+    // Sort compact keys, then move each result once.
+    struct Key {
+        uint32_t tier_prio, standing;
+        int64_t submit;
+        uint32_t id, index;
+    };
+    std::vector<Key> keys;
+    keys.reserve(ev.pending.size());
+    for (size_t i = 0; i < ev.pending.size(); ++i) {
+        const PendingResult &r = ev.pending[i];
+        keys.push_back(Key{tier_priority(r.tier), r.group_standing, r.orig_submit, r.job_id, static_cast<uint32_t>(i)});
+    }
+    std::sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) {
+        if (a.tier_prio != b.tier_prio) return a.tier_prio > b.tier_prio;
+        return std::tie(a.standing, a.submit, a.id) < std::tie(b.standing, b.submit, b.id);
     });
+    {
+        std::vector<PendingResult> sorted;
+        sorted.reserve(keys.size());
+        for (const Key &k : keys) sorted.push_back(std::move(ev.pending[k.index]));
+        ev.pending.swap(sorted);
+    }
+    ev.pending_index.reserve(ev.pending.size());
 
     // Priorities: 2 * (jobs after it) + base, base odd and above 2 * tiers,
     // so that odd numbers belong to this pass and the even ones are free
@@ -524,7 +557,7 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
         if (managed && !preemptible_tier(r.tier) && job.gpus > 0) {
             r.admission = Admission::Held;
             r.priority = 0;
-            r.reason = "GpuPoolStarting";
+            r.hold = Hold::Starting;
         }
         return r;
     }
@@ -559,8 +592,7 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     }
     r.priority = r.nominal;
     if (!preemptible_tier(r.tier) && r.gpus > 0 && !r.pools.empty()) {
-        std::string reason;
-        if (fits_quota(r.pools, r.gpus, &reason)) {
+        if (fits_quota(r.pools, r.gpus, &r)) {
             r.admission = Admission::Quota;
             // Reserve now so that a burst of submits between passes
             // cannot admit more than the quota.
@@ -568,7 +600,6 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
         } else {
             r.admission = Admission::Held;
             r.priority = 0;
-            r.reason = reason;
         }
     }
     eval_.provisional[job.id] = r;
@@ -592,7 +623,7 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         vi.tier = tier_of_qos(std::string(victim.qos));
         vi.gpus = victim.gpus;
         vi.start = victim.start;
-        std::vector<int> vp = managed_pools(victim.partitions);
+        PoolList vp = managed_pools(victim.partitions);
         vi.pool = vp.empty() ? -1 : vp.front();
     }
     v.victim_pool = vi.pool;

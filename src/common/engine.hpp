@@ -2,6 +2,7 @@
 // Plain C++17, no Slurm, no clock: `now` is always passed in.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -38,11 +39,52 @@ struct PoolState {
     uint32_t fairshare = 0, lent = 0;
     double decayed_usage = 0, usage_share = 0;
     uint32_t standing = 0;      // 0 = most starved (R1.2)
-    std::map<std::string, uint32_t> pending_by_tier;
+    std::vector<uint32_t> pending_by_tier;  // pending jobs per tier index
 
     uint32_t used() const { return np_used + p_used; }
     uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
 };
+
+// Pools a job may run in: almost always one or two, so kept inline to spare
+// an allocation per pending job and pass.
+class PoolList {
+public:
+    void push_back(int p) {
+        if (n_ < kInline) {
+            inline_[n_] = p;
+        } else {
+            if (n_ == kInline) spill_.assign(inline_, inline_ + kInline);
+            spill_.push_back(p);
+        }
+        ++n_;
+    }
+    const int *begin() const { return n_ <= kInline ? inline_ : spill_.data(); }
+    const int *end() const { return begin() + n_; }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    int front() const { return *begin(); }
+    void clear() {
+        n_ = 0;
+        spill_.clear();
+    }
+    bool contains(int p) const {
+        for (int x : *this)
+            if (x == p) return true;
+        return false;
+    }
+    bool operator==(const PoolList &o) const {
+        return n_ == o.n_ && std::equal(begin(), end(), o.begin());
+    }
+
+private:
+    static constexpr uint32_t kInline = 4;
+    uint32_t n_ = 0;
+    int inline_[kInline] = {};
+    std::vector<int> spill_;
+};
+
+// Why an NP job is held; the text is made only when someone asks.
+enum class Hold { None, Quota, QuotaTooSmall, Starting };
 
 struct PendingResult {
     uint32_t job_id = 0;
@@ -53,10 +95,12 @@ struct PendingResult {
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;
     int tier = -1;
-    std::vector<int> pools;     // managed pools it may run in
+    PoolList pools;             // managed pools it may run in
     uint32_t gpus = 0;
     uint32_t group_standing = 0;
-    std::string reason;
+    Hold hold = Hold::None;
+    int hold_pool = -1;         // the pool whose quota it does not fit
+    uint32_t hold_taken = 0;    // that pool's NP GPUs, used + reserved
 };
 
 struct RunningInfo {
@@ -130,6 +174,8 @@ public:
     // Pass result or provisional placement of a pending job; null if none.
     const PendingResult *pending_result(uint32_t job_id) const;
     uint32_t victim_rank(uint32_t job_id) const;
+    // "GpuPoolQuota:pool1 2/2" for a held job, "" otherwise.
+    std::string reason_of(const PendingResult &r) const;
 
     const Evaluation &last() const { return eval_; }
     std::vector<std::string> warnings() const;
@@ -164,9 +210,10 @@ private:
     void order_pending(const Snapshot &snap, Evaluation &ev, int64_t now);
     void admit(Evaluation &ev) const;
     void rank_victims(Evaluation &ev) const;
-    std::vector<int> managed_pools(const std::vector<std::string> &parts) const;
-    std::vector<int> managed_pools(std::string_view parts) const;
-    bool fits_quota(const std::vector<int> &pools, uint32_t gpus, std::string *reason) const;
+    PoolList managed_pools(const std::vector<std::string> &parts) const;
+    PoolList managed_pools(std::string_view parts) const;
+    // Fits the quota of every pool; if not, says where in `r` (if given).
+    bool fits_quota(const PoolList &pools, uint32_t gpus, PendingResult *r) const;
     void tally_pending(Evaluation &ev) const;
     bool preemptible_tier(int tier) const;
     uint32_t tier_priority(int tier) const;
@@ -188,7 +235,7 @@ private:
         uint32_t id = 0, gpus = 0;
         std::string partitions, qos;
         int tier = -1;
-        std::vector<int> pools;
+        PoolList pools;
         bool admitted = false;
     } preemptor_cache_;
 

@@ -36,7 +36,8 @@ std::string Engine::report_json() const {
     json_t *pools = json_array();
     for (const PoolState &p : eval_.pools) {
         json_t *by_tier = json_object();
-        for (const auto &[tier, n] : p.pending_by_tier) json_object_set_new(by_tier, tier.c_str(), json_integer(n));
+        for (size_t t = 0; t < p.pending_by_tier.size() && config_; ++t)
+            json_object_set_new(by_tier, config_->tiers[t].name.c_str(), json_integer(p.pending_by_tier[t]));
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(p.name.c_str()));
         json_object_set_new(o, "capacity", json_integer(p.capacity));
@@ -74,7 +75,7 @@ std::string Engine::report_json() const {
         json_object_set_new(o, "gpus", json_integer(r.gpus));
         json_object_set_new(o, "orig_submit", json_integer(r.orig_submit));
         json_object_set_new(o, "admission", json_string(admission_name(r.admission)));
-        json_object_set_new(o, "reason", json_string(r.reason.c_str()));
+        json_object_set_new(o, "reason", json_string(reason_of(r).c_str()));
         json_object_set_new(o, "factor_tier", json_integer(r.factor_tier));
         json_object_set_new(o, "factor_fairshare", json_integer(r.factor_fairshare));
         json_object_set_new(o, "factor_age", json_integer(r.factor_age));

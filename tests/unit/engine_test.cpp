@@ -32,7 +32,7 @@ TEST(OsmoExamples, QueueOrder) {
     // Quota 2 is taken by WF1 and WF2: the NP jobs wait, LOW does not.
     EXPECT_EQ(p[0].admission, Admission::Held);
     EXPECT_EQ(p[0].priority, 0u);
-    EXPECT_EQ(p[0].reason, "GpuPoolQuota:pool1 2/2");
+    EXPECT_EQ(e.reason_of(p[0]), "GpuPoolQuota:pool1 2/2");
     EXPECT_EQ(p[3].admission, Admission::Free);
     EXPECT_GT(p[3].priority, 0u);
 }
@@ -139,7 +139,7 @@ TEST(QuotaAdmission, HeldWhileGpusFreeThenAdmitted) {
     ASSERT_NE(n3, nullptr);
     EXPECT_EQ(n3->admission, Admission::Held);
     EXPECT_EQ(n3->priority, 0u);
-    EXPECT_EQ(n3->reason, "GpuPoolQuota:pool1 2/2");
+    EXPECT_EQ(e.reason_of(*n3), "GpuPoolQuota:pool1 2/2");
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Free);
     EXPECT_GT(e.pending_result(4)->priority, 0u);
     EXPECT_EQ(pool(e, "pool1").held_jobs, 1u);
@@ -163,7 +163,7 @@ TEST(QuotaAdmission, ProvisionalSubmitsReserveQuota) {
     PendingResult b = e.provisional(pending(11, "pool1", "normal", 1, T0 + 3), T0 + 3);
     EXPECT_EQ(a.admission, Admission::Quota);
     EXPECT_EQ(b.admission, Admission::Held);
-    EXPECT_EQ(b.reason, "GpuPoolQuota:pool1 2/2");
+    EXPECT_EQ(e.reason_of(b), "GpuPoolQuota:pool1 2/2");
     PendingResult low = e.provisional(pending(12, "pool1", "low", 1, T0 + 4), T0 + 4);
     EXPECT_EQ(low.admission, Admission::Free);
     EXPECT_LT(low.priority, a.priority);
@@ -176,7 +176,7 @@ TEST(QuotaAdmission, JobLargerThanQuota) {
     partition(s, "pool1", 0, 3);
     s.add_job(pending(1, "pool1", "normal", 3, T0));
     e.evaluate(s, T0 + 1);
-    EXPECT_EQ(e.pending_result(1)->reason, "GpuPoolQuotaTooSmall:pool1 needs 3 quota 2");
+    EXPECT_EQ(e.reason_of(*e.pending_result(1)), "GpuPoolQuotaTooSmall:pool1 needs 3 quota 2");
 }
 
 // A job listing two pools never pushes either over quota: it is admitted
@@ -192,7 +192,7 @@ TEST(QuotaAdmission, MultiPoolJobNeverExceedsEitherQuota) {
     s.add_job(pending(4, "pool1", "normal", 1, T0 + 3));
     e.evaluate(s, T0 + 4);
     EXPECT_EQ(e.pending_result(2)->admission, Admission::Held);
-    EXPECT_EQ(e.pending_result(2)->reason, "GpuPoolQuota:pool2 1/1");
+    EXPECT_EQ(e.reason_of(*e.pending_result(2)), "GpuPoolQuota:pool2 1/1");
     EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
 

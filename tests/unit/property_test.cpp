@@ -88,7 +88,7 @@ TEST(Property, AdmissionNeverExceedsQuota) {
             uint32_t admitted = 0;
             for (const PendingResult &r : e.last().pending)
                 if (r.admission == Admission::Quota &&
-                    std::find(r.pools.begin(), r.pools.end(), static_cast<int>(p)) != r.pools.end())
+                    r.pools.contains(static_cast<int>(p)))
                     admitted += r.gpus;
             ASSERT_EQ(admitted, ps.np_reserved) << "world " << i;
         }

@@ -1,0 +1,190 @@
+// Benchmarks (printed, not pass/fail): targets on a 2-core machine are at
+// most 1 us per pending job for order + admission, and 200 ns per
+// preemptability check.  Results go to doc/performance.md.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+
+#include "engine.hpp"
+#include "gpupool.h"
+
+using namespace gpupool;
+
+namespace {
+
+constexpr int kPools = 64;
+constexpr int kNodes = 4096;
+constexpr int kGpusPerNode = 8;
+
+std::string bench_config() {
+    std::string c =
+        "Tier=high QOS=high Priority=300 Preemptible=no\n"
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\n";
+    // 64 pools: pairs of pools share a block of 128 nodes (1024 GPUs),
+    // each with a quota of 384 GPUs.
+    for (int p = 0; p < kPools; ++p) c += "Pool=pool" + std::to_string(p) + " Quota=384 Weight=" + std::to_string(1 + p % 3) + "\n";
+    return c;
+}
+
+Snapshot bench_snapshot(int pending, int running) {
+    std::mt19937 rng(1);
+    Snapshot s;
+    s.nodes.reserve(kNodes);
+    for (int n = 0; n < kNodes; ++n) s.add_node("node" + std::to_string(n), kGpusPerNode);
+    const int block = kNodes / (kPools / 2);
+    for (int p = 0; p < kPools; ++p) {
+        std::vector<int32_t> idx;
+        int first = (p / 2) * block;
+        for (int n = first; n < first + block; ++n) idx.push_back(n);
+        s.add_partition("pool" + std::to_string(p), idx);
+    }
+    const char *qos[] = {"high", "normal", "low", "low"};
+    s.jobs.reserve(static_cast<size_t>(pending + running));
+    uint32_t id = 1;
+    for (int r = 0; r < running; ++r) {
+        SnapJob j;
+        j.id = id++;
+        j.state = JobState::Running;
+        j.partitions = {"pool" + std::to_string(rng() % kPools)};
+        j.qos = qos[rng() % 4];
+        j.gpus = 1 + rng() % 2;
+        j.submit_time = 1000;
+        j.start_time = 1000 + rng() % 1000;
+        s.add_job(std::move(j));
+    }
+    for (int k = 0; k < pending; ++k) {
+        SnapJob j;
+        j.id = id++;
+        j.state = JobState::Pending;
+        j.partitions = {"pool" + std::to_string(rng() % kPools)};
+        if (rng() % 10 == 0) j.partitions.push_back("pool" + std::to_string(rng() % kPools));
+        j.qos = qos[rng() % 4];
+        j.gpus = 1 + rng() % 8;
+        j.submit_time = 1000 + rng() % 100000;
+        s.add_job(std::move(j));
+    }
+    return s;
+}
+
+// One full pass: usage accounting, fairshare, order, admission, victims.
+void BM_OrderAndAdmission(benchmark::State &state) {
+    const int pending = static_cast<int>(state.range(0));
+    Engine e;
+    e.set_config(parse_config(bench_config(), "bench.conf"));
+    Snapshot s = bench_snapshot(pending, 10000);
+    int64_t now = 200000;
+    for (auto _ : state) {
+        e.evaluate(s, now++);
+        benchmark::DoNotOptimize(e.last().pending.data());
+    }
+    state.counters["ns_per_pending_job"] =
+        benchmark::Counter(static_cast<double>(pending), benchmark::Counter::kIsIterationInvariantRate |
+                                                             benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_OrderAndAdmission)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// Building the snapshot through the C ABI, as the plugins do.
+void BM_SnapshotThroughAbi(benchmark::State &state) {
+    const int pending = static_cast<int>(state.range(0));
+    Snapshot s = bench_snapshot(pending, 10000);
+    std::vector<std::string> parts;
+    for (const SnapJob &j : s.jobs) {
+        std::string p;
+        for (const std::string &x : j.partitions) p += (p.empty() ? "" : ",") + x;
+        parts.push_back(p);
+    }
+    for (auto _ : state) {
+        gp_snapshot_t *snap = gp_snapshot_create();
+        gp_snapshot_reserve(snap, kNodes, s.jobs.size());
+        for (const SnapNode &n : s.nodes) gp_snapshot_add_node(snap, n.name.c_str(), n.gpus);
+        for (const SnapPartition &p : s.partitions)
+            gp_snapshot_add_partition(snap, p.name.c_str(), p.nodes.data(), p.nodes.size());
+        for (size_t i = 0; i < s.jobs.size(); ++i) {
+            const SnapJob &j = s.jobs[i];
+            gp_job_t g{};
+            g.job_id = j.id;
+            g.state = j.state == JobState::Running ? GP_JOB_RUNNING : GP_JOB_PENDING;
+            g.partitions = parts[i].c_str();
+            g.qos = j.qos.c_str();
+            g.gpus = j.gpus;
+            g.submit_time = j.submit_time;
+            g.start_time = j.start_time;
+            gp_snapshot_add_job(snap, &g);
+        }
+        gp_snapshot_destroy(snap);
+    }
+    state.counters["ns_per_job"] = benchmark::Counter(static_cast<double>(s.jobs.size()),
+                                                      benchmark::Counter::kIsIterationInvariantRate |
+                                                          benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SnapshotThroughAbi)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// Preemptability of 10k running candidates against one pending NP job,
+// through the C ABI as preempt_p_preemptable calls it.
+void BM_Preemptable(benchmark::State &state) {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    gp_engine_load_config_text(e, bench_config().c_str(), "bench.conf", err, sizeof err);
+    Snapshot s = bench_snapshot(1000, 10000);
+    gp_snapshot_t *snap = gp_snapshot_create();
+    for (const SnapNode &n : s.nodes) gp_snapshot_add_node(snap, n.name.c_str(), n.gpus);
+    for (const SnapPartition &p : s.partitions) gp_snapshot_add_partition(snap, p.name.c_str(), p.nodes.data(), p.nodes.size());
+    std::vector<gp_job_t> victims;
+    for (const SnapJob &j : s.jobs) {
+        gp_job_t g{};
+        g.job_id = j.id;
+        g.state = j.state == JobState::Running ? GP_JOB_RUNNING : GP_JOB_PENDING;
+        g.partitions = j.partitions[0].c_str();
+        g.qos = j.qos.c_str();
+        g.gpus = j.gpus;
+        g.submit_time = j.submit_time;
+        g.start_time = j.start_time;
+        gp_snapshot_add_job(snap, &g);
+        if (g.state == GP_JOB_RUNNING) victims.push_back(g);
+    }
+    gp_engine_evaluate(e, snap, 5000);
+    gp_job_t preemptor{};
+    preemptor.job_id = 999999;
+    preemptor.state = GP_JOB_PENDING;
+    preemptor.partitions = "pool0";
+    preemptor.qos = "high";
+    preemptor.gpus = 1;
+    size_t allowed = 0;
+    for (auto _ : state) {
+        for (const gp_job_t &v : victims) {
+            gp_verdict_t out;
+            gp_engine_preemptable(e, &v, &preemptor, 5000, &out);
+            allowed += static_cast<size_t>(out.allowed);
+        }
+    }
+    benchmark::DoNotOptimize(allowed);
+    state.counters["ns_per_check"] = benchmark::Counter(static_cast<double>(victims.size()),
+                                                        benchmark::Counter::kIsIterationInvariantRate |
+                                                            benchmark::Counter::kInvert);
+    state.counters["candidates"] = static_cast<double>(victims.size());
+    gp_snapshot_destroy(snap);
+    gp_engine_destroy(e);
+}
+BENCHMARK(BM_Preemptable)->Unit(benchmark::kMicrosecond);
+
+// Victim order lookups (PREEMPT_DATA_PRIO), 10k per iteration.
+void BM_VictimRank(benchmark::State &state) {
+    Engine e;
+    e.set_config(parse_config(bench_config(), "bench.conf"));
+    Snapshot s = bench_snapshot(1000, 10000);
+    e.evaluate(s, 5000);
+    uint64_t sum = 0;
+    for (auto _ : state)
+        for (uint32_t id = 1; id <= 10000; ++id) sum += e.victim_rank(id);
+    benchmark::DoNotOptimize(sum);
+    state.counters["ns_per_lookup"] = benchmark::Counter(10000, benchmark::Counter::kIsIterationInvariantRate |
+                                                                    benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_VictimRank)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
