@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs the integration tests on a fresh local cluster with the plugins of the
+# build tree loaded, then takes the cluster down.
+#   tests/integration/run.sh [TEST_NAME...]     (default: all, in order)
+# Prints "PASS name (Ns)" / "FAIL name (Ns)" per test and, last,
+# "integration: N passed, N failed".  Exit status 0 only if all passed.
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export GPUPOOL_REPO=$REPO
+CLUSTER="$REPO/scripts/cluster.sh"
+
+ALL_TESTS=(test_queue_order test_osmo_preemption test_borrow_reclaim test_quota_hold
+           test_protection test_no_requeue test_sprio test_reconfigure)
+tests=("$@")
+(( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}")
+
+passed=0 failed=0
+started=$SECONDS
+finish() {
+  bash "$CLUSTER" down >&2 || true
+  # down must leave no daemon of the suite behind.
+  local left
+  left=$(pgrep -a -f "gpupool-cluster|slurmctld|slurmd|slurmdbd|munged|mariadbd|slurmstepd" | grep -v pgrep || true)
+  if [[ -n $left ]]; then
+    echo "FAIL down-leaves-nothing: $left"
+    failed=$(( failed + 1 ))
+  else
+    echo "PASS down-leaves-nothing"
+    passed=$(( passed + 1 ))
+  fi
+  echo "integration suite took $(( SECONDS - started )) s"
+  echo "integration: $passed passed, $failed failed"
+}
+
+if ! GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
+  echo "FAIL cluster-up"
+  failed=$(( ${#tests[@]} + 1 ))
+  finish
+  exit 1
+fi
+eval "$(bash "$CLUSTER" env)"
+# shellcheck source=lib.sh
+. "$REPO/tests/integration/lib.sh"
+# shellcheck source=tests.sh
+. "$REPO/tests/integration/tests.sh"
+
+for t in "${tests[@]}"; do
+  cancel_all 30 >/dev/null 2>&1
+  restore_example_conf >/dev/null 2>&1
+  t0=$SECONDS
+  if ( set -e; "$t" ); then
+    echo "PASS $t ($(( SECONDS - t0 )) s)"
+    passed=$(( passed + 1 ))
+  else
+    echo "FAIL $t ($(( SECONDS - t0 )) s)"
+    squeue -o '%.10i %.8P %.8j %.7q %.9T %.10Q %R' >&2
+    grep gpupool "$CTLD_LOG" | tail -15 >&2
+    failed=$(( failed + 1 ))
+  fi
+done
+cancel_all 30 >/dev/null 2>&1
+restore_example_conf >/dev/null 2>&1
+finish
+(( failed == 0 ))
