@@ -337,17 +337,23 @@ static void _load_state(void)
 	xfree(path);
 }
 
+/* Log the engine's warnings when they change (agent thread, reconfig). */
 static void _log_warnings(bool force)
 {
+	static pthread_mutex_t warn_mutex = PTHREAD_MUTEX_INITIALIZER;
 	static char *last = NULL;
 	char buf[4096] = "";
 	char *line, *save = NULL;
 
 	gp_engine_warnings(gp_shared_engine(), buf, sizeof(buf));
-	if (!force && !xstrcmp(last, buf))
+	slurm_mutex_lock(&warn_mutex);
+	if (!force && !xstrcmp(last, buf)) {
+		slurm_mutex_unlock(&warn_mutex);
 		return;
+	}
 	xfree(last);
 	last = xstrdup(buf);
+	slurm_mutex_unlock(&warn_mutex);
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		info("gpupool: warning: %s", line);
