@@ -417,29 +417,32 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
         for (int p : r.pools)
             r.group_standing = std::min(r.group_standing, ev.pools[static_cast<size_t>(p)].standing);
     }
-    // Sort compact keys, then move each result once.
+    // Sort compact keys, then move each result once.  One 128-bit key:
+    // tier priority (inverted: higher first), standing, original submit
+    // time (offset from the oldest), job id.
+    int64_t oldest = INT64_MAX;
+    for (const PendingResult &r : ev.pending) oldest = std::min(oldest, r.orig_submit);
     struct Key {
-        uint32_t tier_prio, standing;
-        int64_t submit;
-        uint32_t id, index;
+        unsigned __int128 key;
+        uint32_t index;
     };
     std::vector<Key> keys;
     keys.reserve(ev.pending.size());
     for (size_t i = 0; i < ev.pending.size(); ++i) {
         const PendingResult &r = ev.pending[i];
-        keys.push_back(Key{tier_priority(r.tier), r.group_standing, r.orig_submit, r.job_id, static_cast<uint32_t>(i)});
+        uint64_t hi = (uint64_t(~tier_priority(r.tier)) << 32) | r.group_standing;
+        uint64_t age = static_cast<uint64_t>(r.orig_submit - oldest);
+        uint64_t lo = (std::min<uint64_t>(age, 0xFFFFFFFFu) << 32) | r.job_id;
+        keys.push_back(Key{(static_cast<unsigned __int128>(hi) << 64) | lo, static_cast<uint32_t>(i)});
     }
-    std::sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) {
-        if (a.tier_prio != b.tier_prio) return a.tier_prio > b.tier_prio;
-        return std::tie(a.standing, a.submit, a.id) < std::tie(b.standing, b.submit, b.id);
-    });
+    std::sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) { return a.key < b.key; });
     {
         std::vector<PendingResult> sorted;
         sorted.reserve(keys.size());
         for (const Key &k : keys) sorted.push_back(std::move(ev.pending[k.index]));
         ev.pending.swap(sorted);
     }
-    ev.pending_index.reserve(ev.pending.size());
+    ev.pending_index.build(ev.pending.size());
 
     // Priorities: 2 * (jobs after it) + base, base odd and above 2 * tiers,
     // so that odd numbers belong to this pass and the even ones are free
@@ -466,7 +469,7 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
         r.factor_fairshare = static_cast<uint32_t>(2 * (tier_end - group_end));
         r.factor_age = static_cast<uint32_t>(2 * (group_end - 1 - pos));
         r.nominal = r.priority = r.factor_tier + r.factor_fairshare + r.factor_age;
-        ev.pending_index.emplace(r.job_id, static_cast<uint32_t>(pos));
+        ev.pending_index.insert(r.job_id, static_cast<uint32_t>(pos));
     }
 
     ev.valid = true;
@@ -477,7 +480,9 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
 }
 
 void Engine::refresh_running(const Snapshot &snap, int64_t now) {
-    if (!config_ || !eval_.valid) return evaluate(snap, now);
+    // Without a full pass there is no order or demand to keep: a snapshot
+    // of running jobs alone must not stand in for one.
+    if (!config_ || !eval_.valid) return;
     for (PoolState &ps : eval_.pools) ps.np_used = ps.p_used = 0;
     count_running(snap, eval_);
     for (const SnapJob &j : snap.jobs)
@@ -509,10 +514,10 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
         }
         eval_.running.erase(rit);
     }
-    auto pit = eval_.pending_index.find(job_id);
-    if (pit != eval_.pending_index.end()) {
+    uint32_t pos = eval_.pending_index.find(job_id);
+    if (pos != IdIndex::kNone) {
         // A pending job that goes away no longer reserves anything.
-        PendingResult &r = eval_.pending[pit->second];
+        PendingResult &r = eval_.pending[pos];
         r.pools.clear();
         r.gpus = 0;
     }
@@ -535,8 +540,8 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
 }
 
 const PendingResult *Engine::pending_result(uint32_t job_id) const {
-    auto it = eval_.pending_index.find(job_id);
-    if (it != eval_.pending_index.end()) return &eval_.pending[it->second];
+    uint32_t pos = eval_.pending_index.find(job_id);
+    if (pos != IdIndex::kNone) return &eval_.pending[pos];
     auto pit = eval_.provisional.find(job_id);
     return pit != eval_.provisional.end() ? &pit->second : nullptr;
 }

@@ -129,6 +129,42 @@ struct Verdict {
     std::string why;
 };
 
+// Job id -> position, rebuilt every pass: open addressing in one array, so
+// a pass over 100k jobs makes one allocation instead of 100k.
+class IdIndex {
+public:
+    static constexpr uint32_t kNone = UINT32_MAX;
+    void build(size_t n) {
+        size_t cap = 16;
+        while (cap < 2 * n) cap <<= 1;
+        slots_.assign(cap, Slot{0, kNone});
+        mask_ = cap - 1;
+    }
+    void insert(uint32_t id, uint32_t pos) {
+        size_t i = hash(id) & mask_;
+        while (slots_[i].pos != kNone && slots_[i].id != id) i = (i + 1) & mask_;
+        slots_[i] = Slot{id, pos};
+    }
+    uint32_t find(uint32_t id) const {
+        if (slots_.empty()) return kNone;
+        size_t i = hash(id) & mask_;
+        while (slots_[i].pos != kNone) {
+            if (slots_[i].id == id) return slots_[i].pos;
+            i = (i + 1) & mask_;
+        }
+        return kNone;
+    }
+    void clear() { slots_.clear(); }
+
+private:
+    struct Slot {
+        uint32_t id, pos;
+    };
+    static size_t hash(uint32_t id) { return static_cast<size_t>(id) * 0x9E3779B97F4A7C15ull >> 17; }
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+};
+
 // Everything the last pass decided.
 struct Evaluation {
     int64_t now = 0;
@@ -136,7 +172,7 @@ struct Evaluation {
     std::vector<PoolState> pools;                 // config order
     std::unordered_map<std::string, int> pool_index;
     std::vector<PendingResult> pending;           // R1 order
-    std::unordered_map<uint32_t, uint32_t> pending_index;
+    IdIndex pending_index;
     std::unordered_map<uint32_t, RunningInfo> running;
     // Jobs placed by provisional() since this pass.
     std::unordered_map<uint32_t, PendingResult> provisional;
