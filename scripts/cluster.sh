@@ -29,14 +29,14 @@ CONF_SRC=${GPUPOOL_CONF_SRC:-$REPO/etc/gpupool.conf.example}
 GPUS=${GPUS_PER_NODE:-1}
 CPUS=${CPUS_PER_NODE:-2}
 TIMEOUT=${GPUPOOL_UP_TIMEOUT:-60}
-NODES=(node1 node2 node3 node4)
+NODES=(node1 node2 node3 node4 node5 node6)
 CLUSTER=gpupool
 
 # Ports (127.0.0.1 only where the daemon lets us choose).
 CTLD_PORT=16817
 DBD_PORT=16819
 SQL_PORT=16306
-SLURMD_PORTS=17001-17004
+SLURMD_PORTS=17001-17006
 
 ETC=$D/etc
 CONF=$ETC/slurm.conf
@@ -235,6 +235,11 @@ SchedulerType=sched/backfill
 # Short passes so tests don't wait for the default 60 s main loop.
 SchedulerParameters=sched_interval=2,bf_interval=2,sched_min_interval=100000
 PriorityType=$priority
+# sprio shows a factor's column only when its weight is non-zero; gpupool
+# maps tier -> QOS, pool standing -> Fairshare, submit order -> Age.
+PriorityWeightAge=1
+PriorityWeightFairshare=1
+PriorityWeightQOS=1
 PreemptType=$preempt
 PreemptMode=REQUEUE
 AccountingStorageType=accounting_storage/slurmdbd
@@ -245,10 +250,10 @@ AccountingStoragePass=socket=$MUNGE_SOCK
 AccountingStorageEnforce=associations,limits,qos
 AccountingStorageTRES=gres/gpu
 JobCompType=jobcomp/none
-NodeName=node[1-4] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN
+NodeName=node[1-6] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN
 PartitionName=pool1 Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP
 PartitionName=pool2 Nodes=node[1-4] MaxTime=INFINITE State=UP
-PartitionName=pool3 Nodes=node[1-2] MaxTime=INFINITE State=UP
+PartitionName=pool3 Nodes=node[5-6] MaxTime=INFINITE State=UP
 PartitionName=plain Nodes=node[1-4] MaxTime=INFINITE State=UP
 EOF
   if [[ -n ${GPUPOOL_SLURM_CONF_EXTRA:-} ]]; then

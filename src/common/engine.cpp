@@ -442,35 +442,9 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
         for (const Key &k : keys) sorted.push_back(std::move(ev.pending[k.index]));
         ev.pending.swap(sorted);
     }
-    ev.pending_index.build(ev.pending.size());
 
-    // Priorities: 2 * (jobs after it) + base, base odd and above 2 * tiers,
-    // so that odd numbers belong to this pass and the even ones are free
-    // for provisional placements until the next pass (below the last job:
-    // 2 * (tiers below its own) + 2).  Factors split that number into the
-    // jobs of lower tiers, of the same tier in less starved pools, and of
-    // the same tier and pool submitted later.
-    const size_t n = ev.pending.size();
-    size_t tier_end = 0, group_end = 0;
-    for (size_t pos = 0; pos < n; ++pos) {
-        PendingResult &r = ev.pending[pos];
-        if (pos >= tier_end) {
-            tier_end = pos;
-            while (tier_end + 1 < n && tier_priority(ev.pending[tier_end + 1].tier) == tier_priority(r.tier)) ++tier_end;
-            ++tier_end;
-        }
-        if (pos >= group_end) {
-            group_end = pos;
-            while (group_end + 1 < tier_end && ev.pending[group_end + 1].group_standing == r.group_standing) ++group_end;
-            ++group_end;
-        }
-        r.position = static_cast<uint32_t>(pos);
-        r.factor_tier = static_cast<uint32_t>(2 * (n - tier_end) + 2 * config_->tiers.size() + 3);
-        r.factor_fairshare = static_cast<uint32_t>(2 * (tier_end - group_end));
-        r.factor_age = static_cast<uint32_t>(2 * (group_end - 1 - pos));
-        r.nominal = r.priority = r.factor_tier + r.factor_fairshare + r.factor_age;
-        ev.pending_index.insert(r.job_id, static_cast<uint32_t>(pos));
-    }
+    ev.pending_index.build(ev.pending.size());
+    number_pending(ev);
 
     ev.valid = true;
     eval_ = std::move(ev);
@@ -522,21 +496,75 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
         r.gpus = 0;
     }
     eval_.provisional.erase(job_id);
+    fold_provisional();
     std::vector<Admission> before;
     before.reserve(eval_.pending.size());
     for (const PendingResult &r : eval_.pending) before.push_back(r.admission);
     for (PoolState &ps : eval_.pools) ps.np_reserved = ps.held_jobs = 0;
     for (PendingResult &r : eval_.pending) r.priority = r.nominal;
     admit(eval_);
-    // Provisional admissions made since the pass keep their reservation.
-    for (const auto &[id, r] : eval_.provisional)
-        if (r.admission == Admission::Quota)
-            for (int p : r.pools) eval_.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
     eval_.now = std::max(eval_.now, now);
     preemptor_cache_.valid = false;
     for (size_t i = 0; i < before.size(); ++i)
         if (before[i] != eval_.pending[i].admission) return true;
     return false;
+}
+
+// Priorities along the order: slot * (jobs after it) + slot + 1, with one
+// slot per tier plus one.  The numbers in between stay free for jobs placed
+// by provisional() before the next pass: just above the job they go before,
+// higher for a higher tier, so that such jobs never tie across tiers.
+// Factors split the number into the jobs of lower tiers, of the same tier
+// in less starved pools, and of the same tier and pool submitted later.
+void Engine::number_pending(Evaluation &ev) const {
+    const size_t n = ev.pending.size();
+    const uint64_t slot = priority_slot(n);
+    ev.pending_index.build(n);
+    size_t tier_end = 0, group_end = 0;
+    for (size_t pos = 0; pos < n; ++pos) {
+        PendingResult &r = ev.pending[pos];
+        if (pos >= tier_end) {
+            tier_end = pos;
+            while (tier_end + 1 < n && tier_priority(ev.pending[tier_end + 1].tier) == tier_priority(r.tier)) ++tier_end;
+            ++tier_end;
+        }
+        if (pos >= group_end) {
+            group_end = pos;
+            while (group_end + 1 < tier_end && ev.pending[group_end + 1].group_standing == r.group_standing) ++group_end;
+            ++group_end;
+        }
+        r.position = static_cast<uint32_t>(pos);
+        r.factor_tier = static_cast<uint32_t>(slot * (n - tier_end) + slot + 1);
+        r.factor_fairshare = static_cast<uint32_t>(slot * (tier_end - group_end));
+        r.factor_age = static_cast<uint32_t>(slot * (group_end - 1 - pos));
+        r.nominal = r.priority = r.factor_tier + r.factor_fairshare + r.factor_age;
+        ev.pending_index.insert(r.job_id, static_cast<uint32_t>(pos));
+    }
+}
+
+// One free number per tier between two jobs, unless the queue is so long
+// that this would not fit in uint32 (then provisional jobs may tie).
+uint64_t Engine::priority_slot(size_t pending) const {
+    uint64_t slot = config_->tiers.size() + 1;
+    return (uint64_t(pending) + 2) * slot < 0xFFFFFFFFull ? slot : 1;
+}
+
+// Jobs placed between passes join the order by their provisional priority
+// (even numbers between the pass's odd ones), so that admission can be
+// redone over everything in one walk.
+void Engine::fold_provisional() {
+    if (eval_.provisional.empty()) return;
+    std::vector<PendingResult> merged;
+    merged.reserve(eval_.pending.size() + eval_.provisional.size());
+    for (PendingResult &r : eval_.pending)
+        if (!eval_.provisional.count(r.job_id)) merged.push_back(std::move(r));
+    for (auto &[id, r] : eval_.provisional) merged.push_back(std::move(r));
+    eval_.provisional.clear();
+    std::sort(merged.begin(), merged.end(), [&](const PendingResult &a, const PendingResult &b) {
+        return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
+    });
+    eval_.pending.swap(merged);
+    number_pending(eval_);
 }
 
 const PendingResult *Engine::pending_result(uint32_t job_id) const {
@@ -581,16 +609,17 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
         return order_before(x, tier_priority(x.tier), r, prio);
     });
     r.position = static_cast<uint32_t>(it - eval_.pending.begin());
+    uint32_t tiers_below = 0;
+    for (const Tier &t : config_->tiers) tiers_below += t.priority < prio;
+    const uint32_t above = priority_slot(eval_.pending.size()) > 1 ? tiers_below + 1 : 0;
     if (it == eval_.pending.end()) {
-        uint32_t tiers_below = 0;
-        for (const Tier &t : config_->tiers) tiers_below += t.priority < prio;
-        r.nominal = r.factor_tier = 2 * tiers_below + 2;
+        r.nominal = r.factor_tier = std::max<uint32_t>(1, above);
     } else {
-        r.nominal = it->nominal + 1;
+        r.nominal = it->nominal + above;
         if (tier_priority(it->tier) == prio) {
             r.factor_tier = it->factor_tier;
             r.factor_fairshare = it->factor_fairshare;
-            r.factor_age = it->factor_age + 1;
+            r.factor_age = it->factor_age + above;
         } else {
             r.factor_tier = r.nominal;
         }

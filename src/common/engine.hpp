@@ -246,6 +246,9 @@ private:
     void order_pending(const Snapshot &snap, Evaluation &ev, int64_t now);
     void admit(Evaluation &ev) const;
     void rank_victims(Evaluation &ev) const;
+    void fold_provisional();
+    void number_pending(Evaluation &ev) const;
+    uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const std::vector<std::string> &parts) const;
     PoolList managed_pools(std::string_view parts) const;
     // Fits the quota of every pool; if not, says where in `r` (if given).

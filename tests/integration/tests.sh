@@ -3,7 +3,7 @@
 # priority/gpupool and preempt/gpupool loaded.  One function per acceptance
 # item of the plugin issue; each starts from an empty queue and the example
 # gpupool.conf (pool1, pool2: quota 2 over node[1-4]; pool3: quota 2 over
-# node[1-2]; 1 GPU per node).  Sourced by run.sh after lib.sh.
+# node[5-6]; plain: not managed, over node[1-4]; 1 GPU per node).  Sourced by run.sh after lib.sh.
 # Every wait polls with a deadline.
 
 CTLD_LOG=${GPUPOOL_CLUSTER_DIR}/log/slurmctld.log
@@ -45,6 +45,7 @@ restore_example_conf() {
 #    HIGH are submitted; as GPUs free, they start HIGH, HIGH, NORMAL, LOW.
 test_queue_order() {
   local n1 n2 low h1 nrm h2
+  mark_log
   n1=$(submit n1 pool3 normal) && n2=$(submit n2 pool3 normal) || return 1
   assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
   low=$(submit low pool3 low) && h1=$(submit high1 pool3 high) &&
@@ -64,7 +65,9 @@ test_queue_order() {
   local s_h1 s_h2 s_n s_l
   s_h1=$(start_epoch "$h1"); s_h2=$(start_epoch "$h2"); s_n=$(start_epoch "$nrm"); s_l=$(start_epoch "$low")
   ilog "start times: HIGH $s_h1, HIGH $s_h2, NORMAL $s_n, LOW $s_l"
-  assert test "$s_h1" -le "$s_h2" && assert test "$s_h2" -le "$s_n" && assert test "$s_n" -le "$s_l"
+  assert test "$s_h1" -le "$s_h2" && assert test "$s_h2" -le "$s_n" && assert test "$s_n" -le "$s_l" || return 1
+  # Nobody started out of turn and had to be preempted back out.
+  ! log_has 'preempt victim' || { ilog "unexpected preemption: $(log_since | grep 'preempt victim')"; return 1; }
 }
 
 # 2. OSMO preemption: WF1 LOW and WF2 NORMAL run on pool3's 2 GPUs (quota
@@ -172,8 +175,9 @@ test_sprio() {
   p=$(submit waiting pool3 low) || return 1
   assert wait_state "$p" PENDING 10 || return 1
   local line
-  assert wait_until 10 eval 'line=$(sprio -h -j '"$p"' -o "%i %Y %a %f %q" 2>/dev/null); [[ -n $line ]]' || return 1
-  line=$(sprio -h -j "$p" -o "%i %Y %a %f %q")
+  # %A %F %Q: the weighted age, fairshare and QOS factors (integers).
+  assert wait_until 10 eval '[[ -n $(sprio -h -j '"$p"' 2>/dev/null) ]]' || return 1
+  line=$(sprio -h -j "$p" -o "%i %Y %A %F %Q")
   ilog "sprio: $line (squeue priority $(job_priority "$p"))"
   read -r id prio age fs qos <<<"$line"
   assert test "$id" = "$p" && assert test "$prio" = "$(job_priority "$p")" &&

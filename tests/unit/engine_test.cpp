@@ -169,6 +169,57 @@ TEST(QuotaAdmission, ProvisionalSubmitsReserveQuota) {
     EXPECT_LT(low.priority, a.priority);
 }
 
+// A job held at submit, between passes, is admitted when quota frees, in
+// its place in the order (HIGH before LOW), without waiting for a pass.
+TEST(QuotaAdmission, ProvisionalHeldJobAdmittedAtJobEnd) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool3 Quota=2\n");
+    Snapshot s = cluster(2);
+    partition(s, "pool3", 0, 1);
+    s.add_job(running(1, "pool3", "normal", 1, T0));
+    s.add_job(running(2, "pool3", "normal", 1, T0));
+    e.evaluate(s, T0 + 1);
+    PendingResult low = e.provisional(pending(3, "pool3", "low", 1, T0 + 2), T0 + 2);
+    PendingResult high = e.provisional(pending(4, "pool3", "high", 1, T0 + 3), T0 + 3);
+    PendingResult high2 = e.provisional(pending(5, "pool3", "high", 1, T0 + 4), T0 + 4);
+    EXPECT_EQ(high.admission, Admission::Held);
+    EXPECT_EQ(low.admission, Admission::Free);
+    EXPECT_TRUE(e.job_ended(1, T0 + 5));
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(5)->admission, Admission::Held);
+    EXPECT_GT(e.pending_result(4)->priority, e.pending_result(3)->priority);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{4, 5, 3}));
+    (void)high2;
+}
+
+// The live queue-order case: a pass sees LOW pending; HIGH, NORMAL, HIGH
+// arrive before the next one.  Their provisional priorities keep tier
+// order, and each freed GPU goes to the next job in R1 order.
+TEST(QuotaAdmission, ProvisionalJobsKeepTierOrderUntilThePass) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool3 Quota=2\n");
+    Snapshot s = cluster(2);
+    partition(s, "pool3", 0, 1);
+    s.add_job(running(1, "pool3", "normal", 1, T0));
+    s.add_job(running(2, "pool3", "normal", 1, T0));
+    s.add_job(pending(3, "pool3", "low", 1, T0 + 1));
+    e.evaluate(s, T0 + 1);
+    uint32_t low = e.pending_result(3)->priority;
+    PendingResult h1 = e.provisional(pending(4, "pool3", "high", 1, T0 + 2), T0 + 2);
+    PendingResult nrm = e.provisional(pending(5, "pool3", "normal", 1, T0 + 3), T0 + 3);
+    PendingResult h2 = e.provisional(pending(6, "pool3", "high", 1, T0 + 4), T0 + 4);
+    EXPECT_EQ(h1.nominal, h2.nominal);
+    EXPECT_GT(h2.nominal, nrm.nominal);
+    EXPECT_GT(nrm.nominal, low);
+    EXPECT_TRUE(e.job_ended(1, T0 + 5));
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{4, 6, 5, 3}));
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(6)->admission, Admission::Held);
+    EXPECT_TRUE(e.job_ended(2, T0 + 6));
+    EXPECT_EQ(e.pending_result(6)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(5)->admission, Admission::Held);
+    for (uint32_t id : {4u, 6u, 5u}) EXPECT_GT(e.pending_result(id)->nominal, e.pending_result(3)->nominal);
+    EXPECT_GT(e.pending_result(6)->nominal, e.pending_result(5)->nominal);
+}
+
 // A job too big for its quota says so instead of a misleading count.
 TEST(QuotaAdmission, JobLargerThanQuota) {
     Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");

@@ -136,16 +136,6 @@ extern int gps_job_state(job_record_t *job_ptr)
 	return -1;
 }
 
-extern bool gps_job_not_eligible(job_record_t *job_ptr, time_t now)
-{
-	if ((job_ptr->state_reason == WAIT_DEPENDENCY) ||
-	    (job_ptr->state_reason == WAIT_DEP_INVALID))
-		return true;
-	if (job_ptr->details && (job_ptr->details->begin_time > now))
-		return true;
-	return false;
-}
-
 static char *_job_partitions(job_record_t *job_ptr, int state,
 			     part_record_t *use_part)
 {
@@ -278,13 +268,17 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 			if (running_only && (state != GP_JOB_RUNNING))
 				continue;
 			gps_job_fill(job_ptr, state, t, NULL, &job, &parts);
-			if (state == GP_JOB_PENDING) {
-				bool ours = our_hold && our_hold(job_ptr);
-				if (!ours && ((job_ptr->priority == 0) ||
-					      gps_job_not_eligible(job_ptr,
-								   now)))
-					job.user_held = 1;
-			}
+			/*
+			 * Priority 0 that is not our quota hold is a user's or
+			 * admin's hold: never undone.  Jobs waiting for a begin
+			 * time or a dependency are ordered and admitted like
+			 * the rest, so that none can start over quota the
+			 * moment it becomes eligible.
+			 */
+			if ((state == GP_JOB_PENDING) &&
+			    (job_ptr->priority == 0) &&
+			    !(our_hold && our_hold(job_ptr)))
+				job.user_held = 1;
 			if (gp_snapshot_add_job(snap, &job) == GP_OK)
 				jobs++;
 			xfree(parts);

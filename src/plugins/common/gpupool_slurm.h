@@ -53,9 +53,6 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 /* gpupool state of a job record; -1 for jobs that hold and want nothing. */
 extern int gps_job_state(job_record_t *job_ptr);
 
-/* Job is pending and not eligible yet (dependency, future begin time). */
-extern bool gps_job_not_eligible(job_record_t *job_ptr, time_t now);
-
 /* Callback: true if gpupool itself holds this pending job. */
 typedef bool (*gps_our_hold_f)(job_record_t *job_ptr);
 
