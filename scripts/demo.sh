@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The README's main command, as root on Debian 12: install everything,
+# build, start the local cluster with priority/gpupool and preempt/gpupool
+# loaded, and show borrowing and reclaim (OSMO's example) and a quota hold.
+# The cluster stays up; stop it with scripts/cluster.sh down.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+[[ $(id -u) -eq 0 ]] || { echo "demo: run as root (installs packages, starts a local cluster)" >&2; exit 2; }
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+bash scripts/install-deps.sh
+bash scripts/fetch-slurm-source.sh >/dev/null
+bash scripts/build.sh
+GPUPOOL_PLUGINS=1 bash scripts/cluster.sh up
+eval "$(bash scripts/cluster.sh env)"
+# shellcheck source=../tests/integration/lib.sh
+. tests/integration/lib.sh
+cancel_all 30
+LOG=$GPUPOOL_CLUSTER_DIR/log/slurmctld.log
+mark=$(wc -l <"$LOG")
+show() { squeue -o '%.10i %.7P %.5j %.7q %.9T %.9Q %R' --sort=P,-p; }
+
+say "pool1 and pool2 share node[1-4] (4 GPUs), quota 2 each (gpupool.conf)"
+grep -E '^(Tier|Pool|DefaultTier)' "$(dirname "$SLURM_CONF")/gpupool.conf"
+
+say "pool1 runs WF1 NORMAL and WF2 LOW; pool2 runs WF4 NORMAL"
+wf1=$(submit WF1 pool1 normal); wait_state "$wf1" RUNNING 30
+wf2=$(submit WF2 pool1 low);    wait_state "$wf2" RUNNING 30
+wf4=$(submit WF4 pool2 normal); wait_state "$wf4" RUNNING 30
+show
+
+say "WF3 LOW to pool1: pool1 is at its quota, but LOW may borrow pool2's idle GPU"
+wf3=$(submit WF3 pool1 low);    wait_state "$wf3" RUNNING 30
+show
+
+say "A NORMAL job to pool1 waits for pool1's quota, although no GPU is free anyway"
+wf6=$(submit WF6 pool1 normal)
+wait_until 10 eval '[[ $(job_reason '"$wf6"') == GpuPoolQuota* ]]' || true
+show
+
+say "WF5 NORMAL to pool2: pool2 takes its borrowed GPU back from WF3 (reclaim); WF2 is untouched"
+wf5=$(submit WF5 pool2 normal); wait_state "$wf5" RUNNING 30
+show
+echo
+tail -n +"$(( mark + 1 ))" "$LOG" | grep 'gpupool: preempt' || true
+
+say "WF1 ends: WF6 gets pool1's quota at once"
+scancel "$wf1"; wait_state "$wf6" RUNNING 30
+show
+
+say "sprio: gpupool's factors (QOS = tier, FAIRSHARE = pool standing, AGE = submit order)"
+sprio -o '%.10i %.9r %.9Y %.6A %.10F %.6Q' || true
+
+cat <<EOT
+
+The cluster is still up. Try it:
+    eval "\$(scripts/cluster.sh env)"
+    sbatch -p pool1 --qos=low --gres=gpu:1 --wrap 'sleep 600'
+    squeue; sprio; grep gpupool $LOG
+Stop it:
+    scripts/cluster.sh down
+EOT
