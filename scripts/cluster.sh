@@ -156,17 +156,20 @@ first_job_id() {
 }
 
 write_configs() {
-  local plugindir priority preempt n i gpu_files
+  local plugindir priority preempt job_submit= n i gpu_files
   mkdir -p "$ETC" "$LOG" "$RUN" "$D/state" "$D/spool" "$D/dev"
 
   if [[ $PLUGINS == 1 ]]; then
     local pdir=$BUILD/src/plugins/priority/gpupool/.libs
     local qdir=$BUILD/src/plugins/preempt/gpupool/.libs
-    [[ -f $pdir/priority_gpupool.so && -f $qdir/preempt_gpupool.so ]] \
-      || die "GPUPOOL_PLUGINS=1 but $pdir/priority_gpupool.so or $qdir/preempt_gpupool.so is missing (build first, or use GPUPOOL_PLUGINS=0)"
-    plugindir=$SLURM_PLUGIN_DIR:$pdir:$qdir
+    local jdir=$BUILD/src/plugins/job_submit/gpupool/.libs
+    [[ -f $pdir/priority_gpupool.so && -f $qdir/preempt_gpupool.so && -f $jdir/job_submit_gpupool.so ]] \
+      || die "GPUPOOL_PLUGINS=1 but the plugins are not built in $BUILD/src/plugins (build first, or use GPUPOOL_PLUGINS=0)"
+    plugindir=$SLURM_PLUGIN_DIR:$pdir:$qdir:$jdir
     priority=priority/gpupool
     preempt=preempt/gpupool
+    # Keeps a user's or admin's hold on a job gpupool holds for quota.
+    job_submit="JobSubmitPlugins=gpupool"
   else
     plugindir=$SLURM_PLUGIN_DIR
     priority=priority/basic
@@ -241,6 +244,7 @@ PriorityWeightAge=1
 PriorityWeightFairshare=1
 PriorityWeightQOS=1
 PreemptType=$preempt
+$job_submit
 PreemptMode=REQUEUE
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost

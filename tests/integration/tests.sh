@@ -131,6 +131,31 @@ test_quota_hold() {
   ilog "held job started $(echo "$t1 - $t0" | bc) s after the NORMAL job was cancelled (sched_interval=2 s)"
 }
 
+# 4b. A user's or admin's hold is never undone: an admin holds a job that
+#     gpupool holds for quota; when quota frees, the next job gets it and
+#     the admin's hold stays; released, the job is gpupool's again.
+test_admin_hold_kept() {
+  local n1 n2 n3 n4
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
+  n3=$(submit n3 pool1 normal) && n4=$(submit n4 pool1 normal) || return 1
+  assert wait_until 10 eval '[[ "$(job_reason '"$n3"')" == GpuPoolQuota* ]]' || return 1
+  scontrol hold "$n3" || return 1
+  assert wait_until 10 eval '[[ "$(job_reason '"$n3"')" == JobHeldAdmin ]]' || { ilog "reason: $(job_reason "$n3")"; return 1; }
+  scancel "$n1"
+  assert wait_state "$n4" RUNNING 30 || return 1
+  local deadline=$(( SECONDS + 5 ))
+  while (( SECONDS < deadline )); do
+    [[ $(job_state "$n3") == PENDING && $(job_reason "$n3") == JobHeldAdmin ]] ||
+      { ilog "n3 is $(job_state "$n3") ($(job_reason "$n3"))"; return 1; }
+    sleep 0.5
+  done
+  scontrol release "$n3" || return 1
+  assert wait_until 10 eval '[[ "$(job_reason '"$n3"')" == GpuPoolQuota* ]]' || { ilog "reason: $(job_reason "$n3")"; return 1; }
+  scancel "$n2"
+  assert wait_state "$n3" RUNNING 30
+}
+
 # 5. Protection: LOW jobs of a pool at or under its quota are never
 #    preempted for another pool's job, even when that job cannot start.
 test_protection() {

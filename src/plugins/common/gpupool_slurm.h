@@ -16,6 +16,12 @@
 
 #include "gpupool.h"
 
+/*
+ * Every reason text gpupool gives the jobs it holds starts with this, so
+ * that its own holds can be told from a user's or admin's.
+ */
+#define GPS_HOLD_PREFIX "GpuPool"
+
 /* How a job's tracked resource (gpupool.conf QuotaTRES=) is counted. */
 typedef struct {
 	int tres_pos;          /* index in tres_req_cnt/tres_alloc_cnt, -1 */
