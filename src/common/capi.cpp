@@ -68,6 +68,8 @@ void fill(gp_pending_result_t *out, const PendingResult &r, const Engine &e) {
     out->factor_age = r.factor_age;
     out->orig_submit_time = r.orig_submit;
     put(out->reason, e.reason_of(r));
+    out->admitted_tasks = r.admitted_tasks;
+    out->array_running = r.array_tasks > 1 ? e.array_running(r.job_id) : 0;
 }
 
 SnapJob to_snap_job(const gp_job_t *j) {
@@ -82,6 +84,8 @@ SnapJob to_snap_job(const gp_job_t *j) {
     s.submit_time = j->submit_time;
     s.start_time = j->start_time;
     s.user_held = j->user_held != 0;
+    s.array_tasks = j->array_tasks;
+    s.array_job_id = j->array_job_id;
     return s;
 }
 

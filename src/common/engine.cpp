@@ -106,18 +106,46 @@ PoolList Engine::managed_pools(std::string_view parts) const {
 // running NP jobs, of admitted NP jobs not yet running, and its own stay
 // within quota.  Every pool, because Slurm may start it in any of them.
 bool Engine::fits_quota(const PoolList &pools, uint32_t gpus, PendingResult *r) const {
+    return fitting_tasks(pools, gpus, 1, r) == 1;
+}
+
+// A job array record stands for several tasks that Slurm may start one
+// after another from it in one scheduling pass: as many as fit every pool.
+uint32_t Engine::fitting_tasks(const PoolList &pools, uint32_t gpus, uint32_t max_tasks, PendingResult *r) const {
+    uint64_t k = max_tasks;
     for (int p : pools) {
         const PoolState &ps = eval_.pools[static_cast<size_t>(p)];
         uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
-        if (taken + gpus <= ps.quota) continue;
+        uint64_t room = taken < ps.quota ? ps.quota - taken : 0;
+        uint64_t fit = gpus ? room / gpus : max_tasks;
+        if (fit >= 1) {
+            k = std::min(k, fit);
+            continue;
+        }
         if (r) {
             r->hold = gpus > ps.quota ? Hold::QuotaTooSmall : Hold::Quota;
             r->hold_pool = p;
-            r->hold_taken = static_cast<uint32_t>(taken);
+            r->hold_taken = static_cast<uint32_t>(std::min<uint64_t>(taken, UINT32_MAX));
         }
-        return false;
+        return 0;
     }
-    return true;
+    return static_cast<uint32_t>(k);
+}
+
+void Engine::admit_one(PendingResult &r, Evaluation &ev) const {
+    r.admission = Admission::Free;
+    r.hold = Hold::None;
+    r.admitted_tasks = r.task_count();
+    if (preemptible_tier(r.tier) || r.gpus == 0 || r.pools.empty()) return;
+    uint32_t k = fitting_tasks(r.pools, r.gpus, r.task_count(), &r);
+    r.admitted_tasks = k;
+    if (k > 0) {
+        r.admission = Admission::Quota;
+        for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += k * r.gpus;
+    } else {
+        r.admission = Admission::Held;
+        r.priority = 0;
+    }
 }
 
 std::string Engine::reason_of(const PendingResult &r) const {
@@ -199,6 +227,7 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
 
 void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
     ev.running.clear();
+    ev.array_running.clear();
     for (const SnapJob &j : snap.jobs) {
         if (j.state != JobState::Running) continue;
         RunningInfo r;
@@ -206,6 +235,8 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
         r.tier = tier_of_qos(j.qos);
         r.gpus = j.gpus;
         r.start = j.start_time;
+        r.array_job_id = j.array_job_id;
+        if (r.array_job_id) ev.array_running[r.array_job_id]++;
         if (!j.partitions.empty()) {
             auto it = ev.pool_index.find(j.partitions.front());
             if (it != ev.pool_index.end()) r.pool = it->second;
@@ -319,6 +350,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         r.gpus = j.gpus;
         r.orig_submit = jobs_.at(j.id).orig_submit;
         r.pools = managed_pools(j.partitions);
+        r.array_tasks = j.array_tasks;
         r.group_standing = unmanaged_standing;  // set once fairshare is known
         ev.pending.push_back(std::move(r));
     }
@@ -335,17 +367,8 @@ static bool order_before(const PendingResult &a, uint32_t a_prio, const PendingR
 
 void Engine::admit(Evaluation &ev) const {
     for (PendingResult &r : ev.pending) {
-        r.admission = Admission::Free;
-        r.hold = Hold::None;
-        if (preemptible_tier(r.tier) || r.gpus == 0 || r.pools.empty()) continue;
-        if (fits_quota(r.pools, r.gpus, &r)) {
-            r.admission = Admission::Quota;
-            for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
-        } else {
-            r.admission = Admission::Held;
-            r.priority = 0;
-            ev.pools[static_cast<size_t>(r.hold_pool)].held_jobs++;
-        }
+        admit_one(r, ev);
+        if (r.admission == Admission::Held) ev.pools[static_cast<size_t>(r.hold_pool)].held_jobs++;
     }
 }
 
@@ -463,9 +486,14 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
         if (j.state == JobState::Running) note_job(j.id, j.submit_time, now);
     // Admission reservations are redone against the new usage.
     for (PoolState &ps : eval_.pools) ps.np_reserved = 0;
-    for (PendingResult &r : eval_.pending)
+    auto reserve = [&](const PendingResult &r) {
         if (r.admission == Admission::Quota)
-            for (int p : r.pools) eval_.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
+            for (int p : r.pools) eval_.pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
+    };
+    for (const PendingResult &r : eval_.pending)
+        if (!eval_.provisional.count(r.job_id)) reserve(r);
+    // Jobs placed since the pass keep their reservation too.
+    for (const auto &[id, r] : eval_.provisional) reserve(r);
     std::vector<uint32_t> standing;
     for (const PoolState &ps : eval_.pools) standing.push_back(ps.standing);
     compute_fairshare(eval_);
@@ -486,6 +514,10 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
             uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
             used -= std::min(used, r.gpus);
         }
+        if (r.array_job_id) {
+            auto ait = eval_.array_running.find(r.array_job_id);
+            if (ait != eval_.array_running.end() && --ait->second == 0) eval_.array_running.erase(ait);
+        }
         eval_.running.erase(rit);
     }
     uint32_t pos = eval_.pending_index.find(job_id);
@@ -497,16 +529,16 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
     }
     eval_.provisional.erase(job_id);
     fold_provisional();
-    std::vector<Admission> before;
+    std::vector<std::pair<Admission, uint32_t>> before;
     before.reserve(eval_.pending.size());
-    for (const PendingResult &r : eval_.pending) before.push_back(r.admission);
+    for (const PendingResult &r : eval_.pending) before.emplace_back(r.admission, r.admitted_tasks);
     for (PoolState &ps : eval_.pools) ps.np_reserved = ps.held_jobs = 0;
     for (PendingResult &r : eval_.pending) r.priority = r.nominal;
     admit(eval_);
     eval_.now = std::max(eval_.now, now);
     preemptor_cache_.valid = false;
     for (size_t i = 0; i < before.size(); ++i)
-        if (before[i] != eval_.pending[i].admission) return true;
+        if (before[i] != std::make_pair(eval_.pending[i].admission, eval_.pending[i].admitted_tasks)) return true;
     return false;
 }
 
@@ -580,6 +612,8 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     r.job_id = job.id;
     r.tier = tier_of_qos(job.qos);
     r.gpus = job.gpus;
+    r.array_tasks = job.array_tasks;
+    r.admitted_tasks = r.task_count();
     r.orig_submit = note_job(job.id, job.submit_time, now);
     if (!eval_.valid) {
         // Nothing known yet: NP jobs of configured pools wait for the
@@ -589,6 +623,7 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
         r.priority = r.nominal = r.factor_tier = 2;
         if (managed && !preemptible_tier(r.tier) && job.gpus > 0) {
             r.admission = Admission::Held;
+            r.admitted_tasks = 0;
             r.priority = 0;
             r.hold = Hold::Starting;
         }
@@ -601,7 +636,9 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     // A job already ranked by the last pass keeps its place if its tier
     // and pools are unchanged.
     if (const PendingResult *known = pending_result(job.id))
-        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus) return *known;
+        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus &&
+            known->task_count() == r.task_count())
+            return *known;
 
     // Place it just before the first job that orders after it.
     const uint32_t prio = tier_priority(r.tier);
@@ -625,17 +662,9 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
         }
     }
     r.priority = r.nominal;
-    if (!preemptible_tier(r.tier) && r.gpus > 0 && !r.pools.empty()) {
-        if (fits_quota(r.pools, r.gpus, &r)) {
-            r.admission = Admission::Quota;
-            // Reserve now so that a burst of submits between passes
-            // cannot admit more than the quota.
-            for (int p : r.pools) eval_.pools[static_cast<size_t>(p)].np_reserved += r.gpus;
-        } else {
-            r.admission = Admission::Held;
-            r.priority = 0;
-        }
-    }
+    // Reserve now so that a burst of submits between passes cannot admit
+    // more than the quota.
+    admit_one(r, eval_);
     eval_.provisional[job.id] = r;
     return r;
 }
@@ -743,6 +772,11 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         return v;
     }
     return v;
+}
+
+uint32_t Engine::array_running(uint32_t array_job_id) const {
+    auto it = eval_.array_running.find(array_job_id);
+    return it != eval_.array_running.end() ? it->second : 0;
 }
 
 uint32_t Engine::victim_rank(uint32_t job_id) const {

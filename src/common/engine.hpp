@@ -101,6 +101,13 @@ struct PendingResult {
     Hold hold = Hold::None;
     int hold_pool = -1;         // the pool whose quota it does not fit
     uint32_t hold_taken = 0;    // that pool's NP GPUs, used + reserved
+    // Job array meta record: pending tasks it stands for (0/1: ordinary).
+    uint32_t array_tasks = 0;
+    // Tasks of this record that may start now: Quota: k >= 1 (1 for an
+    // ordinary job), Held: 0, Free: max(1, array_tasks).
+    uint32_t admitted_tasks = 0;
+
+    uint32_t task_count() const { return array_tasks > 1 ? array_tasks : 1; }
 };
 
 struct RunningInfo {
@@ -109,6 +116,7 @@ struct RunningInfo {
     int tier = -1;
     uint32_t gpus = 0;
     int64_t start = 0;
+    uint32_t array_job_id = 0;  // task of this job array; 0: none
     VictimClass cls = VictimClass::Never;
     uint32_t rank = 0;          // R6 victim order, 1 = first
 };
@@ -174,6 +182,8 @@ struct Evaluation {
     std::vector<PendingResult> pending;           // R1 order
     IdIndex pending_index;
     std::unordered_map<uint32_t, RunningInfo> running;
+    // Job array id -> its tasks among `running`.
+    std::unordered_map<uint32_t, uint32_t> array_running;
     // Jobs placed by provisional() since this pass.
     std::unordered_map<uint32_t, PendingResult> provisional;
     std::vector<std::string> warnings;
@@ -210,6 +220,9 @@ public:
     // Pass result or provisional placement of a pending job; null if none.
     const PendingResult *pending_result(uint32_t job_id) const;
     uint32_t victim_rank(uint32_t job_id) const;
+    // Running tasks of job array `array_job_id` as the engine counts them
+    // (last pass, refresh_running, job_ended).
+    uint32_t array_running(uint32_t array_job_id) const;
     // "GpuPoolQuota:pool1 2/2" for a held job, "" otherwise.
     std::string reason_of(const PendingResult &r) const;
 
@@ -253,6 +266,12 @@ private:
     PoolList managed_pools(std::string_view parts) const;
     // Fits the quota of every pool; if not, says where in `r` (if given).
     bool fits_quota(const PoolList &pools, uint32_t gpus, PendingResult *r) const;
+    // How many of up to `max_tasks` tasks of `gpus` each fit the quota of
+    // every pool (0: none; then says where in `r`, if given).
+    uint32_t fitting_tasks(const PoolList &pools, uint32_t gpus, uint32_t max_tasks, PendingResult *r) const;
+    // R2 admission of one pending result against the pools' current
+    // usage and reservations; reserves what it admits.
+    void admit_one(PendingResult &r, Evaluation &ev) const;
     void tally_pending(Evaluation &ev) const;
     bool preemptible_tier(int tier) const;
     uint32_t tier_priority(int tier) const;

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define GP_ABI_VERSION 1
+#define GP_ABI_VERSION 2
 
 typedef enum {
 	GP_OK = 0,
@@ -121,6 +121,14 @@ typedef struct {
 	 * time) but neither ordered nor admitted.  gpupool never undoes it.
 	 */
 	int user_held;
+	/*
+	 * ABI 2.  Pending job array meta record: the count of still-pending
+	 * tasks it stands for (Slurm may start several of them from the one
+	 * record in a single scheduling pass); 0 or 1: an ordinary job.
+	 */
+	uint32_t array_tasks;
+	/* ABI 2.  Running task of a job array: the array's id; 0 otherwise. */
+	uint32_t array_job_id;
 } gp_job_t;
 
 gp_snapshot_t *gp_snapshot_create(void);
@@ -180,6 +188,19 @@ typedef struct {
 	uint32_t factor_age;
 	int64_t orig_submit_time;
 	char reason[96];       /* e.g. "GpuPoolQuota:pool1 2/2" when held */
+	/*
+	 * ABI 2.  Tasks of the record that may start now: an NP job array
+	 * record admitted within quota: k >= 1 (those that fit every pool);
+	 * an ordinary admitted job: 1; held: 0; GP_ADMIT_FREE: array_tasks
+	 * or 1.
+	 */
+	uint32_t admitted_tasks;
+	/*
+	 * ABI 2.  Job array record: its tasks that the engine counts as
+	 * running (by array_job_id of running jobs).  At most
+	 * array_running + admitted_tasks tasks of the array may run at once.
+	 */
+	uint32_t array_running;
 } gp_pending_result_t;
 
 /* Result for a pending job of the last pass; GP_ERR_ARG if unknown. */

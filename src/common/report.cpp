@@ -73,6 +73,11 @@ std::string Engine::report_json() const {
         json_object_set_new(o, "tier", json_string(tier_name(r.tier)));
         json_object_set_new(o, "pools", rp);
         json_object_set_new(o, "gpus", json_integer(r.gpus));
+        if (r.array_tasks > 1) {
+            json_object_set_new(o, "array_tasks", json_integer(r.array_tasks));
+            json_object_set_new(o, "admitted_tasks", json_integer(r.admitted_tasks));
+            json_object_set_new(o, "array_running", json_integer(array_running(r.job_id)));
+        }
         json_object_set_new(o, "orig_submit", json_integer(r.orig_submit));
         json_object_set_new(o, "admission", json_string(admission_name(r.admission)));
         json_object_set_new(o, "reason", json_string(reason_of(r).c_str()));

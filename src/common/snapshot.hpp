@@ -30,6 +30,12 @@ struct SnapJob {
     int64_t submit_time = 0;              // Slurm's (reset on requeue)
     int64_t start_time = 0;
     bool user_held = false;
+    // Pending job array meta record: the count of still-pending tasks it
+    // stands for (0 or 1: an ordinary job).  Slurm may start several of
+    // them from the one record in a single scheduling pass.
+    uint32_t array_tasks = 0;
+    // Running task of a job array: the array's (meta record's) id; 0 else.
+    uint32_t array_job_id = 0;
 };
 
 struct Snapshot {

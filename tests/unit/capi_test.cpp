@@ -116,3 +116,43 @@ TEST(CApi, NoConfigAndNullArgumentsAreErrorsNotCrashes) {
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
 }
+
+TEST(CApi, JobArraysThroughTheAbi) {
+    static_assert(GP_ABI_VERSION == 2, "array fields are ABI 2");
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t idx[4];
+    for (int i = 0; i < 4; ++i) idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 1);
+    ASSERT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 4), GP_OK);
+    gp_job_t task = job(21, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
+    task.array_job_id = 20;
+    gp_job_t meta = job(20, GP_JOB_PENDING, "pool1", "normal", 1, 99);
+    meta.array_tasks = 3;
+    gp_job_t other = job(30, GP_JOB_PENDING, "pool1", "normal", 1, 101);
+    for (const gp_job_t *j : {&task, &meta, &other}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 20, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_ADMIT_QUOTA);
+    EXPECT_EQ(r.admitted_tasks, 1u);
+    EXPECT_EQ(r.array_running, 1u);
+    ASSERT_EQ(gp_engine_pending_result(e, 30, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
+    EXPECT_EQ(r.admitted_tasks, 0u);
+    EXPECT_EQ(r.array_running, 0u);
+
+    // The running task ends: the array may start one more.
+    EXPECT_EQ(gp_engine_job_ended(e, 21, 120), 1);
+    ASSERT_EQ(gp_engine_pending_result(e, 20, &r), GP_OK);
+    EXPECT_EQ(r.admitted_tasks, 2u);
+    EXPECT_EQ(r.array_running, 0u);
+    char *json = gp_engine_report_json(e);
+    ASSERT_NE(json, nullptr);
+    EXPECT_NE(std::strstr(json, "\"admitted_tasks\": 2"), nullptr);
+    gp_free(json);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}

@@ -504,3 +504,165 @@ TEST(Order, UserHeldJobsNotOrdered) {
     EXPECT_EQ(order_of(e), (std::vector<uint32_t>{2}));
     EXPECT_EQ(e.pending_result(2)->admission, Admission::Quota);
 }
+
+// ---------------------------------------------------------------------
+// Job arrays (R2): a pending array record stands for several tasks that
+// Slurm may start one after another from it in one scheduling pass.
+
+namespace {
+SnapJob array_job(uint32_t id, const std::string &parts, const std::string &qos, uint32_t gpus, uint32_t tasks,
+                  int64_t submit) {
+    SnapJob j = pending(id, parts, qos, gpus, submit);
+    j.array_tasks = tasks;
+    return j;
+}
+SnapJob array_task(uint32_t id, uint32_t array_id, const std::string &part, const std::string &qos, uint32_t gpus,
+                   int64_t start) {
+    SnapJob j = running(id, part, qos, gpus, start);
+    j.array_job_id = array_id;
+    return j;
+}
+}  // namespace
+
+TEST(Arrays, AdmitsOnlyTheTasksThatFitTheQuota) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(array_job(10, "pool1", "normal", 1, 4, T0));
+    s.add_job(pending(11, "pool1", "normal", 1, T0 + 1));
+    s.add_job(array_job(12, "pool1", "low", 1, 3, T0 + 2));
+    e.evaluate(s, T0 + 10);
+
+    const PendingResult *a = e.pending_result(10);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->admission, Admission::Quota);
+    EXPECT_EQ(a->admitted_tasks, 2u);
+    EXPECT_GT(a->priority, 0u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
+    const PendingResult *next = e.pending_result(11);
+    EXPECT_EQ(next->admission, Admission::Held);
+    EXPECT_EQ(next->admitted_tasks, 0u);
+    EXPECT_EQ(e.reason_of(*next), "GpuPoolQuota:pool1 2/2");
+    // P-tier arrays are never held nor capped.
+    const PendingResult *low = e.pending_result(12);
+    EXPECT_EQ(low->admission, Admission::Free);
+    EXPECT_EQ(low->admitted_tasks, 3u);
+}
+
+TEST(Arrays, OrdinaryJobsAdmitOneTask) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(pending(1, "pool1", "normal", 1, T0));
+    s.add_job(array_job(2, "pool1", "normal", 1, 1, T0 + 1));  // last task
+    s.add_job(pending(3, "pool1", "low", 2, T0 + 2));
+    e.evaluate(s, T0 + 10);
+    EXPECT_EQ(e.pending_result(1)->admitted_tasks, 1u);
+    EXPECT_EQ(e.pending_result(2)->admitted_tasks, 1u);
+    EXPECT_EQ(e.pending_result(3)->admitted_tasks, 1u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
+}
+
+TEST(Arrays, MultiGpuTasksAndSeveralPools) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=5\nPool=pool2 Quota=4\n");
+    Snapshot s = cluster(8);
+    partition(s, "pool1", 0, 7);
+    partition(s, "pool2", 0, 7);
+    s.add_job(running(1, "pool2", "normal", 1, T0));
+    // 2 GPUs per task: pool1 fits 2 (5/2), pool2 fits 1 ((4-1)/2).
+    s.add_job(array_job(10, "pool1,pool2", "normal", 2, 6, T0 + 1));
+    e.evaluate(s, T0 + 10);
+    const PendingResult *a = e.pending_result(10);
+    EXPECT_EQ(a->admission, Admission::Quota);
+    EXPECT_EQ(a->admitted_tasks, 1u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved, 2u);
+    for (const PoolState &ps : e.last().pools) EXPECT_LE(ps.np_used + ps.np_reserved, ps.quota);
+}
+
+TEST(Arrays, HeldWhenNoTaskFits) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(running(1, "pool1", "normal", 1, T0));
+    s.add_job(running(2, "pool1", "high", 1, T0));
+    s.add_job(array_job(10, "pool1", "normal", 1, 4, T0 + 1));
+    s.add_job(array_job(11, "pool1", "normal", 3, 2, T0 + 2));
+    e.evaluate(s, T0 + 10);
+    const PendingResult *a = e.pending_result(10);
+    EXPECT_EQ(a->admission, Admission::Held);
+    EXPECT_EQ(a->admitted_tasks, 0u);
+    EXPECT_EQ(a->priority, 0u);
+    EXPECT_EQ(e.reason_of(*a), "GpuPoolQuota:pool1 2/2");
+    EXPECT_EQ(e.reason_of(*e.pending_result(11)), "GpuPoolQuotaTooSmall:pool1 needs 3 quota 2");
+    EXPECT_EQ(pool(e, "pool1").np_reserved, 0u);
+    EXPECT_EQ(pool(e, "pool1").held_jobs, 2u);
+}
+
+TEST(Arrays, JobEndGivesTheArrayOneMoreTask) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(running(1, "pool1", "normal", 1, T0));
+    s.add_job(array_job(10, "pool1", "normal", 1, 4, T0 + 1));
+    s.add_job(pending(11, "pool1", "normal", 1, T0 + 2));
+    e.evaluate(s, T0 + 10);
+    EXPECT_EQ(e.pending_result(10)->admitted_tasks, 1u);
+    EXPECT_EQ(e.pending_result(11)->admission, Admission::Held);
+
+    EXPECT_TRUE(e.job_ended(1, T0 + 20));
+    EXPECT_EQ(e.pending_result(10)->admitted_tasks, 2u);
+    EXPECT_EQ(e.pending_result(11)->admission, Admission::Held);
+    EXPECT_EQ(pool(e, "pool1").np_used + pool(e, "pool1").np_reserved, 2u);
+}
+
+TEST(Arrays, RunningTasksAreCountedPerArray) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(array_task(21, 10, "pool1", "normal", 1, T0 + 5));
+    s.add_job(array_task(22, 10, "pool1", "normal", 1, T0 + 5));
+    s.add_job(array_job(10, "pool1", "normal", 1, 2, T0));
+    e.evaluate(s, T0 + 10);
+    EXPECT_EQ(e.array_running(10), 2u);
+    EXPECT_EQ(e.pending_result(10)->admission, Admission::Held);
+
+    // One task ends: the array may run 1 + 1 tasks at once again.
+    EXPECT_TRUE(e.job_ended(21, T0 + 20));
+    EXPECT_EQ(e.array_running(10), 1u);
+    EXPECT_EQ(e.pending_result(10)->admitted_tasks, 1u);
+    EXPECT_EQ(e.pending_result(10)->admission, Admission::Quota);
+
+    // A refresh of the running jobs recounts them.
+    Snapshot r = cluster(4);
+    partition(r, "pool1", 0, 3);
+    r.add_job(array_task(22, 10, "pool1", "normal", 1, T0 + 5));
+    r.add_job(array_task(23, 10, "pool1", "normal", 1, T0 + 21));
+    e.refresh_running(r, T0 + 22);
+    EXPECT_EQ(e.array_running(10), 2u);
+    EXPECT_EQ(e.array_running(99), 0u);
+}
+
+TEST(Arrays, ProvisionalArrayReservesItsTasks) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=3\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    s.add_job(running(1, "pool1", "normal", 1, T0));
+    e.evaluate(s, T0 + 10);
+
+    SnapJob a = array_job(10, "pool1", "normal", 1, 4, T0 + 11);
+    PendingResult r = e.provisional(a, T0 + 11);
+    EXPECT_EQ(r.admission, Admission::Quota);
+    EXPECT_EQ(r.admitted_tasks, 2u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
+    PendingResult b = e.provisional(pending(11, "pool1", "normal", 1, T0 + 12), T0 + 12);
+    EXPECT_EQ(b.admission, Admission::Held);
+    PendingResult low = e.provisional(array_job(12, "pool1", "low", 1, 5, T0 + 13), T0 + 13);
+    EXPECT_EQ(low.admission, Admission::Free);
+    EXPECT_EQ(low.admitted_tasks, 5u);
+
+    // The running job ends: the array takes the freed GPU first (R1).
+    EXPECT_TRUE(e.job_ended(1, T0 + 20));
+    EXPECT_EQ(e.pending_result(10)->admitted_tasks, 3u);
+    EXPECT_EQ(e.pending_result(11)->admission, Admission::Held);
+}
