@@ -10,7 +10,7 @@ export GPUPOOL_REPO=$REPO
 CLUSTER="$REPO/scripts/cluster.sh"
 
 ALL_TESTS=(test_queue_order test_osmo_preemption test_borrow_reclaim test_quota_hold
-           test_protection test_no_requeue test_sprio test_reconfigure)
+           test_protection test_no_requeue test_sprio test_reconfigure test_array_quota)
 tests=("$@")
 (( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}")
 

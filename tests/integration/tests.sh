@@ -232,3 +232,50 @@ test_reconfigure() {
   assert wait_until 20 log_has 'gpupool: .*loaded' || { log_since | tail -20 >&2; return 1; }
   assert wait_state "$n3" RUNNING 30
 }
+
+# 10. Job arrays count every task against quota (R2): a NORMAL array of
+#     4 x 1 GPU in pool1 (quota 2, 4 GPUs free) runs exactly 2 tasks, the
+#     others pend (gpupool's reason or the array throttle gpupool sets);
+#     LOW jobs still get the idle GPUs; with GPUs free again, cancelling a
+#     task starts exactly one more.
+array_running() { squeue -h -j "$1" -t RUNNING -o %i 2>/dev/null | wc -l; }
+array_pending() { squeue -h -r -j "$1" -t PENDING -o %i 2>/dev/null | wc -l; }
+
+# exactly_running ARRAY N SECONDS: N tasks run throughout SECONDS.
+exactly_running() {
+  local deadline=$(( SECONDS + $3 )) c
+  while (( SECONDS < deadline )); do
+    c=$(array_running "$1")
+    [[ $c -eq $2 ]] || { ilog "array $1: $c tasks running, want $2"; squeue -o '%.12i %.8P %.7q %.9T %R' >&2; return 1; }
+    sleep 0.3
+  done
+}
+
+test_array_quota() {
+  local out arr reason l1 l2 task
+  out=$(sbatch --parsable -J arr -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 \
+          -o /dev/null -e /dev/null --array=1-4 --wrap 'sleep 600') || return 1
+  arr=${out%%;*}
+  assert wait_until 20 eval '[[ $(array_running '"$arr"') -ge 2 ]]' || return 1
+  exactly_running "$arr" 2 6 || return 1
+  assert test "$(array_pending "$arr")" -eq 2 || return 1
+  reason=$(squeue -h -j "$arr" -t PENDING -o %r | head -n1)
+  ilog "pending tasks of array $arr: $reason"
+  [[ $reason == GpuPool* || $reason == JobArrayTaskLimit ]] || { ilog "unexpected reason: $reason"; return 1; }
+  # P jobs borrow the two idle GPUs.
+  l1=$(submit l1 pool1 low) && l2=$(submit l2 pool1 low) || return 1
+  assert wait_state "$l1" RUNNING 30 && assert wait_state "$l2" RUNNING 30 || return 1
+  assert test "$(array_running "$arr")" -eq 2 || return 1
+  # GPUs idle again: still only the quota's 2 tasks.
+  scancel "$l1" "$l2"
+  assert wait_running_count 2 20 pool1 || return 1
+  exactly_running "$arr" 2 4 || return 1
+  # One task ends: exactly one more starts.
+  task=$(squeue -h -j "$arr" -t RUNNING -o %i | head -n1)
+  ilog "cancelling task $task"
+  scancel "$task"
+  assert wait_until 20 eval '[[ $(array_pending '"$arr"') -eq 1 && $(array_running '"$arr"') -eq 2 ]]' ||
+    { ilog "array $arr: $(array_running "$arr") running, $(array_pending "$arr") pending"; return 1; }
+  exactly_running "$arr" 2 4 || return 1
+  assert test "$(array_pending "$arr")" -eq 1
+}

@@ -183,6 +183,25 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->submit_time = (int64_t) time(NULL);
 	out->start_time = (int64_t) job_ptr->start_time;
 	out->user_held = 0;
+	out->array_tasks = gps_array_pending_tasks(job_ptr);
+	if ((job_ptr->array_task_id != NO_VAL) || job_ptr->array_recs)
+		out->array_job_id = job_ptr->array_job_id;
+}
+
+extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr)
+{
+	/*
+	 * Slurm 22.05: the pending meta record of an array keeps the array's
+	 * id and array_recs, with array_task_id NO_VAL while it stands for
+	 * task_cnt > 1 tasks; the scheduler splits a task off it for each
+	 * start (job_array_split) and, at task_cnt 1, gives the record the
+	 * last task's id.
+	 */
+	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->array_recs ||
+	    (job_ptr->array_task_id != NO_VAL) ||
+	    (job_ptr->array_recs->task_cnt <= 1))
+		return 0;
+	return job_ptr->array_recs->task_cnt;
 }
 
 /* A node whose GPUs cannot be given to new jobs counts no capacity. */

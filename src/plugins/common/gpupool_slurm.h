@@ -56,6 +56,13 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
 			 gp_job_t *out, char **part_buf);
 
+/*
+ * Pending tasks a pending job array meta record stands for, when more than
+ * one (0 otherwise: an ordinary job, a split-off task, the last task).
+ * Caller holds the job read lock.
+ */
+extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr);
+
 /* gpupool state of a job record; -1 for jobs that hold and want nothing. */
 extern int gps_job_state(job_record_t *job_ptr);
 

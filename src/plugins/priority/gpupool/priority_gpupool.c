@@ -88,6 +88,7 @@ const char plugin_type[] = "priority/gpupool";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define GP_HOLD_PREFIX "GpuPool"
+#define GP_STARTING_REASON "GpuPoolStarting"
 #define STATE_FILE "gpupool_state.json"
 #define STATE_SAVE_EVERY 60  /* seconds between state saves */
 #define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
@@ -157,6 +158,143 @@ static void _held_del(uint32_t id)
 	held_cnt--;
 }
 
+/* ------------------------------------------------------------------ */
+/* job array throttles                                                  */
+
+/*
+ * Slurm starts task after task from one pending array meta record in a
+ * single scheduling pass (job_scheduler.c: "goto next_task"; backfill
+ * likewise); its only brake is the array throttle: no task starts while
+ * array_recs->tot_run_tasks >= max_run_tasks (job_array_start_test, also
+ * in backfill and job_independent), 0 meaning none.  So an NP array record
+ * that the engine admits with k tasks gets max_run_tasks = its running
+ * tasks (as the engine counts them) + k, never above the user's own
+ * throttle (--array=...%N or scontrol update ArrayTaskThrottle), which is
+ * remembered here and put back once gpupool no longer needs a cap.
+ * Protected by the slurmctld job write lock, like held_ids.
+ */
+typedef struct {
+	uint32_t job_id;
+	uint32_t user_max;	/* the user's throttle, 0 = none */
+	uint32_t our_max;	/* the cap gpupool last set */
+} array_cap_t;
+
+static array_cap_t *caps = NULL;
+static size_t cap_cnt = 0, cap_alloc = 0;
+
+static array_cap_t *_cap_find(uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < cap_cnt; i++)
+		if (caps[i].job_id == id)
+			return &caps[i];
+	return NULL;
+}
+
+static void _cap_del(array_cap_t *c)
+{
+	*c = caps[--cap_cnt];
+}
+
+/*
+ * Cap the array record `job_ptr` at `limit` running tasks; limit 0: no
+ * gpupool cap (put the user's throttle back).  `lower_only`: never raise
+ * a cap gpupool set before.  Returns 1 if the cap went up (more tasks may
+ * start now), 0 otherwise; *changed tells whether anything changed.
+ */
+static int _array_cap(job_record_t *job_ptr, uint32_t limit, bool lower_only,
+		      bool *changed)
+{
+	job_array_struct_t *ar = job_ptr->array_recs;
+	array_cap_t *c = _cap_find(job_ptr->job_id);
+	uint32_t user, want, old;
+
+	if (!ar) {
+		if (c)
+			_cap_del(c);
+		return 0;
+	}
+	old = ar->max_run_tasks;
+	user = old;
+	if (c) {
+		/* changed by its user or an admin since we set it */
+		if (old != c->our_max)
+			c->user_max = old;
+		user = c->user_max;
+	}
+	want = limit;
+	if (user && (!want || (user < want)))
+		want = user;
+	if (c && lower_only && c->our_max && (!want || (c->our_max < want)))
+		want = c->our_max;
+	if (want == user) {
+		/* the user's own throttle is the tighter: no cap of ours */
+		if (c)
+			_cap_del(c);
+	} else {
+		if (!c) {
+			if (cap_cnt == cap_alloc) {
+				cap_alloc = cap_alloc ? cap_alloc * 2 : 16;
+				xrecalloc(caps, cap_alloc, sizeof(*caps));
+			}
+			c = &caps[cap_cnt++];
+			c->job_id = job_ptr->job_id;
+			c->user_max = user;
+		}
+		c->our_max = want;
+	}
+	if (old == want)
+		return 0;
+	ar->max_run_tasks = want;
+	*changed = true;
+	debug("gpupool: JobId=%u array throttle %u -> %u (user's %u)",
+	      job_ptr->job_id, old, want, user);
+	return (!want || (old && (want > old))) ? 1 : 0;
+}
+
+/*
+ * The array part of one result: an NP array record admitted with k tasks
+ * may run array_running + k at once; one held keeps its cap (priority 0
+ * stops it); anything else needs no cap of ours.
+ */
+static int _apply_array(job_record_t *job_ptr, const gp_pending_result_t *r,
+			bool lower_only, bool *changed)
+{
+	if (!job_ptr->array_recs)
+		return 0;
+	if (r->admission == GP_HELD_QUOTA)
+		return 0;
+	if ((r->admission == GP_ADMIT_QUOTA) &&
+	    (gps_array_pending_tasks(job_ptr) > 1))
+		return _array_cap(job_ptr,
+				  MAX(r->array_running + r->admitted_tasks, 1),
+				  lower_only, changed);
+	if (!_cap_find(job_ptr->job_id))
+		return 0;
+	return _array_cap(job_ptr, 0, false, changed);
+}
+
+/* Put the user's throttle back on records no longer pending arrays. */
+static void _caps_prune(bool *changed)
+{
+	size_t i = 0;
+
+	while (i < cap_cnt) {
+		job_record_t *j = find_job_record(caps[i].job_id);
+		if (j && (gps_array_pending_tasks(j) > 1)) {
+			i++;
+			continue;
+		}
+		if (j && j->array_recs &&
+		    (j->array_recs->max_run_tasks == caps[i].our_max)) {
+			j->array_recs->max_run_tasks = caps[i].user_max;
+			*changed = true;
+		}
+		_cap_del(&caps[i]);
+	}
+}
+
 /*
  * Is this pending job held by gpupool (and by nobody else)?  A user/admin
  * hold sets direct_set_prio (scontrol hold) or WAIT_HELD_USER; ours is
@@ -196,11 +334,14 @@ static void _set_prio(job_record_t *job_ptr, uint32_t prio)
  * Write one engine result back to a pending job.  Caller holds the job
  * write lock and has checked the job is not held by its user or an admin
  * and has no admin-set priority.  Returns 1 if the job was released from
- * our hold, 0 otherwise; *changed tells whether anything changed.
+ * our hold or may start more array tasks, 0 otherwise; *changed tells
+ * whether anything changed.
  */
 static int _apply(job_record_t *job_ptr, const gp_pending_result_t *r,
 		  bool ours, bool *changed)
 {
+	int raised;
+
 	if (r->admission == GP_HELD_QUOTA) {
 		if (job_ptr->priority != 0) {
 			_set_prio(job_ptr, 0);
@@ -221,6 +362,7 @@ static int _apply(job_record_t *job_ptr, const gp_pending_result_t *r,
 		_held_add(job_ptr->job_id);
 		return 0;
 	}
+	raised = _apply_array(job_ptr, r, false, changed);
 
 	if (ours) {
 		job_ptr->state_reason = WAIT_NO_REASON;
@@ -235,7 +377,7 @@ static int _apply(job_record_t *job_ptr, const gp_pending_result_t *r,
 	if (ours)
 		debug("gpupool: release JobId=%u priority %u",
 		      job_ptr->job_id, job_ptr->priority);
-	return ours ? 1 : 0;
+	return (ours || raised) ? 1 : 0;
 }
 
 /* May gpupool write this pending job's priority? */
@@ -417,6 +559,7 @@ static void _pass(void)
 			}
 			held_cnt = k;
 		}
+		_caps_prune(&changed);
 		if (changed)
 			last_job_update = now;
 	}
@@ -551,6 +694,8 @@ extern int fini(void)
 	_save_state(time(NULL));
 	xfree(held_ids);
 	held_cnt = held_cap = 0;
+	xfree(caps);
+	cap_cnt = cap_alloc = 0;
 	in_ctld = false;
 	return SLURM_SUCCESS;
 }
@@ -603,6 +748,21 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	}
 
 	ours = _is_our_hold(job_ptr);
+	/*
+	 * At submit job_allocate() calls us before _create_job_array(): an
+	 * array record cannot be told from an ordinary job yet, and the
+	 * scheduler may start all its tasks before the next pass sees them.
+	 * job_independent() has set begin_time of every ordinary job that
+	 * can start now, but is skipped for arrays: a job without one waits
+	 * for the next pass (woken above), which admits its tasks and caps
+	 * its throttle.  (A job with a dependency waits for it anyway.)
+	 */
+	if ((r.admission == GP_ADMIT_QUOTA) && (job_ptr->priority == NO_VAL) &&
+	    !job_ptr->array_recs && job_ptr->details &&
+	    !job_ptr->details->begin_time) {
+		r.admission = GP_HELD_QUOTA;
+		snprintf(r.reason, sizeof(r.reason), "%s", GP_STARTING_REASON);
+	}
 	if (r.admission == GP_HELD_QUOTA) {
 		job_ptr->state_reason = WAIT_HELD;
 		xfree(job_ptr->state_desc);
@@ -618,6 +778,13 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 		_held_del(job_ptr->job_id);
 		changed = true;
 	}
+	/*
+	 * An existing array record (update, release): cap it now; only a
+	 * pass (or a job end) raises a cap, since the result may predate
+	 * tasks that started since.
+	 */
+	if (_apply_array(job_ptr, &r, true, &changed))
+		queue_job_scheduler();
 	if (changed)
 		last_job_update = now;
 	return MAX(r.priority, 1);
