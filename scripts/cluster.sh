@@ -442,14 +442,16 @@ cmd_down() {
   # Jobs outlive slurmd (slurmstepd ignores SIGTERM): cancel them while
   # slurmctld is still there and wait for the queue to drain.
   if ctld_up && scontrol ping >/dev/null 2>&1; then
-    ids=$(squeue -h -o %i 2>/dev/null || true)
+    # %F: the array job id (scancel takes it for all tasks; a throttled
+    # array's %i, 123_[2-4%2], it refuses); the job id for other jobs.
+    ids=$(squeue -h -o %F 2>/dev/null | sort -u || true)
     if [[ -n $ids ]]; then
       log "cancelling $(wc -w <<<"$ids") job(s)"
       local deadline=$(( SECONDS + 30 ))
       while [[ -n $ids ]] && (( SECONDS < deadline )); do
         scancel $ids 2>/dev/null || true
         sleep 0.3
-        ids=$(squeue -h -o %i 2>/dev/null || true)
+        ids=$(squeue -h -o %F 2>/dev/null | sort -u || true)
       done
       [[ -z $ids ]] || log "warning: jobs still queued after 30s: $ids"
     fi

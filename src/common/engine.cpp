@@ -504,6 +504,31 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     preemptor_cache_.valid = false;
 }
 
+// Between passes admission only grows: a job admitted since the last pass
+// may have started already, which the engine learns only at the next pass,
+// so taking its admission back to give it to a job ahead of it in the
+// order could put two jobs into one job's quota.  What is admitted keeps
+// its reservation; held jobs (and arrays' further tasks) get what is left,
+// in order.
+void Engine::admit_more(Evaluation &ev) const {
+    for (PoolState &ps : ev.pools) ps.np_reserved = ps.held_jobs = 0;
+    for (const PendingResult &r : ev.pending)
+        if (r.admission == Admission::Quota)
+            for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
+    for (PendingResult &r : ev.pending) {
+        if (r.admission == Admission::Quota) {
+            if (r.admitted_tasks >= r.task_count()) continue;
+            uint32_t extra = fitting_tasks(r.pools, r.gpus, r.task_count() - r.admitted_tasks, nullptr);
+            r.admitted_tasks += extra;
+            for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += extra * r.gpus;
+        } else if (r.admission == Admission::Held) {
+            r.priority = r.nominal;
+            admit_one(r, ev);
+            if (r.admission == Admission::Held) ev.pools[static_cast<size_t>(r.hold_pool)].held_jobs++;
+        }
+    }
+}
+
 bool Engine::job_ended(uint32_t job_id, int64_t now) {
     if (!config_ || !eval_.valid) return false;
     auto rit = eval_.running.find(job_id);
@@ -532,9 +557,7 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
     std::vector<std::pair<Admission, uint32_t>> before;
     before.reserve(eval_.pending.size());
     for (const PendingResult &r : eval_.pending) before.emplace_back(r.admission, r.admitted_tasks);
-    for (PoolState &ps : eval_.pools) ps.np_reserved = ps.held_jobs = 0;
-    for (PendingResult &r : eval_.pending) r.priority = r.nominal;
-    admit(eval_);
+    admit_more(eval_);
     eval_.now = std::max(eval_.now, now);
     preemptor_cache_.valid = false;
     for (size_t i = 0; i < before.size(); ++i)

@@ -260,6 +260,7 @@ private:
     void admit(Evaluation &ev) const;
     void rank_victims(Evaluation &ev) const;
     void fold_provisional();
+    void admit_more(Evaluation &ev) const;
     void number_pending(Evaluation &ev) const;
     uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const std::vector<std::string> &parts) const;

@@ -89,8 +89,8 @@ wait_running_count() {
 # cancel_all [DEADLINE_S]: cancel every job and wait for an empty queue.
 cancel_all() {
   local deadline=$(( SECONDS + ${1:-30} )) ids
-  # A throttled array shows as 123_[2-4%2], which scancel does not take.
-  while ids=$(squeue -h -o %i 2>/dev/null | sed 's/%[0-9]*\]/]/') && [[ -n $ids ]]; do
+  # %F: array job id (a throttled array's %i, 123_[2-4%2], scancel refuses).
+  while ids=$(squeue -h -o %F 2>/dev/null | sort -u) && [[ -n $ids ]]; do
     (( SECONDS < deadline )) || { ilog "queue not empty: $ids"; return 1; }
     # shellcheck disable=SC2086
     scancel $ids 2>/dev/null || true

@@ -220,6 +220,31 @@ TEST(QuotaAdmission, ProvisionalJobsKeepTierOrderUntilThePass) {
     EXPECT_GT(e.pending_result(6)->nominal, e.pending_result(5)->nominal);
 }
 
+// Between passes, an admission is never taken back: the job may already
+// run.  A higher tier that arrives later waits for quota that is really
+// free, or for the next pass.
+TEST(QuotaAdmission, JobEndNeverRevokesAnAdmission) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "p", 0, 3);
+    s.add_job(running(1, "p", "normal", 1, T0));
+    s.add_job(running(2, "p", "low", 1, T0));
+    s.add_job(pending(3, "p", "normal", 1, T0 + 1));
+    e.evaluate(s, T0 + 2);
+    ASSERT_EQ(e.pending_result(3)->admission, Admission::Quota);  // and starts
+    PendingResult high = e.provisional(pending(4, "p", "high", 1, T0 + 3), T0 + 3);
+    EXPECT_EQ(high.admission, Admission::Held);
+    // A LOW job ends: no NP quota frees, so job 3 keeps it and 4 waits.
+    e.job_ended(2, T0 + 4);
+    EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Held);
+    // An NP job ends: now the high job fits beside job 3.
+    EXPECT_TRUE(e.job_ended(1, T0 + 5));
+    EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
+    EXPECT_EQ(pool(e, "p").np_reserved, 2u);
+}
+
 // A job too big for its quota says so instead of a misleading count.
 TEST(QuotaAdmission, JobLargerThanQuota) {
     Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");

@@ -1,15 +1,6 @@
 /*
  * gpupool_slurm.c - slurmctld records -> gpupool core snapshot (see .h).
  */
-/* Slurm's config.h defines these too; ours come from -D flags (DEFS). */
-#undef PACKAGE
-#undef PACKAGE_BUGREPORT
-#undef PACKAGE_NAME
-#undef PACKAGE_STRING
-#undef PACKAGE_TARNAME
-#undef PACKAGE_URL
-#undef PACKAGE_VERSION
-#undef VERSION
 #include "config.h"
 
 #include <string.h>

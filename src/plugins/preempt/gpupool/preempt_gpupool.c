@@ -16,15 +16,6 @@
  * PREEMPT_DATA_ENABLED is asked (slurm_find_preemptable_jobs asks it just
  * before that list_for_each, with job write, node write, part read held).
  */
-/* Slurm's config.h defines these too; ours come from -D flags (DEFS). */
-#undef PACKAGE
-#undef PACKAGE_BUGREPORT
-#undef PACKAGE_NAME
-#undef PACKAGE_STRING
-#undef PACKAGE_TARNAME
-#undef PACKAGE_URL
-#undef PACKAGE_VERSION
-#undef VERSION
 #include "config.h"
 
 #include <pthread.h>

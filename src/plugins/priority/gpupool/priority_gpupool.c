@@ -17,15 +17,6 @@
  *    take no slurmctld lock there.
  *  - agent thread: takes conf read, job write, node read, part read.
  */
-/* Slurm's config.h defines these too; ours come from -D flags (DEFS). */
-#undef PACKAGE
-#undef PACKAGE_BUGREPORT
-#undef PACKAGE_NAME
-#undef PACKAGE_STRING
-#undef PACKAGE_TARNAME
-#undef PACKAGE_URL
-#undef PACKAGE_VERSION
-#undef VERSION
 #include "config.h"
 
 #include <errno.h>
@@ -87,7 +78,6 @@ const char plugin_name[] = "Priority gpupool plugin (GPU pool quotas)";
 const char plugin_type[] = "priority/gpupool";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-#define GP_HOLD_PREFIX "GpuPool"
 #define GP_STARTING_REASON "GpuPoolStarting"
 #define STATE_FILE "gpupool_state.json"
 #define STATE_SAVE_EVERY 60  /* seconds between state saves */
@@ -315,8 +305,8 @@ static bool _is_our_hold(job_record_t *job_ptr)
 	if (found)
 		return true;
 	return job_ptr->state_desc &&
-	       !xstrncmp(job_ptr->state_desc, GP_HOLD_PREFIX,
-			 strlen(GP_HOLD_PREFIX));
+	       !xstrncmp(job_ptr->state_desc, GPS_HOLD_PREFIX,
+			 strlen(GPS_HOLD_PREFIX));
 }
 
 static void _set_prio(job_record_t *job_ptr, uint32_t prio)
