@@ -30,27 +30,37 @@ wf2=$(submit WF2 pool1 low);    wait_state "$wf2" RUNNING 30
 wf4=$(submit WF4 pool2 normal); wait_state "$wf4" RUNNING 30
 show
 
-say "WF3 LOW to pool1: pool1 is at its quota, but LOW may borrow pool2's idle GPU"
+say "Borrowing (R3): WF3 LOW to pool1 uses pool2's idle GPU: pool1 now uses 3 GPUs, quota 2"
 wf3=$(submit WF3 pool1 low);    wait_state "$wf3" RUNNING 30
 show
 
-say "A NORMAL job to pool1 waits for pool1's quota, although no GPU is free anyway"
-wf6=$(submit WF6 pool1 normal)
-wait_until 10 eval '[[ $(job_reason '"$wf6"') == GpuPoolQuota* ]]' || true
+say "Reclaim (R5): WF5 NORMAL to pool2 takes the borrowed GPU back from WF3, the newest borrower; WF2 stays"
+wf5=$(submit WF5 pool2 normal); wait_state "$wf5" RUNNING 30
+wait_state "$wf3" PENDING 30
 show
 
-say "WF5 NORMAL to pool2: pool2 takes its borrowed GPU back from WF3 (reclaim); WF2 is untouched"
-wf5=$(submit WF5 pool2 normal); wait_state "$wf5" RUNNING 30
+say "In-pool preemption (R4): WF6 NORMAL to pool1 is within pool1's quota (NORMAL uses 1 of 2), no GPU is free: it evicts pool1's own LOW job WF2"
+wf6=$(submit WF6 pool1 normal); wait_state "$wf6" RUNNING 30
 show
-echo
+
+say "Quota (R2): WF7 NORMAL to pool1 waits: pool1's NORMAL/HIGH jobs hold its whole quota"
+wf7=$(submit WF7 pool1 normal)
+wait_until 10 eval '[[ $(job_reason '"$wf7"') == GpuPoolQuota* ]]' || true
+show
+
+say "WF1 ends: WF7 gets pool1's quota at once"
+scancel "$wf1"; wait_state "$wf7" RUNNING 30
+show
+
+say "Every preemption is logged with its rule"
 tail -n +"$(( mark + 1 ))" "$LOG" | grep 'gpupool: preempt' || true
 
-say "WF1 ends: WF6 gets pool1's quota at once"
-scancel "$wf1"; wait_state "$wf6" RUNNING 30
+say "The requeued LOW jobs wait cred_expire + 1 s, then queue by their original submit time: WF2 before WF3"
+wait_until 20 eval '[[ $(job_reason '"$wf3"') != BeginTime ]]' || true
 show
-
-say "sprio: gpupool's factors (QOS = tier, FAIRSHARE = pool standing, AGE = submit order)"
+echo
 sprio -o '%.10i %.9r %.9Y %.6A %.10F %.6Q' || true
+echo "(sprio: QOS = jobs of lower tiers, FAIRSHARE = of less starved pools, AGE = submitted later)"
 
 cat <<EOT
 
