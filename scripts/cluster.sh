@@ -494,6 +494,18 @@ cmd_status() {
   fi
 }
 
+# Restart slurmctld alone, keeping its state (no -c): what an upgrade or a
+# crash does; jobs, slurmd and the database stay.
+cmd_restart_ctld() {
+  ctld_up || die "slurmctld is not running"
+  log "restarting slurmctld"
+  stop_group 20 "slurmctld:$RUN/slurmctld.pid"
+  slurmctld -f "$CONF" \
+    || { show_logs "$LOG/slurmctld.log"; die "slurmctld failed to start"; }
+  wait_for slurmctld "$TIMEOUT" scontrol ping \
+    || { show_logs "$LOG/slurmctld.log"; die "slurmctld does not answer"; }
+}
+
 cmd_env() {
   echo "export GPUPOOL_CLUSTER_DIR=$D"
   echo "export SLURM_CONF=$CONF"
@@ -504,5 +516,6 @@ case ${1:-} in
   down) cmd_down ;;
   status) cmd_status ;;
   env) cmd_env ;;
-  *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
+  restart-ctld) cmd_restart_ctld ;;
+  *) echo "usage: $0 up|down|status|env|restart-ctld" >&2; exit 2 ;;
 esac

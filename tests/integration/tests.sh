@@ -93,6 +93,26 @@ test_osmo_preemption() {
   assert test "$(job_state "$wf3")" = PENDING && assert test "$(job_state "$wf4")" = PENDING
 }
 
+# 2b. R1.3 across a restart: a preempted, requeued LOW job keeps its first
+#     submit time through a slurmctld restart and runs before a LOW job
+#     submitted after it.
+test_restart_keeps_order() {
+  local l1 n1 l2 n2
+  l1=$(submit l1 pool3 low) && assert wait_state "$l1" RUNNING 30 || return 1
+  n1=$(submit n1 pool3 normal) && assert wait_state "$n1" RUNNING 30 || return 1
+  l2=$(submit l2 pool3 low) || return 1
+  n2=$(submit n2 pool3 normal) && assert wait_state "$n2" RUNNING 30 || return 1
+  assert wait_state "$l1" PENDING 30 || return 1
+  mark_log
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
+  assert wait_until 20 log_has 'gpupool: recovered state' || { log_since | grep gpupool >&2; return 1; }
+  assert wait_until 30 eval '[[ "$(job_reason '"$l1"')" != BeginTime ]]' || return 1
+  assert wait_until 20 eval '(( $(job_priority '"$l1"') > $(job_priority '"$l2"') ))' ||
+    { ilog "priorities after restart: l1 $(job_priority "$l1"), l2 $(job_priority "$l2")"; return 1; }
+  scancel "$n1"
+  assert wait_state "$l1" RUNNING 30 && assert test "$(job_state "$l2")" = PENDING
+}
+
 # 3. OSMO borrowing and reclaim: pool1 and pool2 over the same 4 GPUs, quota
 #    2 each; WF3 LOW in pool1 borrows; WF5 NORMAL in pool2 preempts WF3 and
 #    starts; WF2 is untouched.
