@@ -9,7 +9,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export GPUPOOL_REPO=$REPO
 CLUSTER="$REPO/scripts/cluster.sh"
 
-ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_borrow_reclaim test_quota_hold test_admin_hold_kept
+ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_borrow_reclaim test_quota_hold test_admin_hold_kept test_update_reevaluates
            test_protection test_no_requeue test_sprio test_reconfigure test_array_quota)
 tests=("$@")
 (( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}")

@@ -176,6 +176,21 @@ test_admin_hold_kept() {
   assert wait_state "$n3" RUNNING 30
 }
 
+# 4c. Changes slurmctld calls no priority hook for are seen within seconds:
+#     a quota-held job moved to QOS low runs (LOW is never held); another
+#     moved to a pool with room runs.
+test_update_reevaluates() {
+  local n1 n2 n3 n4 t0
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
+  n3=$(submit n3 pool1 normal) && n4=$(submit n4 pool1 normal) || return 1
+  assert wait_until 10 eval '[[ "$(job_reason '"$n4"')" == GpuPoolQuota* ]]' || return 1
+  t0=$SECONDS
+  scontrol update job "$n3" qos=low && scontrol update job "$n4" partition=pool2 || return 1
+  assert wait_state "$n3" RUNNING 5 && assert wait_state "$n4" RUNNING 5 || return 1
+  ilog "updated jobs running within $(( SECONDS - t0 )) s"
+}
+
 # 5. Protection: LOW jobs of a pool at or under its quota are never
 #    preempted for another pool's job, even when that job cannot start.
 test_protection() {
