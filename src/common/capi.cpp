@@ -84,6 +84,7 @@ SnapJob to_snap_job(const gp_job_t *j) {
     s.submit_time = j->submit_time;
     s.start_time = j->start_time;
     s.user_held = j->user_held != 0;
+    s.restart_cnt = j->restart_cnt;
     s.array_tasks = j->array_tasks;
     s.array_job_id = j->array_job_id;
     return s;
@@ -218,11 +219,12 @@ GP_EXPORT int gp_snapshot_add_job(gp_snapshot_t *s, const gp_job_t *job) {
     return guarded(GP_ERR_ARG, nullptr, 0, [&] { s->snap.add_job(to_snap_job(job)); });
 }
 
-GP_EXPORT int64_t gp_engine_note_job(gp_engine_t *e, uint32_t job_id, int64_t submit_time, int64_t now) {
+GP_EXPORT int64_t gp_engine_note_job(gp_engine_t *e, uint32_t job_id, int64_t submit_time, uint32_t restart_cnt,
+                                     int64_t now) {
     if (!e) return submit_time;
     try {
         std::lock_guard<std::mutex> lock(e->mu);
-        return e->engine.note_job(job_id, submit_time, now);
+        return e->engine.note_job(job_id, submit_time, restart_cnt, now);
     } catch (...) {
         return submit_time;
     }

@@ -68,12 +68,14 @@ DecayParams Engine::decay() const {
     return DecayParams{config_->decay_half_life, config_->usage_window};
 }
 
-int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, int64_t now) {
+int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, uint32_t restart_cnt, int64_t now) {
     auto [it, fresh] = jobs_.try_emplace(job_id, JobMemory{submit_time, now});
     if (!fresh) {
         it->second.last_seen = std::max(it->second.last_seen, now);
-        // Slurm resets submit_time on requeue; the first one seen stays.
-        if (submit_time > 0 && submit_time < it->second.orig_submit) it->second.orig_submit = submit_time;
+        if (restart_cnt == 0)
+            it->second.orig_submit = submit_time;  // also an id used again after slurmctld -c
+        else if (submit_time > 0 && submit_time < it->second.orig_submit)
+            it->second.orig_submit = submit_time;
     }
     return it->second.orig_submit;
 }
@@ -428,7 +430,7 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     eval_.pool_index = ev.pool_index;
     count_running(snap, ev);
 
-    for (const SnapJob &j : snap.jobs) note_job(j.id, j.submit_time, now);
+    for (const SnapJob &j : snap.jobs) note_job(j.id, j.submit_time, j.restart_cnt, now);
     for (auto it = jobs_.begin(); it != jobs_.end();)
         it = now - it->second.last_seen > kForgetAfter ? jobs_.erase(it) : std::next(it);
 
@@ -483,7 +485,7 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     for (PoolState &ps : eval_.pools) ps.np_used = ps.p_used = 0;
     count_running(snap, eval_);
     for (const SnapJob &j : snap.jobs)
-        if (j.state == JobState::Running) note_job(j.id, j.submit_time, now);
+        if (j.state == JobState::Running) note_job(j.id, j.submit_time, j.restart_cnt, now);
     // Admission reservations are redone against the new usage.
     for (PoolState &ps : eval_.pools) ps.np_reserved = 0;
     auto reserve = [&](const PendingResult &r) {
@@ -637,7 +639,7 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     r.gpus = job.gpus;
     r.array_tasks = job.array_tasks;
     r.admitted_tasks = r.task_count();
-    r.orig_submit = note_job(job.id, job.submit_time, now);
+    r.orig_submit = note_job(job.id, job.submit_time, job.restart_cnt, now);
     if (!eval_.valid) {
         // Nothing known yet: NP jobs of configured pools wait for the
         // first pass rather than risk going over quota.

@@ -202,7 +202,9 @@ public:
     // Tier index of a QOS (unknown or empty: DefaultTier).
     int tier_of_qos(const std::string &qos) const;
 
-    int64_t note_job(uint32_t job_id, int64_t submit_time, int64_t now);
+    // Original submit time (R1.3): a job never requeued has Slurm's; a
+    // requeued one the earliest seen (Slurm resets it on requeue).
+    int64_t note_job(uint32_t job_id, int64_t submit_time, uint32_t restart_cnt, int64_t now);
 
     // Full pass: usage accounting, fairshare, order, admission, victims.
     void evaluate(const Snapshot &snap, int64_t now);

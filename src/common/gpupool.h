@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define GP_ABI_VERSION 2
+#define GP_ABI_VERSION 3
 
 typedef enum {
 	GP_OK = 0,
@@ -129,6 +129,12 @@ typedef struct {
 	uint32_t array_tasks;
 	/* ABI 2.  Running task of a job array: the array's id; 0 otherwise. */
 	uint32_t array_job_id;
+	/*
+	 * ABI 3.  Times Slurm requeued the job (job_record restart_cnt).  0:
+	 * submit_time is the original one, also for an id used again after
+	 * a clean start (slurmctld -c).
+	 */
+	uint32_t restart_cnt;
 } gp_job_t;
 
 gp_snapshot_t *gp_snapshot_create(void);
@@ -146,12 +152,14 @@ int gp_snapshot_add_job(gp_snapshot_t *snap, const gp_job_t *job);
 /* Evaluation: order, admission, victim order                          */
 
 /*
- * Remember a job's original submit time (R1.3) the first time it is seen;
- * later calls for the same id (after a requeue reset the time) change
- * nothing.  Returns the original submit time.
+ * Remember a job's original submit time (R1.3): for a job never requeued
+ * (restart_cnt 0) it is its submit time; a requeued job keeps the earliest
+ * one seen, since Slurm resets submit_time on requeue.  Returns the
+ * original submit time.
  */
 int64_t gp_engine_note_job(gp_engine_t *engine, uint32_t job_id,
-			   int64_t submit_time, int64_t now);
+			   int64_t submit_time, uint32_t restart_cnt,
+			   int64_t now);
 
 /*
  * One pass: accounts decayed usage since the previous pass, computes

@@ -36,6 +36,8 @@ struct SnapJob {
     uint32_t array_tasks = 0;
     // Running task of a job array: the array's (meta record's) id; 0 else.
     uint32_t array_job_id = 0;
+    // Times Slurm requeued it; 0: submit_time is the original.
+    uint32_t restart_cnt = 0;
 };
 
 struct Snapshot {

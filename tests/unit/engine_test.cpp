@@ -67,7 +67,9 @@ TEST(OsmoExamples, Preemption) {
     partition(after, "pool1", 0, 1);
     after.add_job(running(2, "pool1", "normal", 1, T0 + 1, T0 + 1));
     after.add_job(running(5, "pool1", "normal", 1, T0 + 6, T0 + 4));
-    after.add_job(pending(1, "pool1", "low", 1, T0 + 6));  // reset by requeue
+    SnapJob requeued = pending(1, "pool1", "low", 1, T0 + 6);  // reset by requeue
+    requeued.restart_cnt = 1;
+    after.add_job(requeued);
     after.add_job(pending(3, "pool1", "low", 1, T0 + 2));
     after.add_job(pending(4, "pool1", "low", 1, T0 + 3));
     e.evaluate(after, T0 + 7);
@@ -495,17 +497,28 @@ TEST(Order, ProvisionalPlacement) {
     s.add_job(pending(2, "p", "normal", 1, T0 + 1));
     s.add_job(pending(3, "p", "normal", 1, T0 + 2));
     s.add_job(pending(4, "p", "low", 1, T0 + 3));
-    e.note_job(9, T0 - 100, T0 - 100);  // seen before: a requeued job
+    e.note_job(9, T0 - 100, 0, T0 - 100);  // seen before: a requeued job
     e.evaluate(s, T0 + 5);
     auto prio = [&](uint32_t id) { return e.pending_result(id)->priority; };
     PendingResult fresh = e.provisional(pending(10, "p", "normal", 1, T0 + 6), T0 + 6);
     EXPECT_LT(fresh.priority, prio(3));
     EXPECT_GT(fresh.priority, prio(4));
-    PendingResult requeued = e.provisional(pending(9, "p", "normal", 1, T0 + 6), T0 + 6);
+    SnapJob nine = pending(9, "p", "normal", 1, T0 + 6);
+    nine.restart_cnt = 1;
+    PendingResult requeued = e.provisional(nine, T0 + 6);
     EXPECT_EQ(requeued.orig_submit, T0 - 100);
     EXPECT_LT(requeued.priority, prio(1));
     EXPECT_GT(requeued.priority, prio(2));
     EXPECT_EQ(fresh.factor_tier + fresh.factor_fairshare + fresh.factor_age, fresh.priority);
+}
+
+// After slurmctld -c job ids start again: a new job with a remembered id
+// (never requeued) has its own submit time, not the old job's.
+TEST(Order, JobIdUsedAgainAfterCleanStart) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=8\n");
+    EXPECT_EQ(e.note_job(5, T0, 0, T0), T0);
+    EXPECT_EQ(e.note_job(5, T0 + 50, 1, T0 + 50), T0);     // requeued: keeps T0
+    EXPECT_EQ(e.note_job(5, T0 + 900, 0, T0 + 900), T0 + 900);  // a new job 5
 }
 
 // Before any pass nothing is known: NP jobs of a pool wait for it.

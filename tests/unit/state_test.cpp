@@ -43,7 +43,9 @@ TEST(State, RoundTripKeepsUsageAndOriginalSubmitTimes) {
     Snapshot s = cluster(4);
     partition(s, "p", 0, 3);
     partition(s, "q", 0, 3);
-    s.add_job(pending(1, "p", "low", 2, 6000));
+    SnapJob requeued = pending(1, "p", "low", 2, 6000);
+    requeued.restart_cnt = 1;
+    s.add_job(requeued);
     s.add_job(pending(3, "p", "low", 2, 1200));
     b.evaluate(s, 6000);
     EXPECT_EQ(order_of(b), (std::vector<uint32_t>{1, 3}));

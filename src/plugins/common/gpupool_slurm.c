@@ -174,6 +174,7 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->submit_time = (int64_t) time(NULL);
 	out->start_time = (int64_t) job_ptr->start_time;
 	out->user_held = 0;
+	out->restart_cnt = job_ptr->restart_cnt;
 	out->array_tasks = gps_array_pending_tasks(job_ptr);
 	if ((job_ptr->array_task_id != NO_VAL) || job_ptr->array_recs)
 		out->array_job_id = job_ptr->array_job_id;

@@ -749,7 +749,7 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	gps_tres_init(&tres);
 	gps_job_fill(job_ptr, GP_JOB_PENDING, &tres, NULL, &job, &parts);
 	(void) gp_engine_note_job(e, job.job_id, job.submit_time,
-				  (int64_t) now);
+				  job.restart_cnt, (int64_t) now);
 	rc = gp_engine_provisional(e, &job, (int64_t) now, &r);
 	xfree(parts);
 	_wake();
