@@ -235,13 +235,17 @@ test_sprio() {
   p=$(submit waiting pool3 low) || return 1
   assert wait_state "$p" PENDING 10 || return 1
   local line
-  # %A %F %Q: the weighted age, fairshare and QOS factors (integers).
-  assert wait_until 10 eval '[[ -n $(sprio -h -j '"$p"' 2>/dev/null) ]]' || return 1
-  line=$(sprio -h -j "$p" -o "%i %Y %A %F %Q")
+  # %A %F %Q: the weighted age, fairshare and QOS factors (integers).  A
+  # pass may change the priority between reading sprio and squeue: poll
+  # until both agree and the factors add up.
+  sprio_consistent() {
+    local id prio age fs qos
+    line=$(sprio -h -j "$p" -o "%i %Y %A %F %Q" 2>/dev/null) && [[ -n $line ]] || return 1
+    read -r id prio age fs qos <<<"$line"
+    [[ $id == "$p" && $prio == "$(job_priority "$p")" && $(( age + fs + qos )) == "$prio" && $qos -gt 0 ]]
+  }
+  assert wait_until 10 sprio_consistent || { ilog "sprio: $line (squeue priority $(job_priority "$p"))"; return 1; }
   ilog "sprio: $line (squeue priority $(job_priority "$p"))"
-  read -r id prio age fs qos <<<"$line"
-  assert test "$id" = "$p" && assert test "$prio" = "$(job_priority "$p")" &&
-    assert test "$(( age + fs + qos ))" = "$prio" && assert test "$qos" -gt 0
 }
 
 # 8. scontrol reconfigure with a broken gpupool.conf keeps the previous
