@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <fstream>
 #include <string>
 
@@ -25,17 +26,21 @@ gp_job_t job(uint32_t id, int state, const char *part, const char *qos, uint32_t
     j.start_time = state == GP_JOB_RUNNING ? t : 0;
     return j;
 }
+// Four 1-GPU nodes, each partition in `parts` over all of them.
+gp_snapshot_t *four_nodes(std::initializer_list<const char *> parts) {
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t idx[4];
+    for (int i = 0; i < 4; ++i) idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 1);
+    for (const char *p : parts) EXPECT_EQ(gp_snapshot_add_partition(s, p, idx, 4), GP_OK);
+    return s;
+}
 }  // namespace
 
 TEST(CApi, OsmoReclaimThroughTheAbi) {
     gp_engine_t *e = gp_engine_create();
     char err[256];
     ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
-    gp_snapshot_t *s = gp_snapshot_create();
-    int32_t idx[4];
-    for (int i = 0; i < 4; ++i) idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 1);
-    ASSERT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 4), GP_OK);
-    ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 4), GP_OK);
+    gp_snapshot_t *s = four_nodes({"pool1", "pool2"});
     gp_job_t wf1 = job(1, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
     gp_job_t wf2 = job(2, GP_JOB_RUNNING, "pool1", "low", 1, 101);
     gp_job_t wf3 = job(3, GP_JOB_RUNNING, "pool1", "low", 1, 105);
@@ -122,10 +127,7 @@ TEST(CApi, JobArraysThroughTheAbi) {
     gp_engine_t *e = gp_engine_create();
     char err[256];
     ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
-    gp_snapshot_t *s = gp_snapshot_create();
-    int32_t idx[4];
-    for (int i = 0; i < 4; ++i) idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 1);
-    ASSERT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 4), GP_OK);
+    gp_snapshot_t *s = four_nodes({"pool1"});
     gp_job_t task = job(21, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
     task.array_job_id = 20;
     gp_job_t meta = job(20, GP_JOB_PENDING, "pool1", "normal", 1, 99);
