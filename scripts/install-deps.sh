@@ -15,6 +15,9 @@ PKGS=(
   munge libmunge-dev
   # accounting storage for slurmdbd (QOS need accounting)
   mariadb-server mariadb-client
+  # building newer Slurm releases from ../shared/vendor/slurm (scripts/build-slurm.sh):
+  # without mariadb_config, configure silently skips accounting_storage/mysql
+  libmariadb-dev xz-utils
   # `apt-get source` + configuring the Slurm source tree like Debian does
   dpkg-dev libpam0g-dev
   # tools the cluster/test scripts use (pgrep/pkill, ps, ip)
