@@ -5,7 +5,7 @@
 # node with fake GPUs. Everything lives under one directory and listens on
 # 127.0.0.1 on unusual ports, so nothing clashes with a system install.
 #
-#   scripts/cluster.sh up|down|status|env
+#   scripts/cluster.sh up|down|status|env|restart-ctld|kill-ctld|start-ctld
 #
 # Environment:
 #   GPUPOOL_CLUSTER_DIR  state dir                 [/var/tmp/gpupool-cluster]
@@ -500,10 +500,28 @@ cmd_restart_ctld() {
   ctld_up || die "slurmctld is not running"
   log "restarting slurmctld"
   stop_group 20 "slurmctld:$RUN/slurmctld.pid"
+  cmd_start_ctld
+}
+
+# Start slurmctld from its saved state (no -c), e.g. after kill-ctld.
+cmd_start_ctld() {
+  ctld_up && die "slurmctld is already running"
   slurmctld -f "$CONF" \
     || { show_logs "$LOG/slurmctld.log"; die "slurmctld failed to start"; }
   wait_for slurmctld "$TIMEOUT" scontrol ping \
     || { show_logs "$LOG/slurmctld.log"; die "slurmctld does not answer"; }
+}
+
+# A crash: SIGKILL, so neither Slurm nor gpupool saves its state; what
+# is on disk is what the last periodic saves wrote.
+cmd_kill_ctld() {
+  local pid
+  pid=$(pidfile_pid "$RUN/slurmctld.pid")
+  pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmctld* ]] \
+    || die "slurmctld is not running"
+  log "killing slurmctld (SIGKILL, pid $pid)"
+  kill -KILL "$pid"
+  wait_for "slurmctld to die" 10 all_dead "$pid" || die "slurmctld $pid survived SIGKILL"
 }
 
 cmd_env() {
@@ -517,5 +535,7 @@ case ${1:-} in
   status) cmd_status ;;
   env) cmd_env ;;
   restart-ctld) cmd_restart_ctld ;;
-  *) echo "usage: $0 up|down|status|env|restart-ctld" >&2; exit 2 ;;
+  kill-ctld) cmd_kill_ctld ;;
+  start-ctld) cmd_start_ctld ;;
+  *) echo "usage: $0 up|down|status|env|restart-ctld|kill-ctld|start-ctld" >&2; exit 2 ;;
 esac
