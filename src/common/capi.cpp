@@ -9,6 +9,7 @@
 
 #include "engine.hpp"
 #include "gpupool.h"
+#include "trust.hpp"
 
 #define GP_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -155,6 +156,28 @@ GP_EXPORT uint32_t gp_engine_recalc_interval(gp_engine_t *e) {
     if (!e) return 10;
     std::lock_guard<std::mutex> lock(e->mu);
     return e->engine.has_config() ? static_cast<uint32_t>(e->engine.config().recalc_interval) : 10;
+}
+
+GP_EXPORT uint32_t gp_engine_state_save_interval(gp_engine_t *e) {
+    if (!e) return 60;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->engine.has_config() ? static_cast<uint32_t>(e->engine.config().state_save_interval) : 60;
+}
+
+GP_EXPORT int gp_check_trusted_path(const char *path, const char *what, uint32_t slurm_uid,
+                                    int is_dir, char *err, size_t err_len) {
+    if (!path || !what) return GP_ERR_ARG;
+    try {
+        bool io_error = false;
+        std::string why = check_trusted_path(path, what, static_cast<uid_t>(slurm_uid),
+                                             is_dir != 0, &io_error);
+        if (why.empty()) return GP_OK;
+        put(err, err_len, why);
+        return io_error ? GP_ERR_IO : GP_ERR_CONFIG;
+    } catch (...) {
+        put(err, err_len, "out of memory");
+        return GP_ERR_INTERNAL;
+    }
 }
 
 GP_EXPORT size_t gp_engine_quota_tres(gp_engine_t *e, char *buf, size_t buf_len) {

@@ -174,6 +174,7 @@ void Parser::global_line(const std::vector<std::string> &words) {
         static const char *const known[] = {
             "quotatres", "preemptionorder", "reclaimby", "decayhalflife",
             "usagewindow", "usageweight", "minruntime", "recalcinterval",
+            "statesaveinterval",
             "preemptiblepriority", "defaulttier"};
         bool is_known = false;
         for (const char *k : known)
@@ -227,6 +228,11 @@ void Parser::global_line(const std::vector<std::string> &words) {
             if (!parse_digits(v, 3600, out) || out < 1)
                 fail("bad value '" + v + "' for RecalcInterval: expected an integer 1..3600");
             cfg_.recalc_interval = static_cast<int64_t>(out);
+        } else if (t.lkey == "statesaveinterval") {
+            uint64_t out = 0;
+            if (!parse_digits(v, 86400, out) || out < 1)
+                fail("bad value '" + v + "' for StateSaveInterval: expected an integer 1..86400");
+            cfg_.state_save_interval = static_cast<int64_t>(out);
         } else if (t.lkey == "preemptiblepriority") {
             cfg_.preemptible_priority = get_u32("PreemptiblePriority", v);
             cfg_.has_preemptible_priority = true;

@@ -40,6 +40,7 @@ struct Config {
     double usage_weight = 1.0;              // K; 0 = point-in-time only
     int64_t min_runtime = 0;                // seconds, global default
     int64_t recalc_interval = 10;           // seconds between periodic passes
+    int64_t state_save_interval = 60;       // seconds between state file saves
     bool has_preemptible_priority = false;
     uint32_t preemptible_priority = 0;      // tiers with priority <= this are P
     std::string default_tier;               // name of a tier

@@ -68,6 +68,23 @@ size_t gp_engine_warnings(gp_engine_t *engine, char *buf, size_t buf_len);
 /* Seconds between periodic passes (RecalcInterval=). */
 uint32_t gp_engine_recalc_interval(gp_engine_t *engine);
 
+/* Seconds between state file saves (StateSaveInterval=, default 60). */
+uint32_t gp_engine_state_save_interval(gp_engine_t *engine);
+
+/*
+ * May slurmctld trust `path` (gpupool.conf, `is_dir` 0, or the state
+ * directory, `is_dir` 1)?  GP_OK if it and every directory above it are
+ * owned by root or `slurm_uid` and writable by neither group nor others
+ * (a directory above with the sticky bit may be writable by all).
+ * Otherwise GP_ERR_CONFIG (GP_ERR_IO: it could not be examined) and `err`
+ * names the path, its owner or mode and `what` it is, e.g. "/etc/slurm/
+ * gpupool.conf: writable by group (mode 0664); gpupool.conf must be
+ * writable only by root or SlurmUser slurm".
+ */
+int gp_check_trusted_path(const char *path, const char *what,
+			  uint32_t slurm_uid, int is_dir, char *err,
+			  size_t err_len);
+
 /*
  * The tracked resource (QuotaTRES=) as configured: "gres/gpu" or
  * "gres/gpu:TYPE" ("gres/gpu" when no configuration is loaded).  Copies it

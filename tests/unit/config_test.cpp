@@ -644,3 +644,19 @@ TEST(Duration, RoundTrip) {
     for (int64_t s : {0, 1, 59, 60, 3599, 3600, 86399, 86400, 90061, 604800, 31536000})
         EXPECT_EQ(parse_duration(format_duration(s)), s) << s;
 }
+
+TEST(ConfigParse, StateSaveInterval) {
+    const std::string tiers = "Tier=only Priority=7 Preemptible=no\n";
+    EXPECT_EQ(parse_config(tiers, "x").state_save_interval, 60);
+    EXPECT_EQ(parse_config("StateSaveInterval=1\n" + tiers, "x").state_save_interval, 1);
+    EXPECT_EQ(parse_config("statesaveinterval=86400\n" + tiers, "x").state_save_interval, 86400);
+    const std::string bad = ": expected an integer 1..86400";
+    EXPECT_EQ(error_of("StateSaveInterval=0\n" + tiers),
+              "gp.conf:1: bad value '0' for StateSaveInterval" + bad);
+    EXPECT_EQ(error_of("StateSaveInterval=86401\n" + tiers),
+              "gp.conf:1: bad value '86401' for StateSaveInterval" + bad);
+    EXPECT_EQ(error_of("StateSaveInterval=5m\n" + tiers),
+              "gp.conf:1: bad value '5m' for StateSaveInterval" + bad);
+    EXPECT_EQ(error_of("StateSaveInterval=5 StateSaveInterval=6\n" + tiers),
+              "gp.conf:1: duplicate key 'StateSaveInterval' (first set on line 1)");
+}

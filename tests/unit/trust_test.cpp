@@ -1,0 +1,153 @@
+// Unit tests of the trusted-path check for gpupool.conf and the state
+// directory (issue 6, security): owners, modes, directories above.
+#include "gpupool.h"
+#include "trust.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+using namespace gpupool;
+
+namespace {
+
+// A uid and gid that no passwd entry has on a test machine.
+constexpr uid_t kStranger = 54321;
+const std::string kRootMust = "; gpupool.conf must be writable only by root or SlurmUser root";
+
+class TrustTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        // Under /tmp (root's, mode 1777): sticky, so it may be writable by all.
+        char tmpl[] = "/tmp/gp_trust_XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+        file_ = dir_ + "/gpupool.conf";
+        std::ofstream(file_) << "Tier=a Priority=1\n";
+        ASSERT_EQ(chmod(file_.c_str(), 0644), 0);
+    }
+    void TearDown() override {
+        std::string cmd = "rm -rf '" + dir_ + "'";
+        ASSERT_EQ(std::system(cmd.c_str()), 0);
+    }
+    bool root() const { return geteuid() == 0; }
+    std::string check(const std::string &p, bool is_dir = false, uid_t slurm = 0,
+                      const char *what = "gpupool.conf") {
+        return check_trusted_path(p, what, slurm, is_dir);
+    }
+    std::string dir_, file_;
+};
+
+}  // namespace
+
+TEST_F(TrustTest, OwnedByRootNotWritableByOthersIsTrusted) {
+    if (!root()) GTEST_SKIP() << "needs root (files must be owned by root)";
+    EXPECT_EQ(check(file_), "");
+    ASSERT_EQ(chmod(file_.c_str(), 0600), 0);
+    EXPECT_EQ(check(file_), "");
+    EXPECT_EQ(check(dir_, true, 0, "StateSaveLocation"), "");
+}
+
+TEST_F(TrustTest, WritableFileIsRefused) {
+    if (!root()) GTEST_SKIP() << "needs root";
+    ASSERT_EQ(chmod(file_.c_str(), 0664), 0);
+    EXPECT_EQ(check(file_), file_ + ": writable by group (mode 0664)" + kRootMust);
+    ASSERT_EQ(chmod(file_.c_str(), 0646), 0);
+    EXPECT_EQ(check(file_), file_ + ": writable by others (mode 0646)" + kRootMust);
+    ASSERT_EQ(chmod(file_.c_str(), 0666), 0);
+    EXPECT_EQ(check(file_), file_ + ": writable by group and others (mode 0666)" + kRootMust);
+}
+
+TEST_F(TrustTest, OwnerMustBeRootOrSlurmUser) {
+    if (!root()) GTEST_SKIP() << "needs root to chown";
+    ASSERT_EQ(chown(file_.c_str(), kStranger, kStranger), 0);
+    EXPECT_EQ(check(file_),
+              file_ + ": owned by uid 54321; gpupool.conf must be owned by root or SlurmUser root");
+    // The same owner is fine when it is SlurmUser; the message names it.
+    EXPECT_EQ(check(file_, false, kStranger), "");
+    ASSERT_EQ(chmod(file_.c_str(), 0664), 0);
+    EXPECT_EQ(check(file_, false, kStranger),
+              file_ + ": writable by group (mode 0664); gpupool.conf must be writable only by "
+                      "root or SlurmUser uid 54321");
+}
+
+TEST_F(TrustTest, DirectoryAboveMustNotBeWritable) {
+    if (!root()) GTEST_SKIP() << "needs root";
+    ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
+    EXPECT_EQ(check(file_), file_ + ": directory " + dir_ +
+                                " is writable by group and others (mode 0777), so gpupool.conf "
+                                "could be replaced" + kRootMust);
+    ASSERT_EQ(chmod(dir_.c_str(), 0775), 0);
+    EXPECT_EQ(check(file_), file_ + ": directory " + dir_ +
+                                " is writable by group (mode 0775), so gpupool.conf could be "
+                                "replaced" + kRootMust);
+    // Sticky (as /tmp): only an entry's owner may rename it.
+    ASSERT_EQ(chmod(dir_.c_str(), 01777), 0);
+    EXPECT_EQ(check(file_), "");
+    ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+    ASSERT_EQ(chown(dir_.c_str(), kStranger, 0), 0);
+    EXPECT_EQ(check(file_), file_ + ": directory " + dir_ +
+                                " is owned by uid 54321, so gpupool.conf could be replaced" +
+                                kRootMust);
+}
+
+TEST_F(TrustTest, StateDirectory) {
+    if (!root()) GTEST_SKIP() << "needs root";
+    std::string state = dir_ + "/state";
+    ASSERT_EQ(mkdir(state.c_str(), 0700), 0);
+    EXPECT_EQ(check(state, true, 0, "StateSaveLocation"), "");
+    ASSERT_EQ(chmod(state.c_str(), 0777), 0);
+    EXPECT_EQ(check(state, true, 0, "StateSaveLocation"),
+              state + ": writable by group and others (mode 0777); StateSaveLocation must be "
+                      "writable only by root or SlurmUser root");
+    // Sticky does not make the state directory itself acceptable.
+    ASSERT_EQ(chmod(state.c_str(), 01777), 0);
+    EXPECT_EQ(check(state, true, 0, "StateSaveLocation"),
+              state + ": writable by group and others (mode 1777); StateSaveLocation must be "
+                      "writable only by root or SlurmUser root");
+    EXPECT_EQ(check(file_, true, 0, "StateSaveLocation"), file_ + ": not a directory");
+    EXPECT_EQ(check(state, false), state + ": not a regular file");
+}
+
+TEST_F(TrustTest, SymlinkIsJudgedByItsTarget) {
+    if (!root()) GTEST_SKIP() << "needs root";
+    std::string sub = dir_ + "/open";
+    ASSERT_EQ(mkdir(sub.c_str(), 0777), 0);
+    ASSERT_EQ(chmod(sub.c_str(), 0777), 0);
+    std::string target = sub + "/real.conf", link = dir_ + "/link.conf";
+    std::ofstream(target) << "x\n";
+    ASSERT_EQ(chmod(target.c_str(), 0644), 0);
+    ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+    EXPECT_EQ(check(link), link + " (resolves to " + target + "): directory " + sub +
+                               " is writable by group and others (mode 0777), so gpupool.conf "
+                               "could be replaced" + kRootMust);
+}
+
+TEST_F(TrustTest, MissingPathAndCApi) {
+    std::string missing = dir_ + "/nope.conf";
+    bool io = false;
+    EXPECT_EQ(check_trusted_path(missing, "gpupool.conf", 0, false, &io),
+              missing + ": cannot check: No such file or directory");
+    EXPECT_TRUE(io);
+
+    char err[512] = "";
+    EXPECT_EQ(gp_check_trusted_path(missing.c_str(), "gpupool.conf", 0, 0, err, sizeof(err)),
+              GP_ERR_IO);
+    EXPECT_EQ(std::string(err), missing + ": cannot check: No such file or directory");
+    EXPECT_EQ(gp_check_trusted_path(nullptr, "x", 0, 0, err, sizeof(err)), GP_ERR_ARG);
+    if (!root()) return;
+    EXPECT_EQ(gp_check_trusted_path(file_.c_str(), "gpupool.conf", 0, 0, err, sizeof(err)),
+              GP_OK);
+    ASSERT_EQ(chmod(file_.c_str(), 0666), 0);
+    EXPECT_EQ(gp_check_trusted_path(file_.c_str(), "gpupool.conf", 0, 0, err, sizeof(err)),
+              GP_ERR_CONFIG);
+    EXPECT_EQ(std::string(err),
+              file_ + ": writable by group and others (mode 0666)" + kRootMust);
+}
