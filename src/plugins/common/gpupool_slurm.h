@@ -4,7 +4,8 @@
  * and preempt/gpupool (compiled into both plugins).
  *
  * Nothing here takes a slurmctld lock: every function documents the locks
- * its caller must hold.  Nothing here decides policy.
+ * its caller must hold (assoc_mgr's TRES and QOS read locks are taken
+ * here, where said).  Nothing here decides policy.
  */
 #ifndef GPUPOOL_SLURM_H
 #define GPUPOOL_SLURM_H
@@ -45,16 +46,37 @@ extern void gps_tres_init(gps_tres_t *t);
 extern uint32_t gps_job_gpus(job_record_t *job_ptr, const gps_tres_t *t,
 			     bool allocated);
 
+/* Room for a QOS name (longer names are cut: they match no tier). */
+#define GPS_QOS_LEN 128
+
+/*
+ * Copy assoc_mgr's QOS names (takes and releases assoc_mgr's QOS read
+ * lock).  Caller holds no assoc_mgr lock.
+ */
+extern void gps_qos_names_refresh(void);
+
+/*
+ * Name of the job's QOS, copied into buf (NULL: the job has none, or it is
+ * unknown).  `may_lock`: the caller holds no assoc_mgr lock, so a QOS not
+ * seen yet may be looked up (gps_qos_names_refresh); false when the caller
+ * may hold one (pack_job holds the QOS read lock).  Job read lock held.
+ */
+extern const char *gps_job_qos(job_record_t *job_ptr, bool may_lock,
+			       char *buf, size_t len);
+
 /*
  * Fill `out` for `job_ptr` in gpupool's state `state` (GP_JOB_*).  The
  * partition string is xmalloc'd into *part_buf (caller xfree's it; `out`
- * points into it).  Running jobs: their one partition; pending jobs:
- * `use_part` if given (the partition the scheduler is trying), else every
- * partition they may run in.  Caller holds job read + partition read locks.
+ * points into it), the QOS name copied into qos_buf (`out` points there).
+ * Running jobs: their one partition; pending jobs: `use_part` if given
+ * (the partition the scheduler is trying), else every partition they may
+ * run in.  Caller holds job read + partition read locks and no assoc_mgr
+ * lock (an unknown QOS is looked up under assoc_mgr's QOS read lock).
  */
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
-			 gp_job_t *out, char **part_buf);
+			 gp_job_t *out, char **part_buf,
+			 char qos_buf[GPS_QOS_LEN]);
 
 /*
  * Pending tasks a pending job array meta record stands for, when more than
@@ -75,8 +97,8 @@ typedef bool (*gps_our_hold_f)(job_record_t *job_ptr);
  * leaves out nodes, partitions and pending jobs (for
  * gp_engine_refresh_running).  `our_hold` tells gpupool's own holds from
  * user/admin holds (NULL: every priority-0 pending job is user-held).
- * Caller holds job read, node read and partition read locks.  NULL on
- * allocation failure.
+ * Caller holds job read, node read and partition read locks and no
+ * assoc_mgr lock (see gps_job_fill).  NULL on allocation failure.
  */
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 bool running_only,

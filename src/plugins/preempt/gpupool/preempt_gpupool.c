@@ -15,6 +15,8 @@
  * answering preemptable().  The running-job refresh is done when
  * PREEMPT_DATA_ENABLED is asked (slurm_find_preemptable_jobs asks it just
  * before that list_for_each, with job write, node write, part read held).
+ * QOS names come from gpupool_slurm.c's copy (assoc_mgr lock facts there):
+ * PREEMPT_DATA_MODE is asked by pack_job() under assoc_mgr's QOS read lock.
  */
 #include "config.h"
 
@@ -25,6 +27,7 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 
+#include "src/common/assoc_mgr.h"
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/xmalloc.h"
@@ -119,9 +122,11 @@ static void _refresh_running(void)
 	debug2("gpupool: refreshed %u running jobs", jobs);
 }
 
-static const char *_qos(job_record_t *job_ptr)
+/* The job's QOS name (see gps_job_qos: may_lock false under pack_job). */
+static const char *_qos(job_record_t *job_ptr, bool may_lock,
+			char buf[GPS_QOS_LEN])
 {
-	return job_ptr->qos_ptr ? job_ptr->qos_ptr->name : NULL;
+	return gps_job_qos(job_ptr, may_lock, buf, GPS_QOS_LEN);
 }
 
 /* Return true if the preemptor's job sorts before the preemptee's. */
@@ -130,12 +135,15 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 {
 	gp_engine_t *e = gp_shared_engine();
 	gp_tier_info_t a, b;
+	char qa[GPS_QOS_LEN], qb[GPS_QOS_LEN];
 
 	if (!preemptor || !preemptee || !preemptor->job_ptr ||
 	    !preemptee->job_ptr)
 		return false;
-	if ((gp_engine_tier_of_qos(e, _qos(preemptor->job_ptr), &a) != GP_OK) ||
-	    (gp_engine_tier_of_qos(e, _qos(preemptee->job_ptr), &b) != GP_OK))
+	if ((gp_engine_tier_of_qos(e, _qos(preemptor->job_ptr, true, qa),
+				   &a) != GP_OK) ||
+	    (gp_engine_tier_of_qos(e, _qos(preemptee->job_ptr, true, qb),
+				   &b) != GP_OK))
 		return false;
 	/* A higher tier that may preempt the other's (preemptible) tier. */
 	return b.preemptible && (a.priority > b.priority);
@@ -148,6 +156,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 	gp_job_t victim, pre;
 	gp_verdict_t v;
 	char *vparts = NULL, *pparts = NULL;
+	char vqos[GPS_QOS_LEN], pqos[GPS_QOS_LEN];
 	int rc;
 
 	if (!preemptee || !preemptor)
@@ -157,9 +166,10 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 		return false;
 
 	_tres_ensure();
-	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, &victim, &vparts);
+	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, &victim, &vparts,
+		     vqos);
 	gps_job_fill(preemptor, GP_JOB_PENDING, &tres, preemptor->part_ptr,
-		     &pre, &pparts);
+		     &pre, &pparts, pqos);
 	memset(&v, 0, sizeof(v));
 	rc = gp_engine_preemptable(gp_shared_engine(), &victim, &pre,
 				   (int64_t) time(NULL), &v);
@@ -192,10 +202,12 @@ static uint16_t _job_mode(job_record_t *job_ptr)
 {
 	gp_tier_info_t t;
 	uint16_t mode;
+	char qos[GPS_QOS_LEN];
 
+	/* pack_job asks under assoc_mgr's QOS read lock: no lookup here. */
 	if (!job_ptr ||
-	    (gp_engine_tier_of_qos(gp_shared_engine(), _qos(job_ptr), &t) !=
-	     GP_OK))
+	    (gp_engine_tier_of_qos(gp_shared_engine(),
+				   _qos(job_ptr, false, qos), &t) != GP_OK))
 		return PREEMPT_MODE_OFF;
 	if (!t.preemptible)
 		return PREEMPT_MODE_OFF;	/* NP tiers are never preempted */
@@ -230,18 +242,25 @@ static uint16_t _job_mode(job_record_t *job_ptr)
 	return mode;
 }
 
+/* Caller holds no assoc_mgr lock (slurm_job_get_grace_time). */
 static uint32_t _grace_time(job_record_t *job_ptr)
 {
+	assoc_mgr_lock_t locks = { .qos = READ_LOCK };
 	gp_tier_info_t t;
+	uint32_t grace = 0;
+	char qos[GPS_QOS_LEN];
 
-	if (job_ptr &&
-	    (gp_engine_tier_of_qos(gp_shared_engine(), _qos(job_ptr), &t) ==
-	     GP_OK) &&
+	if (!job_ptr)
+		return 0;
+	if ((gp_engine_tier_of_qos(gp_shared_engine(),
+				   _qos(job_ptr, true, qos), &t) == GP_OK) &&
 	    (t.grace_time >= 0))
 		return (uint32_t) t.grace_time;
-	if (job_ptr && job_ptr->qos_ptr)
-		return job_ptr->qos_ptr->grace_time;
-	return 0;
+	assoc_mgr_lock(&locks);
+	if (job_ptr->qos_ptr)
+		grace = job_ptr->qos_ptr->grace_time;
+	assoc_mgr_unlock(&locks);
+	return grace;
 }
 
 /* Slurm asks a victim's grace time once, when it really preempts it. */

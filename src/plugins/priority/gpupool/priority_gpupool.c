@@ -7,15 +7,23 @@
  * from one agent thread and from slurmctld's priority hooks, and writes the
  * results back as job priorities and held reasons.
  *
- * Locks (Slurm 22.05.8, see doc notes in the report):
- *  - priority_p_set: caller holds the job write lock (set_job_prio).
+ * Locks (Slurm 22.05.8):
+ *  - priority_p_set: caller holds the job write lock (set_job_prio) and no
+ *    assoc_mgr lock (callers listed in gpupool_slurm.c).
  *  - priority_p_job_end: caller holds the job write lock (deallocate_nodes
  *    -> acct_policy_job_fini); no assoc_mgr lock yet.
  *  - priority_p_get_priority_factors_list: no lock; we take job/node/part
  *    read as multifactor does.
- *  - priority_p_reconfig: sometimes with the config write lock held; we
- *    take no slurmctld lock there.
- *  - agent thread: takes conf read, job write, node read, part read.
+ *  - priority_p_reconfig: scontrol reconfigure (controller.c, proc_req.c)
+ *    calls it with no slurmctld lock, setdebugflags and
+ *    setfsdampeningfactor (proc_req.c) with the config write lock held: it
+ *    only wakes the agent, which reloads gpupool.conf with no lock held.
+ *  - agent thread: takes conf read, job write, node read, part read for a
+ *    pass; conf read alone to copy StateSaveLocation and SlurmUser (which
+ *    "scontrol reconfigure" frees and replaces under the config write
+ *    lock); reads and writes files with no slurmctld lock held.
+ *  - init/fini: no slurmctld lock held by the caller (controller.c main
+ *    thread); they take conf read to copy the same two settings.
  */
 #include "config.h"
 
@@ -81,7 +89,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define GP_STARTING_REASON "GpuPoolStarting"
 #define STATE_FILE "gpupool_state.json"
-#define STATE_SAVE_EVERY 60  /* seconds between state saves */
 #define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
 
 static bool in_ctld = false;
@@ -92,6 +99,25 @@ static pthread_mutex_t agent_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t agent_cond = PTHREAD_COND_INITIALIZER;
 static bool agent_stop = false;
 static bool agent_wake = false;
+/* priority_p_reconfig asked for a reload (reconfig_full: by a reconfigure) */
+static bool reconfig_pending = false;
+static bool reconfig_full = false;
+
+/*
+ * What gpupool.conf looked like at the last load attempt (agent thread
+ * only after init): setdebugflags calls priority_p_reconfig too, and an
+ * unchanged file is not loaded again.  chmod/chown change st_ctime.
+ */
+typedef struct {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	mode_t mode;
+	uid_t uid;
+	bool failed;	/* the last attempt was refused */
+} conf_sig_t;
+static conf_sig_t conf_sig;
 
 /*
  * Ids of pending jobs gpupool holds (priority 0, WAIT_HELD, our reason).
@@ -420,37 +446,89 @@ static int _apply_engine_pending(time_t now)
 /* ------------------------------------------------------------------ */
 /* agent thread                                                         */
 
-static char *_state_path(void)
+/*
+ * Copy StateSaveLocation and SlurmUser's uid under the config read lock:
+ * "scontrol reconfigure" frees and replaces slurm_conf's strings under the
+ * config write lock.  Caller holds no slurmctld lock.  xfree the result.
+ */
+static char *_conf_state_dir(uid_t *slurm_uid)
 {
-	if (!slurm_conf.state_save_location)
-		return NULL;
-	return xstrdup_printf("%s/%s", slurm_conf.state_save_location,
-			      STATE_FILE);
+	slurmctld_lock_t conf_read = { .conf = READ_LOCK };
+	char *dir;
+
+	lock_slurmctld(conf_read);
+	dir = xstrdup(slurm_conf.state_save_location);
+	*slurm_uid = slurm_conf.slurm_user_id;
+	unlock_slurmctld(conf_read);
+	return dir;
 }
 
+/*
+ * May the state directory be trusted (owned by root or SlurmUser, not
+ * writable by others)?  Refusals are logged when their text changes, so a
+ * directory left open is reported once, not at every save.
+ */
+static bool _state_dir_trusted(const char *dir, uid_t slurm_uid)
+{
+	static char last[1024] = "";
+	char err[1024] = "";
+
+	if (gp_check_trusted_path(dir, "StateSaveLocation", slurm_uid, 1, err,
+				  sizeof(err)) == GP_OK) {
+		last[0] = '\0';
+		return true;
+	}
+	if (strcmp(last, err)) {
+		error("gpupool: %s; not saving gpupool state there", err);
+		strlcpy(last, err, sizeof(last));
+	}
+	return false;
+}
+
+/*
+ * Save the engine's state into StateSaveLocation.  Caller holds no
+ * slurmctld lock: the write (fsync included) may take long on slow storage.
+ */
 static void _save_state(time_t now)
 {
-	char err[512] = "", *path = _state_path();
+	char err[512] = "", *dir, *path;
+	uid_t slurm_uid;
 	int rc;
 
-	if (!path)
+	if (!(dir = _conf_state_dir(&slurm_uid)))
 		return;
+	if (!_state_dir_trusted(dir, slurm_uid)) {
+		xfree(dir);
+		return;
+	}
+	path = xstrdup_printf("%s/%s", dir, STATE_FILE);
+	debug("gpupool: saving state to %s", path);
 	rc = gp_engine_save_state(gp_shared_engine(), path, (int64_t) now,
 				  err, sizeof(err));
 	if (rc != GP_OK)
 		error("gpupool: saving %s: %s", path,
 		      err[0] ? err : gp_status_str(rc));
+	else
+		debug("gpupool: state saved to %s", path);
 	xfree(path);
+	xfree(dir);
 }
 
+/* At init: a state directory others may write is fatal. */
 static void _load_state(void)
 {
-	char err[512] = "", *path = _state_path(), *bad;
+	char err[1024] = "", *dir, *path, *bad;
 	struct stat st;
+	uid_t slurm_uid;
 	int rc;
 
-	if (!path)
+	if (!(dir = _conf_state_dir(&slurm_uid)))
 		return;
+	if (gp_check_trusted_path(dir, "StateSaveLocation", slurm_uid, 1, err,
+				  sizeof(err)) != GP_OK)
+		fatal("gpupool: %s; refusing to start", err);
+	path = xstrdup_printf("%s/%s", dir, STATE_FILE);
+	xfree(dir);
 	if (stat(path, &st) != 0) {
 		info("gpupool: no state file %s yet", path);
 		xfree(path);
@@ -569,6 +647,98 @@ static void _pass(void)
 	_log_warnings(false);
 }
 
+/* ------------------------------------------------------------------ */
+/* configuration                                                        */
+
+static void _conf_sig_get(const char *path, conf_sig_t *sig)
+{
+	struct stat st;
+
+	memset(sig, 0, sizeof(*sig));
+	if (stat(path, &st) != 0)
+		return;		/* all zero: the load reports the error */
+	sig->dev = st.st_dev;
+	sig->ino = st.st_ino;
+	sig->size = st.st_size;
+	sig->mtime = st.st_mtim;
+	sig->ctime = st.st_ctim;
+	sig->mode = st.st_mode;
+	sig->uid = st.st_uid;
+}
+
+static bool _conf_sig_same(const conf_sig_t *a, const conf_sig_t *b)
+{
+	return (a->dev == b->dev) && (a->ino == b->ino) &&
+	       (a->size == b->size) && (a->mode == b->mode) &&
+	       (a->uid == b->uid) &&
+	       (a->mtime.tv_sec == b->mtime.tv_sec) &&
+	       (a->mtime.tv_nsec == b->mtime.tv_nsec) &&
+	       (a->ctime.tv_sec == b->ctime.tv_sec) &&
+	       (a->ctime.tv_nsec == b->ctime.tv_nsec);
+}
+
+/*
+ * Check who may write gpupool.conf, then parse and apply it (the engine
+ * keeps the previous configuration on any error).  Caller holds no
+ * slurmctld lock.  On failure err gets "PATH...: problem".
+ */
+static int _load_config(const char *path, char *err, size_t err_len)
+{
+	uid_t slurm_uid;
+	char *dir = _conf_state_dir(&slurm_uid);
+	int rc;
+
+	xfree(dir);
+	rc = gp_check_trusted_path(path, "gpupool.conf", slurm_uid, 0, err,
+				   err_len);
+	if (rc == GP_OK)
+		rc = gp_engine_load_config_file(gp_shared_engine(), path, err,
+						err_len);
+	if ((rc != GP_OK) && !err[0])
+		snprintf(err, err_len, "%s: %s", path, gp_status_str(rc));
+	return rc;
+}
+
+/*
+ * Agent thread, after priority_p_reconfig: load gpupool.conf again if it
+ * changed since the last attempt (setdebugflags also calls reconfig), or
+ * on a full reconfigure after a refused attempt, so the error is logged
+ * again.  The pass that follows applies it.
+ */
+static void _reload_config(bool full)
+{
+	char err[1024] = "", *path = get_extra_conf_path("gpupool.conf");
+	char *dir;
+	conf_sig_t sig;
+	uid_t slurm_uid;
+
+	if (full) {
+		/* A new StateSaveLocation (or a chmod of it): say so now. */
+		dir = _conf_state_dir(&slurm_uid);
+		if (dir)
+			(void) _state_dir_trusted(dir, slurm_uid);
+		xfree(dir);
+	}
+	_conf_sig_get(path, &sig);
+	if (_conf_sig_same(&sig, &conf_sig) && !(full && conf_sig.failed)) {
+		debug("gpupool: %s unchanged; configuration kept", path);
+		xfree(path);
+		return;
+	}
+	if (_load_config(path, err, sizeof(err)) != GP_OK) {
+		error("gpupool: %s; keeping the previous configuration", err);
+		sig.failed = true;
+	} else {
+		info("gpupool: configuration reloaded from %s", path);
+		_log_warnings(true);
+	}
+	conf_sig = sig;
+	xfree(path);
+}
+
+/* ------------------------------------------------------------------ */
+/* agent thread                                                         */
+
 static void *_agent(void *arg)
 {
 	time_t last_pass = 0, last_save = time(NULL);
@@ -585,7 +755,7 @@ static void *_agent(void *arg)
 	(void) prctl(PR_SET_NAME, "gpupool", NULL, NULL, NULL);
 #endif
 	while (true) {
-		bool run = false;
+		bool run = false, reload, full;
 		time_t now;
 		struct timeval t0, t1;
 		long usec;
@@ -595,7 +765,9 @@ static void *_agent(void *arg)
 			uint32_t interval =
 				gp_engine_recalc_interval(gp_shared_engine());
 			now = time(NULL);
-			if (agent_wake && (now - last_pass >= gap))
+			if (reconfig_pending)	/* apply it without delay */
+				run = true;
+			else if (agent_wake && (now - last_pass >= gap))
 				run = true;
 			else if (now - last_pass >= (time_t) interval)
 				run = true;
@@ -615,12 +787,17 @@ static void *_agent(void *arg)
 			slurm_cond_timedwait(&agent_cond, &agent_mutex, &ts);
 		}
 		agent_wake = false;
+		reload = reconfig_pending;
+		full = reconfig_full;
+		reconfig_pending = reconfig_full = false;
 		if (agent_stop) {
 			slurm_mutex_unlock(&agent_mutex);
 			break;
 		}
 		slurm_mutex_unlock(&agent_mutex);
 
+		if (reload)
+			_reload_config(full);
 		seen_node_update = last_node_update;
 		gettimeofday(&t0, NULL);
 		_pass();
@@ -631,9 +808,11 @@ static void *_agent(void *arg)
 		       (t1.tv_usec - t0.tv_usec);
 		gap = MAX((time_t) EVENT_MIN_GAP, (time_t) (usec * 20 / 1000000));
 		last_pass = time(NULL);
-		if (last_pass - last_save >= STATE_SAVE_EVERY) {
+		/* No slurmctld lock is held here: slow storage stalls no one. */
+		if (last_pass - last_save >=
+		    (time_t) gp_engine_state_save_interval(gp_shared_engine())) {
 			_save_state(last_pass);
-			last_save = last_pass;
+			last_save = time(NULL);
 		}
 	}
 	return NULL;
@@ -652,22 +831,9 @@ static void _wake(void)
 /* ------------------------------------------------------------------ */
 /* plugin life cycle                                                    */
 
-static int _load_config(char *err, size_t err_len, char **path_out)
-{
-	char *path = get_extra_conf_path("gpupool.conf");
-	int rc;
-
-	rc = gp_engine_load_config_file(gp_shared_engine(), path, err,
-					err_len);
-	if ((rc != GP_OK) && !err[0])
-		snprintf(err, err_len, "%s: %s", path, gp_status_str(rc));
-	*path_out = path;
-	return rc;
-}
-
 extern int init(void)
 {
-	char err[1024] = "", *path = NULL;
+	char err[1024] = "", *path;
 
 	if (!running_in_slurmctld()) {
 		debug("%s loaded (not in slurmctld: nothing to do)",
@@ -676,7 +842,9 @@ extern int init(void)
 	}
 	in_ctld = true;
 
-	if (_load_config(err, sizeof(err), &path) != GP_OK)
+	path = get_extra_conf_path("gpupool.conf");
+	_conf_sig_get(path, &conf_sig);
+	if (_load_config(path, err, sizeof(err)) != GP_OK)
 		fatal("gpupool: %s; refusing to start", err);
 	info("gpupool: configuration loaded from %s", path);
 	xfree(path);
@@ -721,7 +889,7 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	gp_pending_result_t r;
 	gp_job_t job;
 	gps_tres_t tres;
-	char *parts = NULL;
+	char *parts = NULL, qos[GPS_QOS_LEN];
 	bool ours, changed = false;
 	time_t now = time(NULL);
 	int rc;
@@ -747,7 +915,7 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	}
 
 	gps_tres_init(&tres);
-	gps_job_fill(job_ptr, GP_JOB_PENDING, &tres, NULL, &job, &parts);
+	gps_job_fill(job_ptr, GP_JOB_PENDING, &tres, NULL, &job, &parts, qos);
 	(void) gp_engine_note_job(e, job.job_id, job.submit_time,
 				  job.restart_cnt, (int64_t) now);
 	rc = gp_engine_provisional(e, &job, (int64_t) now, &r);
@@ -802,20 +970,24 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	return MAX(r.priority, 1);
 }
 
+/*
+ * scontrol reconfigure (assoc_clear true), setdebugflags and
+ * setfsdampeningfactor (false; config write lock held): no file is read
+ * here; the agent reloads gpupool.conf at once, if it changed, with no
+ * slurmctld lock held, and runs a pass that applies it.
+ */
 extern void priority_p_reconfig(bool assoc_clear)
 {
-	char err[1024] = "", *path = NULL;
-
 	if (!in_ctld)
 		return;
-	if (_load_config(err, sizeof(err), &path) != GP_OK) {
-		error("gpupool: %s; keeping the previous configuration", err);
-	} else {
-		info("gpupool: configuration reloaded from %s", path);
-		_log_warnings(true);
-		_wake();
+	if (agent_running) {
+		slurm_mutex_lock(&agent_mutex);
+		reconfig_pending = true;
+		if (assoc_clear)
+			reconfig_full = true;
+		slurm_cond_signal(&agent_cond);
+		slurm_mutex_unlock(&agent_mutex);
 	}
-	xfree(path);
 	site_factor_g_reconfig();
 }
 
