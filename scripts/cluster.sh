@@ -18,7 +18,11 @@
 #   CPUS_PER_NODE        CPUs each node claims (config_overrides)      [2]
 #   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
 #   GPUPOOL_UP_TIMEOUT   seconds to wait for daemons / idle nodes      [60]
+#   GPUPOOL_CTLD_PRELOAD LD_PRELOAD for slurmctld (up, restart-ctld,
+#                        start-ctld), e.g. tests/integration/slowfsync.c []
 set -euo pipefail
+# gpupool refuses a gpupool.conf or state directory that others may write.
+umask 022
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 D=${GPUPOOL_CLUSTER_DIR:-/var/tmp/gpupool-cluster}
@@ -384,10 +388,19 @@ setup_accounting() {
     || die "accounting setup failed (root@research qos='$q')"
 }
 
+# slurmctld ARGS...: with GPUPOOL_CTLD_PRELOAD as LD_PRELOAD if set.
+run_slurmctld() {
+  if [[ -n ${GPUPOOL_CTLD_PRELOAD:-} ]]; then
+    LD_PRELOAD=$GPUPOOL_CTLD_PRELOAD slurmctld "$@"
+  else
+    slurmctld "$@"
+  fi
+}
+
 start_slurmctld() {
   rm -rf "$D/state/ctld"
   mkdir -p "$D/state/ctld"
-  slurmctld -f "$CONF" -c \
+  run_slurmctld -f "$CONF" -c \
     || { show_logs "$LOG/slurmctld.log"; die "slurmctld failed to start"; }
   wait_for slurmctld "$TIMEOUT" scontrol ping \
     || { show_logs "$LOG/slurmctld.log"; die "slurmctld does not answer"; }
@@ -506,7 +519,7 @@ cmd_restart_ctld() {
 # Start slurmctld from its saved state (no -c), e.g. after kill-ctld.
 cmd_start_ctld() {
   ctld_up && die "slurmctld is already running"
-  slurmctld -f "$CONF" \
+  run_slurmctld -f "$CONF" \
     || { show_logs "$LOG/slurmctld.log"; die "slurmctld failed to start"; }
   wait_for slurmctld "$TIMEOUT" scontrol ping \
     || { show_logs "$LOG/slurmctld.log"; die "slurmctld does not answer"; }
