@@ -12,7 +12,8 @@ GPUPOOL_CONF=$(dirname "$SLURM_CONF")/gpupool.conf
 # Lines of the slurmctld log written since mark_log.
 mark_log() { LOG_MARK=$(wc -l <"$CTLD_LOG"); }
 log_since() { tail -n +"$(( LOG_MARK + 1 ))" "$CTLD_LOG"; }
-log_has() { log_since | grep -qE "$1"; }
+# (grep reads all: with -q it may exit first and tail's SIGPIPE fails the pipe)
+log_has() { log_since | grep -E "$1" >/dev/null; }
 
 # Start time of a job in seconds (from scontrol; "Unknown" -> empty).
 start_epoch() {
@@ -318,3 +319,213 @@ test_array_quota() {
   exactly_running "$arr" 2 4 || return 1
   assert test "$(array_pending "$arr")" -eq 1
 }
+
+# ---------------------------------------------------------------- issue 6
+
+# Seconds since the epoch with milliseconds.
+now_ms() { date +%s.%3N; }
+
+# sbatch_timed NAME PART QOS: submit like `submit`, print "ID SECONDS".
+sbatch_timed() {
+  local t0 t1 id
+  t0=$(now_ms)
+  id=$(submit "$@") || return 1
+  t1=$(now_ms)
+  echo "$id $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+}
+
+# median and max of the numbers on stdin: "MEDIAN MAX".
+median_max() { sort -g | awk '{ v[NR] = $1 } END { printf "%.3f %.3f\n", v[int((NR + 1) / 2)], v[NR] }'; }
+
+# Stalled saves (start..end in the shim's log) that overlap [FROM, TO].
+stalls_overlapping() {
+  awk -v from="$2" -v to="$3" '
+    $1 == "start" { s = $2 }
+    $1 == "end" && s != "" { if (s <= to && $2 >= from) n++; s = "" }
+    END { if (s != "" && s <= to) n++; print n + 0 }' "$1"
+}
+
+# Slow storage for the state file stalls no one: with every fsync() of
+# gpupool_state* taking 5 s (LD_PRELOAD shim in slurmctld) and a save
+# every second, sbatch answers as fast as on normal storage.
+test_slow_state_save() {
+  local so=$GPUPOOL_CLUSTER_DIR/slowfsync.so slog=$GPUPOOL_CLUSTER_DIR/log/slowfsync.log
+  cc -O2 -shared -fPIC -o "$so" "$GPUPOOL_REPO/tests/integration/slowfsync.c" -ldl || return 1
+  : >"$slog"
+  local normal=() slow=() line i first last
+  # Latency on normal storage (the cluster as it is).
+  for i in 1 2 3 4 5 6; do
+    line=$(sbatch_timed "fast$i" pool1 normal) || return 1
+    normal+=("${line#* }")
+  done
+  cancel_all 30 || return 1
+  # A save every second, onto a 5 s fsync.
+  printf '%s\nStateSaveInterval=1\n' "$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")" >"$GPUPOOL_CONF"
+  GPUPOOL_CTLD_PRELOAD=$so SLOWFSYNC_LOG=$slog SLOWFSYNC_SECONDS=5 \
+    bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
+  assert wait_until 30 grep -q '^start ' "$slog" || return 1
+  first=$(now_ms)
+  # One sbatch at a time until 20 are in and 2 stalled saves overlapped them.
+  for (( i = 1; i <= 80; i++ )); do
+    line=$(sbatch_timed "slow$i" pool1 normal) || return 1
+    slow+=("${line#* }")
+    last=$(now_ms)
+    (( i >= 20 )) && (( $(stalls_overlapping "$slog" "$first" "$last") >= 2 )) && break
+    sleep 0.25
+  done
+  local n_stalls mn mx sn sx
+  n_stalls=$(stalls_overlapping "$slog" "$first" "$last")
+  read -r mn mx < <(printf '%s\n' "${normal[@]}" | median_max)
+  read -r sn sx < <(printf '%s\n' "${slow[@]}" | median_max)
+  ilog "normal storage: median ${mn}s max ${mx}s; 5 s fsync: ${#slow[@]} submits, median ${sn}s max ${sx}s, $n_stalls stalled saves overlapped"
+  grep -E '^(start|end) ' "$slog" | tail -6 >&2
+  cancel_all 30
+  # Back to normal storage for the tests that follow.
+  printf '%s\n' "$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")" >"$GPUPOOL_CONF"
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
+  assert test "$n_stalls" -ge 2 || return 1
+  assert awk -v x="$sx" 'BEGIN { exit !(x < 1.0) }' || return 1
+  assert awk -v s="$sn" -v n="$mn" 'BEGIN { exit !(s <= 2 * n + 0.1) }'
+}
+
+# A reconfigure applies the new file at once (the agent is woken; the last
+# pass stays in force meanwhile): a NORMAL job within quota submitted right
+# after it starts without ever showing GpuPoolStarting, and a reclaim right
+# after a reconfigure still happens.  setdebugflags (which calls the
+# priority plugin's reconfig too) reloads nothing when the file is the same.
+test_reconfigure_keeps_pass() {
+  local base j r seen=() reasons
+  base=$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")
+  mark_log
+  scontrol setdebugflags +Backfill && scontrol setdebugflags -Backfill && scontrol setdebugflags +Backfill &&
+    scontrol setdebugflags -Backfill || return 1
+  printf '%s\n# touched\n' "$base" >"$GPUPOOL_CONF"
+  scontrol reconfigure || return 1
+  j=$(submit right-after pool1 normal) || return 1
+  # The first second and a half: never held as GpuPoolStarting.
+  local deadline
+  deadline=$(awk -v t="$(now_ms)" 'BEGIN { printf "%.3f", t + 1.5 }')
+  while awk -v t="$(now_ms)" -v d="$deadline" 'BEGIN { exit !(t < d) }'; do
+    r=$(squeue -h -j "$j" -o '%T:%r' 2>/dev/null) && seen+=("$r")
+    sleep 0.05
+  done
+  reasons=$(printf '%s\n' "${seen[@]}" | sort | uniq -c | tr '\n' ';')
+  ilog "JobId=$j after reconfigure: $reasons"
+  assert test -n "$reasons" || return 1
+  assert wait_state "$j" RUNNING 10 || return 1
+  [[ $reasons != *GpuPoolStarting* ]] || { ilog "ASSERT FAILED: GpuPoolStarting seen"; return 1; }
+  assert wait_until 10 log_has 'gpupool: configuration reloaded' || return 1
+  # Four setdebugflags and one reconfigure of a changed file: one reload.
+  assert test "$(log_since | grep -c 'gpupool: configuration reloaded')" -eq 1 || { log_since | grep gpupool >&2; return 1; }
+  scancel "$j"; cancel_all 30 || return 1
+
+  # Reclaim right after a reconfigure (as test_borrow_reclaim).
+  local wf1 wf2 wf3 wf4 wf5
+  wf1=$(submit wf1 pool1 normal) && assert wait_state "$wf1" RUNNING 30 || return 1
+  wf2=$(submit wf2 pool1 low) && assert wait_state "$wf2" RUNNING 30 || return 1
+  wf4=$(submit wf4 pool2 normal) && assert wait_state "$wf4" RUNNING 30 || return 1
+  wf3=$(submit wf3 pool1 low) && assert wait_state "$wf3" RUNNING 30 || return 1
+  mark_log
+  printf '%s\n# touched again\n' "$base" >"$GPUPOOL_CONF"
+  scontrol reconfigure || return 1
+  wf5=$(submit wf5 pool2 normal) || return 1
+  assert wait_state "$wf5" RUNNING 30 || return 1
+  assert wait_state "$wf3" 'PENDING|REQUEUED' 10 || return 1
+  assert log_has "preempt.*JobId=$wf3.*JobId=$wf5.*Reclaim" || { log_since | grep gpupool >&2; return 1; }
+}
+
+# Runs as the test user, from a directory it can read.
+TEST_USER=gpupooltest
+as_user() { (cd "$USER_DIR" && runuser -u "$TEST_USER" -- env SLURM_CONF="$SLURM_CONF" "$@"); }
+
+# A local user whose association has QOS normal and low only.
+setup_test_user() {
+  id -u "$TEST_USER" >/dev/null 2>&1 || useradd -M -r -s /usr/sbin/nologin "$TEST_USER" || return 1
+  USER_DIR=$(mktemp -d /tmp/gpupooltest.XXXXXX) && chmod 755 "$USER_DIR" || return 1
+  sacctmgr -i add user "$TEST_USER" account=research cluster=gpupool qos=normal,low defaultqos=normal >/dev/null 2>&1 || true
+  sacctmgr -i modify user "$TEST_USER" set qos=normal,low defaultqos=normal >/dev/null 2>&1 || true
+  local q
+  q=$(sacctmgr -n -P show assoc where user="$TEST_USER" account=research cluster=gpupool format=qos 2>/dev/null)
+  [[ $q == *low* && $q == *normal* && $q != *high* ]] || { ilog "association of $TEST_USER: qos='$q'"; return 1; }
+  # slurmctld learns the association from slurmdbd.
+  user_can_submit() { local o; o=$(as_user sbatch --test-only -p pool3 --qos=normal --gres=gpu:1 --wrap true 2>&1); [[ $o == *"to start at"* ]]; }
+  assert wait_until 30 user_can_submit
+}
+
+# Issue 6, security: a user without access to QOS high gets no HIGH
+# treatment; nothing a user can set without that access raises its tier.
+test_user_cannot_raise_tier() {
+  setup_test_user || return 1
+  local n1 n2 out u1 ulow root_n
+  n1=$(submit n1 pool3 normal) && n2=$(submit n2 pool3 normal) || return 1
+  assert wait_state "$n2" RUNNING 30 || return 1
+  # 1. --qos=high is refused by Slurm's QOS enforcement.
+  out=$(as_user sbatch -p pool3 --qos=high --gres=gpu:1 -o /dev/null --wrap 'sleep 600' 2>&1) &&
+    { ilog "ASSERT FAILED: sbatch --qos=high accepted: $out"; return 1; }
+  assert grep -q 'Invalid qos specification' <<<"$out" || { ilog "sbatch said: $out"; return 1; }
+  # 2. Its own pending job cannot be moved to QOS high.
+  u1=$(as_user sbatch --parsable -p pool3 --qos=normal --gres=gpu:1 -o /dev/null --wrap 'sleep 600') || return 1
+  assert wait_state "$u1" PENDING 10 || return 1
+  out=$(as_user scontrol update jobid="$u1" qos=high 2>&1) &&
+    { ilog "ASSERT FAILED: update to qos=high accepted: $out"; return 1; }
+  assert grep -q 'Invalid qos specification' <<<"$out" || { ilog "scontrol said: $out"; return 1; }
+  assert test "$(job_field "$u1" QOS)" = normal || return 1
+  # 3. A negative nice is refused; --priority is ignored for a user.
+  out=$(as_user sbatch -p pool3 --qos=low --nice=-100 --gres=gpu:1 -o /dev/null --wrap 'sleep 600' 2>&1) &&
+    { ilog "ASSERT FAILED: --nice=-100 accepted: $out"; return 1; }
+  assert grep -q 'Invalid --nice value' <<<"$out" || { ilog "sbatch said: $out"; return 1; }
+  ulow=$(as_user sbatch --parsable -p pool3 --qos=low --priority=4000000000 --gres=gpu:1 -o /dev/null --wrap 'sleep 600') || return 1
+  root_n=$(submit later pool3 normal) || return 1
+  # gpupool order: the user's NORMAL job, root's later NORMAL job, then
+  # the user's LOW job whatever --priority it asked for.
+  in_tier_order() {
+    local a b c
+    a=$(job_priority "$u1") b=$(job_priority "$root_n") c=$(job_priority "$ulow")
+    [[ -n $a && -n $b && -n $c ]] && (( a > b && b > c && c > 0 ))
+  }
+  assert wait_until 15 in_tier_order || { squeue -o '%.10i %.10u %.7q %.10Q %r' >&2; return 1; }
+  assert test "$(job_field "$ulow" QOS)" = low || return 1
+  ilog "priorities: user NORMAL $(job_priority "$u1"), root NORMAL $(job_priority "$root_n"), user LOW --priority $(job_priority "$ulow")"
+  rm -rf "$USER_DIR"
+}
+
+# Issue 6, security: a gpupool.conf others may write is refused at a
+# reconfigure (the previous configuration stays), a state directory others
+# may write at start-up (slurmctld does not start).
+test_untrusted_paths() {
+  local good n1 n2 n3 msg
+  good=$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")
+  reconfigure_with "${good/Pool=pool1 Quota=2/Pool=pool1 Quota=3}" >/dev/null || return 1
+  assert wait_until 20 log_has 'gpupool: configuration reloaded' || return 1
+  # Quota 2 -> 3 is in a file anyone may now write: refused.
+  printf '%s\n' "${good/Pool=pool1 Quota=2/Pool=pool1 Quota=1}" >"$GPUPOOL_CONF"
+  chmod 666 "$GPUPOOL_CONF"
+  mark_log
+  scontrol reconfigure || { chmod 644 "$GPUPOOL_CONF"; return 1; }
+  msg="gpupool: $GPUPOOL_CONF: writable by group and others (mode 0666); gpupool.conf must be writable only by root or SlurmUser root; keeping the previous configuration"
+  assert wait_until 20 log_has "$(sed 's/[.()]/\\&/g' <<<"$msg")" || { chmod 644 "$GPUPOOL_CONF"; log_since | grep gpupool >&2; return 1; }
+  chmod 644 "$GPUPOOL_CONF"
+  # Quota 3 still holds in pool1 (not 1 from the refused file).
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) && n3=$(submit n3 pool1 normal) || return 1
+  assert wait_state "$n3" RUNNING 30 || return 1
+  cancel_all 30 || return 1
+  restore_example_conf || return 1
+
+  # A world-writable state directory: slurmctld refuses to start.
+  local state=$GPUPOOL_CLUSTER_DIR/state/ctld out rc=0
+  local pid
+  pid=$(tr -dc 0-9 <"$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid")
+  kill -TERM "$pid" && assert wait_until 30 eval "! kill -0 $pid" || return 1
+  chmod 777 "$state"
+  mark_log
+  out=$(timeout 60 slurmctld -D -f "$SLURM_CONF" 2>&1) || rc=$?
+  chmod 755 "$state"
+  msg="gpupool: $state: writable by group and others (mode 0777); StateSaveLocation must be writable only by root or SlurmUser root; refusing to start"
+  ilog "slurmctld -D exited $rc"
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" start-ctld >&2 || return 1
+  assert test "$rc" -ne 0 -a "$rc" -ne 124 || return 1
+  assert log_has "$(sed 's/[.()]/\\&/g' <<<"$msg")" || { ilog "stderr: $out"; log_since | tail -5 >&2; return 1; }
+  assert wait_until 60 all_nodes_up
+}
+
+all_nodes_up() { [[ $(sinfo -h -o %t | grep -cvE '^(idle|mix|alloc)$') -eq 0 ]]; }
