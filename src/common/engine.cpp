@@ -69,6 +69,10 @@ DecayParams Engine::decay() const {
 }
 
 int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, uint32_t restart_cnt, int64_t now) {
+    // Kept times stay in [0, kMaxTime]: the state file takes them back and
+    // order keys subtract them.
+    submit_time = clamp_time(submit_time);
+    now = clamp_time(now);
     auto [it, fresh] = jobs_.try_emplace(job_id, JobMemory{submit_time, now});
     if (!fresh) {
         it->second.last_seen = std::max(it->second.last_seen, now);
@@ -253,6 +257,24 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
 
 void Engine::account_usage(Evaluation &ev, int64_t now) {
     const DecayParams dp = decay();
+    // The clock went back (or a clock set ahead saved the state): usage
+    // after now never happened.  Drop it and account from now on, rather
+    // than wait, accounting nothing, until the clock catches up.
+    std::string future_pool;
+    for (auto &[name, h] : history_) {
+        bool usage_future = h.usage.drop_future(now, last_account_);
+        bool capacity_future = h.capacity.drop_future(now, last_account_);
+        if ((usage_future || capacity_future) && future_pool.empty()) future_pool = name;
+    }
+    if (last_account_ > now) {
+        ev.warnings.push_back("clock went back: usage was accounted up to " + std::to_string(last_account_) +
+                              ", now is " + std::to_string(now) +
+                              "; history after now dropped, usage accounting restarts from now");
+        last_account_ = now;
+    } else if (!future_pool.empty()) {
+        ev.warnings.push_back("usage history of pool " + future_pool + " lies after now (" + std::to_string(now) +
+                              "): dropped");
+    }
     for (PoolState &ps : ev.pools) {
         PoolHistory &h = history_[ps.name];
         if (last_account_ > 0 && now > last_account_) {
@@ -376,7 +398,8 @@ void Engine::admit(Evaluation &ev) const {
 
 void Engine::rank_victims(Evaluation &ev) const {
     const bool newest = config_->preemption_order == PreemptionOrder::Newest;
-    auto start_key = [newest](const RunningInfo &r) { return newest ? -r.start : r.start; };
+    // ~start (= -start - 1) reverses the order and is defined for every start.
+    auto start_key = [newest](const RunningInfo &r) { return newest ? ~r.start : r.start; };
     std::vector<std::vector<RunningInfo *>> by_pool(ev.pools.size());
     std::vector<RunningInfo *> all;
     all.reserve(ev.running.size());
@@ -422,6 +445,8 @@ void Engine::rank_victims(Evaluation &ev) const {
 
 void Engine::evaluate(const Snapshot &snap, int64_t now) {
     if (!config_) throw std::logic_error("no configuration loaded");
+    // Accounting and the state file keep times in [0, kMaxTime].
+    now = clamp_time(now);
     Evaluation ev;
     ev.now = now;
     eval_.pool_index.clear();
@@ -431,8 +456,11 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     count_running(snap, ev);
 
     for (const SnapJob &j : snap.jobs) note_job(j.id, j.submit_time, j.restart_cnt, now);
-    for (auto it = jobs_.begin(); it != jobs_.end();)
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+        // Seen "after now" means the clock went back: seen now.
+        it->second.last_seen = std::min(it->second.last_seen, now);
         it = now - it->second.last_seen > kForgetAfter ? jobs_.erase(it) : std::next(it);
+    }
 
     account_usage(ev, now);
     order_pending(snap, ev, now);  // collects demand; sorted below
@@ -456,7 +484,7 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     for (size_t i = 0; i < ev.pending.size(); ++i) {
         const PendingResult &r = ev.pending[i];
         uint64_t hi = (uint64_t(~tier_priority(r.tier)) << 32) | r.group_standing;
-        uint64_t age = static_cast<uint64_t>(r.orig_submit - oldest);
+        uint64_t age = static_cast<uint64_t>(r.orig_submit) - static_cast<uint64_t>(oldest);  // >= 0, no overflow
         uint64_t lo = (std::min<uint64_t>(age, 0xFFFFFFFFu) << 32) | r.job_id;
         keys.push_back(Key{(static_cast<unsigned __int128>(hi) << 64) | lo, static_cast<uint32_t>(i)});
     }
@@ -724,7 +752,7 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         return v;
     }
     const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
-    if (vps.min_runtime > 0 && now - vi.start < vps.min_runtime) {
+    if (vps.min_runtime > 0 && sat_sub(now, vi.start) < vps.min_runtime) {
         v.why = "victim within MinRuntime of " + vps.name;
         return v;
     }

@@ -39,6 +39,17 @@ int64_t get_int(json_t *obj, const char *key, const std::string &where) {
     return json_integer_value(v);
 }
 
+// Times must lie in [0, kMaxTime]: the engine adds and subtracts them.
+std::string time_range_error(int64_t t) {
+    return std::to_string(t) + " out of range 0.." + std::to_string(kMaxTime);
+}
+
+int64_t get_time(json_t *obj, const char *key, const std::string &where) {
+    int64_t t = get_int(obj, key, where);
+    if (t < 0 || t > kMaxTime) bad(where + ": '" + key + "' " + time_range_error(t));
+    return t;
+}
+
 double get_num(json_t *obj, const char *key, const std::string &where) {
     json_t *v = json_object_get(obj, key);
     if (!json_is_number(v)) bad(where + ": '" + key + "' must be a number");
@@ -50,7 +61,7 @@ double get_num(json_t *obj, const char *key, const std::string &where) {
 UsageSeries series_from(json_t *obj, const std::string &where) {
     if (!json_is_object(obj)) bad(where + " must be an object");
     double tail = get_num(obj, "tail", where);
-    int64_t tail_time = get_int(obj, "tail_time", where);
+    int64_t tail_time = get_time(obj, "tail_time", where);
     json_t *arr = json_object_get(obj, "buckets");
     if (!json_is_array(arr)) bad(where + ": 'buckets' must be an array");
     std::deque<UsageSeries::Bucket> buckets;
@@ -61,6 +72,9 @@ UsageSeries series_from(json_t *obj, const std::string &where) {
         double value;
         if (json_unpack(b, "[IIF]", &start, &end, &value) != 0 || end <= start || value < 0 || !std::isfinite(value))
             bad(where + ": bucket " + std::to_string(i) + " must be [start, end > start, value >= 0]");
+        for (json_int_t t : {start, end})
+            if (t < 0 || t > kMaxTime)
+                bad(where + ": bucket " + std::to_string(i) + ": time " + time_range_error(t));
         if (!buckets.empty() && start < buckets.back().end) bad(where + ": buckets overlap or are out of order");
         buckets.push_back(UsageSeries::Bucket{start, end, value});
     }
@@ -106,7 +120,7 @@ void Engine::load_state_json(const std::string &text) {
         bad("not a gpupool state file (format)");
     int64_t version = get_int(root.get(), "version", "state");
     if (version != kStateVersion) bad("unsupported state version " + std::to_string(version));
-    int64_t last_account = get_int(root.get(), "last_account", "state");
+    int64_t last_account = get_time(root.get(), "last_account", "state");
 
     // Build everything aside; apply only when all of it is valid.
     std::map<std::string, PoolHistory> history;
@@ -135,6 +149,8 @@ void Engine::load_state_json(const std::string &text) {
         json_int_t id, orig, seen;
         if (json_unpack(j, "[III]", &id, &orig, &seen) != 0 || id <= 0 || id > UINT32_MAX)
             bad("job entry " + std::to_string(i) + " must be [job_id, orig_submit, last_seen]");
+        if (orig < 0 || orig > kMaxTime) bad("job entry " + std::to_string(i) + ": orig_submit " + time_range_error(orig));
+        if (seen < 0 || seen > kMaxTime) bad("job entry " + std::to_string(i) + ": last_seen " + time_range_error(seen));
         jobs[static_cast<uint32_t>(id)] = JobMemory{orig, seen};
     }
     history_ = std::move(history);
