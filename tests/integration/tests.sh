@@ -456,26 +456,28 @@ setup_test_user() {
 # treatment; nothing a user can set without that access raises its tier.
 test_user_cannot_raise_tier() {
   setup_test_user || return 1
-  local n1 n2 out u1 ulow root_n
-  n1=$(submit n1 pool3 normal) && n2=$(submit n2 pool3 normal) || return 1
-  assert wait_state "$n2" RUNNING 30 || return 1
+  local i out u1 ulow root_n
+  # node[1-4] busy with jobs of the unmanaged partition "plain": pool1's
+  # jobs wait for resources, admitted (pool1 uses 0 of its quota 2).
+  for i in 1 2 3 4; do submit "busy$i" plain normal >/dev/null || return 1; done
+  assert wait_running_count 4 30 plain || return 1
   # 1. --qos=high is refused by Slurm's QOS enforcement.
-  out=$(as_user sbatch -p pool3 --qos=high --gres=gpu:1 -o /dev/null --wrap 'sleep 600' 2>&1) &&
+  out=$(as_user sbatch -p pool1 --qos=high --gres=gpu:1 -o /dev/null --wrap 'sleep 600' 2>&1) &&
     { ilog "ASSERT FAILED: sbatch --qos=high accepted: $out"; return 1; }
   assert grep -q 'Invalid qos specification' <<<"$out" || { ilog "sbatch said: $out"; return 1; }
   # 2. Its own pending job cannot be moved to QOS high.
-  u1=$(as_user sbatch --parsable -p pool3 --qos=normal --gres=gpu:1 -o /dev/null --wrap 'sleep 600') || return 1
+  u1=$(as_user sbatch --parsable -p pool1 --qos=normal --gres=gpu:1 -o /dev/null --wrap 'sleep 600') || return 1
   assert wait_state "$u1" PENDING 10 || return 1
   out=$(as_user scontrol update jobid="$u1" qos=high 2>&1) &&
     { ilog "ASSERT FAILED: update to qos=high accepted: $out"; return 1; }
   assert grep -q 'Invalid qos specification' <<<"$out" || { ilog "scontrol said: $out"; return 1; }
   assert test "$(job_field "$u1" QOS)" = normal || return 1
   # 3. A negative nice is refused; --priority is ignored for a user.
-  out=$(as_user sbatch -p pool3 --qos=low --nice=-100 --gres=gpu:1 -o /dev/null --wrap 'sleep 600' 2>&1) &&
+  out=$(as_user sbatch -p pool1 --qos=low --nice=-100 --gres=gpu:1 -o /dev/null --wrap 'sleep 600' 2>&1) &&
     { ilog "ASSERT FAILED: --nice=-100 accepted: $out"; return 1; }
   assert grep -q 'Invalid --nice value' <<<"$out" || { ilog "sbatch said: $out"; return 1; }
-  ulow=$(as_user sbatch --parsable -p pool3 --qos=low --priority=4000000000 --gres=gpu:1 -o /dev/null --wrap 'sleep 600') || return 1
-  root_n=$(submit later pool3 normal) || return 1
+  ulow=$(as_user sbatch --parsable -p pool1 --qos=low --priority=4000000000 --gres=gpu:1 -o /dev/null --wrap 'sleep 600') || return 1
+  root_n=$(submit later pool1 normal) || return 1
   # gpupool order: the user's NORMAL job, root's later NORMAL job, then
   # the user's LOW job whatever --priority it asked for.
   in_tier_order() {
