@@ -353,6 +353,13 @@ test_slow_state_save() {
   cc -O2 -shared -fPIC -o "$so" "$GPUPOOL_REPO/tests/integration/slowfsync.c" -ldl || return 1
   : >"$slog"
   local normal=() slow=() line i first last
+  # Whatever happens: normal storage and the example config afterwards.
+  slow_state_restore() {
+    cancel_all 30
+    printf '%s\n' "$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")" >"$GPUPOOL_CONF"
+    bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2
+  }
+  trap slow_state_restore EXIT   # run.sh runs each test in a subshell
   # Latency on normal storage (the cluster as it is).
   for i in 1 2 3 4 5 6; do
     line=$(sbatch_timed "fast$i" pool1 normal) || return 1
@@ -379,10 +386,6 @@ test_slow_state_save() {
   read -r sn sx < <(printf '%s\n' "${slow[@]}" | median_max)
   ilog "normal storage: median ${mn}s max ${mx}s; 5 s fsync: ${#slow[@]} submits, median ${sn}s max ${sx}s, $n_stalls stalled saves overlapped"
   grep -E '^(start|end) ' "$slog" | tail -6 >&2
-  cancel_all 30
-  # Back to normal storage for the tests that follow.
-  printf '%s\n' "$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")" >"$GPUPOOL_CONF"
-  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
   assert test "$n_stalls" -ge 2 || return 1
   assert awk -v x="$sx" 'BEGIN { exit !(x < 1.0) }' || return 1
   assert awk -v s="$sn" -v n="$mn" 'BEGIN { exit !(s <= 2 * n + 0.1) }'
