@@ -69,6 +69,7 @@ static pthread_mutex_t vcache_mutex = PTHREAD_MUTEX_INITIALIZER;
 static time_t last_refresh = (time_t) -1;
 static gps_tres_t tres;
 static bool tres_ready = false;
+static bool qos_seeded = false;
 
 extern int init(void)
 {
@@ -298,6 +299,15 @@ extern int preempt_p_get_data(job_record_t *job_ptr,
 	switch (data_type) {
 	case PREEMPT_DATA_ENABLED:
 		*(bool *) data = (slurm_conf.preempt_mode != PREEMPT_MODE_OFF);
+		/*
+		 * No assoc_mgr lock is held here: seed the QOS names, so that
+		 * PREEMPT_DATA_MODE (which may not look them up) knows them
+		 * from the first scheduling pass on.
+		 */
+		if (!qos_seeded) {
+			gps_qos_names_refresh();
+			qos_seeded = true;
+		}
 		/*
 		 * All callers (slurm_find_preemptable_jobs, _pick_best_nodes,
 		 * sort_job_queue2) hold the job write lock and no job_list
