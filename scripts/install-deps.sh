@@ -10,6 +10,9 @@ PKGS=(
   build-essential g++ autoconf automake libtool pkg-config make
   # libraries and unit-test / benchmark frameworks
   libjansson-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # fuzzing (scripts/fuzz.sh): clang with libFuzzer's runtime, and
+  # llvm-symbolizer for readable sanitizer stacks
+  clang-14 libclang-rt-14-dev llvm-14
   # Slurm 22.05 daemons, clients and headers (the plugins load into these)
   slurm-wlm slurmctld slurmd slurmdbd slurm-client libslurm-dev
   munge libmunge-dev

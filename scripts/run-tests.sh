@@ -19,21 +19,60 @@ bash scripts/fetch-slurm-source.sh || { echo "0 passed, 1 failed"; exit 1; }
 step "build"
 bash scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
 
+# Counts the GoogleTest results in LOG: prints "LABEL: N passed, N failed".
+count_gtest() {
+  local log=$1 label=$2 ok bad
+  if [[ -f $log ]]; then
+    ok=$(grep -c '^\[       OK \]' "$log" || true)
+    bad=$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$log" || true)
+    grep -E '^\[  FAILED  \]' "$log" | sort -u || true
+  else
+    ok=0 bad=1
+    echo "no unit test log: the test binary did not build or run"
+  fi
+  # A crash (or a sanitizer report) leaves tests unreported: count the run as failed then.
+  if ! grep -q '^\[  PASSED  \]\|^\[  FAILED  \]' "$log" 2>/dev/null; then
+    bad=$(( bad + 1 ))
+    grep -m5 -E 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error' "$log" 2>/dev/null || true
+  fi
+  echo "$label: $ok passed, $bad failed"
+  passed=$(( passed + ok )); failed=$(( failed + bad ))
+}
+
 step "unit tests (make check)"
 make -j"$(nproc)" check >/dev/null 2>&1
-log=tests/unit/gpupool_tests.log
-if [[ -f $log ]]; then
-  unit_ok=$(grep -c '^\[       OK \]' "$log" || true)
-  unit_bad=$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$log" || true)
-  grep -E '^\[  FAILED  \]' "$log" | sort -u || true
-else
-  unit_ok=0 unit_bad=1
-  echo "no unit test log: the test binary did not build or run"
-fi
-# A crash leaves tests unreported: count the run as failed then.
-if ! grep -q '^\[  PASSED  \]\|^\[  FAILED  \]' "$log" 2>/dev/null; then unit_bad=$(( unit_bad + 1 )); fi
-echo "unit: $unit_ok passed, $unit_bad failed"
-passed=$(( passed + unit_ok )); failed=$(( failed + unit_bad ))
+count_gtest tests/unit/gpupool_tests.log unit
+
+step "unit tests under ASan + UBSan (build-asan/)"
+# build.sh configures the repository in place, and automake refuses a VPATH
+# build of a configured source tree: build a copy of the sources (no build
+# outputs, no Slurm source) there instead.  Core and unit tests only.
+asan=$REPO/build-asan
+san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+mkdir -p "$asan/src"
+rm -f "$asan/src/tests/unit/gpupool_tests.log"
+tar -C "$REPO" -cf - --exclude=./build-asan --exclude=./build-fuzz --exclude=./slurm-src --exclude=./.git \
+    --exclude='*.o' --exclude='*.lo' --exclude='*.la' --exclude='*.so' --exclude=.libs --exclude=.deps \
+    --exclude=.dirstamp --exclude=./Makefile --exclude=./config.status --exclude=./config.log \
+    --exclude=./libtool --exclude=./stamp-h1 --exclude=./gpupool_config.h --exclude=autom4te.cache \
+    --exclude='*.log' --exclude='*.trs' . | tar -C "$asan/src" -xf -
+( cd "$asan/src" &&
+  { [[ -x configure ]] || autoreconf -fi; } &&
+  { [[ -f Makefile ]] || ./configure -q CXXFLAGS="$san" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"; } &&
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 make -j"$(nproc)" check
+) >"$asan/build.log" 2>&1
+[[ -f $asan/src/tests/unit/gpupool_tests.log ]] || tail -20 "$asan/build.log"
+count_gtest "$asan/src/tests/unit/gpupool_tests.log" unit-asan
+
+step "fuzzing (scripts/fuzz.sh 60: libFuzzer + ASan + UBSan, one minute per target)"
+out=$(mktemp)
+bash scripts/fuzz.sh 60 2>&1 | tee "$out"
+fuzz_ok=$(grep -cE '^fuzz [a-z]+: .*, OK$' "$out" || true)
+fuzz_bad=$(grep -cE '^fuzz [a-z]+: FAILED' "$out" || true)
+# No per-target line at all (the build failed): one failure.
+(( fuzz_ok + fuzz_bad > 0 )) || fuzz_bad=1
+passed=$(( passed + fuzz_ok )); failed=$(( failed + fuzz_bad ))
+rm -f "$out"
 
 if [[ ${1:-} != --unit-only ]]; then
   step "integration tests (live cluster)"

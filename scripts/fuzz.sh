@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Fuzz the policy core with libFuzzer + ASan + UBSan (tests/fuzz/README.md).
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]   build, then per target: replay
+#                                          tests/fuzz/regressions/, the scale
+#                                          check, and fuzz that long (default
+#                                          600; CI runs 60)
+#   scripts/fuzz.sh build                  build only
+# Environment: FUZZ_BUILD   build dir, working corpora and artifacts
+#                           (default: build-fuzz/ in the repository)
+#              FUZZ_TARGETS targets to run (default: "config state engine")
+# One line per target: "fuzz TARGET: N runs (E exec/s), OK" or
+# "fuzz TARGET: FAILED (...)", then "fuzz: N passed, N failed"; the exit
+# status is non-zero when any target failed.
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${FUZZ_BUILD:-$REPO/build-fuzz}
+read -r -a TARGETS <<<"${FUZZ_TARGETS:-config state engine}"
+SECS=${1:-600}
+if [[ $SECS != build && ! $SECS =~ ^[0-9]+$ ]]; then
+  echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET | build]" >&2
+  exit 2
+fi
+
+mkdir -p "$BUILD"
+BUILD=$(cd "$BUILD" && pwd)
+if ! make -f "$REPO/tests/fuzz/fuzz.mk" -C "$BUILD" SRCDIR="$REPO" -j"$(nproc)" >"$BUILD/build.log" 2>&1; then
+  grep -E 'error|Error' "$BUILD/build.log" | head -20
+  echo "fuzz build: FAILED (log $BUILD/build.log)"
+  exit 1
+fi
+echo "fuzz build: ok ($BUILD)"
+[[ $SECS == build ]] && exit 0
+
+# A failure is a crash report with a symbolized stack; leaks are failures;
+# UB stops at once (-fno-sanitize-recover) with its stack.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+for s in /usr/lib/llvm-14/bin/llvm-symbolizer /usr/bin/llvm-symbolizer; do
+  [[ -x $s ]] && { export ASAN_SYMBOLIZER_PATH=$s; break; }
+done
+
+# -timeout: one input running longer is a hang (fails); -rss_limit_mb and
+# the malloc limit it implies catch runaway allocation (fails).
+COMMON=(-timeout=10 -rss_limit_mb=2048)
+declare -A MAX_LEN=([config]=16384 [state]=16384 [engine]=4096)
+declare -A DICT=([config]=gpupool_conf.dict [state]=state.dict)
+# Scale check: the large inputs are 8x the small ones; linear work takes
+# about 8x as long, quadratic 64x.  Above this ratio the target fails.
+MAX_RATIO=24
+# A unit slower than this (libFuzzer's -report_slow_units) is run again
+# alone; taking that long again, it fails the target.
+SLOW_SECS=2
+
+rm -rf "$BUILD/scale"
+mkdir -p "$BUILD/scale"
+"$BUILD/gen_inputs" scale "$BUILD/scale" || { echo "fuzz: cannot write the scale inputs"; exit 1; }
+
+# Milliseconds of one input: the least of 3 runs; on a crash or hang,
+# FAIL and the report's first lines on stderr.
+run_ms() {
+  local bin=$1 input=$2 out
+  if ! out=$("$bin" "${COMMON[@]}" -runs=3 "$input" 2>&1); then
+    grep -m3 -E 'ERROR|invariant failed|runtime error' <<<"$out" | sed "s|^|    $(basename "$input"): |" >&2
+    echo FAIL
+    return 1
+  fi
+  grep -oE 'Executed .* in [0-9]+ ms' <<<"$out" | grep -oE '[0-9]+ ms' | sort -n | head -1 | cut -d' ' -f1
+}
+
+# Prints detail lines; the target's verdict goes to $why (empty: OK).
+check_target() {
+  local t=$1 bin=$BUILD/fuzz_$1 why_local=""
+  why=""
+  # 1. Known crashers stay fixed.
+  local regs=()
+  [[ -d $REPO/tests/fuzz/regressions/$t ]] &&
+    mapfile -t regs < <(find "$REPO/tests/fuzz/regressions/$t" -type f ! -name '*.md' | sort)
+  if (( ${#regs[@]} )); then
+    local log=$BUILD/regressions-$t.log
+    if "$bin" "${COMMON[@]}" "${regs[@]}" >"$log" 2>&1; then
+      echo "  regressions $t: ${#regs[@]} inputs, OK"
+    else
+      local bad
+      bad=$(grep -oE '^Running: .*' "$log" | tail -1 | cut -d' ' -f2-)
+      echo "  regressions $t: FAILED on $bad (log $log)"
+      grep -m3 -E 'ERROR|invariant failed|runtime error' "$log" | sed 's/^/    /'
+      why_local+="regression ${bad#"$REPO"/}; "
+    fi
+  fi
+  # 2. Time grows about linearly with the input (no quadratic blow-up).
+  local small large ts tl
+  for small in "$BUILD/scale/$t"/*.small; do
+    [[ -e $small ]] || continue
+    large=${small%.small}.large
+    local name
+    name=$(basename "${small%.small}")
+    ts=$(run_ms "$bin" "$small") || ts=FAIL
+    tl=$(run_ms "$bin" "$large") || tl=FAIL
+    if [[ $ts == FAIL || $tl == FAIL ]]; then
+      echo "  scale $t/$name: FAILED (crash or hang: $ts ms at $(stat -c %s "$small") B, $tl ms at 8x)"
+      why_local+="scale $name crashed or hung; "
+      continue
+    fi
+    local floor=$(( ts > 5 ? ts : 5 ))
+    if (( tl > MAX_RATIO * floor )); then
+      echo "  scale $t/$name: FAILED (${ts} ms at $(stat -c %s "$small") B, ${tl} ms at 8x: more than ${MAX_RATIO}x)"
+      why_local+="scale $name ${ts}->${tl} ms; "
+    else
+      echo "  scale $t/$name: ${ts} ms -> ${tl} ms at 8x the size, OK"
+    fi
+  done
+  # 3. Fuzz.
+  local work=$BUILD/corpus/$t art=$BUILD/artifacts/$t log=$BUILD/fuzz-$t.log
+  mkdir -p "$work" "$art"
+  local args=("${COMMON[@]}" -max_total_time="$SECS" -max_len="${MAX_LEN[$t]}" -report_slow_units=$SLOW_SECS
+              -artifact_prefix="$art/" -print_final_stats=1)
+  [[ -n ${DICT[$t]:-} ]] && args+=(-dict="$REPO/tests/fuzz/${DICT[$t]}")
+  local dirs=("$work" "$REPO/tests/fuzz/corpus/$t")
+  [[ -d $REPO/tests/fuzz/regressions/$t ]] && dirs+=("$REPO/tests/fuzz/regressions/$t")
+  local start=$SECONDS
+  if "$bin" "${args[@]}" "${dirs[@]}" >"$log" 2>&1; then
+    fuzz_ok=1
+  else
+    fuzz_ok=0
+  fi
+  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
+  eps=$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
+  echo "  fuzz $t: $(( SECONDS - start )) s, corpus $(find "$work" -type f | wc -l) units (log $log)"
+  if (( ! fuzz_ok )); then
+    local artifact
+    artifact=$(grep -oE 'Test unit written to [^ ]+' "$log" | tail -1 | cut -d' ' -f5)
+    grep -m3 -E 'ERROR|invariant failed|runtime error' "$log" | sed 's/^/    /'
+    why_local+="artifact ${artifact:-none, see $log}; "
+  fi
+  # 4. Units libFuzzer found slow: again alone, still slow = failure.
+  local unit
+  for unit in "$art"/slow-unit-*; do
+    [[ -e $unit ]] || continue
+    local ms
+    ms=$(run_ms "$bin" "$unit") || ms=FAIL
+    if [[ $ms == FAIL ]] || (( ms > SLOW_SECS * 1000 )); then
+      echo "  slow unit $unit: ${ms} ms alone: FAILED"
+      why_local+="slow unit $unit; "
+    else
+      echo "  slow unit $unit: ${ms} ms alone (was slow under load only), OK"
+    fi
+  done
+  why=${why_local%; }
+}
+
+passed=0 failed=0
+for t in "${TARGETS[@]}"; do
+  if [[ ! -x $BUILD/fuzz_$t ]]; then
+    echo "fuzz $t: FAILED (no such target)"
+    failed=$(( failed + 1 ))
+    continue
+  fi
+  runs=0 eps=0
+  check_target "$t"
+  if [[ -z $why ]]; then
+    echo "fuzz $t: $runs runs ($eps exec/s), OK"
+    passed=$(( passed + 1 ))
+  else
+    echo "fuzz $t: FAILED ($why)"
+    failed=$(( failed + 1 ))
+  fi
+done
+echo "fuzz: $passed passed, $failed failed"
+(( failed == 0 ))

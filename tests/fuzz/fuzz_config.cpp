@@ -1,0 +1,169 @@
+// libFuzzer target: gpupool.conf text -> parse_config().
+//
+// Any input either parses or throws a ConfigError naming the file; nothing
+// else may escape, crash, leak or hang.  A configuration that parses must
+// be one the engine accepts, keep R9's rules (distinct tier priorities,
+// each QOS in one tier, names without '=', ',' or whitespace), and survive
+// a round trip: written back as gpupool.conf text, it parses to the same
+// Config.
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "config.hpp"
+#include "engine.hpp"
+#include "fuzz_check.hpp"
+
+using namespace gpupool;
+
+namespace {
+
+const char kSource[] = "fuzz.conf";
+
+bool good_name(const std::string &s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (c == '=' || c == ',' || c == '#' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+            c == '\f')
+            return false;
+    return true;
+}
+
+std::string decimal(double d) {
+    char buf[512];
+    auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
+    FUZZ_CHECK(res.ec == std::errc());
+    return std::string(buf, res.ptr);
+}
+
+// The Config as gpupool.conf text that means the same.
+std::string write_back(const Config &c) {
+    std::string out;
+    out += "QuotaTRES=" + c.quota_tres + "\n";
+    out += std::string("PreemptionOrder=") + (c.preemption_order == PreemptionOrder::Newest ? "newest" : "oldest") + "\n";
+    out += std::string("ReclaimBy=") + (c.reclaim_by == ReclaimBy::All ? "all" : "nonpreemptible") + "\n";
+    out += "DecayHalfLife=" + format_duration(c.decay_half_life) + "\n";
+    out += "UsageWindow=" + format_duration(c.usage_window) + "\n";
+    out += "UsageWeight=" + decimal(c.usage_weight) + "\n";
+    out += "MinRuntime=" + format_duration(c.min_runtime) + "\n";
+    out += "RecalcInterval=" + std::to_string(c.recalc_interval) + "\n";
+    if (c.has_preemptible_priority) out += "PreemptiblePriority=" + std::to_string(c.preemptible_priority) + "\n";
+    out += "DefaultTier=" + c.default_tier + "\n";
+    for (const Tier &t : c.tiers) {
+        out += "Tier=" + t.name + " QOS=";
+        for (size_t i = 0; i < t.qos.size(); ++i) out += (i ? "," : "") + t.qos[i];
+        out += " Priority=" + std::to_string(t.priority);
+        if (!c.has_preemptible_priority) out += std::string(" Preemptible=") + (t.preemptible ? "yes" : "no");
+        switch (t.preempt_mode) {
+        case PreemptMode::Requeue: out += " PreemptMode=requeue"; break;
+        case PreemptMode::Cancel: out += " PreemptMode=cancel"; break;
+        case PreemptMode::Suspend: out += " PreemptMode=suspend"; break;
+        case PreemptMode::Default: break;
+        }
+        if (t.grace_time >= 0) out += " GraceTime=" + std::to_string(t.grace_time);
+        out += "\n";
+    }
+    for (const Pool &p : c.pools) {
+        out += "Pool=" + p.name + " Quota=" + std::to_string(p.quota) + " Weight=" + std::to_string(p.weight);
+        if (p.min_runtime >= 0) out += " MinRuntime=" + format_duration(p.min_runtime);
+        out += "\n";
+    }
+    return out;
+}
+
+bool same(const Config &a, const Config &b) {
+    if (a.quota_tres != b.quota_tres || a.preemption_order != b.preemption_order || a.reclaim_by != b.reclaim_by ||
+        a.decay_half_life != b.decay_half_life || a.usage_window != b.usage_window ||
+        a.usage_weight != b.usage_weight || a.min_runtime != b.min_runtime ||
+        a.recalc_interval != b.recalc_interval || a.has_preemptible_priority != b.has_preemptible_priority ||
+        (a.has_preemptible_priority && a.preemptible_priority != b.preemptible_priority) ||
+        a.default_tier != b.default_tier || a.tiers.size() != b.tiers.size() || a.pools.size() != b.pools.size())
+        return false;
+    for (size_t i = 0; i < a.tiers.size(); ++i) {
+        const Tier &x = a.tiers[i], &y = b.tiers[i];
+        if (x.name != y.name || x.qos != y.qos || x.priority != y.priority || x.preemptible != y.preemptible ||
+            x.preempt_mode != y.preempt_mode || x.grace_time != y.grace_time)
+            return false;
+    }
+    for (size_t i = 0; i < a.pools.size(); ++i) {
+        const Pool &x = a.pools[i], &y = b.pools[i];
+        if (x.name != y.name || x.quota != y.quota || x.weight != y.weight || x.min_runtime != y.min_runtime)
+            return false;
+    }
+    return true;
+}
+
+void check_duration(int64_t d) {
+    FUZZ_CHECK(d >= 0);
+    FUZZ_CHECK(parse_duration(format_duration(d)) == d);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const std::string text(reinterpret_cast<const char *>(data), size);
+    Config c;
+    try {
+        c = parse_config(text, kSource);
+    } catch (const ConfigError &e) {
+        // Every error names the file (and the line, where there is one).
+        const std::string msg = e.what();
+        FUZZ_CHECK(msg.compare(0, sizeof kSource, std::string(kSource) + ":") == 0);
+        return 0;
+    }
+
+    // R9's rules hold for whatever parsed.
+    FUZZ_CHECK(!c.tiers.empty());
+    FUZZ_CHECK(c.find_tier(c.default_tier) != nullptr);
+    FUZZ_CHECK(c.recalc_interval >= 1 && c.recalc_interval <= 3600);
+    FUZZ_CHECK(c.usage_weight >= 0 && c.usage_weight == c.usage_weight && c.usage_weight - c.usage_weight == 0);
+    FUZZ_CHECK(c.quota_tres.compare(0, 8, "gres/gpu") == 0);
+    check_duration(c.decay_half_life);
+    check_duration(c.usage_window);
+    check_duration(c.min_runtime);
+    std::set<uint32_t> priorities;
+    std::set<std::string> tier_names, qos_names, pool_names;
+    for (const Tier &t : c.tiers) {
+        FUZZ_CHECK(good_name(t.name));
+        FUZZ_CHECK(tier_names.insert(t.name).second);
+        FUZZ_CHECK(priorities.insert(t.priority).second);
+        FUZZ_CHECK(!t.qos.empty());
+        for (const std::string &q : t.qos) {
+            FUZZ_CHECK(good_name(q));
+            FUZZ_CHECK(qos_names.insert(q).second);
+        }
+        if (c.has_preemptible_priority) FUZZ_CHECK(t.preemptible == (t.priority <= c.preemptible_priority));
+        FUZZ_CHECK(t.grace_time >= -1);
+    }
+    for (const Pool &p : c.pools) {
+        FUZZ_CHECK(good_name(p.name));
+        FUZZ_CHECK(pool_names.insert(p.name).second);
+        if (p.min_runtime >= 0) check_duration(p.min_runtime);
+        FUZZ_CHECK(p.min_runtime >= -1);
+    }
+
+    // Written back, it reads the same.
+    Config again;
+    try {
+        again = parse_config(write_back(c), kSource);
+    } catch (const ConfigError &e) {
+        std::fprintf(stderr, "written-back config rejected: %s\n", e.what());
+        FUZZ_CHECK(!"round trip parses");
+    }
+    FUZZ_CHECK(same(c, again));
+
+    // The engine takes what the parser accepts.
+    Engine engine;
+    try {
+        engine.set_config(c);
+    } catch (const ConfigError &e) {
+        std::fprintf(stderr, "engine rejected a parsed config: %s\n", e.what());
+        FUZZ_CHECK(!"engine accepts a parsed config");
+    }
+    for (const Tier &t : c.tiers)
+        for (const std::string &q : t.qos)
+            FUZZ_CHECK(engine.config().tiers[static_cast<size_t>(engine.tier_of_qos(q))].name == t.name);
+    return 0;
+}
