@@ -5,7 +5,7 @@
 # node with fake GPUs. Everything lives under one directory and listens on
 # 127.0.0.1 on unusual ports, so nothing clashes with a system install.
 #
-#   scripts/cluster.sh up|down|status|env|restart-ctld|kill-ctld|start-ctld
+#   scripts/cluster.sh up|down|status|env|restart-ctld|kill-ctld [--when-saved]|start-ctld
 #
 # Environment:
 #   GPUPOOL_CLUSTER_DIR  state dir                 [/var/tmp/gpupool-cluster]
@@ -525,16 +525,53 @@ cmd_start_ctld() {
     || { show_logs "$LOG/slurmctld.log"; die "slurmctld does not answer"; }
 }
 
+# Slurm writes its job state at most every 5 s (SAVE_MAX_WAIT) after an RPC
+# or a main-scheduler start, and not at all after a backfill start (until
+# the next such event, or the 300 s checkpoint). A crash loses what
+# happened since: a job started in that time is started a second time
+# after the restart (slurmd refuses, drains the node).
+#
+# ctld_state_current: true when slurmctld's job state file holds its last
+# job event (the last log line naming a JobId, but for reading its state
+# at start-up): written 0.3 s after it, or that event is an "scontrol
+# update job" whose save it triggered (the save follows the update, so the
+# file holds it and all before; the file's clock is coarse: 10 ms slack).
+# Sets STATE_LEAD: seconds from that event to the file's last write.
+ctld_state_current() {
+  local line last saved
+  line=$(tail -n 3000 "$LOG/slurmctld.log" | grep -a 'JobId=' | grep -av 'Recovered JobId=' | tail -n1) || true
+  last=$(sed -n 's/^\[\([0-9T:.-]*\)\].*/\1/p' <<<"$line")
+  saved=$(stat -c %.3Y "$D/state/ctld/job_state" 2>/dev/null) || { STATE_LEAD=-1; return 1; }
+  [[ -n $last ]] || { STATE_LEAD=999; return 0; }
+  STATE_LEAD=$(awk -v s="$saved" -v l="$(date -d "$last" +%s.%3N)" 'BEGIN { printf "%.3f\n", s - l }')
+  awk -v l="$STATE_LEAD" 'BEGIN { exit !(l > 0.3) }' && return 0
+  [[ $line == *"_slurm_rpc_update_job: complete JobId="* ]] && awk -v l="$STATE_LEAD" 'BEGIN { exit !(l >= -0.01) }'
+}
+
 # A crash: SIGKILL, so neither Slurm nor gpupool saves its state; what
-# is on disk is what the last periodic saves wrote.
+# is on disk is what the last periodic saves wrote. With --when-saved it
+# first waits (up to 30 s) for a moment when Slurm's own job state on disk
+# is current (ctld_state_current), so that only what gpupool keeps is at
+# stake; an "scontrol update job" just before makes Slurm save at once.
 cmd_kill_ctld() {
-  local pid
+  local pid when_saved=${1:-} deadline=$(( SECONDS + 30 )) current=
   pid=$(pidfile_pid "$RUN/slurmctld.pid")
   pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmctld* ]] \
     || die "slurmctld is not running"
-  log "killing slurmctld (SIGKILL, pid $pid)"
+  if [[ $when_saved == --when-saved ]]; then
+    until ctld_state_current; do
+      (( SECONDS < deadline )) || die "slurmctld's job state was not current on disk within 30 s (lead $STATE_LEAD s)"
+      sleep 0.05
+    done
+  fi
   kill -KILL "$pid"
   wait_for "slurmctld to die" 10 all_dead "$pid" || die "slurmctld $pid survived SIGKILL"
+  # Checked again now that neither the log nor the state file changes.
+  ctld_state_current && current=yes
+  log "killed slurmctld (SIGKILL, pid $pid); its job state on disk is ${current:+current, }$STATE_LEAD s from its last job event"
+  if [[ $when_saved == --when-saved && -z $current ]]; then
+    log "warning: a job event came between the check and the kill: Slurm may have lost it"
+  fi
 }
 
 cmd_env() {
@@ -548,7 +585,7 @@ case ${1:-} in
   status) cmd_status ;;
   env) cmd_env ;;
   restart-ctld) cmd_restart_ctld ;;
-  kill-ctld) cmd_kill_ctld ;;
+  kill-ctld) cmd_kill_ctld "${2:-}" ;;
   start-ctld) cmd_start_ctld ;;
-  *) echo "usage: $0 up|down|status|env|restart-ctld|kill-ctld|start-ctld" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|env|restart-ctld|kill-ctld [--when-saved]|start-ctld" >&2; exit 2 ;;
 esac
