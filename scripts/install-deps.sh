@@ -23,8 +23,9 @@ PKGS=(
   libmariadb-dev xz-utils
   # `apt-get source` + configuring the Slurm source tree like Debian does
   dpkg-dev libpam0g-dev
-  # tools the cluster/test scripts use (pgrep/pkill, ps, ip)
-  procps iproute2 ca-certificates
+  # tools the cluster/test scripts use (pgrep/pkill, ps, ip; python3 for
+  # tests/soak/checker.py, standard library only)
+  procps iproute2 ca-certificates python3
 )
 
 if [[ $(id -u) -ne 0 ]]; then
