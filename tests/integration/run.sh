@@ -11,7 +11,8 @@ CLUSTER="$REPO/scripts/cluster.sh"
 
 ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_borrow_reclaim test_quota_hold test_admin_hold_kept test_update_reevaluates
            test_protection test_no_requeue test_sprio test_reconfigure test_array_quota
-           test_slow_state_save test_reconfigure_keeps_pass test_user_cannot_raise_tier test_untrusted_paths)
+           test_slow_state_save test_reconfigure_keeps_pass test_user_cannot_raise_tier test_untrusted_paths
+           test_kill9_restart)
 tests=("$@")
 (( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}")
 
@@ -22,8 +23,11 @@ finish() {
   # down must leave no daemon of the suite behind.
   local left
   # Zombies are dead already; this machine's init reaps them a little later.
-  left=$(ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/' |
-         grep -E "gpupool-cluster|slurmctld|slurmd|slurmdbd|munged|mariadbd|slurmstepd" | grep -v grep || true)
+  # By process name (not command line: a build of Slurm names slurmd in
+  # its arguments), or anything running out of the cluster's directory.
+  left=$(ps -eo stat=,pid=,comm=,args= |
+         awk '$1 !~ /^Z/ && ($3 ~ /^(slurmctld|slurmd|slurmdbd|munged|mariadbd|mysqld|slurmstepd)$/ ||
+                              index($0, "gpupool" "-cluster"))' || true)
   if [[ -n $left ]]; then
     echo "FAIL down-leaves-nothing: $left"
     failed=$(( failed + 1 ))
