@@ -8,6 +8,10 @@
 // (or "SOURCE: problem" for problems about the whole file).
 #include "config.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -17,8 +21,53 @@
 #include <locale>
 #include <map>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace gpupool {
+
+const char kNameRule[] = "names may contain only letters, digits, '_', '-' and '.'";
+
+bool valid_name(const std::string &name) {
+    if (name.empty()) return false;
+    for (char c : name) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                  c == '-' || c == '.';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+namespace {
+constexpr size_t kShownBytes = 64;
+
+// The first kShownBytes of `text`, printable ASCII kept, every other byte
+// (and the backslash and quote) as \xNN.
+std::string escaped_start(const std::string &text) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    const size_t n = std::min(text.size(), kShownBytes);
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c >= 0x7f || c == '\\' || c == '\'') {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+std::string size_note(const std::string &text) {
+    return text.size() > kShownBytes ? "... (" + std::to_string(text.size()) + " bytes)" : "";
+}
+}  // namespace
+
+std::string clip(const std::string &text) { return escaped_start(text) + size_note(text); }
+
+std::string quote(const std::string &token) { return "'" + escaped_start(token) + "'" + size_note(token); }
 
 const Tier *Config::find_tier(const std::string &name) const {
     for (const Tier &t : tiers)
@@ -79,7 +128,10 @@ private:
     Config cfg_;
     int line_ = 0;
     std::map<std::string, int> global_seen_;      // lower key -> line
-    std::map<std::string, int> qos_owner_;        // QOS -> tier index
+    std::unordered_map<std::string, int> qos_owner_;       // QOS -> tier index
+    std::unordered_map<std::string, size_t> tier_index_;   // name -> index
+    std::unordered_map<uint32_t, size_t> tier_priority_;   // Priority -> index
+    std::unordered_map<std::string, size_t> pool_index_;   // name -> index
     int default_tier_line_ = 0;
     std::vector<bool> tier_has_preemptible_;
 
@@ -95,40 +147,36 @@ private:
 
     Token split(const std::string &word) const {
         size_t eq = word.find('=');
-        if (eq == std::string::npos) fail("expected Key=Value, got '" + word + "'");
+        if (eq == std::string::npos) fail("expected Key=Value, got " + quote(word));
         Token t;
         t.key = word.substr(0, eq);
         t.value = word.substr(eq + 1);
-        if (t.key.empty()) fail("missing key in '" + word + "'");
+        if (t.key.empty()) fail("missing key in " + quote(word));
         t.lkey = lower(t.key);
-        if (t.value.empty()) fail("missing value for '" + t.key + "'");
+        if (t.value.empty()) fail("missing value for " + quote(t.key));
         return t;
     }
 
     void check_name(const std::string &what, const std::string &name) const {
         if (name.empty()) fail("empty name for " + what);
-        for (char c : name) {
-            if (c == '=' || c == ',' || std::isspace(static_cast<unsigned char>(c)))
-                fail("bad name '" + name + "' for " + what +
-                     ": names may not contain '=', ',' or whitespace");
-        }
+        if (!valid_name(name)) fail("bad name " + quote(name) + " for " + what + ": " + kNameRule);
     }
 
     uint32_t get_u32(const std::string &key, const std::string &v) const {
         uint64_t out = 0;
         if (!parse_digits(v, std::numeric_limits<uint32_t>::max(), out))
-            fail("bad value '" + v + "' for " + key + ": expected an integer 0..4294967295");
+            fail("bad value " + quote(v) + " for " + key + ": expected an integer 0..4294967295");
         return static_cast<uint32_t>(out);
     }
 
     int64_t get_duration(const std::string &key, const std::string &v,
                          bool infinite_ok) const {
         int64_t d = parse_duration(v);
-        if (d < 0) fail("bad duration '" + v + "' for " + key + ": " + kDurationForms);
+        if (d < 0) fail("bad duration " + quote(v) + " for " + key + ": " + kDurationForms);
         if (!infinite_ok) {
             std::string l = lower(v);
             if (l == "infinite" || l == "unlimited")
-                fail("bad duration '" + v + "' for " + key + ": INFINITE is not allowed here");
+                fail("bad duration " + quote(v) + " for " + key + ": INFINITE is not allowed here");
         }
         return d;
     }
@@ -139,7 +187,7 @@ private:
         std::string l = lower(v);
         for (const std::string &w : words)
             if (l == w) return l;
-        fail("bad value '" + v + "' for " + key + ": expected " + listed);
+        fail("bad value " + quote(v) + " for " + key + ": expected " + listed);
     }
 
     double get_decimal(const std::string &key, const std::string &v) const {
@@ -157,7 +205,7 @@ private:
             in.imbue(std::locale::classic());
             ok = static_cast<bool>(in >> d) && std::isfinite(d);
         }
-        if (!ok) fail("bad value '" + v + "' for " + key + ": expected a decimal number >= 0");
+        if (!ok) fail("bad value " + quote(v) + " for " + key + ": expected a decimal number >= 0");
         return d;
     }
 
@@ -182,11 +230,11 @@ void Parser::global_line(const std::vector<std::string> &words) {
         if (!is_known) {
             if (t.lkey == "tier" || t.lkey == "pool")
                 fail(t.key + "= must be the first token on its line");
-            fail("unknown key '" + t.key + "'");
+            fail("unknown key " + quote(t.key));
         }
         auto seen = global_seen_.find(t.lkey);
         if (seen != global_seen_.end())
-            fail("duplicate key '" + t.key + "' (first set on line " +
+            fail("duplicate key " + quote(t.key) + " (first set on line " +
                  std::to_string(seen->second) + ")");
         global_seen_[t.lkey] = line_;
 
@@ -196,15 +244,11 @@ void Parser::global_line(const std::vector<std::string> &words) {
             if (v == base) {
                 ok = true;
             } else if (v.compare(0, base.size() + 1, base + ":") == 0) {
-                std::string type = v.substr(base.size() + 1);
-                ok = !type.empty();
-                for (char c : type)
-                    if (c == ':' || c == ',' || c == '=' ||
-                        std::isspace(static_cast<unsigned char>(c)))
-                        ok = false;
+                // A GRES type: a name, so no ':', ',', control or non-ASCII bytes.
+                ok = valid_name(v.substr(base.size() + 1));
             }
             if (!ok)
-                fail("bad value '" + v + "' for QuotaTRES: expected gres/gpu or gres/gpu:TYPE");
+                fail("bad value " + quote(v) + " for QuotaTRES: expected gres/gpu or gres/gpu:TYPE");
             cfg_.quota_tres = v;
         } else if (t.lkey == "preemptionorder") {
             std::string e = get_enum("PreemptionOrder", v, {"newest", "oldest"},
@@ -226,12 +270,12 @@ void Parser::global_line(const std::vector<std::string> &words) {
         } else if (t.lkey == "recalcinterval") {
             uint64_t out = 0;
             if (!parse_digits(v, 3600, out) || out < 1)
-                fail("bad value '" + v + "' for RecalcInterval: expected an integer 1..3600");
+                fail("bad value " + quote(v) + " for RecalcInterval: expected an integer 1..3600");
             cfg_.recalc_interval = static_cast<int64_t>(out);
         } else if (t.lkey == "statesaveinterval") {
             uint64_t out = 0;
             if (!parse_digits(v, 86400, out) || out < 1)
-                fail("bad value '" + v + "' for StateSaveInterval: expected an integer 1..86400");
+                fail("bad value " + quote(v) + " for StateSaveInterval: expected an integer 1..86400");
             cfg_.state_save_interval = static_cast<int64_t>(out);
         } else if (t.lkey == "preemptiblepriority") {
             cfg_.preemptible_priority = get_u32("PreemptiblePriority", v);
@@ -250,17 +294,19 @@ void Parser::tier_line(const std::vector<std::string> &words) {
     tier.name = head.value;
     tier.line = line_;
     check_name("Tier", tier.name);
-    if (const Tier *prev = cfg_.find_tier(tier.name))
-        fail("duplicate Tier=" + tier.name + " (first defined on line " +
-             std::to_string(prev->line) + ")");
-    const std::string where = " in Tier=" + tier.name;
+    auto prev = tier_index_.find(tier.name);
+    if (prev != tier_index_.end())
+        fail("duplicate Tier=" + clip(tier.name) + " (first defined on line " +
+             std::to_string(cfg_.tiers[prev->second].line) + ")");
+    const std::string where = " in Tier=" + clip(tier.name);
+    std::unordered_set<std::string> tier_qos;
 
     std::map<std::string, bool> seen;
     bool has_qos = false, has_priority = false, has_preemptible = false;
     for (size_t i = 1; i < words.size(); ++i) {
         Token t = split(words[i]);
         const std::string &v = t.value;
-        if (seen[t.lkey]) fail("duplicate key '" + t.key + "'" + where);
+        if (seen[t.lkey]) fail("duplicate key " + quote(t.key) + where);
         seen[t.lkey] = true;
         if (t.lkey == "qos") {
             has_qos = true;
@@ -270,10 +316,9 @@ void Parser::tier_line(const std::vector<std::string> &words) {
                 std::string q = v.substr(start, comma == std::string::npos
                                                     ? std::string::npos
                                                     : comma - start);
-                if (q.empty()) fail("empty QOS name in '" + v + "'" + where);
+                if (q.empty()) fail("empty QOS name in " + quote(v) + where);
                 check_name("QOS", q);
-                for (const std::string &have : tier.qos)
-                    if (have == q) fail("QOS '" + q + "' listed twice" + where);
+                if (!tier_qos.insert(q).second) fail("QOS " + quote(q) + " listed twice" + where);
                 tier.qos.push_back(q);
                 if (comma == std::string::npos) break;
                 start = comma + 1;
@@ -304,11 +349,11 @@ void Parser::tier_line(const std::vector<std::string> &words) {
                 if (l != "infinite" && l != "unlimited") secs = parse_duration(v);
             }
             if (secs < 0 || secs > std::numeric_limits<int32_t>::max())
-                fail("bad value '" + v + "' for GraceTime: expected seconds or a duration "
+                fail("bad value " + quote(v) + " for GraceTime: expected seconds or a duration "
                      "(MM:SS, HH:MM:SS, D-HH[:MM[:SS]])");
             tier.grace_time = static_cast<int32_t>(secs);
         } else {
-            fail("unknown key '" + t.key + "'" + where);
+            fail("unknown key " + quote(t.key) + where);
         }
     }
     if (!has_priority) fail("missing required key 'Priority'" + where);
@@ -317,18 +362,21 @@ void Parser::tier_line(const std::vector<std::string> &words) {
         auto it = qos_owner_.find(q);
         if (it != qos_owner_.end()) {
             const Tier &other = cfg_.tiers[static_cast<size_t>(it->second)];
-            fail("QOS '" + q + "' is mapped by both Tier=" + other.name + " (line " +
-                 std::to_string(other.line) + ") and Tier=" + tier.name);
+            fail("QOS " + quote(q) + " is mapped by both Tier=" + clip(other.name) + " (line " +
+                 std::to_string(other.line) + ") and Tier=" + clip(tier.name));
         }
     }
-    for (const Tier &other : cfg_.tiers) {
-        if (other.priority == tier.priority)
-            fail("Tier=" + tier.name + " and Tier=" + other.name + " (line " +
-                 std::to_string(other.line) + ") have the same Priority=" +
-                 std::to_string(tier.priority));
+    auto same = tier_priority_.find(tier.priority);
+    if (same != tier_priority_.end()) {
+        const Tier &other = cfg_.tiers[same->second];
+        fail("Tier=" + clip(tier.name) + " and Tier=" + clip(other.name) + " (line " +
+             std::to_string(other.line) + ") have the same Priority=" +
+             std::to_string(tier.priority));
     }
     for (const std::string &q : tier.qos)
         qos_owner_[q] = static_cast<int>(cfg_.tiers.size());
+    tier_index_.emplace(tier.name, cfg_.tiers.size());
+    tier_priority_.emplace(tier.priority, cfg_.tiers.size());
     cfg_.tiers.push_back(tier);
     tier_has_preemptible_.push_back(has_preemptible);
 }
@@ -339,17 +387,18 @@ void Parser::pool_line(const std::vector<std::string> &words) {
     pool.name = head.value;
     pool.line = line_;
     check_name("Pool", pool.name);
-    if (const Pool *prev = cfg_.find_pool(pool.name))
-        fail("duplicate Pool=" + pool.name + " (first defined on line " +
-             std::to_string(prev->line) + ")");
-    const std::string where = " in Pool=" + pool.name;
+    auto prev = pool_index_.find(pool.name);
+    if (prev != pool_index_.end())
+        fail("duplicate Pool=" + clip(pool.name) + " (first defined on line " +
+             std::to_string(cfg_.pools[prev->second].line) + ")");
+    const std::string where = " in Pool=" + clip(pool.name);
 
     std::map<std::string, bool> seen;
     bool has_quota = false;
     for (size_t i = 1; i < words.size(); ++i) {
         Token t = split(words[i]);
         const std::string &v = t.value;
-        if (seen[t.lkey]) fail("duplicate key '" + t.key + "'" + where);
+        if (seen[t.lkey]) fail("duplicate key " + quote(t.key) + where);
         seen[t.lkey] = true;
         if (t.lkey == "quota") {
             pool.quota = get_u32("Quota", v);
@@ -359,10 +408,11 @@ void Parser::pool_line(const std::vector<std::string> &words) {
         } else if (t.lkey == "minruntime") {
             pool.min_runtime = get_duration("MinRuntime", v, false);
         } else {
-            fail("unknown key '" + t.key + "'" + where);
+            fail("unknown key " + quote(t.key) + where);
         }
     }
     if (!has_quota) fail("missing required key 'Quota'" + where);
+    pool_index_.emplace(pool.name, cfg_.pools.size());
     cfg_.pools.push_back(pool);
 }
 
@@ -372,20 +422,20 @@ void Parser::finish() {
         Tier &t = cfg_.tiers[i];
         if (cfg_.has_preemptible_priority) {
             if (tier_has_preemptible_[i])
-                fail_at(t.line, "Tier=" + t.name +
+                fail_at(t.line, "Tier=" + clip(t.name) +
                                     " sets Preemptible= but PreemptiblePriority= is also set "
                                     "(line " + std::to_string(global_seen_["preemptiblepriority"]) +
                                     "): use one or the other");
             t.preemptible = t.priority <= cfg_.preemptible_priority;
         } else if (!tier_has_preemptible_[i]) {
-            fail_at(t.line, "missing Preemptible= in Tier=" + t.name +
+            fail_at(t.line, "missing Preemptible= in Tier=" + clip(t.name) +
                                 " (required unless PreemptiblePriority= is set)");
         }
     }
     if (!cfg_.default_tier.empty()) {
-        if (!cfg_.find_tier(cfg_.default_tier))
+        if (!tier_index_.count(cfg_.default_tier))
             fail_at(default_tier_line_,
-                    "DefaultTier=" + cfg_.default_tier + " names no defined Tier");
+                    "DefaultTier=" + clip(cfg_.default_tier) + " names no defined Tier");
     } else if (cfg_.tiers.size() == 1) {
         cfg_.default_tier = cfg_.tiers[0].name;
     } else {
@@ -400,6 +450,8 @@ Config Parser::run(const std::string &text) {
         std::string raw = text.substr(pos, nl == std::string::npos ? std::string::npos
                                                                    : nl - pos);
         ++line_;
+        if (raw.size() > kMaxConfigLineBytes)
+            fail("line longer than " + std::to_string(kMaxConfigLineBytes) + " bytes");
         size_t hash = raw.find('#');
         if (hash != std::string::npos) raw.erase(hash);
         std::vector<std::string> words;
@@ -433,26 +485,41 @@ Config Parser::run(const std::string &text) {
 }  // namespace
 
 Config parse_config(const std::string &text, const std::string &source) {
+    if (text.size() > kMaxConfigBytes)
+        throw ConfigError(source + ": larger than " + std::to_string(kMaxConfigBytes) + " bytes");
     Parser p(source);
     return p.run(text);
 }
 
 Config load_config_file(const std::string &path) {
-    // stdio rather than iostreams: it reports read errors (a directory
-    // gives EISDIR) through errno.
-    std::FILE *f = std::fopen(path.c_str(), "rb");
-    if (!f) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
+    auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
+    // O_NONBLOCK: a FIFO must not block the open; it is refused below.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) throw cannot_read(errno);
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0) throw cannot_read(errno);
+    if (S_ISDIR(st.st_mode)) throw cannot_read(EISDIR);
+    // A device or FIFO (/dev/zero) would never end or block.
+    if (!S_ISREG(st.st_mode)) throw ConfigError(path + ": not a regular file");
+    const std::string too_large = path + ": larger than " + std::to_string(kMaxConfigBytes) + " bytes";
+    if (static_cast<uint64_t>(st.st_size) > kMaxConfigBytes) throw ConfigError(too_large);
+    // Read one byte past the limit: the file may grow while we read.
     std::string text;
     char buf[8192];
-    size_t n;
-    errno = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    if (std::ferror(f)) {
-        int err = errno ? errno : EIO;
-        std::fclose(f);
-        throw ConfigError(path + ": cannot read: " + std::strerror(err));
+    while (true) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw cannot_read(errno);
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<size_t>(n));
+        if (text.size() > kMaxConfigBytes) throw ConfigError(too_large);
     }
-    std::fclose(f);
     return parse_config(text, path);
 }
 

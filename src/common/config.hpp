@@ -47,6 +47,8 @@ struct Config {
     std::vector<Tier> tiers;                // in file order
     std::vector<Pool> pools;                // in file order (fairshare ties)
 
+    // Linear: for lookups once per load; the parser and the engine keep
+    // their own indexes for lookups per record or per job.
     const Tier *find_tier(const std::string &name) const;
     const Pool *find_pool(const std::string &name) const;
 };
@@ -57,6 +59,21 @@ class ConfigError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// gpupool.conf may be at most this large, and each of its lines.
+constexpr size_t kMaxConfigBytes = 8 << 20;  // 100k pools or tiers take about 4 MiB
+constexpr size_t kMaxConfigLineBytes = 4096;
+
+// Tier, QOS and pool names: what Slurm takes for partition and QOS names,
+// letters, digits, '_', '-' and '.'.  kNameRule says so in messages.
+bool valid_name(const std::string &name);
+extern const char kNameRule[];
+
+// Text from a file for a message: at most 64 bytes of it, bytes other than
+// printable ASCII (and \ and ') as \xNN, "... (N bytes)" when cut.
+// quote() puts what is shown between single quotes.
+std::string clip(const std::string &text);
+std::string quote(const std::string &token);
 
 // Parse gpupool.conf text.  `source` names the file in messages.
 Config parse_config(const std::string &text, const std::string &source);

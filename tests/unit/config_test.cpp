@@ -547,15 +547,12 @@ TEST(ConfigErrors, DefaultTierRequired) {
 }
 
 TEST(ConfigErrors, BadNames) {
-    EXPECT_EQ(error_of("Tier=a=b Priority=2 Preemptible=no\n"),
-              "gp.conf:1: bad name 'a=b' for Tier: names may not contain '=', ',' or whitespace");
-    EXPECT_EQ(error_of(kTiers + "Pool=p1,p2 Quota=1\n"),
-              "gp.conf:5: bad name 'p1,p2' for Pool: names may not contain '=', ',' or whitespace");
-    EXPECT_EQ(error_of("Tier=a QOS=x=y Priority=2 Preemptible=no\n"),
-              "gp.conf:1: bad name 'x=y' for QOS: names may not contain '=', ',' or whitespace");
+    const std::string rule = "names may contain only letters, digits, '_', '-' and '.'";
+    EXPECT_EQ(error_of("Tier=a=b Priority=2 Preemptible=no\n"), "gp.conf:1: bad name 'a=b' for Tier: " + rule);
+    EXPECT_EQ(error_of(kTiers + "Pool=p1,p2 Quota=1\n"), "gp.conf:5: bad name 'p1,p2' for Pool: " + rule);
+    EXPECT_EQ(error_of("Tier=a QOS=x=y Priority=2 Preemptible=no\n"), "gp.conf:1: bad name 'x=y' for QOS: " + rule);
     EXPECT_EQ(error_of("Tier=a Priority=2 Preemptible=no\nDefaultTier=a,b\n"),
-              "gp.conf:2: bad name 'a,b' for DefaultTier: "
-              "names may not contain '=', ',' or whitespace");
+              "gp.conf:2: bad name 'a,b' for DefaultTier: " + rule);
 }
 
 TEST(ConfigErrors, FirstErrorWins) {
