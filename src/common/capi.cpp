@@ -16,7 +16,8 @@
 using namespace gpupool;
 
 struct gp_engine {
-    std::mutex mu;
+    std::mutex mu;       // the engine; slurmctld's hooks take it under their locks
+    std::mutex save_mu;  // one state save at a time, in the order of their copies
     Engine engine;
 };
 
@@ -384,8 +385,17 @@ GP_EXPORT void gp_free(void *p) { std::free(p); }
 
 GP_EXPORT int gp_engine_save_state(gp_engine_t *e, const char *path, int64_t now, char *err, size_t err_len) {
     if (!e || !path) return GP_ERR_ARG;
-    std::lock_guard<std::mutex> lock(e->mu);
-    return guarded(GP_ERR_IO, err, err_len, [&] { e->engine.save_state(path, now); });
+    return guarded(GP_ERR_IO, err, err_len, [&] {
+        std::lock_guard<std::mutex> saving(e->save_mu);
+        // Only the copy is taken under the engine's lock: encoding, write
+        // and fsync (slow storage) never stall a hook waiting for it.
+        Engine::PersistentState copy;
+        {
+            std::lock_guard<std::mutex> lock(e->mu);
+            copy = e->engine.persistent_state();
+        }
+        Engine::store_state(path, copy, now);
+    });
 }
 
 GP_EXPORT int gp_engine_load_state(gp_engine_t *e, const char *path, char *err, size_t err_len) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -231,12 +232,6 @@ public:
     const Evaluation &last() const { return eval_; }
     std::vector<std::string> warnings() const;
 
-    // Persistent state (state.cpp).
-    std::string state_json(int64_t now) const;
-    void load_state_json(const std::string &text);  // throws std::runtime_error
-    void save_state(const std::string &path, int64_t now) const;
-    void load_state(const std::string &path);
-
     // Reports (report.cpp).
     std::string report_json() const;
 
@@ -251,6 +246,30 @@ public:
     };
     // How long a job absent from every snapshot is remembered.
     static constexpr int64_t kForgetAfter = 3600;
+
+    // Persistent state (state.cpp).  What the state file keeps, as plain
+    // data: copied under the engine's lock, encoded and written after it.
+    struct PersistentState {
+        std::map<std::string, PoolHistory> history;
+        std::vector<std::pair<uint32_t, JobMemory>> jobs;
+        int64_t last_account = 0;
+    };
+    PersistentState persistent_state() const;
+    // Errors (a name jansson cannot encode, I/O) throw std::runtime_error.
+    static std::string encode_state(const PersistentState &state, int64_t now);
+    // Write `text` to `path` + ".new" (a new file, never through a link),
+    // fsync, rename over `path`, fsync the directory.
+    static void write_state_file(const std::string &path, const std::string &text);
+    // Tests put a writer in place of write_state_file (empty: the file).
+    using StateWriter = std::function<void(const std::string &path, const std::string &text)>;
+    static void set_state_writer(StateWriter writer);
+    // encode_state then the writer.
+    static void store_state(const std::string &path, const PersistentState &state, int64_t now);
+
+    std::string state_json(int64_t now) const { return encode_state(persistent_state(), now); }
+    void load_state_json(const std::string &text);  // throws std::runtime_error
+    void save_state(const std::string &path, int64_t now) const { store_state(path, persistent_state(), now); }
+    void load_state(const std::string &path);
 
 private:
     struct TierKey;

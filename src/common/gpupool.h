@@ -322,8 +322,11 @@ void gp_free(void *p);
 
 /*
  * State that must survive a slurmctld restart: decayed usage history and
- * original submit times.  Saving writes a temporary file and renames it
- * over `path`.  Loading a bad file changes nothing and says why.
+ * original submit times.  Saving copies the state under the engine's lock,
+ * then, with the lock released (other gp_engine_* calls go on), writes
+ * `path`.new (a new file, never through a symbolic link), fsyncs it,
+ * renames it over `path` and fsyncs the directory.  Loading a bad file
+ * changes nothing and says why.
  */
 int gp_engine_save_state(gp_engine_t *engine, const char *path, int64_t now,
 			 char *err, size_t err_len);

@@ -2,14 +2,18 @@
 // as JSON (jansson), written to a temporary file and renamed into place.
 #include <jansson.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "engine.hpp"
 
@@ -24,11 +28,31 @@ struct JsonDeleter {
 };
 using JsonPtr = std::unique_ptr<json_t, JsonDeleter>;
 
-json_t *series_json(const UsageSeries &s) {
-    json_t *buckets = json_array();
+// Encoding checks every jansson result: a value it refuses must fail the
+// save loudly, never leave a pool's history out of the file.
+[[noreturn]] void encode_failed(const std::string &what) { throw std::runtime_error("cannot encode state: " + what); }
+
+JsonPtr made(json_t *j, const char *what) {
+    if (!j) encode_failed(what);
+    return JsonPtr(j);
+}
+
+void set(json_t *obj, const char *key, JsonPtr value) {
+    if (json_object_set_new(obj, key, value.release()) != 0) encode_failed(std::string("'") + key + "'");
+}
+
+void append(json_t *arr, JsonPtr value, const char *what) {
+    if (json_array_append_new(arr, value.release()) != 0) encode_failed(what);
+}
+
+JsonPtr series_json(const UsageSeries &s) {
+    JsonPtr buckets = made(json_array(), "buckets");
     for (const auto &b : s.buckets())
-        json_array_append_new(buckets, json_pack("[I,I,f]", (json_int_t)b.start, (json_int_t)b.end, b.value));
-    return json_pack("{s:f,s:I,s:o}", "tail", s.tail(), "tail_time", (json_int_t)s.tail_time(), "buckets", buckets);
+        append(buckets.get(),
+               made(json_pack("[I,I,f]", (json_int_t)b.start, (json_int_t)b.end, b.value), "bucket"), "bucket");
+    JsonPtr out = made(json_pack("{s:f,s:I}", "tail", s.tail(), "tail_time", (json_int_t)s.tail_time()), "series");
+    set(out.get(), "buckets", std::move(buckets));
+    return out;
 }
 
 [[noreturn]] void bad(const std::string &what) { throw std::runtime_error(what); }
@@ -85,26 +109,44 @@ UsageSeries series_from(json_t *obj, const std::string &where) {
 
 }  // namespace
 
-std::string Engine::state_json(int64_t now) const {
-    JsonPtr root(json_object());
-    json_object_set_new(root.get(), "format", json_string("gpupool-state"));
-    json_object_set_new(root.get(), "version", json_integer(kStateVersion));
-    json_object_set_new(root.get(), "saved_at", json_integer(now));
-    json_object_set_new(root.get(), "last_account", json_integer(last_account_));
-    json_t *pools = json_object();
-    for (const auto &[name, h] : history_)
-        json_object_set_new(pools, name.c_str(),
-                            json_pack("{s:o,s:o,s:I,s:I}", "usage", series_json(h.usage), "capacity",
-                                      series_json(h.capacity), "last_used", (json_int_t)h.last_used,
-                                      "last_capacity", (json_int_t)h.last_capacity));
-    json_object_set_new(root.get(), "pools", pools);
-    json_t *jobs = json_array();
-    for (const auto &[id, m] : jobs_)
-        json_array_append_new(jobs, json_pack("[I,I,I]", (json_int_t)id, (json_int_t)m.orig_submit,
-                                              (json_int_t)m.last_seen));
-    json_object_set_new(root.get(), "jobs", jobs);
+Engine::PersistentState Engine::persistent_state() const {
+    PersistentState st;
+    st.history = history_;
+    st.jobs.assign(jobs_.begin(), jobs_.end());
+    st.last_account = last_account_;
+    return st;
+}
+
+std::string Engine::encode_state(const PersistentState &state, int64_t now) {
+    JsonPtr root = made(json_object(), "root");
+    set(root.get(), "format", made(json_string("gpupool-state"), "format"));
+    set(root.get(), "version", made(json_integer(kStateVersion), "version"));
+    set(root.get(), "saved_at", made(json_integer(now), "saved_at"));
+    set(root.get(), "last_account", made(json_integer(state.last_account), "last_account"));
+    JsonPtr pools = made(json_object(), "pools");
+    for (const auto &[name, h] : state.history) {
+        // A name with a NUL would be cut, one jansson cannot encode lost.
+        if (!valid_name(name)) encode_failed("pool name " + quote(name) + ": " + kNameRule);
+        JsonPtr pool = made(json_pack("{s:I,s:I}", "last_used", (json_int_t)h.last_used, "last_capacity",
+                                      (json_int_t)h.last_capacity),
+                            "pool");
+        set(pool.get(), "usage", series_json(h.usage));
+        set(pool.get(), "capacity", series_json(h.capacity));
+        if (json_object_set_new(pools.get(), name.c_str(), pool.release()) != 0)
+            encode_failed("pool " + quote(name));
+    }
+    set(root.get(), "pools", std::move(pools));
+    // By job id, so that the same state always reads the same.
+    std::vector<std::pair<uint32_t, JobMemory>> sorted = state.jobs;
+    std::sort(sorted.begin(), sorted.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    JsonPtr jobs = made(json_array(), "jobs");
+    for (const auto &[id, m] : sorted)
+        append(jobs.get(),
+               made(json_pack("[I,I,I]", (json_int_t)id, (json_int_t)m.orig_submit, (json_int_t)m.last_seen), "job"),
+               "job");
+    set(root.get(), "jobs", std::move(jobs));
     char *text = json_dumps(root.get(), JSON_COMPACT | JSON_SORT_KEYS);
-    if (!text) throw std::runtime_error("cannot encode state");
+    if (!text) encode_failed("json_dumps");
     std::string out(text);
     free(text);
     return out;
@@ -129,6 +171,7 @@ void Engine::load_state_json(const std::string &text) {
     const char *name;
     json_t *p;
     json_object_foreach(pools, name, p) {
+        if (!valid_name(name)) bad("pool " + quote(name) + ": bad name: " + kNameRule);
         std::string where = std::string("pool ") + name;
         if (!json_is_object(p)) bad(where + " must be an object");
         PoolHistory h;
@@ -165,33 +208,79 @@ void Engine::load_state_json(const std::string &text) {
     }
 }
 
-void Engine::save_state(const std::string &path, int64_t now) const {
-    std::string text = state_json(now);
-    std::string tmp = path + ".new";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) throw std::runtime_error(tmp + ": " + std::strerror(errno));
+namespace {
+std::mutex writer_mutex;
+Engine::StateWriter test_writer;
+
+std::string io_error(const std::string &file, const char *op, int err) {
+    return file + ": " + op + ": " + std::strerror(err);
+}
+}  // namespace
+
+void Engine::set_state_writer(StateWriter writer) {
+    std::lock_guard<std::mutex> lock(writer_mutex);
+    test_writer = std::move(writer);
+}
+
+void Engine::store_state(const std::string &path, const PersistentState &state, int64_t now) {
+    std::string text = encode_state(state, now);
+    StateWriter writer;
+    {
+        std::lock_guard<std::mutex> lock(writer_mutex);
+        writer = test_writer;
+    }
+    if (writer)
+        writer(path, text);
+    else
+        write_state_file(path, text);
+}
+
+void Engine::write_state_file(const std::string &path, const std::string &text) {
+    const std::string tmp = path + ".new";
+    // A new file of our own (O_EXCL), never reached through a symbolic link
+    // (O_NOFOLLOW): whatever else sits at `tmp` is never written through.
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = ::open(tmp.c_str(), flags, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        // Left by a save that was cut short: a regular file is ours to
+        // remove (just this name, even if hard-linked elsewhere).  A link
+        // or anything else stays for the admin to look at.
+        struct stat st;
+        if (::lstat(tmp.c_str(), &st) != 0) throw std::runtime_error(io_error(tmp, "lstat", errno));
+        if (!S_ISREG(st.st_mode))
+            throw std::runtime_error(tmp + ": exists and is not a regular file (a symbolic link?); not writing through it");
+        if (::unlink(tmp.c_str()) != 0) throw std::runtime_error(io_error(tmp, "unlink", errno));
+        fd = ::open(tmp.c_str(), flags, 0600);
+    }
+    if (fd < 0) throw std::runtime_error(io_error(tmp, "open", errno));
+    auto give_up = [&](const std::string &file, const char *op, int err, bool close_fd) {
+        if (close_fd) ::close(fd);
+        ::unlink(tmp.c_str());
+        throw std::runtime_error(io_error(file, op, err));
+    };
     size_t off = 0;
     while (off < text.size()) {
         ssize_t w = ::write(fd, text.data() + off, text.size() - off);
         if (w < 0) {
             if (errno == EINTR) continue;
-            int e = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            throw std::runtime_error(tmp + ": " + std::strerror(e));
+            give_up(tmp, "write", errno, true);
         }
         off += static_cast<size_t>(w);
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        int e = errno;
-        ::unlink(tmp.c_str());
-        throw std::runtime_error(tmp + ": " + std::strerror(e));
+    if (::fsync(fd) != 0) give_up(tmp, "fsync", errno, true);
+    if (::close(fd) != 0) give_up(tmp, "close", errno, false);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) give_up(path, "rename", errno, false);
+    // The rename itself is on disk only once its directory is.
+    size_t slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) throw std::runtime_error(io_error(dir, "open", errno));
+    if (::fsync(dfd) != 0) {
+        int err = errno;
+        ::close(dfd);
+        throw std::runtime_error(io_error(dir, "fsync", err));
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        int e = errno;
-        ::unlink(tmp.c_str());
-        throw std::runtime_error(path + ": " + std::strerror(e));
-    }
+    ::close(dfd);
 }
 
 void Engine::load_state(const std::string &path) {

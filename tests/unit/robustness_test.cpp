@@ -4,14 +4,19 @@
 #include <gtest/gtest.h>
 #include <jansson.h>
 
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <future>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
+#include "gpupool.h"
 #include "test_helpers.hpp"
 
 using namespace gpupool;
@@ -67,6 +72,32 @@ size_t usage_buckets(const Engine &e, int64_t now) {
     json_decref(root);
     return n;
 }
+
+std::string config_error(const std::string &text) {
+    try {
+        parse_config(text, "gp.conf");
+    } catch (const ConfigError &ex) {
+        return ex.what();
+    }
+    return "accepted";
+}
+
+std::string file_config_error(const std::string &path) {
+    try {
+        load_config_file(path);
+    } catch (const ConfigError &ex) {
+        return ex.what();
+    }
+    return "accepted";
+}
+
+// A string literal with NUL bytes in it, whole.
+template <size_t N>
+std::string bytes(const char (&text)[N]) {
+    return std::string(text, N - 1);
+}
+
+const std::string kNameRuleText = "names may contain only letters, digits, '_', '-' and '.'";
 
 std::string load_error(Engine &e, const std::string &text) {
     try {
@@ -241,4 +272,224 @@ TEST(Robustness, LongGapWithoutWindowFoldsIntoTheTail) {
     EXPECT_NEAR(pool(e, "p").decayed_usage, expected, 1e-5 * expected);
     EXPECT_NEAR(pool(e, "p").usage_share, 0.5, 1e-9);
     EXPECT_LE(usage_buckets(e, T0 + kThreeYears), 65u);
+}
+
+// Defect 4: a NUL in a name cut it (it could never match a partition), and
+// a name jansson cannot encode made the state save drop that pool.  Names
+// are what Slurm takes for partitions and QOS, said with file and line.
+TEST(Robustness, NamesWithNulControlOrNonAsciiBytesAreRefused) {
+    const std::string tiers = "Tier=n Priority=1 Preemptible=no\n";
+    EXPECT_EQ(config_error(bytes("Tier=a\0b Priority=1 Preemptible=no\n")),
+              "gp.conf:1: bad name 'a\\x00b' for Tier: " + kNameRuleText);
+    EXPECT_EQ(config_error(tiers + "Pool=p\xff\xfe Quota=1\n"), "gp.conf:2: bad name 'p\\xff\\xfe' for Pool: " + kNameRuleText);
+    EXPECT_EQ(config_error(tiers + "Pool=caf\xc3\xa9 Quota=1\n"),
+              "gp.conf:2: bad name 'caf\\xc3\\xa9' for Pool: " + kNameRuleText);
+    EXPECT_EQ(config_error("Tier=n QOS=a,b\x01 Priority=1 Preemptible=no\n"),
+              "gp.conf:1: bad name 'b\\x01' for QOS: " + kNameRuleText);
+    EXPECT_EQ(config_error(tiers + "DefaultTier=n\x7f\n"), "gp.conf:2: bad name 'n\\x7f' for DefaultTier: " + kNameRuleText);
+    EXPECT_EQ(config_error(tiers + bytes("QuotaTRES=gres/gpu:a\0" "100\n")),
+              "gp.conf:2: bad value 'gres/gpu:a\\x00100' for QuotaTRES: expected gres/gpu or gres/gpu:TYPE");
+    // What Slurm itself takes is fine.
+    Config ok = parse_config("Tier=t-1.x_Y Priority=1 Preemptible=no\nPool=gpu.A-100_x Quota=1\n", "gp.conf");
+    EXPECT_EQ(ok.pools.at(0).name, "gpu.A-100_x");
+
+    // The state loader refuses such names too, and changes nothing.
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=2\n");
+    e.evaluate(pool_p_busy(2), T0);
+    const std::string before = e.state_json(T0);
+    std::string bad = state_with(T0, 2, 4);
+    bad.replace(bad.find("\"p\":"), 4, "\"p q\\u00e9\":");
+    EXPECT_EQ(load_error(e, bad), "pool 'p q\\xc3\\xa9': bad name: " + kNameRuleText);
+    EXPECT_EQ(e.state_json(T0), before);
+}
+
+// Defect 4: a pool name jansson refuses fails the save loudly; the file
+// in place keeps the last good state.
+TEST(Robustness, StateSaveFailsLoudlyInsteadOfDroppingAPool) {
+    Config cfg = parse_config(kOsmoTiers + "Pool=p Quota=2\nPool=q Quota=2\n", "test.conf");
+    const std::string odd = "q\xff";
+    cfg.pools[1].name = odd;  // past the parser, as a program could
+    Engine e;
+    e.set_config(cfg);
+    Snapshot s = cluster(4);
+    partition(s, "p", 0, 1);
+    partition(s, odd, 2, 3);
+    s.add_job(running(1, odd, "normal", 2, T0 - 10));
+    e.evaluate(s, T0);
+    e.evaluate(s, T0 + 60);
+    const std::string path = temp_path("state_odd_name");
+    write_file(path, "last good state");
+    try {
+        e.save_state(path, T0 + 60);
+        ADD_FAILURE() << "saved without pool " << odd;
+    } catch (const std::runtime_error &ex) {
+        EXPECT_EQ(std::string(ex.what()), "cannot encode state: pool name 'q\\xff': " + kNameRuleText);
+    }
+    EXPECT_EQ(read_file(path), "last good state");
+    EXPECT_NE(::access((path + ".new").c_str(), F_OK), 0);
+    std::remove(path.c_str());
+}
+
+// Defect 5: the temporary file was opened through whatever sat at
+// PATH.new.  A symbolic link there is neither followed nor replaced.
+TEST(Robustness, StateSaveNeverWritesThroughASymlink) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=2\n");
+    e.evaluate(pool_p_busy(2), T0);
+    const std::string path = temp_path("state_link");
+    const std::string target = temp_path("state_link_target");
+    write_file(target, "not gpupool's");
+    std::remove(path.c_str());
+    std::remove((path + ".new").c_str());
+    ASSERT_EQ(::symlink(target.c_str(), (path + ".new").c_str()), 0);
+    try {
+        e.save_state(path, T0);
+        ADD_FAILURE() << "wrote through the link";
+    } catch (const std::runtime_error &ex) {
+        EXPECT_EQ(std::string(ex.what()),
+                  path + ".new: exists and is not a regular file (a symbolic link?); not writing through it");
+    }
+    EXPECT_EQ(read_file(target), "not gpupool's");
+    EXPECT_NE(::access(path.c_str(), F_OK), 0);
+    struct stat st;
+    ASSERT_EQ(::lstat((path + ".new").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode));
+    std::remove((path + ".new").c_str());
+    std::remove(target.c_str());
+}
+
+// Defect 5: a temporary file left by an interrupted save is replaced, not
+// truncated in place: another name for the same file keeps its content.
+TEST(Robustness, StateSaveReplacesAStaleTemporaryFile) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=2\n");
+    e.evaluate(pool_p_busy(2), T0);
+    const std::string path = temp_path("state_stale");
+    const std::string other = temp_path("state_stale_other");
+    write_file(other, "another file");
+    std::remove((path + ".new").c_str());
+    ASSERT_EQ(::link(other.c_str(), (path + ".new").c_str()), 0);
+    e.save_state(path, T0);
+    EXPECT_EQ(read_file(other), "another file");
+    EXPECT_EQ(read_file(path), e.state_json(T0));
+    EXPECT_NE(::access((path + ".new").c_str(), F_OK), 0);
+    std::remove(path.c_str());
+    std::remove(other.c_str());
+}
+
+// Defect 6: a bad token was repeated whole and raw in the error (a 10 MB
+// token gave a 10 MB log line, binary went to the log).  It is quoted, cut
+// to 64 bytes, other than printable ASCII as \xNN.
+TEST(Robustness, ConfigErrorsQuoteTokensShortAndEscaped) {
+    EXPECT_EQ(config_error("Tier=a Priority=" + std::string(1000, '7') + "x Preemptible=no\n"),
+              "gp.conf:1: bad value '" + std::string(64, '7') +
+                  "'... (1001 bytes) for Priority: expected an integer 0..4294967295");
+    EXPECT_EQ(config_error(bytes("Tier=a Priority=1\x01\xff\x7f'\\\0z Preemptible=no\n")),
+              "gp.conf:1: bad value '1\\x01\\xff\\x7f\\x27\\x5c\\x00z' for Priority: expected an integer 0..4294967295");
+    EXPECT_EQ(config_error(std::string(70, 'K') + "=1\n"),
+              "gp.conf:1: unknown key '" + std::string(64, 'K') + "'... (70 bytes)");
+    EXPECT_EQ(config_error("Tier=" + std::string(100, 'n') + " Priority=1 Preemptible=no Colour=red\n"),
+              "gp.conf:1: unknown key 'Colour' in Tier=" + std::string(64, 'n') + "... (100 bytes)");
+    // A line, and the text, have a size limit.
+    EXPECT_EQ(config_error("# fine\nTier=a Priority=" + std::string(5000, '1') + " Preemptible=no\n"),
+              "gp.conf:2: line longer than 4096 bytes");
+    EXPECT_EQ(config_error("Tier=a Priority=" + std::string(10 << 20, '1') + "\n"), "gp.conf: larger than 8388608 bytes");
+}
+
+// Defect 6: /dev/zero as gpupool.conf ran out of memory without naming the
+// file.  Devices and FIFOs are refused, and files over the limit.
+TEST(Robustness, ConfigFileMustBeARegularFileOfBoundedSize) {
+    EXPECT_EQ(file_config_error("/dev/zero"), "/dev/zero: not a regular file");
+    const std::string fifo = temp_path("conf_fifo");
+    std::remove(fifo.c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_EQ(file_config_error(fifo), fifo + ": not a regular file");
+    std::remove(fifo.c_str());
+    const std::string big = temp_path("conf_big");
+    std::string text = "Tier=a Priority=1 Preemptible=no\n";
+    while (text.size() <= kMaxConfigBytes) text += std::string(99, '#') + "\n";
+    write_file(big, text);
+    EXPECT_EQ(file_config_error(big), big + ": larger than 8388608 bytes");
+    text.resize(kMaxConfigBytes - 1);
+    text += "\n";
+    write_file(big, text);
+    EXPECT_EQ(file_config_error(big), "accepted");
+    std::remove(big.c_str());
+}
+
+// Defect 6: duplicate checks were quadratic (100k pools: 8.4 s, 100k
+// tiers: 13.9 s).  Only correctness is asserted here.
+TEST(Robustness, HundredThousandPoolsAndTiersParse) {
+    std::string pools = "Tier=n Priority=1 Preemptible=no\n";
+    for (int i = 0; i < 100000; ++i) pools += "Pool=p" + std::to_string(i) + " Quota=" + std::to_string(i % 7) + "\n";
+    Config c = parse_config(pools, "gp.conf");
+    ASSERT_EQ(c.pools.size(), 100000u);
+    EXPECT_EQ(c.pools[99999].name, "p99999");
+    EXPECT_EQ(c.pools[99999].quota, 99999u % 7);
+    EXPECT_EQ(c.pools[99999].line, 100001);
+    EXPECT_EQ(config_error(pools + "Pool=p4711 Quota=1\n"),
+              "gp.conf:100002: duplicate Pool=p4711 (first defined on line 4713)");
+    Engine e;
+    e.set_config(c);
+
+    std::string tiers = "DefaultTier=t0\n";
+    for (int i = 0; i < 100000; ++i)
+        tiers += "Tier=t" + std::to_string(i) + " Priority=" + std::to_string(i + 1) + " Preemptible=" +
+                 (i % 2 ? "yes" : "no") + "\n";
+    Config t = parse_config(tiers, "gp.conf");
+    ASSERT_EQ(t.tiers.size(), 100000u);
+    EXPECT_EQ(t.tiers[54321].name, "t54321");
+    EXPECT_EQ(t.tiers[54321].priority, 54322u);
+    EXPECT_TRUE(t.tiers[54321].preemptible);
+    EXPECT_EQ(config_error(tiers + "Tier=x Priority=777 Preemptible=no\n"),
+              "gp.conf:100002: Tier=x and Tier=t776 (line 778) have the same Priority=777");
+    EXPECT_EQ(config_error(tiers + "Tier=t99 Priority=0 Preemptible=no\n"),
+              "gp.conf:100002: duplicate Tier=t99 (first defined on line 101)");
+    EXPECT_EQ(config_error(tiers + "Tier=x QOS=t5 Priority=0 Preemptible=no\n"),
+              "gp.conf:100002: QOS 't5' is mapped by both Tier=t5 (line 7) and Tier=x");
+}
+
+// Defect 7: the state was encoded and written (fsync: seconds on slow
+// storage) under the engine's lock, which slurmctld's hooks wait for under
+// its job write lock.  While the file is being written another thread's
+// call on the same engine completes.  (The 60 s only bounds the wait if
+// the lock were held again: then the test fails instead of hanging.)
+TEST(Robustness, StateSaveWritesWithoutHoldingTheEngineLock) {
+    gp_engine_t *e = gp_engine_create();
+    char err[512] = "";
+    ASSERT_EQ(gp_engine_load_config_text(e, (kOsmoTiers + "Pool=p Quota=2\n").c_str(), "gp.conf", err, sizeof err),
+              GP_OK)
+        << err;
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t nodes[2] = {gp_snapshot_add_node(s, "n0", 1), gp_snapshot_add_node(s, "n1", 1)};
+    ASSERT_EQ(gp_snapshot_add_partition(s, "p", nodes, 2), GP_OK);
+    gp_job_t job{};
+    job.job_id = 1;
+    job.state = GP_JOB_RUNNING;
+    job.partitions = "p";
+    job.qos = "normal";
+    job.gpus = 2;
+    job.submit_time = job.start_time = T0 - 100;
+    ASSERT_EQ(gp_snapshot_add_job(s, &job), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, T0), GP_OK);
+
+    std::optional<std::thread> other;
+    std::promise<int64_t> noted;
+    bool other_done = false;
+    std::string written;
+    struct Restore {
+        ~Restore() { Engine::set_state_writer(nullptr); }
+    } restore;
+    Engine::set_state_writer([&](const std::string &, const std::string &text) {
+        other.emplace([&] { noted.set_value(gp_engine_note_job(e, 77, T0 + 5, 0, T0 + 5)); });
+        other_done = noted.get_future().wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+        written = text;
+    });
+    EXPECT_EQ(gp_engine_save_state(e, temp_path("state_unlocked").c_str(), T0 + 1, err, sizeof err), GP_OK) << err;
+    if (other) other->join();
+    EXPECT_TRUE(other_done) << "another gp_engine_* call waited for the state write";
+    // The file has the state as copied when the save began.
+    EXPECT_NE(written.find("[1,1699999900,1700000000]"), std::string::npos) << written;
+    EXPECT_EQ(written.find("[77,"), std::string::npos) << written;
+    EXPECT_EQ(gp_engine_note_job(e, 77, T0 + 9, 1, T0 + 9), T0 + 5);  // remembered by the other call
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
 }
