@@ -8,7 +8,13 @@
 #   scripts/cluster.sh up|down|status|env|restart-ctld|kill-ctld [--when-saved]|start-ctld
 #
 # Environment:
-#   GPUPOOL_CLUSTER_DIR  state dir                 [/var/tmp/gpupool-cluster]
+#   GPUPOOL_SLURM_PREFIX run Slurm from this prefix (scripts/build-slurm.sh,
+#                        e.g. /opt/slurm/26.05) instead of Debian's 22.05:
+#                        its bin/sbin first in PATH, its lib/slurm plugins,
+#                        its own state dir (-X.Y) and accounting database
+#                        (a slurmdbd refuses another release's schema).
+#                        Build the plugins against its source tree.     []
+#   GPUPOOL_CLUSTER_DIR  state dir      [/var/tmp/gpupool-cluster, -X.Y with a prefix]
 #   GPUPOOL_PLUGINS      1: priority/gpupool + preempt/gpupool from the build
 #                        0: priority/basic + preempt/qos (no gpupool needed) [1]
 #   GPUPOOL_BUILD        build tree holding src/plugins/*/gpupool/.libs [repo]
@@ -25,7 +31,10 @@ set -euo pipefail
 umask 022
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-D=${GPUPOOL_CLUSTER_DIR:-/var/tmp/gpupool-cluster}
+SLURM_PREFIX=${GPUPOOL_SLURM_PREFIX:-}
+SLURM_PREFIX=${SLURM_PREFIX%/}
+SLURM_RELEASE=${SLURM_PREFIX##*/}   # /opt/slurm/26.05 -> 26.05
+D=${GPUPOOL_CLUSTER_DIR:-/var/tmp/gpupool-cluster${SLURM_PREFIX:+-$SLURM_RELEASE}}
 D=${D%/}
 PLUGINS=${GPUPOOL_PLUGINS:-1}
 BUILD=${GPUPOOL_BUILD:-$REPO}
@@ -59,6 +68,14 @@ SLURM_PLUGIN_DIR=/usr/lib/$MA/slurm-wlm
 
 log() { printf '[cluster %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+
+if [[ -n $SLURM_PREFIX ]]; then
+  [[ -x $SLURM_PREFIX/sbin/slurmctld && -d $SLURM_PREFIX/lib/slurm ]] \
+    || die "GPUPOOL_SLURM_PREFIX=$SLURM_PREFIX has no sbin/slurmctld or lib/slurm (scripts/build-slurm.sh VERSION)"
+  export PATH=$SLURM_PREFIX/sbin:$SLURM_PREFIX/bin:$PATH
+  SLURM_PLUGIN_DIR=$SLURM_PREFIX/lib/slurm
+  SQL_DB=gpupool_acct_${SLURM_RELEASE//[^0-9A-Za-z]/_}
+fi
 
 # Every client and daemon we run must use our config, never /etc/slurm.
 export SLURM_CONF=$CONF
@@ -577,6 +594,7 @@ cmd_kill_ctld() {
 cmd_env() {
   echo "export GPUPOOL_CLUSTER_DIR=$D"
   echo "export SLURM_CONF=$CONF"
+  [[ -z $SLURM_PREFIX ]] || echo "export PATH=$SLURM_PREFIX/sbin:$SLURM_PREFIX/bin:\$PATH"
 }
 
 case ${1:-} in
