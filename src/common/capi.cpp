@@ -153,16 +153,21 @@ GP_EXPORT size_t gp_engine_warnings(gp_engine_t *e, char *buf, size_t buf_len) {
     return all.size();
 }
 
+// A configuration loaded after a pass is staged until the next pass
+// (Engine::set_config).  The agent's timers and the next pass's snapshot
+// (the GPUs it counts, QuotaTRES) follow the staged one: that pass applies
+// it.  Decisions (tier_of_qos: preempt mode, grace time; provisional,
+// preemptable) keep the configuration of the last pass until then.
 GP_EXPORT uint32_t gp_engine_recalc_interval(gp_engine_t *e) {
     if (!e) return 10;
     std::lock_guard<std::mutex> lock(e->mu);
-    return e->engine.has_config() ? static_cast<uint32_t>(e->engine.config().recalc_interval) : 10;
+    return e->engine.has_config() ? static_cast<uint32_t>(e->engine.next_config().recalc_interval) : 10;
 }
 
 GP_EXPORT uint32_t gp_engine_state_save_interval(gp_engine_t *e) {
     if (!e) return 60;
     std::lock_guard<std::mutex> lock(e->mu);
-    return e->engine.has_config() ? static_cast<uint32_t>(e->engine.config().state_save_interval) : 60;
+    return e->engine.has_config() ? static_cast<uint32_t>(e->engine.next_config().state_save_interval) : 60;
 }
 
 GP_EXPORT int gp_check_trusted_path(const char *path, const char *what, uint32_t slurm_uid,
@@ -186,7 +191,7 @@ GP_EXPORT size_t gp_engine_quota_tres(gp_engine_t *e, char *buf, size_t buf_len)
     try {
         if (e) {
             std::lock_guard<std::mutex> lock(e->mu);
-            if (e->engine.has_config()) tres = e->engine.config().quota_tres;
+            if (e->engine.has_config()) tres = e->engine.next_config().quota_tres;
         }
     } catch (...) {
     }

@@ -27,18 +27,32 @@ const char *victim_class_name(VictimClass c) {
 
 void Engine::set_config(Config cfg) {
     if (cfg.tiers.empty()) throw ConfigError(cfg.source + ": no Tier defined");
-    std::unordered_map<std::string, int> qos_tier;
+    LoadedConfig next;
     for (size_t t = 0; t < cfg.tiers.size(); ++t)
-        for (const std::string &q : cfg.tiers[t].qos) qos_tier.emplace(q, static_cast<int>(t));
-    int def = 0;
+        for (const std::string &q : cfg.tiers[t].qos) next.qos_tier.emplace(q, static_cast<int>(t));
     if (!cfg.default_tier.empty()) {
         const Tier *d = cfg.find_tier(cfg.default_tier);
         if (!d) throw ConfigError(cfg.source + ": DefaultTier=" + cfg.default_tier + " is not a Tier");
-        def = static_cast<int>(d - cfg.tiers.data());
+        next.default_tier = static_cast<int>(d - cfg.tiers.data());
     }
-    config_ = std::make_shared<const Config>(std::move(cfg));
-    qos_tier_ = std::move(qos_tier);
-    default_tier_ = def;
+    for (const Pool &p : cfg.pools) next.pool_names.insert(p.name);
+    next.config = std::make_shared<const Config>(std::move(cfg));
+    if (eval_.valid) {
+        // Clearing the pass would hold every new NP job (GpuPoolStarting)
+        // and refuse every preemption until the next pass: decide with the
+        // old configuration and its pass until then, never mixing the two.
+        staged_ = std::make_unique<LoadedConfig>(std::move(next));
+        return;
+    }
+    staged_.reset();
+    apply_config(std::move(next));
+}
+
+void Engine::apply_config(LoadedConfig next) {
+    config_ = std::move(next.config);
+    qos_tier_ = std::move(next.qos_tier);
+    default_tier_ = next.default_tier;
+    pool_names_ = std::move(next.pool_names);
     // Pool indices and tiers of the last pass may no longer mean the same.
     eval_ = Evaluation{};
     preemptor_cache_.valid = false;
@@ -445,6 +459,11 @@ void Engine::rank_victims(Evaluation &ev) const {
 
 void Engine::evaluate(const Snapshot &snap, int64_t now) {
     if (!config_) throw std::logic_error("no configuration loaded");
+    if (staged_) {
+        LoadedConfig next = std::move(*staged_);
+        staged_.reset();
+        apply_config(std::move(next));
+    }
     // Accounting and the state file keep times in [0, kMaxTime].
     now = clamp_time(now);
     Evaluation ev;
@@ -672,7 +691,7 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
         // Nothing known yet: NP jobs of configured pools wait for the
         // first pass rather than risk going over quota.
         bool managed = false;
-        for (const std::string &p : job.partitions) managed |= config_->find_pool(p) != nullptr;
+        for (const std::string &p : job.partitions) managed |= pool_names_.count(p) != 0;
         r.priority = r.nominal = r.factor_tier = 2;
         if (managed && !preemptible_tier(r.tier) && job.gpus > 0) {
             r.admission = Admission::Held;

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "config.hpp"
@@ -195,10 +196,18 @@ public:
     Engine() = default;
 
     // Replace the configuration; on error throws ConfigError and keeps the
-    // old one.
+    // old one.  With no valid pass it applies at once.  After a pass it is
+    // staged and applies at the start of the next evaluate(): until then
+    // provisional(), job_ended(), refresh_running() and preemptable() go on
+    // with the configuration of the last pass and that pass, so a
+    // reconfigure holds no new job and refuses no preemption.
     void set_config(Config cfg);
     bool has_config() const { return static_cast<bool>(config_); }
+    // The configuration decisions use now (that of the last pass).
     const Config &config() const { return *config_; }
+    // The configuration the next full pass applies: the staged one, if any.
+    const Config &next_config() const { return staged_ ? *staged_->config : *config_; }
+    bool has_staged_config() const { return static_cast<bool>(staged_); }
 
     // Tier index of a QOS (unknown or empty: DefaultTier).
     int tier_of_qos(const std::string &qos) const;
@@ -300,9 +309,20 @@ private:
     int64_t min_runtime_of(int pool, const Evaluation &ev) const;
     DecayParams decay() const;
 
+    // A configuration with the indexes derived from it.
+    struct LoadedConfig {
+        std::shared_ptr<const Config> config;
+        std::unordered_map<std::string, int> qos_tier;
+        int default_tier = 0;
+        std::unordered_set<std::string> pool_names;
+    };
+    void apply_config(LoadedConfig next);
+
     std::shared_ptr<const Config> config_;
     std::unordered_map<std::string, int> qos_tier_;
     int default_tier_ = 0;
+    std::unordered_set<std::string> pool_names_;  // config_'s pools, for lookups per job
+    std::unique_ptr<LoadedConfig> staged_;        // applies at the next evaluate()
     Evaluation eval_;
     std::unordered_map<uint32_t, JobMemory> jobs_;
     std::map<std::string, PoolHistory> history_;

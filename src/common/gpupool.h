@@ -51,7 +51,12 @@ gp_engine_t *gp_shared_engine(void);
 
 /*
  * Parse and apply a gpupool.conf.  On any error the previous configuration
- * stays in force and `err` receives "FILE:LINE: problem".  Warnings (for
+ * stays in force and `err` receives "FILE:LINE: problem".  Once a pass has
+ * run, a new configuration takes effect at the start of the next
+ * gp_engine_evaluate(); until then decisions (provisional, job end,
+ * preemption, tier_of_qos) use the previous one and the last pass, while
+ * recalc_interval, state_save_interval and quota_tres already return the
+ * new one's values, for the pass that applies it.  Warnings (for
  * example quotas adding up to more than the shared nodes hold, which are
  * only known once nodes are seen) are reported by gp_engine_warnings().
  */

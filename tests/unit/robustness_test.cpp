@@ -493,3 +493,97 @@ TEST(Robustness, StateSaveWritesWithoutHoldingTheEngineLock) {
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
 }
+
+// Defect 8: a reconfigure (also `scontrol setdebugflags`) cleared the last
+// pass, so until the next pass every new NP job was held (GpuPoolStarting)
+// and every preemption refused ("no gpupool pass yet").  The new
+// configuration waits for the next pass; until then the old one and its
+// pass decide.  pool1 borrows one of pool2's GPUs; the new configuration
+// moves one GPU of quota from pool2 to pool1.
+TEST(Robustness, ReconfigureKeepsDecidingWithTheLastPassUntilTheNext) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\nPool=pool2 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    partition(s, "pool2", 0, 3);
+    SnapJob borrower = running(3, "pool1", "low", 1, T0 + 2);
+    s.add_job(running(1, "pool1", "low", 1, T0));
+    s.add_job(running(2, "pool1", "low", 1, T0 + 1));
+    s.add_job(borrower);
+    s.add_job(running(4, "pool2", "normal", 1, T0 + 3));
+    e.evaluate(s, T0 + 10);
+
+    e.set_config(parse_config(kOsmoTiers + "Pool=pool1 Quota=3\nPool=pool2 Quota=1\n", "test.conf"));
+    EXPECT_TRUE(e.has_staged_config());
+    EXPECT_EQ(e.config().pools[1].quota, 2u);
+    EXPECT_EQ(e.next_config().pools[1].quota, 1u);
+    EXPECT_TRUE(e.last().valid);
+    const SnapJob np = pending(5, "pool2", "normal", 1, T0 + 20);
+    PendingResult r = e.provisional(np, T0 + 20);
+    EXPECT_EQ(r.admission, Admission::Quota);  // pool2: 1 + 1 <= old quota 2
+    EXPECT_EQ(e.reason_of(r), "");
+    Verdict v = e.preemptable(ref(borrower), ref(np), T0 + 20);
+    EXPECT_TRUE(v.allowed) << v.why;
+    EXPECT_EQ(v.rule, Rule::Reclaim);
+    e.refresh_running(s, T0 + 21);
+    EXPECT_EQ(pool(e, "pool2").quota, 2u);
+    EXPECT_TRUE(e.preemptable(ref(borrower), ref(np), T0 + 21).allowed);
+
+    // The next pass applies it: pool2's quota of 1 is taken by job 4.
+    s.add_job(np);
+    e.evaluate(s, T0 + 30);
+    EXPECT_FALSE(e.has_staged_config());
+    EXPECT_EQ(pool(e, "pool1").quota, 3u);
+    EXPECT_EQ(pool(e, "pool2").quota, 1u);
+    const PendingResult *held = e.pending_result(5);
+    ASSERT_NE(held, nullptr);
+    EXPECT_EQ(held->admission, Admission::Held);
+    EXPECT_EQ(e.reason_of(*held), "GpuPoolQuota:pool2 1/1");
+    Verdict refused = e.preemptable(ref(borrower), ref(np), T0 + 30);
+    EXPECT_FALSE(refused.allowed);
+    EXPECT_EQ(refused.why, "preemptor is held by quota");
+
+    // Without a pass a new configuration applies at once.
+    Engine fresh = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    fresh.set_config(parse_config(kOsmoTiers + "Pool=pool1 Quota=1\n", "test.conf"));
+    EXPECT_FALSE(fresh.has_staged_config());
+    EXPECT_EQ(fresh.config().pools[0].quota, 1u);
+}
+
+// Defect 8 through the C ABI: what the agent needs for the next pass
+// (RecalcInterval, StateSaveInterval, QuotaTRES) is the staged
+// configuration's; a tier's preemption settings stay the last pass's.
+TEST(Robustness, ReconfigureAccessorsServeTheNextPass) {
+    const std::string tiers = "Tier=normal Priority=200 Preemptible=no\n"
+                              "Tier=low Priority=100 Preemptible=yes PreemptMode=cancel GraceTime=30\n"
+                              "DefaultTier=normal\nPool=p Quota=1\n";
+    gp_engine_t *e = gp_engine_create();
+    char err[512] = "";
+    ASSERT_EQ(gp_engine_load_config_text(e, tiers.c_str(), "a.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t node = gp_snapshot_add_node(s, "n0", 1);
+    ASSERT_EQ(gp_snapshot_add_partition(s, "p", &node, 1), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, T0), GP_OK);
+
+    const std::string next = "RecalcInterval=30\nStateSaveInterval=120\nQuotaTRES=gres/gpu:a100\n"
+                             "Tier=normal Priority=200 Preemptible=no\n"
+                             "Tier=low Priority=100 Preemptible=yes PreemptMode=requeue GraceTime=99\n"
+                             "DefaultTier=normal\nPool=p Quota=1\n";
+    ASSERT_EQ(gp_engine_load_config_text(e, next.c_str(), "b.conf", err, sizeof err), GP_OK) << err;
+    EXPECT_EQ(gp_engine_recalc_interval(e), 30u);
+    EXPECT_EQ(gp_engine_state_save_interval(e), 120u);
+    char tres[64];
+    gp_engine_quota_tres(e, tres, sizeof tres);
+    EXPECT_STREQ(tres, "gres/gpu:a100");
+    gp_tier_info_t low{};
+    ASSERT_EQ(gp_engine_tier_of_qos(e, "low", &low), GP_OK);
+    EXPECT_EQ(low.grace_time, 30);
+    EXPECT_EQ(low.preempt_mode, GP_MODE_CANCEL);
+    EXPECT_EQ(gp_engine_pool_count(e), 1u);
+
+    ASSERT_EQ(gp_engine_evaluate(e, s, T0 + 10), GP_OK);
+    ASSERT_EQ(gp_engine_tier_of_qos(e, "low", &low), GP_OK);
+    EXPECT_EQ(low.grace_time, 99);
+    EXPECT_EQ(low.preempt_mode, GP_MODE_REQUEUE);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}
