@@ -67,6 +67,16 @@ run_ms() {
   grep -oE 'Executed .* in [0-9]+ ms' <<<"$out" | grep -oE '[0-9]+ ms' | sort -n | head -1 | cut -d' ' -f1
 }
 
+# What an input that fails does: the invariant, sanitizer report or
+# libFuzzer error (numbers dropped), and the first place in the core.
+signature() {
+  local out what where
+  out=$("$1" "${COMMON[@]}" -runs=1 "$2" 2>&1)
+  what=$(grep -m1 -oE 'invariant failed: .*|runtime error: [a-z -]+|ERROR: (AddressSanitizer|LeakSanitizer): [a-z-]+|ERROR: libFuzzer: [a-z-]+' <<<"$out")
+  where=$(grep -m1 -oE 'src/common/[a-z_]+\.(cpp|hpp):[0-9]+' <<<"$out")
+  echo "${what:-no failure on replay}${where:+ at $where}"
+}
+
 # Prints detail lines; the target's verdict goes to $why (empty: OK).
 check_target() {
   local t=$1 bin=$BUILD/fuzz_$1 why_local=""
@@ -109,28 +119,36 @@ check_target() {
       echo "  scale $t/$name: ${ts} ms -> ${tl} ms at 8x the size, OK"
     fi
   done
-  # 3. Fuzz.
+  # 3. Fuzz.  Fork mode with crashes, hangs and OOMs ignored: a run goes on
+  # after a failure and collects every distinct one (listed below).
   local work=$BUILD/corpus/$t art=$BUILD/artifacts/$t log=$BUILD/fuzz-$t.log
   mkdir -p "$work" "$art"
-  local args=("${COMMON[@]}" -max_total_time="$SECS" -max_len="${MAX_LEN[$t]}" -report_slow_units=$SLOW_SECS
-              -artifact_prefix="$art/" -print_final_stats=1)
+  rm -f "$art"/crash-* "$art"/timeout-* "$art"/oom-* "$art"/leak-* "$art"/slow-unit-*
+  local args=("${COMMON[@]}" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
+              -max_total_time="$SECS" -max_len="${MAX_LEN[$t]}" -report_slow_units=$SLOW_SECS
+              -artifact_prefix="$art/")
   [[ -n ${DICT[$t]:-} ]] && args+=(-dict="$REPO/tests/fuzz/${DICT[$t]}")
   local dirs=("$work" "$REPO/tests/fuzz/corpus/$t")
   [[ -d $REPO/tests/fuzz/regressions/$t ]] && dirs+=("$REPO/tests/fuzz/regressions/$t")
   local start=$SECONDS
-  if "$bin" "${args[@]}" "${dirs[@]}" >"$log" 2>&1; then
-    fuzz_ok=1
-  else
-    fuzz_ok=0
-  fi
-  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
-  eps=$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
-  echo "  fuzz $t: $(( SECONDS - start )) s, corpus $(find "$work" -type f | wc -l) units (log $log)"
-  if (( ! fuzz_ok )); then
-    local artifact
-    artifact=$(grep -oE 'Test unit written to [^ ]+' "$log" | tail -1 | cut -d' ' -f5)
-    grep -m3 -E 'ERROR|invariant failed|runtime error' "$log" | sed 's/^/    /'
-    why_local+="artifact ${artifact:-none, see $log}; "
+  "$bin" "${args[@]}" "${dirs[@]}" >"$log" 2>&1
+  local took=$(( SECONDS - start ))
+  runs=$(grep -oE '^#[0-9]+: cov' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+  runs=${runs:-0}
+  eps=$(( runs / (took > 0 ? took : 1) ))
+  echo "  fuzz $t: $took s, corpus $(find "$work" -type f | wc -l) units (log $log)"
+  local found=()
+  mapfile -t found < <(find "$art" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | sort)
+  if (( ${#found[@]} )); then
+    # One line per distinct failure: what, where in the core, how often, an example.
+    local f sigs=()
+    for f in "${found[@]:0:10}"; do sigs+=("$(signature "$bin" "$f")	$f"); done
+    printf '%s\n' "${sigs[@]}" | sort | awk -F'\t' '{n[$1]++; if (!($1 in ex)) ex[$1]=$2}
+      END {for (k in n) printf "    %d x %s (e.g. %s)\n", n[k], k, ex[k]}'
+    why_local+="${#found[@]} failing inputs, e.g. ${found[0]}; "
+  elif ! grep -q 'INFO: fuzzed for' "$log"; then
+    tail -5 "$log" | sed 's/^/    /'
+    why_local+="fuzzer did not run to its time (log $log); "
   fi
   # 4. Units libFuzzer found slow: again alone, still slow = failure.
   local unit

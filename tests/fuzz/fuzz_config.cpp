@@ -49,6 +49,7 @@ std::string write_back(const Config &c) {
     out += "UsageWeight=" + decimal(c.usage_weight) + "\n";
     out += "MinRuntime=" + format_duration(c.min_runtime) + "\n";
     out += "RecalcInterval=" + std::to_string(c.recalc_interval) + "\n";
+    out += "StateSaveInterval=" + std::to_string(c.state_save_interval) + "\n";
     if (c.has_preemptible_priority) out += "PreemptiblePriority=" + std::to_string(c.preemptible_priority) + "\n";
     out += "DefaultTier=" + c.default_tier + "\n";
     for (const Tier &t : c.tiers) {
@@ -77,7 +78,8 @@ bool same(const Config &a, const Config &b) {
     if (a.quota_tres != b.quota_tres || a.preemption_order != b.preemption_order || a.reclaim_by != b.reclaim_by ||
         a.decay_half_life != b.decay_half_life || a.usage_window != b.usage_window ||
         a.usage_weight != b.usage_weight || a.min_runtime != b.min_runtime ||
-        a.recalc_interval != b.recalc_interval || a.has_preemptible_priority != b.has_preemptible_priority ||
+        a.recalc_interval != b.recalc_interval || a.state_save_interval != b.state_save_interval ||
+        a.has_preemptible_priority != b.has_preemptible_priority ||
         (a.has_preemptible_priority && a.preemptible_priority != b.preemptible_priority) ||
         a.default_tier != b.default_tier || a.tiers.size() != b.tiers.size() || a.pools.size() != b.pools.size())
         return false;
@@ -118,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(!c.tiers.empty());
     FUZZ_CHECK(c.find_tier(c.default_tier) != nullptr);
     FUZZ_CHECK(c.recalc_interval >= 1 && c.recalc_interval <= 3600);
+    FUZZ_CHECK(c.state_save_interval >= 1 && c.state_save_interval <= 86400);
     FUZZ_CHECK(c.usage_weight >= 0 && c.usage_weight == c.usage_weight && c.usage_weight - c.usage_weight == 0);
     FUZZ_CHECK(c.quota_tres.compare(0, 8, "gres/gpu") == 0);
     check_duration(c.decay_half_life);

@@ -113,11 +113,12 @@ void scale_state(const std::string &dir) {
 }
 
 // FuzzedDataProvider over pseudo-random bytes: a random cluster whose job
-// count grows with the input.
+// count grows with the input.  The provider decodes integers from the end,
+// so both sizes end in the same bytes: the same config, nodes and calls,
+// and the larger has more jobs.
 void scale_engine(const std::string &dir) {
-    scale_pair(dir, "random", [&](size_t size) {
+    auto random = [](size_t size, uint64_t x) {
         std::string s(size, '\0');
-        uint64_t x = 88172645463325252ull;
         for (char &c : s) {
             x ^= x << 13;
             x ^= x >> 7;
@@ -125,7 +126,9 @@ void scale_engine(const std::string &dir) {
             c = static_cast<char>(x >> 56);
         }
         return s;
-    });
+    };
+    const std::string tail = random(kSmall, 88172645463325252ull);
+    scale_pair(dir, "random", [&](size_t size) { return random(size - tail.size(), 1181783497276652981ull) + tail; });
 }
 
 // State files as the engine writes them after a few passes.
