@@ -9,7 +9,9 @@
 #     VERSION   23.11, 24.11, 25.11, 26.05 or a full X.Y.Z with a tarball
 #     --prefix  install prefix (default /opt/slurm/X.Y); sysconfdir PREFIX/etc
 #     --src-root where the configured source is kept (default /opt/slurm/src):
-#               SRC_ROOT/slurm-X.Y.Z, never inside the git tree
+#               SRC_ROOT/slurm-X.Y.Z, never inside the git tree; it belongs
+#               to one prefix (a second prefix of the same release needs
+#               its own --src-root)
 #     --vendor  directory with slurm-X.Y.Z.tar.xz and SHA256SUMS
 #               (default: GPUPOOL_SLURM_VENDOR or <repo>/../shared/vendor/slurm)
 #     --jobs    make -j N (default: nproc)
@@ -80,7 +82,8 @@ case $src/ in "$REPO"/*) die "--src-root must be outside the git tree ($REPO)" ;
 # --enable-multiple-slurmd: the local cluster runs several slurmd on one host
 # (Debian builds 22.05 with it too). --with-mysql_config: fail at configure
 # instead of silently skipping accounting_storage/mysql.
-mysql_bin=$(dirname "$(command -v mysql_config || command -v mariadb_config || echo /usr/bin/x)")
+mysql_config=$(command -v mysql_config || command -v mariadb_config || true)
+mysql_bin=$(dirname "${mysql_config:-/usr/bin/mysql_config}")
 flags=(--prefix="$prefix" --sysconfdir="$prefix/etc" --with-munge
        --enable-multiple-slurmd --disable-debug --with-mysql_config="$mysql_bin")
 
@@ -105,7 +108,7 @@ fi
 for tool in make gcc xz; do
   command -v $tool >/dev/null || die "$tool missing: run scripts/install-deps.sh"
 done
-[[ $mysql_bin != /usr/bin/x ]] \
+[[ -n $mysql_config ]] \
   || die "mysql_config/mariadb_config missing (libmariadb-dev): run scripts/install-deps.sh"
 [[ -f /usr/include/munge.h ]] || die "munge.h missing (libmunge-dev): run scripts/install-deps.sh"
 
@@ -117,6 +120,12 @@ if is_built; then
   log "$full already built in $prefix (by a concurrent run)"
   print_result
   exit 0
+fi
+
+# The configured tree belongs to one prefix (plugins of that install are
+# built against it): never wipe another prefix's tree.
+if [[ -f $src/.gpupool-prefix && $(cat "$src/.gpupool-prefix") != "$prefix" ]]; then
+  die "$src is the configured tree of the build in $(cat "$src/.gpupool-prefix"); use --src-root DIR for a second build of $full"
 fi
 
 buildlog=$src_root/slurm-$full.build.log
@@ -139,6 +148,7 @@ run tar -xJf "$vendor/$tarball" -C "$src.unpack"
 [[ -d $src.unpack/slurm-$full ]] || die "$tarball did not contain slurm-$full/"
 mv "$src.unpack/slurm-$full" "$src"
 rmdir "$src.unpack"
+echo "$prefix" > "$src/.gpupool-prefix"
 
 cd "$src"
 t=$SECONDS
