@@ -1,11 +1,11 @@
 // libFuzzer target: gpupool.conf text -> parse_config().
 //
-// Any input either parses or throws a ConfigError naming the file; nothing
-// else may escape, crash, leak or hang.  A configuration that parses must
-// be one the engine accepts, keep R9's rules (distinct tier priorities,
-// each QOS in one tier, names without '=', ',' or whitespace), and survive
-// a round trip: written back as gpupool.conf text, it parses to the same
-// Config.
+// Any input either parses or throws a ConfigError naming the file (short,
+// printable); nothing else may escape, crash, leak or hang.  A
+// configuration that parses must be one the engine accepts, keep R9's
+// rules (distinct tier priorities, each QOS in one tier, names of letters,
+// digits, '_', '-', '.'), and survive a round trip: written back as
+// gpupool.conf text, it parses to the same Config.
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -22,12 +22,22 @@ namespace {
 
 const char kSource[] = "fuzz.conf";
 
+// Tier, QOS and pool names: what Slurm takes (config.hpp's kNameRule).
 bool good_name(const std::string &s) {
     if (s.empty()) return false;
     for (char c : s)
-        if (c == '=' || c == ',' || c == '#' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-            c == '\f')
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              c == '.'))
             return false;
+    return true;
+}
+
+// An error message shows what it quotes from the file cut short and
+// escaped: printable ASCII only, and short whatever the input.
+bool printable_and_short(const std::string &msg) {
+    if (msg.size() > 1024) return false;
+    for (char c : msg)
+        if (c < 0x20 || c > 0x7e) return false;
     return true;
 }
 
@@ -113,6 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         // Every error names the file (and the line, where there is one).
         const std::string msg = e.what();
         FUZZ_CHECK(msg.compare(0, sizeof kSource, std::string(kSource) + ":") == 0);
+        if (!printable_and_short(msg)) std::fprintf(stderr, "message: %s\n", msg.c_str());
+        FUZZ_CHECK(printable_and_short(msg));
         return 0;
     }
 
