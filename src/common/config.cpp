@@ -83,6 +83,8 @@ const Pool *Config::find_pool(const std::string &name) const {
 
 namespace {
 
+constexpr int64_t kMaxDurationSeconds = int64_t(36500) * 86400;
+
 const char kDurationForms[] =
     "expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, 0 or INFINITE";
 
@@ -173,6 +175,10 @@ private:
                          bool infinite_ok) const {
         int64_t d = parse_duration(v);
         if (d < 0) fail("bad duration " + quote(v) + " for " + key + ": " + kDurationForms);
+        // Usage buckets are 1/64 of these; longer would run past the times
+        // the state file keeps (usage.hpp kMaxTime), and means nothing.
+        if (d > kMaxDurationSeconds)
+            fail("duration " + quote(v) + " for " + key + " is longer than 36500 days (100 years)");
         if (!infinite_ok) {
             std::string l = lower(v);
             if (l == "infinite" || l == "unlimited")

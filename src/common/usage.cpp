@@ -75,7 +75,8 @@ void UsageSeries::add(double amount, int64_t t0, int64_t t1, const DecayParams &
         // Bucket boundaries are aligned to multiples of the width so that
         // passes at any rhythm fill the same buckets.
         int64_t b_start = align_down(t, width);
-        int64_t b_end = sat_add(b_start, width);
+        // Never past kMaxTime, where the state file stops taking times.
+        int64_t b_end = std::min(sat_add(b_start, width), std::max(kMaxTime, t1));
         if (!buckets_.empty() && buckets_.back().end > b_start)
             b_start = buckets_.back().end;  // width changed: no overlap
         buckets_.push_back(Bucket{b_start, b_end, 0});

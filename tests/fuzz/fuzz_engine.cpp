@@ -65,7 +65,8 @@ int64_t pick_duration(FuzzedDataProvider &f) {
     case 3: return 86400;
     case 4: return 7 * 86400;
     case 5: return f.ConsumeIntegralInRange<int64_t>(1, 100000);
-    default: return f.ConsumeIntegralInRange<int64_t>(0, std::numeric_limits<int64_t>::max());
+    // gpupool.conf takes durations up to 36500 days.
+    default: return f.ConsumeIntegralInRange<int64_t>(0, int64_t(36500) * 86400);
     }
 }
 

@@ -434,6 +434,14 @@ TEST(ConfigErrors, BadDuration) {
               "gp.conf:1: bad duration 'INFINITE' for MinRuntime: INFINITE is not allowed here");
     EXPECT_EQ(error_of(kTiers + "Pool=p Quota=1 MinRuntime=unlimited\n"),
               "gp.conf:5: bad duration 'unlimited' for MinRuntime: INFINITE is not allowed here");
+    // Found by fuzz_engine: a window of 6.7e10 years made usage buckets end
+    // past the times a state file takes, so the engine's own state would
+    // not load again.
+    EXPECT_EQ(error_of("UsageWindow=24695098272672-06:08:40\n" + kTiers),
+              "gp.conf:1: duration '24695098272672-06:08:40' for UsageWindow is longer than 36500 days (100 years)");
+    EXPECT_EQ(error_of(kTiers + "Pool=p Quota=1 MinRuntime=36501-0\n"),
+              "gp.conf:5: duration '36501-0' for MinRuntime is longer than 36500 days (100 years)");
+    EXPECT_EQ(parse_config("DecayHalfLife=36500-0\n" + kTiers, "gp.conf").decay_half_life, int64_t(36500) * 86400);
 }
 
 TEST(ConfigErrors, BadEnumWord) {
