@@ -74,6 +74,15 @@ fuzz_bad=$(grep -cE '^fuzz [a-z]+: FAILED' "$out" || true)
 passed=$(( passed + fuzz_ok )); failed=$(( failed + fuzz_bad ))
 rm -f "$out"
 
+step "soak checker tests (tests/soak/checker_test.py, no cluster)"
+out=$(/usr/bin/python3 tests/soak/checker_test.py 2>&1)
+tail -n 3 <<<"$out"
+ran=$(sed -n 's/^Ran \([0-9]*\) tests* in .*/\1/p' <<<"$out")
+bad=$(grep -oE '(failures|errors)=[0-9]+' <<<"$out" | awk -F= '{ n += $2 } END { print n + 0 }')
+if [[ -z $ran ]] || { ! grep -q '^OK' <<<"$out" && (( bad == 0 )); }; then bad=1 ran=0; fi
+echo "checker: $(( ran - bad )) passed, $bad failed"
+passed=$(( passed + ran - bad )); failed=$(( failed + bad ))
+
 if [[ ${1:-} != --unit-only ]]; then
   step "integration tests (live cluster)"
   out=$(mktemp)

@@ -15,6 +15,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import checker  # noqa: E402
 
 CONF = """Tier=high   QOS=high   Priority=300 Preemptible=no
