@@ -2,9 +2,10 @@
 //
 // A file the engine rejects changes nothing.  A file it accepts is written
 // back (state_json) and read again to the same content; then passes over a
-// small fixed cluster run on the loaded history and submit times, at times
-// after the file's last accounting, so that the usage arithmetic runs on
-// whatever the file held; and the state they leave must load again.
+// small fixed cluster (under one of three decay/window settings) run on the
+// loaded history and submit times, at times after the file's last
+// accounting, so that the usage arithmetic runs on whatever the file held;
+// and the state they leave must load again.
 #include <jansson.h>
 
 #include <cstddef>
@@ -21,14 +22,22 @@ using namespace gpupool;
 
 namespace {
 
-const char kConf[] =
+const char kTiersPools[] =
     "Tier=high   QOS=high   Priority=300 Preemptible=no\n"
     "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
     "Tier=low    QOS=low    Priority=100 Preemptible=yes\n"
     "DefaultTier=normal\n"
-    "DecayHalfLife=1-0 UsageWindow=0 UsageWeight=1\n"
     "Pool=p Quota=2\n"
     "Pool=q Quota=2\n";
+
+// The history is read under one of these (picked by the input's size, so
+// mutation reaches all): decay without a window (old buckets fold into the
+// tail), a window (old buckets are dropped), neither.
+const char *const kUsage[] = {
+    "DecayHalfLife=1-0 UsageWindow=0 UsageWeight=1\n",
+    "DecayHalfLife=2:00:00 UsageWindow=1-0 UsageWeight=1\n",
+    "DecayHalfLife=0 UsageWindow=0 UsageWeight=0.5\n",
+};
 
 // Four 1-GPU nodes under partitions p and q; a borrowing P job in p and
 // jobs pending in both.
@@ -55,9 +64,11 @@ Snapshot fixed_cluster() {
     return s;
 }
 
-const Config &config() {
-    static const Config c = parse_config(kConf, "fuzz_state.conf");
-    return c;
+const Config &config(size_t which) {
+    static const Config c[] = {parse_config(std::string(kTiersPools) + kUsage[0], "fuzz_state.conf"),
+                               parse_config(std::string(kTiersPools) + kUsage[1], "fuzz_state.conf"),
+                               parse_config(std::string(kTiersPools) + kUsage[2], "fuzz_state.conf")};
+    return c[which % 3];
 }
 
 int64_t last_account_of(const std::string &state) {
@@ -71,9 +82,9 @@ int64_t last_account_of(const std::string &state) {
 }
 
 // Written state loads into a fresh engine and is written again the same.
-void check_reloads(const std::string &state, int64_t now) {
+void check_reloads(const Config &cfg, const std::string &state, int64_t now) {
     Engine fresh;
-    fresh.set_config(config());
+    fresh.set_config(cfg);
     try {
         fresh.load_state_json(state);
     } catch (const std::runtime_error &e) {
@@ -89,7 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string text(reinterpret_cast<const char *>(data), size);
     const Snapshot snap = fixed_cluster();
     Engine e;
-    e.set_config(config());
+    const Config &cfg = config(size);
+    e.set_config(cfg);
     // Jobs already seen in this run: a load merges its submit times with them.
     e.evaluate(snap, 1000);
     const std::string before = e.state_json(1000);
@@ -100,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     const std::string loaded = e.state_json(1000);
-    check_reloads(loaded, 1000);
+    check_reloads(cfg, loaded, 1000);
 
     // Passes after the file's last accounting (where that is a time at
     // all), then one at a fixed time.
@@ -110,9 +122,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (__builtin_add_overflow(la, step, &now)) continue;
         e.evaluate(snap, now);
         (void)e.report_json();
-        check_reloads(e.state_json(now), now);
+        check_reloads(cfg, e.state_json(now), now);
     }
     e.evaluate(snap, 1000000);
-    check_reloads(e.state_json(1000000), 1000000);
+    check_reloads(cfg, e.state_json(1000000), 1000000);
     return 0;
 }
