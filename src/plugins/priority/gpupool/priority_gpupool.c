@@ -22,8 +22,12 @@
  *    pass; conf read alone to copy StateSaveLocation and SlurmUser (which
  *    "scontrol reconfigure" frees and replaces under the config write
  *    lock); reads and writes files with no slurmctld lock held.
- *  - init/fini: no slurmctld lock held by the caller (controller.c main
- *    thread); they take conf read to copy the same two settings.
+ *  - init: either before slurmctld's threads start, or from
+ *    read_slurm_conf() with the config write lock held (a job found
+ *    COMPLETING at start-up ends there and loads this plugin): it reads
+ *    slurm_conf directly and takes no slurmctld lock.
+ *  - fini: no slurmctld lock held (controller.c main thread at shutdown);
+ *    it takes conf read to copy the two settings for the last save.
  */
 #include "config.h"
 
@@ -514,15 +518,22 @@ static void _save_state(time_t now)
 	xfree(dir);
 }
 
-/* At init: a state directory others may write is fatal. */
+/*
+ * At init: a state directory others may write is fatal.  Reads slurm_conf
+ * without taking the config lock: init() runs either before slurmctld's
+ * threads start or from read_slurm_conf(), which already holds the config
+ * write lock (a job found COMPLETING ends there and loads this plugin:
+ * deallocate_nodes -> acct_policy_job_fini -> priority_g_job_end), so
+ * taking the lock here would deadlock.
+ */
 static void _load_state(void)
 {
 	char err[1024] = "", *dir, *path, *bad;
 	struct stat st;
-	uid_t slurm_uid;
+	uid_t slurm_uid = slurm_conf.slurm_user_id;
 	int rc;
 
-	if (!(dir = _conf_state_dir(&slurm_uid)))
+	if (!(dir = xstrdup(slurm_conf.state_save_location)))
 		return;
 	if (gp_check_trusted_path(dir, "StateSaveLocation", slurm_uid, 1, err,
 				  sizeof(err)) != GP_OK)
