@@ -729,3 +729,36 @@ test_kill9_restart() {
     --jobs "$out/jobs.tsv" --confs "$out/confs.jsonl" --log "$out/slurmctld.log" --since "$since" \
     --gpus-per-node 1 --accounting --accounting-wait 30 >&2
 }
+
+# 2d. slurmctld restarts while a job is COMPLETING (its node's slurmd is
+#     stopped, so the epilog cannot finish): read_slurm_conf() ends such a
+#     job under the config write lock (deallocate_nodes ->
+#     acct_policy_job_fini -> priority_g_job_end), which loads the priority
+#     plugin there, before controller.c's own priority_g_init(). gpupool's
+#     init() must take no slurmctld lock then (seen: "fatal: lock_slurmctld:
+#     pthread_rwlock_rdlock(): Resource deadlock avoided" and slurmctld
+#     never starts again while the job is COMPLETING).
+test_restart_completing_job() {
+  local j node pid
+  j=$(submit c pool3 normal) && assert wait_state "$j" RUNNING 30 || return 1
+  node=$(job_node "$j")
+  pid=$(tr -dc 0-9 <"$GPUPOOL_CLUSTER_DIR/run/slurmd-$node.pid")
+  kill -STOP "$pid" || return 1
+  scancel "$j"
+  if ! wait_state "$j" COMPLETING 20; then kill -CONT "$pid"; return 1; fi
+  mark_log
+  local rc=0
+  GPUPOOL_UP_TIMEOUT=20 bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || rc=1
+  kill -CONT "$pid"
+  if (( rc )); then
+    ilog "slurmctld did not restart with JobId=$j COMPLETING: $(log_since | grep -a -m1 -E 'fatal|error: .*lock')"
+    mark_log
+    GPUPOOL_UP_TIMEOUT=20 bash "$GPUPOOL_REPO/scripts/cluster.sh" start-ctld >&2 ||
+      ilog "nor once its node answers again: $(log_since | grep -a -m1 -E 'fatal|error: .*lock')"
+    # For the tests that follow: a clean start (the saved jobs are lost).
+    scontrol ping >/dev/null 2>&1 || { slurmctld -f "$SLURM_CONF" -c && wait_until 60 scontrol ping && wait_until 60 all_nodes_up; }
+    return 1
+  fi
+  assert wait_until 20 log_has 'gpupool: recovered state' || return 1
+  assert wait_state "$j" 'CANCELLED|COMPLETED' 60 && assert wait_until 60 all_nodes_up
+}
