@@ -519,8 +519,9 @@ def cmd_check(a):
     restarts = sum(1 for t, msg in log if t >= since - 1 and RE_RECOVERED.search(msg))
     print("%s: %d jobs, %d preemptions (%d reclaims), %d samples, %d violations"
           % (a.name, len(jobs), len(preemptions), n_reclaim, len(samples), len(violations)))
-    print("%s: details: %d samples while slurmctld was down, %d gpupool state recoveries, %d reconfigures"
-          % (a.name, down, restarts, len(confs.events) - 1))
+    gap = max((y.t - x.t for x, y in zip(samples, samples[1:])), default=0)
+    print("%s: details: %d samples failed (slurmctld down), longest gap between samples %.1f s, "
+          "%d gpupool state recoveries, %d reconfigures" % (a.name, down, gap, restarts, len(confs.events) - 1))
     return 1 if violations else 0
 
 
