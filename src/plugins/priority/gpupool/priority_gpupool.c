@@ -689,17 +689,15 @@ static bool _conf_sig_same(const conf_sig_t *a, const conf_sig_t *b)
 }
 
 /*
- * Check who may write gpupool.conf, then parse and apply it (the engine
- * keeps the previous configuration on any error).  Caller holds no
- * slurmctld lock.  On failure err gets "PATH...: problem".
+ * Check who may write gpupool.conf (root or slurm_uid only), then parse and
+ * apply it (the engine keeps the previous configuration on any error).
+ * Takes no slurmctld lock.  On failure err gets "PATH...: problem".
  */
-static int _load_config(const char *path, char *err, size_t err_len)
+static int _load_config(const char *path, uid_t slurm_uid, char *err,
+			size_t err_len)
 {
-	uid_t slurm_uid;
-	char *dir = _conf_state_dir(&slurm_uid);
 	int rc;
 
-	xfree(dir);
 	rc = gp_check_trusted_path(path, "gpupool.conf", slurm_uid, 0, err,
 				   err_len);
 	if (rc == GP_OK)
@@ -736,7 +734,9 @@ static void _reload_config(bool full)
 		xfree(path);
 		return;
 	}
-	if (_load_config(path, err, sizeof(err)) != GP_OK) {
+	dir = _conf_state_dir(&slurm_uid);	/* SlurmUser under the lock */
+	xfree(dir);
+	if (_load_config(path, slurm_uid, err, sizeof(err)) != GP_OK) {
 		error("gpupool: %s; keeping the previous configuration", err);
 		sig.failed = true;
 	} else {
@@ -855,7 +855,9 @@ extern int init(void)
 
 	path = get_extra_conf_path("gpupool.conf");
 	_conf_sig_get(path, &conf_sig);
-	if (_load_config(path, err, sizeof(err)) != GP_OK)
+	/* No slurmctld lock here: see _load_state(). */
+	if (_load_config(path, slurm_conf.slurm_user_id, err, sizeof(err)) !=
+	    GP_OK)
 		fatal("gpupool: %s; refusing to start", err);
 	info("gpupool: configuration loaded from %s", path);
 	xfree(path);
