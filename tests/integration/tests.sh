@@ -549,6 +549,18 @@ pending_out_of_order() {
          END { for (p in bad) print p ":" ids[p] }'
 }
 
+# pending_out_of_order, confirmed 1.5 s later: a job in the middle of a
+# requeue shows Slurm's priority 1 until gpupool's next pass ranks it
+# (within about a second); it cannot start before its BeginTime anyway.
+# Seen once in ten suite runs: a LOW job just preempted InPool.
+pending_out_of_order_confirmed() {
+  local bad
+  bad=$(pending_out_of_order)
+  [[ -n $bad ]] || return 0
+  sleep 1.5
+  pending_out_of_order
+}
+
 # Job ids that have more than one job process (sleep) alive: one job
 # running twice.
 jobs_running_twice() {
@@ -670,7 +682,7 @@ test_kill9_restart() {
     ilog "kill9: kill $k in $delay s"
     local until=$(( SECONDS + delay ))
     while (( SECONDS < until )); do
-      bad=$(pending_out_of_order)
+      bad=$(pending_out_of_order_confirmed)
       [[ -z $bad ]] || { ilog "before kill $k, pending not in R1 order: $bad"; return 1; }
       sleep 0.5
     done
@@ -687,7 +699,7 @@ test_kill9_restart() {
     # From the first look after the restart: R1 order, nobody twice.
     until=$(( SECONDS + 3 ))
     while (( SECONDS < until )); do
-      bad=$(pending_out_of_order)
+      bad=$(pending_out_of_order_confirmed)
       [[ -z $bad ]] || { ilog "after kill $k, pending not in R1 order: $bad"; cat "$out/squeue-before-kill$k.txt" >&2; squeue -o '%.10i %.8P %.7q %.9T %.10Q %r' >&2; return 1; }
       twice=$(jobs_running_twice)
       [[ -z $twice ]] || { ilog "after kill $k, jobs running twice: $twice"; return 1; }
