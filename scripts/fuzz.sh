@@ -42,6 +42,9 @@ done
 # -timeout: one input running longer is a hang (fails); -rss_limit_mb and
 # the malloc limit it implies catch runaway allocation (fails).
 COMMON=(-timeout=10 -rss_limit_mb=2048)
+# FUZZ_SEED=N: the same sequence of inputs every run (CI: a red CI must
+# mean a defect, not a lucky draw; the long run keeps random seeds).
+[[ -n ${FUZZ_SEED:-} ]] && COMMON+=(-seed="$FUZZ_SEED")
 declare -A MAX_LEN=([config]=16384 [state]=16384 [engine]=4096)
 declare -A DICT=([config]=gpupool_conf.dict [state]=state.dict)
 # Scale check: the large inputs are 8x the small ones; linear work takes

@@ -66,7 +66,7 @@ count_gtest "$asan/src/tests/unit/gpupool_tests.log" unit-asan
 
 step "fuzzing (scripts/fuzz.sh 60: libFuzzer + ASan + UBSan, one minute per target)"
 out=$(mktemp)
-bash scripts/fuzz.sh 60 2>&1 | tee "$out"
+FUZZ_SEED=1 bash scripts/fuzz.sh 60 2>&1 | tee "$out"
 fuzz_ok=$(grep -cE '^fuzz [a-z]+: .*, OK$' "$out" || true)
 fuzz_bad=$(grep -cE '^fuzz [a-z]+: FAILED' "$out" || true)
 # No per-target line at all (the build failed): one failure.
