@@ -12,11 +12,7 @@ CLUSTER="$REPO/scripts/cluster.sh"
 ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_borrow_reclaim test_quota_hold test_admin_hold_kept test_update_reevaluates
            test_protection test_no_requeue test_sprio test_reconfigure test_array_quota
            test_slow_state_save test_reconfigure_keeps_pass test_user_cannot_raise_tier test_untrusted_paths
-           test_restart_completing_job)
-# Run by name only until it passes 10 runs in a row: test_kill9_restart.
-# About one run in eight a LOW job starts right after a slurmctld restart,
-# before a NORMAL job ahead of it in R1 order, and is preempted back out
-# (the start-up order defect named in issue 7).
+           test_restart_completing_job test_kill9_restart)
 tests=("$@")
 (( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}")
 
@@ -66,6 +62,11 @@ for t in "${tests[@]}"; do
     echo "FAIL $t ($(( SECONDS - t0 )) s)"
     squeue -o '%.10i %.8P %.8j %.7q %.9T %.10Q %R' >&2
     grep gpupool "$CTLD_LOG" | tail -15 >&2
+    # Keep the evidence: the cluster's logs and what the test wrote.
+    keep=${GPUPOOL_FAIL_DIR:-/var/tmp/gpupool-failed}/$(date +%Y%m%d-%H%M%S)-$t
+    mkdir -p "$keep" && cp -a "$GPUPOOL_CLUSTER_DIR/log" "$keep/" 2>/dev/null
+    for d in kill9 soak; do [[ -d $GPUPOOL_CLUSTER_DIR/$d ]] && cp -a "$GPUPOOL_CLUSTER_DIR/$d" "$keep/"; done
+    echo "logs of $t kept in $keep" >&2
     failed=$(( failed + 1 ))
   fi
 done

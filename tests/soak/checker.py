@@ -4,8 +4,10 @@
   checker.py sample --out SAMPLES [--interval 1] [--stop-file F] [--parent PID]
       Every INTERVAL seconds one `squeue` snapshot (one RPC, so one
       consistent view of slurmctld's job list) appended to SAMPLES as a JSON
-      line {"t": epoch, "jobs": [...]}; {"t": epoch, "down": true} while
-      slurmctld does not answer (restarts). Stops when F exists or PID died.
+      line {"t": epoch, "jobs": [...], "eligible": {id: epoch}}, the second
+      map from a second `squeue` of pending jobs' EligibleTime (their begin
+      time; missing: unknown); {"t": epoch, "down": true} while slurmctld
+      does not answer (restarts). Stops when F exists or PID died.
 
   checker.py check --name NAME --samples SAMPLES --jobs JOBS --confs CONFS
                    --log SLURMCTLD_LOG [--log-offset BYTES] [--since EPOCH]
@@ -48,8 +50,12 @@ what the data proves, never on what a 1-second sample cannot see):
                   sample of the 3 s before B's start (at least one), A is
                   PENDING with reason None, Priority or Resources (not held
                   by quota, begin time, dependency or a user/admin hold),
-                  and A was submitted (or last requeued) at least 3 s
-                  before B started (sched_interval=2: a pass has seen A).
+                  with an eligible time (begin time) before B's start
+                  where the sample has one (a reason alone is not enough:
+                  a job just released from a hold shows None until Slurm
+                  tests its begin time again), and A was submitted (or
+                  last requeued) at least 3 s before B started
+                  (sched_interval=2: a pass has seen A).
   bad-preemption  A preemption Slurm logged with no gpupool verdict line,
                   a non-preemptible job preempted, or an InPool verdict
                   across pools or against an equal or higher tier.
@@ -73,6 +79,8 @@ import sys
 import time
 
 SQUEUE_FMT = "%i|%P|%q|%T|%b|%S|%V|%Q|%r|%N"
+# Pending jobs' begin time: squeue -o has no letter for it.
+ELIGIBLE_FMT = "JobID:24,EligibleTime:24"
 RUNNABLE_REASONS = {"None", "Priority", "Resources"}
 REQUEUE_STATES = {"PREEMPTED", "REQUEUED", "NODE_FAIL", "REQUEUE_FED", "REQUEUE_HOLD"}
 ACTIVE_STATES = {"PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "COMPLETING",
@@ -126,7 +134,8 @@ def cmd_sample(a):
             t1 = time.time()
             if ok:
                 jobs = [ln.split("|") for ln in p.stdout.splitlines() if ln.count("|") == 9]
-                out.write(json.dumps({"t": round((t0 + t1) / 2, 3), "jobs": jobs}) + "\n")
+                rec = {"t": round((t0 + t1) / 2, 3), "jobs": jobs, "eligible": eligible_times()}
+                out.write(json.dumps(rec) + "\n")
             else:
                 out.write(json.dumps({"t": round(t1, 3), "down": True}) + "\n")
             next_t += a.interval
@@ -136,6 +145,23 @@ def cmd_sample(a):
                 delay = 0
             time.sleep(delay)
     return 0
+
+
+def eligible_times():
+    """Pending job id -> eligible (begin) time as epoch; {} on any error."""
+    try:
+        p = subprocess.run(["squeue", "-h", "-t", "PD", "-O", ELIGIBLE_FMT],
+                           capture_output=True, text=True, timeout=5)
+    except subprocess.TimeoutExpired:
+        return {}
+    if p.returncode != 0:
+        return {}
+    elig = {}
+    for ln in p.stdout.splitlines():
+        f = ln.split()
+        if len(f) == 2 and slurm_time(f[1]) is not None:
+            elig[f[0]] = slurm_time(f[1])
+    return elig
 
 
 # ------------------------------------------------------------------ config
@@ -253,10 +279,11 @@ def read_log(path, offset):
 # ------------------------------------------------------------------ check
 
 class Sample:
-    __slots__ = ("t", "jobs")
+    __slots__ = ("t", "jobs", "eligible")
 
-    def __init__(self, t, rows):
+    def __init__(self, t, rows, eligible=None):
         self.t = t
+        self.eligible = eligible or {}
         self.jobs = {}
         for r in rows:
             jid, part, qos, state, gres, start, submit, prio, reason, node = r
@@ -278,7 +305,7 @@ def load_samples(path, since):
             if d.get("down"):
                 down += 1
                 continue
-            samples.append(Sample(d["t"], d["jobs"]))
+            samples.append(Sample(d["t"], d["jobs"], d.get("eligible")))
     return samples, down
 
 
@@ -586,6 +613,8 @@ def check_order(t, victim, v, jobs, recs, samples, sample_near, gpus_of, violati
     for s in window:
         r = s.jobs.get(a_id)
         if r is None or r["state"] != "PENDING" or r["reason"] not in RUNNABLE_REASONS:
+            return
+        if s.eligible.get(a_id, 0) > b_start:
             return
         if r["part"] != v["pool"] or r["submit"] is None or r["submit"] > b_start - 3:
             return

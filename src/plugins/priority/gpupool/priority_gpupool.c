@@ -340,6 +340,21 @@ static bool _is_our_hold(job_record_t *job_ptr)
 			 strlen(GPS_HOLD_PREFIX));
 }
 
+/*
+ * Undo our hold's reason.  A job whose begin time is still ahead says
+ * BeginTime at once (what Slurm says when it next tests the job), not
+ * None: nobody may take a job that cannot start yet for a runnable one.
+ */
+static void _release_reason(job_record_t *job_ptr)
+{
+	if (job_ptr->details && (job_ptr->details->begin_time > time(NULL)))
+		job_ptr->state_reason = WAIT_TIME;
+	else
+		job_ptr->state_reason = WAIT_NO_REASON;
+	xfree(job_ptr->state_desc);
+	_held_del(job_ptr->job_id);
+}
+
 static void _set_prio(job_record_t *job_ptr, uint32_t prio)
 {
 	job_ptr->priority = prio;
@@ -386,9 +401,7 @@ static int _apply(job_record_t *job_ptr, const gp_pending_result_t *r,
 	raised = _apply_array(job_ptr, r, false, changed);
 
 	if (ours) {
-		job_ptr->state_reason = WAIT_NO_REASON;
-		xfree(job_ptr->state_desc);
-		_held_del(job_ptr->job_id);
+		_release_reason(job_ptr);
 		*changed = true;
 	}
 	if (job_ptr->priority != MAX(r->priority, 1)) {
@@ -966,9 +979,7 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 		return 0;
 	}
 	if (ours) {
-		job_ptr->state_reason = WAIT_NO_REASON;
-		xfree(job_ptr->state_desc);
-		_held_del(job_ptr->job_id);
+		_release_reason(job_ptr);
 		changed = true;
 	}
 	/*
