@@ -19,6 +19,7 @@ struct gp_engine {
     std::mutex mu;       // the engine; slurmctld's hooks take it under their locks
     std::mutex save_mu;  // one state save at a time, in the order of their copies
     Engine engine;
+    std::string config_text;  // what the configuration in force was parsed from (under mu)
 };
 
 struct gp_snapshot {
@@ -118,10 +119,26 @@ GP_EXPORT gp_engine_t *gp_shared_engine(void) {
 GP_EXPORT int gp_engine_load_config_file(gp_engine_t *e, const char *path, char *err, size_t err_len) {
     if (!e || !path) return GP_ERR_ARG;
     return guarded(GP_ERR_CONFIG, err, err_len, [&] {
-        Config cfg = load_config_file(path);
+        std::string text;
+        Config cfg = load_config_file(path, &text);
         std::lock_guard<std::mutex> lock(e->mu);
         e->engine.set_config(std::move(cfg));
+        e->config_text = std::move(text);
     });
+}
+
+GP_EXPORT int gp_engine_save_config_copy(gp_engine_t *e, const char *path, char *err, size_t err_len) {
+    if (!e || !path) return GP_ERR_ARG;
+    std::string text;
+    {
+        std::lock_guard<std::mutex> lock(e->mu);
+        if (!e->engine.has_config()) {
+            put(err, err_len, "no configuration loaded");
+            return GP_ERR_NOCONFIG;
+        }
+        text = e->config_text;
+    }
+    return guarded(GP_ERR_IO, err, err_len, [&] { Engine::write_state_file(path, text); });
 }
 
 GP_EXPORT int gp_engine_load_config_text(gp_engine_t *e, const char *text, const char *source, char *err,
@@ -131,6 +148,7 @@ GP_EXPORT int gp_engine_load_config_text(gp_engine_t *e, const char *text, const
         Config cfg = parse_config(text, source ? source : "gpupool.conf");
         std::lock_guard<std::mutex> lock(e->mu);
         e->engine.set_config(std::move(cfg));
+        e->config_text = text;
     });
 }
 

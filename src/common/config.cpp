@@ -497,7 +497,7 @@ Config parse_config(const std::string &text, const std::string &source) {
     return p.run(text);
 }
 
-Config load_config_file(const std::string &path) {
+Config load_config_file(const std::string &path, std::string *text_out) {
     auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     // O_NONBLOCK: a FIFO must not block the open; it is refused below.
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -526,7 +526,9 @@ Config load_config_file(const std::string &path) {
         text.append(buf, static_cast<size_t>(n));
         if (text.size() > kMaxConfigBytes) throw ConfigError(too_large);
     }
-    return parse_config(text, path);
+    Config cfg = parse_config(text, path);
+    if (text_out) *text_out = std::move(text);
+    return cfg;
 }
 
 int64_t parse_duration(const std::string &text) {

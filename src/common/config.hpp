@@ -78,7 +78,8 @@ std::string quote(const std::string &token);
 // Parse gpupool.conf text.  `source` names the file in messages.
 Config parse_config(const std::string &text, const std::string &source);
 // Read and parse a file; a file that cannot be read is a ConfigError too.
-Config load_config_file(const std::string &path);
+// `text`, if given, receives what was parsed.
+Config load_config_file(const std::string &path, std::string *text = nullptr);
 
 // Slurm time forms: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM",
 // "D-HH:MM:SS"; also "0", "INFINITE"/"UNLIMITED" (returns 0).  Returns

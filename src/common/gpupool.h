@@ -67,6 +67,17 @@ int gp_engine_load_config_text(gp_engine_t *engine, const char *text,
 			       size_t err_len);
 int gp_engine_has_config(gp_engine_t *engine);
 
+/*
+ * Write the text the configuration in force was parsed from to `path`, as
+ * gp_engine_save_state writes its file (mode 0600).  slurmctld keeps this
+ * copy of the last good gpupool.conf beside its state, to start from when
+ * gpupool.conf is bad: since Slurm 23.11 `scontrol reconfigure` restarts
+ * slurmctld, and refusing to start would take the controller down.
+ * GP_ERR_NOCONFIG if none is loaded.
+ */
+int gp_engine_save_config_copy(gp_engine_t *engine, const char *path,
+			       char *err, size_t err_len);
+
 /* Newline-separated warnings of the last config load and evaluation. */
 size_t gp_engine_warnings(gp_engine_t *engine, char *buf, size_t buf_len);
 

@@ -774,3 +774,49 @@ test_restart_completing_job() {
   assert wait_until 20 log_has 'gpupool: recovered state' || return 1
   assert wait_state "$j" 'CANCELLED|COMPLETED' 60 && assert wait_until 60 all_nodes_up
 }
+
+# 6c. A bad gpupool.conf at a restart (since Slurm 23.11 every
+#     "scontrol reconfigure" is one): slurmctld starts with the last good
+#     configuration, kept beside its state, and says so; a reconfigure
+#     loads the file once it is fixed. Without a good copy it refuses to
+#     start, naming the file and line.
+test_restart_with_bad_config() {
+  local good copy=$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool.conf.last-good
+  good=$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")
+  reconfigure_with "${good/Pool=pool1 Quota=2/Pool=pool1 Quota=3}" || return 1
+  assert wait_until 20 log_has 'gpupool: configuration reloaded' || return 1
+  assert wait_until 20 grep -q '^Pool=pool1 Quota=3' "$copy" || return 1
+  printf '%s\n' "${good/Pool=pool1 Quota=2/Pool=pool1 Quota=lots}" >"$GPUPOOL_CONF"
+  mark_log
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
+  local line
+  line=$(grep -n '^Pool=pool1 Quota=lots' "$GPUPOOL_CONF" | cut -d: -f1)
+  assert wait_until 20 log_has "gpupool: $GPUPOOL_CONF:$line: .*; starting with the last good configuration, $copy" || { log_since | grep -a gpupool >&2; return 1; }
+  # Quota 3 from the copy, not the bad file's.
+  local n1 n2 n3 n4
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) && n3=$(submit n3 pool1 normal) || return 1
+  assert wait_state "$n3" RUNNING 30 || return 1
+  n4=$(submit n4 pool1 normal) || return 1
+  assert wait_until 20 eval '[[ "$(job_reason '"$n4"')" == GpuPoolQuota:pool1* ]]' || return 1
+  cancel_all 30 || return 1
+  # Fixed: a reconfigure loads it, and the copy follows.
+  reconfigure_with "$good" || return 1
+  assert wait_until 20 log_has 'gpupool: configuration reloaded' || return 1
+  assert wait_until 20 grep -q '^Pool=pool1 Quota=2' "$copy" || return 1
+
+  # No good copy: slurmctld refuses to start.
+  local pid out rc=0 msg
+  pid=$(tr -dc 0-9 <"$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid")
+  kill -TERM "$pid" && assert wait_until 30 eval "! kill -0 $pid" || return 1
+  rm -f "$copy"
+  printf '%s\n' "${good/Pool=pool1 Quota=2/Pool=pool1 Quota=lots}" >"$GPUPOOL_CONF"
+  mark_log
+  out=$(timeout 60 slurmctld -D -f "$SLURM_CONF" 2>&1) || rc=$?
+  printf '%s\n' "$good" >"$GPUPOOL_CONF"
+  ilog "slurmctld -D exited $rc"
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" start-ctld >&2 || return 1
+  assert test "$rc" -ne 0 -a "$rc" -ne 124 || return 1
+  msg="gpupool: $GPUPOOL_CONF:$line: .*; refusing to start"
+  assert log_has "$msg" || { ilog "stderr: $out"; log_since | tail -5 >&2; return 1; }
+  assert wait_until 60 all_nodes_up
+}

@@ -587,3 +587,39 @@ TEST(Robustness, ReconfigureAccessorsServeTheNextPass) {
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
 }
+
+// Since Slurm 23.11 `scontrol reconfigure` restarts slurmctld: a bad
+// gpupool.conf must not stop it, so the plugin keeps a copy of the last
+// good one.  The copy is exactly the text in force, and a refused load
+// leaves it so.
+TEST(Robustness, ConfigCopyIsTheTextInForce) {
+    gp_engine_t *e = gp_engine_create();
+    char err[512] = "";
+    const std::string copy = temp_path("conf_copy");
+    std::remove(copy.c_str());
+    EXPECT_EQ(gp_engine_save_config_copy(e, copy.c_str(), err, sizeof err), GP_ERR_NOCONFIG);
+    EXPECT_STREQ(err, "no configuration loaded");
+
+    const std::string good = "Tier=normal Priority=200 Preemptible=no\nDefaultTier=normal\nPool=p Quota=3\n";
+    const std::string file = temp_path("conf_good");
+    write_file(file, good);
+    ASSERT_EQ(gp_engine_load_config_file(e, file.c_str(), err, sizeof err), GP_OK) << err;
+    write_file(file, good + "Pool=q Quota=lots\n");
+    EXPECT_EQ(gp_engine_load_config_file(e, file.c_str(), err, sizeof err), GP_ERR_CONFIG);
+    ASSERT_EQ(gp_engine_save_config_copy(e, copy.c_str(), err, sizeof err), GP_OK) << err;
+    EXPECT_EQ(read_file(copy), good);
+    struct stat st;
+    ASSERT_EQ(::stat(copy.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+    // A fresh engine (the restarted slurmctld) starts from the copy.
+    gp_engine_t *fresh = gp_engine_create();
+    ASSERT_EQ(gp_engine_load_config_file(fresh, copy.c_str(), err, sizeof err), GP_OK) << err;
+    EXPECT_EQ(gp_engine_has_config(fresh), 1);
+    ASSERT_EQ(gp_engine_save_config_copy(fresh, copy.c_str(), err, sizeof err), GP_OK) << err;
+    EXPECT_EQ(read_file(copy), good);
+    gp_engine_destroy(fresh);
+    gp_engine_destroy(e);
+    std::remove(copy.c_str());
+    std::remove(file.c_str());
+}

@@ -93,6 +93,8 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define GP_STARTING_REASON "GpuPoolStarting"
 #define STATE_FILE "gpupool_state.json"
+/* The last gpupool.conf that loaded, beside the state file. */
+#define CONF_COPY_FILE "gpupool.conf.last-good"
 #define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
 
 static bool in_ctld = false;
@@ -122,6 +124,8 @@ typedef struct {
 	bool failed;	/* the last attempt was refused */
 } conf_sig_t;
 static conf_sig_t conf_sig;
+/* A configuration loaded that the copy does not hold yet (agent only). */
+static bool conf_copy_pending = false;
 
 /*
  * Ids of pending jobs gpupool holds (priority 0, WAIT_HELD, our reason).
@@ -722,6 +726,67 @@ static int _load_config(const char *path, uid_t slurm_uid, char *err,
 }
 
 /*
+ * Keep a copy of the gpupool.conf in force beside the state file (agent
+ * thread, no slurmctld lock held).  init() starts from it when
+ * gpupool.conf is bad: since Slurm 23.11 "scontrol reconfigure" restarts
+ * slurmctld, and refusing to start would leave the cluster without one.
+ */
+static void _save_config_copy(void)
+{
+	char err[512] = "", *dir, *path;
+	uid_t slurm_uid;
+
+	if (!(dir = _conf_state_dir(&slurm_uid)))
+		return;
+	if (_state_dir_trusted(dir, slurm_uid)) {
+		path = xstrdup_printf("%s/%s", dir, CONF_COPY_FILE);
+		if (gp_engine_save_config_copy(gp_shared_engine(), path, err,
+					       sizeof(err)) != GP_OK)
+			error("gpupool: keeping a copy of the configuration in force: %s",
+			      err);
+		else
+			conf_copy_pending = false;
+		xfree(path);
+	}
+	xfree(dir);
+}
+
+/*
+ * init() with a bad gpupool.conf (conf_err says why): load the last good
+ * copy instead, loudly.  Reads slurm_conf without the config lock, as
+ * _load_state().  False if there is no usable copy.
+ */
+static bool _load_config_copy(const char *conf_err)
+{
+	char err[1024] = "", when[64] = "", *path;
+	uid_t slurm_uid = slurm_conf.slurm_user_id;
+	struct stat st;
+	bool ok;
+
+	if (!slurm_conf.state_save_location)
+		return false;
+	path = xstrdup_printf("%s/%s", slurm_conf.state_save_location,
+			      CONF_COPY_FILE);
+	if (stat(path, &st) != 0) {
+		error("gpupool: no copy of a good configuration at %s: %m",
+		      path);
+		xfree(path);
+		return false;
+	}
+	ok = _load_config(path, slurm_uid, err, sizeof(err)) == GP_OK;
+	if (ok) {
+		slurm_make_time_str(&st.st_mtime, when, sizeof(when));
+		error("gpupool: %s; starting with the last good configuration, %s (saved %s), until gpupool.conf is fixed and \"scontrol reconfigure\" loads it",
+		      conf_err, path, when);
+	} else {
+		error("gpupool: the last good configuration is no good either: %s",
+		      err);
+	}
+	xfree(path);
+	return ok;
+}
+
+/*
  * Agent thread, after priority_p_reconfig: load gpupool.conf again if it
  * changed since the last attempt (setdebugflags also calls reconfig), or
  * on a full reconfigure after a refused attempt, so the error is logged
@@ -755,6 +820,7 @@ static void _reload_config(bool full)
 	} else {
 		info("gpupool: configuration reloaded from %s", path);
 		_log_warnings(true);
+		conf_copy_pending = true;
 	}
 	conf_sig = sig;
 	xfree(path);
@@ -822,6 +888,8 @@ static void *_agent(void *arg)
 
 		if (reload)
 			_reload_config(full);
+		if (conf_copy_pending)
+			_save_config_copy();
 		seen_node_update = last_node_update;
 		gettimeofday(&t0, NULL);
 		_pass();
@@ -869,10 +937,15 @@ extern int init(void)
 	path = get_extra_conf_path("gpupool.conf");
 	_conf_sig_get(path, &conf_sig);
 	/* No slurmctld lock here: see _load_state(). */
-	if (_load_config(path, slurm_conf.slurm_user_id, err, sizeof(err)) !=
-	    GP_OK)
+	if (_load_config(path, slurm_conf.slurm_user_id, err, sizeof(err)) ==
+	    GP_OK) {
+		info("gpupool: configuration loaded from %s", path);
+		conf_copy_pending = true;
+	} else if (_load_config_copy(err)) {
+		conf_sig.failed = true;	/* a reconfigure tries the file again */
+	} else {
 		fatal("gpupool: %s; refusing to start", err);
-	info("gpupool: configuration loaded from %s", path);
+	}
 	xfree(path);
 	_log_warnings(true);
 	_load_state();
