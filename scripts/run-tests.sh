@@ -51,11 +51,7 @@ asan=$REPO/build-asan
 san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 mkdir -p "$asan/src"
 rm -f "$asan/src/tests/unit/gpupool_tests.log"
-tar -C "$REPO" -cf - --exclude=./build-asan --exclude=./build-fuzz --exclude=./slurm-src --exclude=./.git \
-    --exclude='*.o' --exclude='*.lo' --exclude='*.la' --exclude='*.so' --exclude=.libs --exclude=.deps \
-    --exclude=.dirstamp --exclude=./Makefile --exclude=./config.status --exclude=./config.log \
-    --exclude=./libtool --exclude=./stamp-h1 --exclude=./gpupool_config.h --exclude=autom4te.cache \
-    --exclude='*.log' --exclude='*.trs' . | tar -C "$asan/src" -xf -
+bash scripts/copy-source.sh "$asan/src"
 ( cd "$asan/src" &&
   { [[ -x configure ]] || autoreconf -fi; } &&
   { [[ -f Makefile ]] || ./configure -q CXXFLAGS="$san" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"; } &&

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Copy the project's source (not its build outputs, Slurm's source or .git)
+# into DEST, so that it can be configured and built there on its own: an
+# in-tree build in the repository forbids VPATH builds from it.  Used for
+# the sanitizer build (scripts/run-tests.sh) and one build per Slurm release
+# (scripts/test-matrix.sh).      usage: scripts/copy-source.sh DEST
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DEST=${1:?usage: $0 DEST}
+mkdir -p "$DEST"
+tar -C "$REPO" -cf - --exclude=./build-asan --exclude=./build-fuzz --exclude=./slurm-src --exclude=./.git \
+    --exclude='*.o' --exclude='*.lo' --exclude='*.la' --exclude='*.so' --exclude=.libs --exclude=.deps \
+    --exclude=.dirstamp --exclude=./Makefile --exclude=./config.status --exclude=./config.log \
+    --exclude=./libtool --exclude=./stamp-h1 --exclude=./gpupool_config.h --exclude=autom4te.cache \
+    --exclude='*.log' --exclude='*.trs' . | tar -C "$DEST" -xf -
