@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -69,6 +70,16 @@ std::string clip(const std::string &text) { return escaped_start(text) + size_no
 
 std::string quote(const std::string &token) { return "'" + escaped_start(token) + "'" + size_note(token); }
 
+const ConfigKeys &config_keys() {
+    static const ConfigKeys keys{
+        {"QuotaTRES", "PreemptionOrder", "ReclaimBy", "DecayHalfLife", "UsageWindow", "UsageWeight",
+         "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier"},
+        {"QOS", "Priority", "Preemptible", "PreemptMode", "GraceTime"},
+        {"Quota", "Weight", "MinRuntime"},
+    };
+    return keys;
+}
+
 const Tier *Config::find_tier(const std::string &name) const {
     for (const Tier &t : tiers)
         if (t.name == name) return &t;
@@ -112,6 +123,17 @@ bool parse_digits(const std::string &s, uint64_t max, uint64_t &out) {
     }
     out = v;
     return true;
+}
+
+// `lkey` (lower case) is one of `keys` (as documented), in any case.
+bool is_key(const std::vector<std::string> &keys, const std::string &lkey) {
+    for (const std::string &k : keys)
+        if (k.size() == lkey.size() &&
+            std::equal(k.begin(), k.end(), lkey.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) == b;
+            }))
+            return true;
+    return false;
 }
 
 struct Token {
@@ -225,15 +247,7 @@ void Parser::global_line(const std::vector<std::string> &words) {
     for (const std::string &w : words) {
         Token t = split(w);
         const std::string &v = t.value;
-        static const char *const known[] = {
-            "quotatres", "preemptionorder", "reclaimby", "decayhalflife",
-            "usagewindow", "usageweight", "minruntime", "recalcinterval",
-            "statesaveinterval",
-            "preemptiblepriority", "defaulttier"};
-        bool is_known = false;
-        for (const char *k : known)
-            if (t.lkey == k) is_known = true;
-        if (!is_known) {
+        if (!is_key(config_keys().global, t.lkey)) {
             if (t.lkey == "tier" || t.lkey == "pool")
                 fail(t.key + "= must be the first token on its line");
             fail("unknown key " + quote(t.key));
@@ -314,6 +328,7 @@ void Parser::tier_line(const std::vector<std::string> &words) {
         const std::string &v = t.value;
         if (seen[t.lkey]) fail("duplicate key " + quote(t.key) + where);
         seen[t.lkey] = true;
+        if (!is_key(config_keys().tier, t.lkey)) fail("unknown key " + quote(t.key) + where);
         if (t.lkey == "qos") {
             has_qos = true;
             size_t start = 0;
@@ -406,6 +421,7 @@ void Parser::pool_line(const std::vector<std::string> &words) {
         const std::string &v = t.value;
         if (seen[t.lkey]) fail("duplicate key " + quote(t.key) + where);
         seen[t.lkey] = true;
+        if (!is_key(config_keys().pool, t.lkey)) fail("unknown key " + quote(t.key) + where);
         if (t.lkey == "quota") {
             pool.quota = get_u32("Quota", v);
             has_quota = true;

@@ -75,6 +75,17 @@ extern const char kNameRule[];
 std::string clip(const std::string &text);
 std::string quote(const std::string &token);
 
+// Every key the parser accepts, spelled as gpupool.conf(5) documents it
+// (the parser compares keys in any case): what no list names is an
+// "unknown key".  A unit test checks that doc/gpupool.conf.5 documents
+// exactly these, section by section.
+struct ConfigKeys {
+    std::vector<std::string> global;  // on lines that are not records
+    std::vector<std::string> tier;    // in a Tier=NAME record
+    std::vector<std::string> pool;    // in a Pool=NAME record
+};
+const ConfigKeys &config_keys();
+
 // Parse gpupool.conf text.  `source` names the file in messages.
 Config parse_config(const std::string &text, const std::string &source);
 // Read and parse a file; a file that cannot be read is a ConfigError too.
