@@ -73,6 +73,7 @@ void fill(gp_pending_result_t *out, const PendingResult &r, const Engine &e) {
     put(out->reason, e.reason_of(r));
     out->admitted_tasks = r.admitted_tasks;
     out->array_running = r.array_tasks > 1 ? e.array_running(r.job_id) : 0;
+    out->refused_pools = static_cast<uint32_t>(r.refused.size());
 }
 
 SnapJob to_snap_job(const gp_job_t *j) {
@@ -312,6 +313,21 @@ GP_EXPORT int gp_engine_pending_at(gp_engine_t *e, size_t i, gp_pending_result_t
     const auto &p = e->engine.last().pending;
     if (i >= p.size()) return GP_ERR_ARG;
     fill(out, p[i], e->engine);
+    return GP_OK;
+}
+
+GP_EXPORT int gp_engine_start_partitions(gp_engine_t *e, uint32_t job_id, const char *partitions, char *buf,
+                                         size_t buf_len) {
+    if (!e || !partitions || !buf || buf_len == 0) return GP_ERR_ARG;
+    buf[0] = '\0';
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (!e->engine.pending_result(job_id)) return GP_ERR_ARG;
+    std::string out;
+    int rc = guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { out = e->engine.start_partitions(job_id, partitions); });
+    if (rc != GP_OK) return rc;
+    // Never cut short: a shorter list would still be a list of partitions.
+    if (out.size() >= buf_len) return GP_ERR_ARG;
+    put(buf, buf_len, out);
     return GP_OK;
 }
 

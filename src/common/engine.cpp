@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 #include <tuple>
 
 #include "fairshare.hpp"
@@ -122,72 +123,96 @@ PoolList Engine::managed_pools(std::string_view parts) const {
     return out;
 }
 
-// R2: an NP job fits when, in every pool it may start in, the GPUs of
-// running NP jobs, of admitted NP jobs not yet running, and its own stay
-// within quota.  Every pool, because Slurm may start it in any of them.
-bool Engine::fits_quota(const PoolList &pools, uint32_t gpus, PendingResult *r) const {
-    return fitting_tasks(pools, gpus, 1, r) == 1;
+uint64_t Engine::quota_room(const PoolState &ps) {
+    uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
+    return taken < ps.quota ? ps.quota - taken : 0;
 }
 
-// A job array record stands for several tasks that Slurm may start one
-// after another from it in one scheduling pass: as many as fit every pool.
-uint32_t Engine::fitting_tasks(const PoolList &pools, uint32_t gpus, uint32_t max_tasks, PendingResult *r) const {
-    uint64_t k = max_tasks;
-    for (int p : pools) {
-        const PoolState &ps = eval_.pools[static_cast<size_t>(p)];
-        uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
-        uint64_t room = taken < ps.quota ? ps.quota - taken : 0;
-        uint64_t fit = gpus ? room / gpus : max_tasks;
-        if (fit >= 1) {
-            k = std::min(k, fit);
-            continue;
-        }
-        if (r) {
-            r->hold = gpus > ps.quota ? Hold::QuotaTooSmall : Hold::Quota;
-            r->hold_pool = p;
-            r->hold_taken = static_cast<uint32_t>(std::min<uint64_t>(taken, UINT32_MAX));
-        }
-        return 0;
-    }
-    return static_cast<uint32_t>(k);
+bool Engine::fits_quota(const PoolList &pools, uint32_t gpus) const {
+    for (int p : pools)
+        if (quota_room(eval_.pools[static_cast<size_t>(p)]) < gpus) return false;
+    return true;
 }
 
+// R2 for a job listing several pools: it is admitted when its quota fits
+// in at least one of them, and may then start only in those (Slurm is told
+// not to start it in the others, the refused ones).  Slurm may start it in
+// any pool it is admitted to, so it reserves in each of them; a job array
+// record gets as many tasks as fit every one of them.
 void Engine::admit_one(PendingResult &r, Evaluation &ev) const {
     r.admission = Admission::Free;
     r.hold = Hold::None;
+    r.hold_pool = -1;
+    r.refused.clear();
     r.admitted_tasks = r.task_count();
     if (preemptible_tier(r.tier) || r.gpus == 0 || r.pools.empty()) return;
-    uint32_t k = fitting_tasks(r.pools, r.gpus, r.task_count(), &r);
-    r.admitted_tasks = k;
-    if (k > 0) {
-        r.admission = Admission::Quota;
-        for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += k * r.gpus;
-    } else {
-        r.admission = Admission::Held;
-        r.priority = 0;
+    uint64_t k = r.task_count();
+    bool fits_one = false, quota_big_enough = false;
+    for (int p : r.pools) {
+        const PoolState &ps = ev.pools[static_cast<size_t>(p)];
+        quota_big_enough |= r.gpus <= ps.quota;
+        uint64_t fit = quota_room(ps) / r.gpus;
+        if (fit == 0) {
+            uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
+            r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(taken, UINT32_MAX))});
+            continue;
+        }
+        fits_one = true;
+        k = std::min(k, fit);
     }
+    if (!fits_one) {
+        r.admission = Admission::Held;
+        r.hold = quota_big_enough ? Hold::Quota : Hold::QuotaTooSmall;
+        r.hold_pool = r.refused.front().pool;
+        r.admitted_tasks = 0;
+        r.priority = 0;
+        return;
+    }
+    r.admission = Admission::Quota;
+    r.admitted_tasks = static_cast<uint32_t>(k);
+    for (int p : r.pools)
+        if (!r.refuses(p)) ev.pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
 }
 
 std::string Engine::reason_of(const PendingResult &r) const {
-    auto pool_name = [&]() -> std::string {
-        return r.hold_pool >= 0 && static_cast<size_t>(r.hold_pool) < eval_.pools.size()
-                   ? eval_.pools[static_cast<size_t>(r.hold_pool)].name
-                   : "?";
-    };
-    auto quota = [&]() -> uint32_t {
-        return r.hold_pool >= 0 && static_cast<size_t>(r.hold_pool) < eval_.pools.size()
-                   ? eval_.pools[static_cast<size_t>(r.hold_pool)].quota
-                   : 0;
-    };
-    switch (r.hold) {
-    case Hold::Quota:
-        return "GpuPoolQuota:" + pool_name() + " " + std::to_string(r.hold_taken) + "/" + std::to_string(quota());
-    case Hold::QuotaTooSmall:
-        return "GpuPoolQuotaTooSmall:" + pool_name() + " needs " + std::to_string(r.gpus) + " quota " +
-               std::to_string(quota());
-    case Hold::Starting: return "GpuPoolStarting";
-    default: return "";
+    if (r.hold == Hold::Starting) return "GpuPoolStarting";
+    if (r.hold != Hold::Quota && r.hold != Hold::QuotaTooSmall) return "";
+    std::string out = r.hold == Hold::QuotaTooSmall ? "GpuPoolQuotaTooSmall:" : "GpuPoolQuota:";
+    const char *sep = "";
+    for (const Refusal &x : r.refused) {
+        const bool known = x.pool >= 0 && static_cast<size_t>(x.pool) < eval_.pools.size();
+        const std::string name = known ? eval_.pools[static_cast<size_t>(x.pool)].name : "?";
+        const uint32_t quota = known ? eval_.pools[static_cast<size_t>(x.pool)].quota : 0;
+        out += sep + name;
+        if (r.gpus > quota)
+            out += " needs " + std::to_string(r.gpus) + " quota " + std::to_string(quota);
+        else
+            out += " " + std::to_string(x.taken) + "/" + std::to_string(quota);
+        sep = ",";
     }
+    return out;
+}
+
+std::string Engine::start_partitions(uint32_t job_id, std::string_view listed) const {
+    const PendingResult *r = pending_result(job_id);
+    if (!r) throw std::invalid_argument("job " + std::to_string(job_id) + " has no gpupool result");
+    std::string out;
+    if (r->admission == Admission::Held) return out;
+    size_t start = 0;
+    while (start <= listed.size()) {
+        size_t end = listed.find(',', start);
+        if (end == std::string_view::npos) end = listed.size();
+        std::string_view name = listed.substr(start, end - start);
+        if (!name.empty()) {
+            auto it = eval_.pool_index.find(std::string(name));
+            if (it == eval_.pool_index.end() || !r->refuses(it->second)) {
+                if (!out.empty()) out += ',';
+                out += name;
+            }
+        }
+        start = end + 1;
+    }
+    return out;
 }
 
 void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
@@ -403,10 +428,23 @@ static bool order_before(const PendingResult &a, uint32_t a_prio, const PendingR
            std::tie(b.group_standing, b.orig_submit, b.job_id);
 }
 
+// A held job waits in every pool it lists.
+void Engine::count_held(const PendingResult &r, Evaluation &ev) {
+    if (r.admission == Admission::Held)
+        for (const Refusal &x : r.refused) ev.pools[static_cast<size_t>(x.pool)].held_jobs++;
+}
+
+// What an admitted job holds in the pools it may start in.
+void Engine::reserve_admitted(const PendingResult &r, Evaluation &ev) {
+    if (r.admission != Admission::Quota) return;
+    for (int p : r.pools)
+        if (!r.refuses(p)) ev.pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
+}
+
 void Engine::admit(Evaluation &ev) const {
     for (PendingResult &r : ev.pending) {
         admit_one(r, ev);
-        if (r.admission == Admission::Held) ev.pools[static_cast<size_t>(r.hold_pool)].held_jobs++;
+        count_held(r, ev);
     }
 }
 
@@ -535,10 +573,7 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
         if (j.state == JobState::Running) note_job(j.id, j.submit_time, j.restart_cnt, now);
     // Admission reservations are redone against the new usage.
     for (PoolState &ps : eval_.pools) ps.np_reserved = 0;
-    auto reserve = [&](const PendingResult &r) {
-        if (r.admission == Admission::Quota)
-            for (int p : r.pools) eval_.pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
-    };
+    auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_); };
     for (const PendingResult &r : eval_.pending)
         if (!eval_.provisional.count(r.job_id)) reserve(r);
     // Jobs placed since the pass keep their reservation too.
@@ -561,19 +596,22 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
 // in order.
 void Engine::admit_more(Evaluation &ev) const {
     for (PoolState &ps : ev.pools) ps.np_reserved = ps.held_jobs = 0;
-    for (const PendingResult &r : ev.pending)
-        if (r.admission == Admission::Quota)
-            for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
+    for (const PendingResult &r : ev.pending) reserve_admitted(r, ev);
     for (PendingResult &r : ev.pending) {
         if (r.admission == Admission::Quota) {
+            // More tasks of an array, in the pools it was admitted to; the
+            // refused ones stay refused until the next pass.
             if (r.admitted_tasks >= r.task_count()) continue;
-            uint32_t extra = fitting_tasks(r.pools, r.gpus, r.task_count() - r.admitted_tasks, nullptr);
-            r.admitted_tasks += extra;
-            for (int p : r.pools) ev.pools[static_cast<size_t>(p)].np_reserved += extra * r.gpus;
+            uint64_t extra = r.task_count() - r.admitted_tasks;
+            for (int p : r.pools)
+                if (!r.refuses(p)) extra = std::min(extra, quota_room(ev.pools[static_cast<size_t>(p)]) / r.gpus);
+            r.admitted_tasks += static_cast<uint32_t>(extra);
+            for (int p : r.pools)
+                if (!r.refuses(p)) ev.pools[static_cast<size_t>(p)].np_reserved += static_cast<uint32_t>(extra) * r.gpus;
         } else if (r.admission == Admission::Held) {
             r.priority = r.nominal;
             admit_one(r, ev);
-            if (r.admission == Admission::Held) ev.pools[static_cast<size_t>(r.hold_pool)].held_jobs++;
+            count_held(r, ev);
         }
     }
 }
@@ -599,6 +637,7 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
         // A pending job that goes away no longer reserves anything.
         PendingResult &r = eval_.pending[pos];
         r.pools.clear();
+        r.refused.clear();
         r.gpus = 0;
     }
     eval_.provisional.erase(job_id);
@@ -738,6 +777,8 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     // more than the quota.
     admit_one(r, eval_);
     eval_.provisional[job.id] = r;
+    // Its admission (and where it may start) is what preemptable() reads.
+    preemptor_cache_.valid = false;
     return r;
 }
 
@@ -787,9 +828,27 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         pc.tier = tier_of_qos(pc.qos);
         pc.pools = managed_pools(preemptor.partitions);
         pc.admitted = true;
+        pc.refused_pool = -1;
         if (!preemptible_tier(pc.tier) && preemptor.gpus > 0 && !pc.pools.empty()) {
             const PendingResult *known = pending_result(preemptor.id);
-            pc.admitted = known ? known->admission != Admission::Held : fits_quota(pc.pools, preemptor.gpus, nullptr);
+            if (!known) {
+                pc.admitted = fits_quota(pc.pools, preemptor.gpus);
+            } else if (known->admission == Admission::Held) {
+                pc.admitted = false;
+            } else if (!known->refused.empty()) {
+                // It may start (and so preempt) only in the pools whose
+                // quota admitted it.
+                PoolList admitted_in;
+                for (int p : pc.pools)
+                    if (known->refuses(p))
+                        pc.refused_pool = p;
+                    else
+                        admitted_in.push_back(p);
+                if (admitted_in.empty())
+                    pc.admitted = false;
+                else
+                    pc.pools = admitted_in;
+            }
         }
     }
     if (pc.pools.empty()) {
@@ -798,7 +857,12 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     }
     v.preemptor_pool = pc.pools.front();
     if (!pc.admitted) {
-        v.why = "preemptor is held by quota";
+        if (pc.refused_pool >= 0) {
+            v.preemptor_pool = pc.refused_pool;
+            v.why = "preemptor does not fit the quota of " + eval_.pools[static_cast<size_t>(pc.refused_pool)].name;
+        } else {
+            v.why = "preemptor is held by quota";
+        }
         return v;
     }
     const bool np = !preemptible_tier(pc.tier);

@@ -47,11 +47,12 @@ struct PoolState {
     uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
 };
 
-// Pools a job may run in: almost always one or two, so kept inline to spare
-// an allocation per pending job and pass.
-class PoolList {
+// A short list kept inline (almost always one or two entries), to spare an
+// allocation per pending job and pass.
+template <typename T, uint32_t kInline>
+class InlineList {
 public:
-    void push_back(int p) {
+    void push_back(const T &p) {
         if (n_ < kInline) {
             inline_[n_] = p;
         } else {
@@ -60,29 +61,38 @@ public:
         }
         ++n_;
     }
-    const int *begin() const { return n_ <= kInline ? inline_ : spill_.data(); }
-    const int *end() const { return begin() + n_; }
+    const T *begin() const { return n_ <= kInline ? inline_ : spill_.data(); }
+    const T *end() const { return begin() + n_; }
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
-    int front() const { return *begin(); }
+    const T &front() const { return *begin(); }
     void clear() {
         n_ = 0;
         spill_.clear();
     }
-    bool contains(int p) const {
-        for (int x : *this)
+    bool contains(const T &p) const {
+        for (const T &x : *this)
             if (x == p) return true;
         return false;
     }
-    bool operator==(const PoolList &o) const {
+    bool operator==(const InlineList &o) const {
         return n_ == o.n_ && std::equal(begin(), end(), o.begin());
     }
 
 private:
-    static constexpr uint32_t kInline = 4;
     uint32_t n_ = 0;
-    int inline_[kInline] = {};
-    std::vector<int> spill_;
+    T inline_[kInline] = {};
+    std::vector<T> spill_;
+};
+
+// Pools a job may run in.
+using PoolList = InlineList<int, 4>;
+
+// A listed pool whose quota a pending NP job does not fit.
+struct Refusal {
+    int pool = -1;
+    uint32_t taken = 0;  // the pool's NP GPUs then, used + reserved
+    bool operator==(const Refusal &o) const { return pool == o.pool && taken == o.taken; }
 };
 
 // Why an NP job is held; the text is made only when someone asks.
@@ -101,8 +111,11 @@ struct PendingResult {
     uint32_t gpus = 0;
     uint32_t group_standing = 0;
     Hold hold = Hold::None;
-    int hold_pool = -1;         // the pool whose quota it does not fit
-    uint32_t hold_taken = 0;    // that pool's NP GPUs, used + reserved
+    // R2 over several pools: the listed pools whose quota it does not fit.
+    // Held: all of them.  Admitted: Slurm must not start it there, only in
+    // its other partitions (start_partitions()); nothing is reserved there.
+    InlineList<Refusal, 2> refused;
+    int hold_pool = -1;         // held: the first of them
     // Job array meta record: pending tasks it stands for (0/1: ordinary).
     uint32_t array_tasks = 0;
     // Tasks of this record that may start now: Quota: k >= 1 (1 for an
@@ -110,6 +123,11 @@ struct PendingResult {
     uint32_t admitted_tasks = 0;
 
     uint32_t task_count() const { return array_tasks > 1 ? array_tasks : 1; }
+    bool refuses(int pool) const {
+        for (const Refusal &x : refused)
+            if (x.pool == pool) return true;
+        return false;
+    }
 };
 
 struct RunningInfo {
@@ -235,8 +253,14 @@ public:
     // Running tasks of job array `array_job_id` as the engine counts them
     // (last pass, refresh_running, job_ended).
     uint32_t array_running(uint32_t array_job_id) const;
-    // "GpuPoolQuota:pool1 2/2" for a held job, "" otherwise.
+    // "GpuPoolQuota:pool1 2/2" for a held job ("GpuPoolQuota:pool1 2/2,
+    // pool2 2/2" when it lists several pools), "" otherwise.
     std::string reason_of(const PendingResult &r) const;
+    // Of `listed` (a pending job's comma-separated partitions), those Slurm
+    // may start it in now: every partition that is not a pool, and the
+    // pools whose quota admitted it (R2).  A held job: none.  Throws
+    // std::invalid_argument for a job with no result.
+    std::string start_partitions(uint32_t job_id, std::string_view listed) const;
 
     const Evaluation &last() const { return eval_; }
     std::vector<std::string> warnings() const;
@@ -295,14 +319,16 @@ private:
     uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const std::vector<std::string> &parts) const;
     PoolList managed_pools(std::string_view parts) const;
-    // Fits the quota of every pool; if not, says where in `r` (if given).
-    bool fits_quota(const PoolList &pools, uint32_t gpus, PendingResult *r) const;
-    // How many of up to `max_tasks` tasks of `gpus` each fit the quota of
-    // every pool (0: none; then says where in `r`, if given).
-    uint32_t fitting_tasks(const PoolList &pools, uint32_t gpus, uint32_t max_tasks, PendingResult *r) const;
+    // Fits the quota of every pool (a job not seen by a pass, which Slurm
+    // may start in any of them).
+    bool fits_quota(const PoolList &pools, uint32_t gpus) const;
+    // GPUs of pool p's quota that no NP job holds or has been admitted to.
+    static uint64_t quota_room(const PoolState &ps);
     // R2 admission of one pending result against the pools' current
     // usage and reservations; reserves what it admits.
     void admit_one(PendingResult &r, Evaluation &ev) const;
+    static void reserve_admitted(const PendingResult &r, Evaluation &ev);
+    static void count_held(const PendingResult &r, Evaluation &ev);
     void tally_pending(Evaluation &ev) const;
     bool preemptible_tier(int tier) const;
     uint32_t tier_priority(int tier) const;
@@ -337,6 +363,7 @@ private:
         int tier = -1;
         PoolList pools;
         bool admitted = false;
+        int refused_pool = -1;  // not admitted: a pool whose quota it does not fit
     } preemptor_cache_;
 
     friend struct EngineStateAccess;

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define GP_ABI_VERSION 3
+#define GP_ABI_VERSION 4
 
 typedef enum {
 	GP_OK = 0,
@@ -242,6 +242,13 @@ typedef struct {
 	 * array_running + admitted_tasks tasks of the array may run at once.
 	 */
 	uint32_t array_running;
+	/*
+	 * ABI 4.  Listed pools whose quota the job does not fit (R2).  Held:
+	 * all of them.  Admitted (a job listing several pools): Slurm must
+	 * not start it in these, only where gp_engine_start_partitions()
+	 * says.  0: it may start in any partition it lists.
+	 */
+	uint32_t refused_pools;
 } gp_pending_result_t;
 
 /* Result for a pending job of the last pass; GP_ERR_ARG if unknown. */
@@ -251,6 +258,18 @@ size_t gp_engine_pending_count(gp_engine_t *engine);
 /* i-th pending job in R1 order. */
 int gp_engine_pending_at(gp_engine_t *engine, size_t i,
 			 gp_pending_result_t *out);
+
+/*
+ * ABI 4.  Of `partitions` (a pending job's comma-separated partitions, as
+ * its user listed them), those Slurm may start `job_id` in now, in the same
+ * order: every partition that is not a gpupool pool and every pool whose
+ * quota admitted it; none for a held job.  `buf` needs at most
+ * strlen(partitions) + 1 bytes.  GP_ERR_ARG if the job has no result (no
+ * pass or provisional placement has seen it).
+ */
+int gp_engine_start_partitions(gp_engine_t *engine, uint32_t job_id,
+			       const char *partitions, char *buf,
+			       size_t buf_len);
 
 /*
  * Priority for a job that arrived after the last pass (priority_p_set at

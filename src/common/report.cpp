@@ -81,6 +81,12 @@ std::string Engine::report_json() const {
         json_object_set_new(o, "orig_submit", json_integer(r.orig_submit));
         json_object_set_new(o, "admission", json_string(admission_name(r.admission)));
         json_object_set_new(o, "reason", json_string(reason_of(r).c_str()));
+        if (r.admission != Admission::Held && !r.refused.empty()) {
+            // Admitted in some of its pools: Slurm may not start it in these.
+            json_t *rf = json_array();
+            for (const Refusal &x : r.refused) json_array_append_new(rf, json_string(pool_name(x.pool)));
+            json_object_set_new(o, "refused_pools", rf);
+        }
         json_object_set_new(o, "factor_tier", json_integer(r.factor_tier));
         json_object_set_new(o, "factor_fairshare", json_integer(r.factor_fairshare));
         json_object_set_new(o, "factor_age", json_integer(r.factor_age));

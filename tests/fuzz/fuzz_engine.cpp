@@ -241,13 +241,19 @@ void check_admission(const Engine &e, bool exact) {
     for (const PendingResult &r : ev.pending) {
         FUZZ_CHECK(r.admitted_tasks <= r.task_count());
         FUZZ_CHECK((r.admitted_tasks == 0) == (r.admission == Admission::Held));
+        for (const Refusal &x : r.refused) FUZZ_CHECK(r.pools.contains(x.pool));
         if (r.admission == Admission::Held) {
-            FUZZ_CHECK(r.pools.contains(r.hold_pool));
+            FUZZ_CHECK(r.refused.size() == r.pools.size());  // held: it fits none of its pools
             FUZZ_CHECK(r.priority == 0);
             FUZZ_CHECK(!e.reason_of(r).empty());
         }
-        if (r.admission == Admission::Quota)
-            for (int p : r.pools) asked[static_cast<size_t>(p)] += uint64_t(r.admitted_tasks) * r.gpus;
+        if (r.admission == Admission::Quota) {
+            // Admitted: it fits one at least (a pending job that went
+            // away, job_ended(), lists none).
+            FUZZ_CHECK(r.pools.empty() || r.refused.size() < r.pools.size());
+            for (int p : r.pools)
+                if (!r.refuses(p)) asked[static_cast<size_t>(p)] += uint64_t(r.admitted_tasks) * r.gpus;
+        }
     }
     for (size_t p = 0; p < ev.pools.size(); ++p) {
         const PoolState &ps = ev.pools[p];
@@ -308,6 +314,9 @@ void check_verdicts(Engine &e, const Snapshot &snap, const SnapJob &pre, int64_t
         if (!vd.allowed) continue;
         FUZZ_CHECK(!held);
         FUZZ_CHECK(vd.victim_pool >= 0 && vd.preemptor_pool >= 0);
+        // It never preempts for a pool whose quota it does not fit (an NP
+        // job with GPUs: only those are subject to quota).
+        FUZZ_CHECK(!known || ptier.preemptible || pre.gpus == 0 || !known->refuses(vd.preemptor_pool));
         const PoolState &vp = e.last().pools.at(static_cast<size_t>(vd.victim_pool));
         const PoolState &pp = e.last().pools.at(static_cast<size_t>(vd.preemptor_pool));
         auto rit = e.last().running.find(v.id);

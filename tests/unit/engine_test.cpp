@@ -258,7 +258,8 @@ TEST(QuotaAdmission, JobLargerThanQuota) {
 }
 
 // A job listing two pools never pushes either over quota: it is admitted
-// only where every listed pool has room, since Slurm may start it in any.
+// where its quota fits and reserves only there (tests/unit/multipool_test.cpp
+// has the rest of R2 over several pools).
 TEST(QuotaAdmission, MultiPoolJobNeverExceedsEitherQuota) {
     Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\nPool=pool2 Quota=1\n");
     Snapshot s = cluster(4);
@@ -269,10 +270,15 @@ TEST(QuotaAdmission, MultiPoolJobNeverExceedsEitherQuota) {
     s.add_job(pending(3, "pool1", "normal", 1, T0 + 2));
     s.add_job(pending(4, "pool1", "normal", 1, T0 + 3));
     e.evaluate(s, T0 + 4);
-    EXPECT_EQ(e.pending_result(2)->admission, Admission::Held);
-    EXPECT_EQ(e.reason_of(*e.pending_result(2)), "GpuPoolQuota:pool2 1/1");
+    // pool2 is at quota: job 2 may start in pool1 only, and takes one of
+    // its two GPUs of quota there.
+    EXPECT_EQ(e.pending_result(2)->admission, Admission::Quota);
+    EXPECT_EQ(e.start_partitions(2, "pool1,pool2"), "pool1");
     EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
-    EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Held);
+    EXPECT_EQ(e.reason_of(*e.pending_result(4)), "GpuPoolQuota:pool1 2/2");
+    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved, 0u);
 
     // With room in both, it reserves in both: pool1's next NP job waits.
     Snapshot s2 = cluster(4);
@@ -283,6 +289,7 @@ TEST(QuotaAdmission, MultiPoolJobNeverExceedsEitherQuota) {
     s2.add_job(pending(4, "pool1", "normal", 1, T0 + 3));
     e.evaluate(s2, T0 + 5);
     EXPECT_EQ(e.pending_result(2)->admission, Admission::Quota);
+    EXPECT_EQ(e.start_partitions(2, "pool1,pool2"), "pool1,pool2");
     EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Held);
     EXPECT_EQ(pool(e, "pool2").np_reserved, 1u);

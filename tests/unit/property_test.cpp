@@ -97,8 +97,8 @@ TEST(Property, AdmissionNeverExceedsQuota) {
             ASSERT_LE(ps.np_used + ps.np_reserved, ps.quota) << "world " << i << " pool " << ps.name;
             uint32_t admitted = 0;
             for (const PendingResult &r : e.last().pending)
-                if (r.admission == Admission::Quota &&
-                    r.pools.contains(static_cast<int>(p)))
+                if (r.admission == Admission::Quota && r.pools.contains(static_cast<int>(p)) &&
+                    !r.refuses(static_cast<int>(p)))
                     admitted += r.admitted_tasks * r.gpus;
             ASSERT_EQ(admitted, ps.np_reserved) << "world " << i;
             for (const PendingResult &r : e.last().pending) {
