@@ -820,3 +820,47 @@ test_restart_with_bad_config() {
   assert log_has "$msg" || { ilog "stderr: $out"; log_since | tail -5 >&2; return 1; }
   assert wait_until 60 all_nodes_up
 }
+
+# ---------------------------------------------------------------- issue 7: several pools
+
+# The reason squeue shows, spaces for scontrol's underscores.
+reason_is() { local r; r=$(job_reason "$1"); [[ ${r//_/ } == "$2" ]]; }
+# The partition a job runs in (squeue shows the user's list while it pends).
+job_part() { squeue -h -j "$1" -o %P 2>/dev/null | head -n1; }
+
+# Issue 7, acceptance 4 (R2 over several pools): a NORMAL job listing two
+# pools, the first at quota and the second free, starts at once in the
+# second; one listing two full pools is held with a reason naming both, and
+# starts in the first whose quota frees.  And it never starts in a pool
+# whose quota it would exceed: listing pool1 (at quota, 2 GPUs free) and
+# pool3 (quota free, its GPUs held by LOW jobs), it preempts a LOW job of
+# pool3 rather than take a free GPU of pool1.
+test_multi_pool() {
+  local n1 n2 m1 m2 m3 l1 l2 m4 t0 j
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
+  t0=$SECONDS
+  m1=$(submit m1 pool1,pool2 normal) || return 1
+  assert wait_state "$m1" RUNNING 10 || return 1
+  ilog "pool1 at quota: JobId=$m1 (pool1,pool2) running after $(( SECONDS - t0 )) s in $(job_part "$m1")"
+  assert test "$(job_part "$m1")" = pool2 || return 1
+  m2=$(submit m2 pool2 normal) && assert wait_state "$m2" RUNNING 30 || return 1
+  m3=$(submit m3 pool1,pool2 normal) || return 1
+  assert wait_until 10 reason_is "$m3" "GpuPoolQuota:pool1 2/2,pool2 2/2" || { ilog "reason: $(job_reason "$m3")"; return 1; }
+  # The user's list stays what squeue shows.
+  assert test "$(job_part "$m3")" = pool1,pool2 || return 1
+  scancel "$n1"
+  assert wait_state "$m3" RUNNING 10 && assert test "$(job_part "$m3")" = pool1 || { ilog "JobId=$m3 in $(job_part "$m3")"; return 1; }
+
+  cancel_all 30 || return 1
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  l1=$(submit l1 pool3 low) && l2=$(submit l2 pool3 low) || return 1
+  for j in "$n1" "$n2" "$l1" "$l2"; do assert wait_state "$j" RUNNING 30 || return 1; done
+  mark_log
+  m4=$(submit m4 pool1,pool3 normal) || return 1
+  assert wait_state "$m4" RUNNING 30 || return 1
+  assert test "$(job_part "$m4")" = pool3 || { ilog "JobId=$m4 runs in $(job_part "$m4")"; return 1; }
+  assert wait_until 20 log_has "preempt victim JobId=($l1|$l2) .*for JobId=$m4 .*rule InPool" ||
+    { log_since | grep gpupool >&2; return 1; }
+  assert test "$(running_count pool1)" -eq 2
+}

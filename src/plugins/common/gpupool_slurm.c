@@ -177,6 +177,12 @@ static char *_job_partitions(job_record_t *job_ptr, int state,
 			return xstrdup(part_ptr->name);
 		return xstrdup(job_ptr->partition);
 	}
+	/*
+	 * A pending job's string is the list its user gave; part_ptr_list may
+	 * be narrowed to where gpupool admits it (start_parts.h).
+	 */
+	if (job_ptr->part_ptr_list && job_ptr->partition)
+		return xstrdup(job_ptr->partition);
 	if (job_ptr->part_ptr_list) {
 		it = list_iterator_create(job_ptr->part_ptr_list);
 		while ((part_ptr = list_next(it)))

@@ -69,9 +69,10 @@ extern const char *gps_job_qos(job_record_t *job_ptr, bool may_lock,
  * partition string is xmalloc'd into *part_buf (caller xfree's it; `out`
  * points into it), the QOS name copied into qos_buf (`out` points there).
  * Running jobs: their one partition; pending jobs: `use_part` if given
- * (the partition the scheduler is trying), else every partition they may
- * run in.  Caller holds job read + partition read locks and no assoc_mgr
- * lock (an unknown QOS is looked up under assoc_mgr's QOS read lock).
+ * (the partition the scheduler is trying), else every partition their user
+ * listed (the job's partition string: gpupool may have narrowed its list).
+ * Caller holds job read + partition read locks and no assoc_mgr lock (an
+ * unknown QOS is looked up under assoc_mgr's QOS read lock).
  */
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,

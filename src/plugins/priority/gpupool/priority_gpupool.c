@@ -65,6 +65,7 @@
 
 #include "gpupool.h"
 #include "gpupool_slurm.h"
+#include "start_parts.h"
 
 /*
  * sshare loads this plugin too (priority_g_calc_fs_factor); dlopen with
@@ -135,6 +136,8 @@ static bool conf_copy_pending = false;
  */
 static uint32_t *held_ids = NULL;
 static size_t held_cnt = 0, held_cap = 0;
+
+static void _wake(void);
 
 /* ------------------------------------------------------------------ */
 /* our holds                                                            */
@@ -372,17 +375,26 @@ static void _set_prio(job_record_t *job_ptr, uint32_t prio)
 
 /*
  * Write one engine result back to a pending job.  Caller holds the job
- * write lock and has checked the job is not held by its user or an admin
- * and has no admin-set priority.  Returns 1 if the job was released from
- * our hold or may start more array tasks, 0 otherwise; *changed tells
- * whether anything changed.
+ * write lock (and the partition read lock if `part_locked`) and has checked
+ * the job is not held by its user or an admin and has no admin-set
+ * priority.  Returns 1 if the job was released from our hold or may start
+ * more array tasks, 0 otherwise; *changed tells whether anything changed.
  */
 static int _apply(job_record_t *job_ptr, const gp_pending_result_t *r,
-		  bool ours, bool *changed)
+		  bool ours, bool part_locked, bool *changed)
 {
+	const char *hold = NULL;
 	int raised;
 
 	if (r->admission == GP_HELD_QUOTA) {
+		hold = r->reason;
+		parts_unrestrict(job_ptr, part_locked, changed);
+	} else if (!parts_apply(job_ptr, r, part_locked, changed)) {
+		/* Admitted where its list no longer reaches: the next pass. */
+		hold = GP_STARTING_REASON;
+		_wake();
+	}
+	if (hold) {
 		if (job_ptr->priority != 0) {
 			_set_prio(job_ptr, 0);
 			*changed = true;
@@ -391,14 +403,14 @@ static int _apply(job_record_t *job_ptr, const gp_pending_result_t *r,
 			job_ptr->state_reason = WAIT_HELD;
 			*changed = true;
 		}
-		if (xstrcmp(job_ptr->state_desc, r->reason)) {
+		if (xstrcmp(job_ptr->state_desc, hold)) {
 			xfree(job_ptr->state_desc);
-			job_ptr->state_desc = xstrdup(r->reason);
+			job_ptr->state_desc = xstrdup(hold);
 			*changed = true;
 		}
 		if (!ours)
 			debug("gpupool: hold JobId=%u: %s", job_ptr->job_id,
-			      r->reason);
+			      hold);
 		_held_add(job_ptr->job_id);
 		return 0;
 	}
@@ -457,7 +469,7 @@ static int _apply_engine_pending(time_t now)
 			continue;
 		if (!_writable(job_ptr, &ours))
 			continue;
-		released += _apply(job_ptr, &r, ours, &changed);
+		released += _apply(job_ptr, &r, ours, false, &changed);
 	}
 	if (changed)
 		last_job_update = now;
@@ -640,11 +652,13 @@ static void _pass(void)
 				/* Our hold but no result: not seen (yet). */
 				continue;
 			}
-			released += _apply(job_ptr, &r, ours, &changed);
+			released += _apply(job_ptr, &r, ours, true, &changed);
 			if (r.admission == GP_HELD_QUOTA)
 				held++;
 		}
 		list_iterator_destroy(it);
+		/* Jobs that left the queue get their partitions back. */
+		parts_sync();
 		/* Forget holds of jobs that are gone or no longer ours. */
 		if (held_cnt) {
 			size_t i, k = 0;
@@ -975,6 +989,7 @@ extern int fini(void)
 	held_cnt = held_cap = 0;
 	xfree(caps);
 	cap_cnt = cap_alloc = 0;
+	parts_fini();
 	in_ctld = false;
 	return SLURM_SUCCESS;
 }
@@ -1042,6 +1057,12 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 		r.admission = GP_HELD_QUOTA;
 		snprintf(r.reason, sizeof(r.reason), "%s", GP_STARTING_REASON);
 	}
+	/* Listing several pools, it may start only where its quota fits. */
+	if ((r.admission != GP_HELD_QUOTA) &&
+	    !parts_apply(job_ptr, &r, false, &changed)) {
+		r.admission = GP_HELD_QUOTA;
+		snprintf(r.reason, sizeof(r.reason), "%s", GP_STARTING_REASON);
+	}
 	if (r.admission == GP_HELD_QUOTA) {
 		job_ptr->state_reason = WAIT_HELD;
 		xfree(job_ptr->state_desc);
@@ -1085,6 +1106,13 @@ extern void priority_p_reconfig(bool assoc_clear)
 		slurm_cond_signal(&agent_cond);
 		slurm_mutex_unlock(&agent_mutex);
 	}
+	/*
+	 * A reconfigure (no slurmctld lock held here) rebuilt every job's
+	 * partition list from its string: narrow again at once, before the
+	 * scheduler that the reconfigure queues next.
+	 */
+	if (assoc_clear)
+		parts_reapply();
 	site_factor_g_reconfig();
 }
 
@@ -1300,6 +1328,7 @@ extern void priority_p_job_end(job_record_t *job_ptr)
 	if (!in_ctld)
 		return;
 
+	parts_left_queue(job_ptr, false);
 	rc = gp_engine_job_ended(gp_shared_engine(), job_ptr->job_id,
 				 (int64_t) now);
 	if (rc == 1) {
