@@ -106,6 +106,8 @@ JobRef to_ref(const gp_job_t *j) {
 
 }  // namespace
 
+GP_EXPORT uint32_t gp_abi_version(void) { return GP_ABI_VERSION; }
+
 GP_EXPORT gp_engine_t *gp_engine_create(void) { return new (std::nothrow) gp_engine; }
 
 GP_EXPORT void gp_engine_destroy(gp_engine_t *e) { delete e; }

@@ -22,6 +22,13 @@
 extern "C" {
 #endif
 
+/*
+ * Version of this C ABI: raised on every change of a struct, an enum value,
+ * a function or what one means.  A plugin checks at load that the library
+ * it got has the version it was built for (gp_abi_version()): the two are
+ * built from one source tree and installed together, so any difference is
+ * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
+ */
 #define GP_ABI_VERSION 4
 
 typedef enum {
@@ -36,6 +43,9 @@ typedef enum {
 
 typedef struct gp_engine gp_engine_t;
 typedef struct gp_snapshot gp_snapshot_t;
+
+/* ABI 4.  GP_ABI_VERSION as the library was built. */
+uint32_t gp_abi_version(void);
 
 /* ------------------------------------------------------------------ */
 /* Engine life cycle and configuration                                 */

@@ -122,6 +122,16 @@ TEST(CApi, NoConfigAndNullArgumentsAreErrorsNotCrashes) {
     gp_engine_destroy(e);
 }
 
+// The library says which ABI it was built with: what a plugin compares with
+// the GP_ABI_VERSION it was compiled against before it uses anything else.
+TEST(CApi, LibraryReportsItsAbiVersion) {
+    EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
+    EXPECT_EQ(gp_abi_version(), 4u);
+    // Makefile.am's libtool -version-info follows the ABI (it passes
+    // GPUPOOL_LT_CURRENT to the tests).
+    EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
+}
+
 TEST(CApi, JobArraysThroughTheAbi) {
     static_assert(GP_ABI_VERSION >= 2, "array fields are ABI 2");
     gp_engine_t *e = gp_engine_create();

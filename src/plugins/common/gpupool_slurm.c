@@ -55,6 +55,31 @@
 
 #include "gpupool_slurm.h"
 
+/*
+ * Weak: a libgpupool older than ABI 4 has no gp_abi_version(); its address
+ * is then NULL (resolved when the plugin is loaded, not at the call), and
+ * the plugin says so instead of dying on an unresolved symbol.
+ */
+#pragma weak gp_abi_version
+
+extern int gps_abi_check(const char *plugin_type)
+{
+	uint32_t lib;
+
+	if (!gp_abi_version) {
+		error("%s: the libgpupool loaded has no gp_abi_version(): it is older than C ABI %d, which this plugin was built for; install the libgpupool built with this plugin",
+		      plugin_type, GP_ABI_VERSION);
+		return SLURM_ERROR;
+	}
+	lib = gp_abi_version();
+	if (lib != GP_ABI_VERSION) {
+		error("%s: the libgpupool loaded has C ABI %u, this plugin was built for C ABI %d; install the libgpupool built with this plugin",
+		      plugin_type, lib, GP_ABI_VERSION);
+		return SLURM_ERROR;
+	}
+	return SLURM_SUCCESS;
+}
+
 static void _copy(char *dst, size_t len, const char *src, size_t n)
 {
 	if (n >= len)

@@ -106,6 +106,13 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 gps_our_hold_f our_hold, time_t now,
 					 uint32_t *job_cnt);
 
+/*
+ * Refuse a libgpupool built for another C ABI than this plugin (init() of
+ * each plugin that links it, before any other libgpupool call): logs why
+ * and returns SLURM_ERROR, so that slurmctld does not start with it.
+ */
+extern int gps_abi_check(const char *plugin_type);
+
 /* Preempt mode name for logs. */
 extern const char *gps_rule_name(int rule);
 

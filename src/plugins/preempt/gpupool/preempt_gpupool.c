@@ -73,6 +73,8 @@ static bool qos_seeded = false;
 
 extern int init(void)
 {
+	if (gps_abi_check(plugin_type) != SLURM_SUCCESS)
+		return SLURM_ERROR;
 	verbose("%s loaded", plugin_type);
 	return SLURM_SUCCESS;
 }

@@ -941,6 +941,8 @@ extern int init(void)
 {
 	char err[1024] = "", *path;
 
+	if (gps_abi_check(plugin_type) != SLURM_SUCCESS)
+		return SLURM_ERROR;
 	if (!running_in_slurmctld()) {
 		debug("%s loaded (not in slurmctld: nothing to do)",
 		      plugin_type);
