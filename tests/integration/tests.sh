@@ -864,3 +864,23 @@ test_multi_pool() {
     { log_since | grep gpupool >&2; return 1; }
   assert test "$(running_count pool1)" -eq 2
 }
+
+# Issue 7: preempt/gpupool refuses to start without priority/gpupool, whose
+# passes it decides from (every preemption check would fail, silently):
+# slurmctld with PriorityType=priority/basic does not start, and says why.
+test_preempt_needs_priority() {
+  local bad out rc=0 pid msg
+  bad=$(dirname "$SLURM_CONF")/slurm-priority-basic.conf
+  sed 's|^PriorityType=.*|PriorityType=priority/basic|' "$SLURM_CONF" >"$bad"
+  pid=$(tr -dc 0-9 <"$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid")
+  kill -TERM "$pid" && assert wait_until 30 eval "! kill -0 $pid" || { rm -f "$bad"; return 1; }
+  mark_log
+  out=$(timeout 60 slurmctld -D -f "$bad" 2>&1) || rc=$?
+  rm -f "$bad"
+  ilog "slurmctld -D with PriorityType=priority/basic exited $rc"
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" start-ctld >&2 || return 1
+  msg="preempt/gpupool: PriorityType=priority/basic, but preempt/gpupool decides from the passes of priority/gpupool: set PriorityType=priority/gpupool (or another PreemptType)"
+  assert test "$rc" -ne 0 -a "$rc" -ne 124 || { ilog "output: $out"; return 1; }
+  assert log_has "$(sed 's/[.()]/\\&/g' <<<"$msg")" || { ilog "output: $out"; log_since | tail -5 >&2; return 1; }
+  assert wait_until 60 all_nodes_up
+}

@@ -75,6 +75,20 @@ extern int init(void)
 {
 	if (gps_abi_check(plugin_type) != SLURM_SUCCESS)
 		return SLURM_ERROR;
+	/*
+	 * Every decision here reads the pass that priority/gpupool runs:
+	 * without it each preemption check would fail, silently.  slurm_conf
+	 * is read without its lock, as slurmctld itself does before its
+	 * threads start (the other caller, a reconfigure, holds it).
+	 */
+	if (xstrcmp(slurm_conf.priority_type, "priority/gpupool")) {
+		error("%s: PriorityType=%s, but %s decides from the passes of priority/gpupool: set PriorityType=priority/gpupool (or another PreemptType)",
+		      plugin_type,
+		      slurm_conf.priority_type ? slurm_conf.priority_type :
+						 "(none)",
+		      plugin_type);
+		return SLURM_ERROR;
+	}
 	verbose("%s loaded", plugin_type);
 	return SLURM_SUCCESS;
 }
