@@ -43,6 +43,17 @@ step "unit tests (make check)"
 make -j"$(nproc)" check >/dev/null 2>&1
 count_gtest tests/unit/gpupool_tests.log unit
 
+step "man pages render (man -l; a groff warning fails)"
+for page in doc/*.[1-8]; do
+  warn=$(MANWIDTH=80 man --warnings=all -l "$page" 2>&1 >/dev/null)
+  lines=$(MANWIDTH=80 man -l "$page" 2>/dev/null | wc -l)
+  if [[ -z $warn && $lines -gt 20 ]]; then
+    echo "man -l $page: $lines lines"; passed=$(( passed + 1 ))
+  else
+    echo "man -l $page: FAILED ($lines lines) $warn"; failed=$(( failed + 1 ))
+  fi
+done
+
 step "unit tests under ASan + UBSan (build-asan/)"
 # build.sh configures the repository in place, and automake refuses a VPATH
 # build of a configured source tree: build a copy of the sources (no build
