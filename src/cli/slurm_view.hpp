@@ -1,0 +1,35 @@
+// The live cluster through libslurm: slurmctld's configuration, nodes,
+// partitions and jobs, mapped to the core's snapshot exactly as the
+// plugins map slurmctld's records (src/plugins/common/gpupool_slurm.c).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "view.hpp"
+
+namespace gpupool::cli {
+
+struct ControllerConf {
+    std::string cluster;
+    std::string slurm_conf;       // slurm.conf as slurmctld names it
+    std::string state_save;       // StateSaveLocation
+    bool private_jobs = false;    // PrivateData=jobs
+};
+
+// Each throws std::runtime_error naming what failed (slurmctld down, ...).
+ControllerConf load_controller_conf();
+
+// Nodes, partitions and jobs, counting GPUs by `quota_tres` (QuotaTRES).
+void load_cluster(ClusterView &view, const std::string &quota_tres, const ControllerConf &conf);
+
+// Original submit times of requeued jobs from slurmdbd: the earliest
+// submit of each job's records (sacct -D).  Slurm resets a job's submit
+// time on requeue; the plugins remember the first one in their state
+// file, which a login node cannot read.  Empty when accounting cannot be
+// reached (then `why_not` says why).
+std::unordered_map<uint32_t, int64_t> first_submit_times(const ClusterView &view, const ControllerConf &conf,
+                                                         std::string &why_not);
+
+}  // namespace gpupool::cli

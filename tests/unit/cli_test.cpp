@@ -1,0 +1,396 @@
+// The gpupool command without Slurm: its text forms of Slurm's strings,
+// and status/queue/why over fixed cluster views, JSON fields and tables.
+#include <gtest/gtest.h>
+#include <jansson.h>
+
+#include <memory>
+#include <sstream>
+
+#include "commands.hpp"
+#include "slurm_text.hpp"
+#include "test_helpers.hpp"
+
+using namespace gpupool;
+using namespace gpupool::cli;
+using namespace gpupool::test;
+
+namespace {
+constexpr int64_t T0 = 1'700'000'000;
+
+struct JsonDel {
+    void operator()(json_t *j) const { json_decref(j); }
+};
+using Json = std::unique_ptr<json_t, JsonDel>;
+
+Json parse(const std::string &text) {
+    json_error_t err;
+    Json j(json_loads(text.c_str(), 0, &err));
+    EXPECT_TRUE(j) << err.text << "\n" << text;
+    return j;
+}
+
+int64_t int_at(json_t *o, const char *key) {
+    json_t *v = json_object_get(o, key);
+    EXPECT_TRUE(json_is_integer(v)) << key;
+    return json_integer_value(v);
+}
+
+std::string str_at(json_t *o, const char *key) {
+    json_t *v = json_object_get(o, key);
+    EXPECT_TRUE(json_is_string(v)) << key;
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+json_t *find_by(json_t *arr, const char *key, const std::string &value) {
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o) {
+        json_t *v = json_object_get(o, key);
+        if (json_is_string(v) && value == json_string_value(v)) return o;
+    }
+    return nullptr;
+}
+
+json_t *find_job(json_t *arr, int64_t id) {
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o) if (json_integer_value(json_object_get(o, "job_id")) == id) return o;
+    return nullptr;
+}
+
+void meta(ClusterView &v, uint32_t id, const std::string &name, const std::string &user, const std::string &part,
+          const std::string &state, int64_t submit) {
+    JobMeta m;
+    m.name = name;
+    m.user = user;
+    m.partition = part;
+    m.state = state;
+    m.submit_time = submit;
+    v.meta[id] = m;
+}
+
+// OSMO "Borrowing and Reclaiming" as slurmctld would show it.
+ClusterView osmo_view() {
+    ClusterView v;
+    v.cluster = "test";
+    v.conf_path = "test.conf";
+    v.now = T0 + 7;
+    v.history.available = true;
+    v.history.path = "state.json";
+    v.snap = cluster(4);
+    partition(v.snap, "pool1", 0, 3);
+    partition(v.snap, "pool2", 0, 3);
+    v.snap.add_job(running(1, "pool1", "normal", 1, T0));
+    v.snap.add_job(running(2, "pool1", "low", 1, T0 + 1));
+    v.snap.add_job(running(4, "pool2", "normal", 1, T0 + 2));
+    v.snap.add_job(running(3, "pool1", "low", 1, T0 + 5, T0 + 3));
+    meta(v, 1, "wf1", "alice", "pool1", "RUNNING", T0);
+    meta(v, 2, "wf2", "alice", "pool1", "RUNNING", T0 + 1);
+    meta(v, 4, "wf4", "bob", "pool2", "RUNNING", T0 + 2);
+    meta(v, 3, "wf3", "alice", "pool1", "RUNNING", T0 + 3);
+    return v;
+}
+const std::string kTwoPools = kOsmoTiers + "Pool=pool1 Quota=2\nPool=pool2 Quota=2\n";
+}  // namespace
+
+TEST(SlurmText, TresCount) {
+    EXPECT_EQ(tres_count("cpu=2,mem=1G,node=1,billing=2,gres/gpu=3", "gres/gpu"), 3u);
+    EXPECT_EQ(tres_count("cpu=2,gres/gpu:a100=2,gres/gpu=2", "gres/gpu:a100"), 2u);
+    EXPECT_FALSE(tres_count("cpu=2,gres/gpu:a100=2", "gres/gpu"));
+    EXPECT_FALSE(tres_count("", "gres/gpu"));
+    EXPECT_EQ(tres_count("mem=2G", "mem"), 2ull << 30);
+}
+
+TEST(SlurmText, GresCount) {
+    EXPECT_EQ(gres_count("gpu:4", "gpu", ""), 4u);
+    EXPECT_EQ(gres_count("gpu:a100:2(S:0-1),gpu:v100:1", "gpu", ""), 3u);
+    EXPECT_EQ(gres_count("gpu:a100:2(S:0-1),gpu:v100:1", "gpu", "v100"), 1u);
+    EXPECT_EQ(gres_count("gres:gpu:2", "gpu", ""), 2u);
+    EXPECT_EQ(gres_count("gres/gpu:2", "gpu", ""), 2u);
+    EXPECT_EQ(gres_count("gpu", "gpu", ""), 1u);
+    EXPECT_EQ(gres_count("mps:100,gpu:1", "gpu", ""), 1u);
+    EXPECT_FALSE(gres_count("mps:100", "gpu", ""));
+    EXPECT_FALSE(gres_count("(null)", "gpu", ""));
+    std::string n, t;
+    split_quota_tres("gres/gpu:a100", n, t);
+    EXPECT_EQ(n, "gpu");
+    EXPECT_EQ(t, "a100");
+    split_quota_tres("gres/gpu", n, t);
+    EXPECT_EQ(n, "gpu");
+    EXPECT_EQ(t, "");
+}
+
+TEST(SlurmText, Duration) {
+    EXPECT_EQ(slurm_duration(0), "0:00");
+    EXPECT_EQ(slurm_duration(65), "1:05");
+    EXPECT_EQ(slurm_duration(3 * 3600 + 2 * 60 + 1), "3:02:01");
+    EXPECT_EQ(slurm_duration(2 * 86400 + 3600), "2-01:00:00");
+    EXPECT_EQ(slurm_duration(-5), "0:00");
+}
+
+// Acceptance: pool1 used 3, quota 2, borrowed 1 from pool2; pool2 lent 1
+// to pool1; in JSON and in the table.
+TEST(CliStatus, OsmoBorrowingJson) {
+    Engine e = engine_with(kTwoPools);
+    ClusterView v = osmo_view();
+    std::ostringstream out, err;
+    Options o;
+    o.json = true;
+    ASSERT_EQ(cmd_status(e, v, o, out, err), 0) << err.str();
+    Json root = parse(out.str());
+    EXPECT_EQ(str_at(root.get(), "command"), "status");
+    EXPECT_EQ(int_at(root.get(), "version"), kJsonVersion);
+    json_t *pools = json_object_get(root.get(), "pools");
+    json_t *p1 = find_by(pools, "name", "pool1");
+    json_t *p2 = find_by(pools, "name", "pool2");
+    ASSERT_TRUE(p1 && p2);
+    EXPECT_EQ(int_at(p1, "used"), 3);
+    EXPECT_EQ(int_at(p1, "quota"), 2);
+    EXPECT_EQ(int_at(p1, "borrowed"), 1);
+    json_t *from = json_object_get(p1, "borrowed_from");
+    ASSERT_EQ(json_array_size(from), 1u);
+    EXPECT_EQ(str_at(json_array_get(from, 0), "pool"), "pool2");
+    EXPECT_EQ(int_at(json_array_get(from, 0), "gpus"), 1);
+    EXPECT_EQ(int_at(p2, "lent"), 1);
+    json_t *to = json_object_get(p2, "lent_to");
+    ASSERT_EQ(json_array_size(to), 1u);
+    EXPECT_EQ(str_at(json_array_get(to, 0), "pool"), "pool1");
+    EXPECT_EQ(int_at(json_array_get(to, 0), "gpus"), 1);
+    EXPECT_EQ(int_at(p2, "reclaimable"), 1);
+    EXPECT_EQ(int_at(p1, "np_used"), 1);
+    EXPECT_EQ(int_at(p1, "p_used"), 2);
+    EXPECT_EQ(int_at(p1, "p_in_quota"), 1);
+    EXPECT_EQ(int_at(p1, "capacity"), 4);
+    EXPECT_TRUE(json_is_true(json_object_get(p1, "shared")));
+    EXPECT_TRUE(json_is_integer(json_object_get(p1, "fairshare")));
+    json_t *sets = json_object_get(root.get(), "node_sets");
+    ASSERT_EQ(json_array_size(sets), 1u);
+    EXPECT_EQ(int_at(json_array_get(sets, 0), "capacity"), 4);
+    EXPECT_EQ(json_array_size(json_object_get(json_array_get(sets, 0), "pools")), 2u);
+}
+
+TEST(CliStatus, OsmoBorrowingTable) {
+    Engine e = engine_with(kTwoPools);
+    ClusterView v = osmo_view();
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_status(e, v, Options{}, out, err), 0) << err.str();
+    const std::string t = out.str();
+    // The borrowing table: POOL USED QUOTA BORROWED FROM LENT TO RECLAIMABLE.
+    EXPECT_NE(t.find("\nPOOL   USED  QUOTA  BORROWED  FROM     LENT  TO       RECLAIMABLE\n"
+                     "pool1     3      2         1  pool2:1     0  -                  0\n"
+                     "pool2     1      2         0  -           1  pool1:1            1\n"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("\npool1        4*      2        1       2           1           1          0          3"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("* shared"), std::string::npos);
+}
+
+// Without the usage history, what depends on it is unknown (null), the
+// rest is still there.
+TEST(CliStatus, UnknownUsageWithoutHistory) {
+    Engine e = engine_with(
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nUsageWeight=1\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n");
+    ClusterView v = osmo_view();
+    v.history.available = false;
+    v.history.error = "state.json: Permission denied";
+    std::ostringstream out, err;
+    Options o;
+    o.json = true;
+    ASSERT_EQ(cmd_status(e, v, o, out, err), 0);
+    Json root = parse(out.str());
+    json_t *p1 = find_by(json_object_get(root.get(), "pools"), "name", "pool1");
+    EXPECT_TRUE(json_is_null(json_object_get(p1, "fairshare")));
+    EXPECT_TRUE(json_is_null(json_object_get(p1, "decayed_usage")));
+    EXPECT_EQ(int_at(p1, "borrowed"), 1);
+    json_t *h = json_object_get(root.get(), "usage_history");
+    EXPECT_TRUE(json_is_false(json_object_get(h, "available")));
+    EXPECT_EQ(str_at(h, "error"), "state.json: Permission denied");
+
+    std::ostringstream text;
+    ASSERT_EQ(cmd_status(e, v, Options{}, text, err), 0);
+    EXPECT_NE(text.str().find("  ?  "), std::string::npos) << text.str();
+}
+
+TEST(CliStatus, UnknownPoolIsAnError) {
+    Engine e = engine_with(kTwoPools);
+    ClusterView v = osmo_view();
+    std::ostringstream out, err;
+    Options o;
+    o.pool = "nosuch";
+    EXPECT_EQ(cmd_status(e, v, o, out, err), 1);
+    EXPECT_EQ(err.str(), "gpupool: no pool nosuch in test.conf\n");
+}
+
+// Positions, priorities and reasons of the OSMO queue example.
+TEST(CliQueue, OrderPositionsAndPriorities) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool3 Quota=2\n");
+    ClusterView v;
+    v.conf_path = "test.conf";
+    v.now = T0 + 100;
+    v.history.available = true;
+    v.snap = cluster(2);
+    partition(v.snap, "pool3", 0, 1);
+    v.snap.add_job(running(1, "pool3", "normal", 1, T0));
+    v.snap.add_job(running(2, "pool3", "normal", 1, T0 + 1));
+    v.snap.add_job(pending(3, "pool3", "low", 1, T0 + 10));
+    v.snap.add_job(pending(4, "pool3", "high", 1, T0 + 11));
+    v.snap.add_job(pending(5, "pool3", "normal", 1, T0 + 12));
+    v.snap.add_job(pending(6, "pool3", "high", 1, T0 + 13));
+    for (uint32_t id = 3; id <= 6; ++id) meta(v, id, "j" + std::to_string(id), "carol", "pool3", "PENDING", T0 + 7 + id);
+    std::ostringstream out, err;
+    Options o;
+    o.json = true;
+    ASSERT_EQ(cmd_queue(e, v, o, out, err), 0) << err.str();
+    Json root = parse(out.str());
+    json_t *jobs = json_object_get(root.get(), "jobs");
+    ASSERT_EQ(json_array_size(jobs), 4u);
+    const int64_t order[] = {4, 6, 5, 3};
+    for (size_t i = 0; i < 4; ++i) {
+        json_t *j = json_array_get(jobs, i);
+        EXPECT_EQ(int_at(j, "job_id"), order[i]);
+        EXPECT_EQ(int_at(j, "position"), int64_t(i + 1));
+        EXPECT_EQ(int_at(json_object_get(j, "pool_position"), "pool3"), int64_t(i + 1));
+        // Priorities as the plugin sets them: 0 when held, else its rank.
+        const PendingResult *r = e.pending_result(static_cast<uint32_t>(order[i]));
+        EXPECT_EQ(int_at(j, "priority"), r->priority);
+    }
+    EXPECT_EQ(str_at(json_array_get(jobs, 0), "reason"), "quota_full");
+    EXPECT_EQ(str_at(json_array_get(jobs, 0), "reason_text"), "quota full: pool3 2/2");
+    EXPECT_EQ(str_at(json_array_get(jobs, 0), "admission"), "held");
+    EXPECT_EQ(str_at(json_array_get(jobs, 3), "reason"), "waiting_for_gpus");
+    EXPECT_EQ(str_at(json_array_get(jobs, 3), "admission"), "free");
+    EXPECT_EQ(int_at(json_array_get(jobs, 3), "wait"), 100 - 10);
+
+    // -u and -p filter; an unknown user shows nothing.
+    std::ostringstream text;
+    Options t;
+    t.user = "carol";
+    ASSERT_EQ(cmd_queue(e, v, t, text, err), 0);
+    EXPECT_NE(text.str().find("POS  POOL_POS  JOBID"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("quota full: pool3 2/2"), std::string::npos);
+    std::ostringstream none;
+    t.user = "dave";
+    ASSERT_EQ(cmd_queue(e, v, t, none, err), 0);
+    const std::string header_only = none.str();
+    EXPECT_EQ(std::count(header_only.begin(), header_only.end(), '\n'), 1) << header_only;
+}
+
+// slurmctld's priorities in another order than this pass: said on stderr
+// and in order_agrees.
+TEST(CliQueue, SaysWhenSlurmctldOrdersOtherwise) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool3 Quota=2\n");
+    ClusterView v;
+    v.now = T0 + 100;
+    v.history.available = true;
+    v.snap = cluster(2);
+    partition(v.snap, "pool3", 0, 1);
+    v.snap.add_job(pending(3, "pool3", "low", 1, T0 + 10));
+    v.snap.add_job(pending(4, "pool3", "low", 1, T0 + 11));
+    meta(v, 3, "a", "u", "pool3", "PENDING", T0 + 10);
+    meta(v, 4, "b", "u", "pool3", "PENDING", T0 + 11);
+    v.meta[3].slurm_priority = 10;
+    v.meta[4].slurm_priority = 20;  // slurmctld puts 4 first
+    std::ostringstream out, err;
+    Options o;
+    o.json = true;
+    ASSERT_EQ(cmd_queue(e, v, o, out, err), 0);
+    Json root = parse(out.str());
+    EXPECT_TRUE(json_is_false(json_object_get(root.get(), "order_agrees")));
+    EXPECT_NE(err.str().find("ranks job(s) 4 differently"), std::string::npos) << err.str();
+
+    v.meta[3].slurm_priority = 30;
+    std::ostringstream out2, err2;
+    ASSERT_EQ(cmd_queue(e, v, o, out2, err2), 0);
+    EXPECT_TRUE(json_is_true(json_object_get(parse(out2.str()).get(), "order_agrees")));
+    EXPECT_EQ(err2.str(), "");
+}
+
+// Acceptance: why on a quota-held job names the pool, the quota and the
+// jobs using it.
+TEST(CliWhy, QuotaHeldJob) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");
+    ClusterView v;
+    v.now = T0 + 30;
+    v.history.available = true;
+    v.snap = cluster(4);
+    partition(v.snap, "pool1", 0, 3);
+    v.snap.add_job(running(11, "pool1", "normal", 1, T0));
+    v.snap.add_job(running(12, "pool1", "normal", 1, T0 + 1));
+    v.snap.add_job(pending(13, "pool1", "normal", 1, T0 + 2));
+    meta(v, 11, "n1", "alice", "pool1", "RUNNING", T0);
+    meta(v, 12, "n2", "bob", "pool1", "RUNNING", T0 + 1);
+    meta(v, 13, "n3", "carol", "pool1", "PENDING", T0 + 2);
+    Options o;
+    o.job_id = 13;
+    std::ostringstream text, err;
+    ASSERT_EQ(cmd_why(e, v, o, text, err), 0) << err.str();
+    const std::string t = text.str();
+    EXPECT_NE(t.find("Job 13 (n3) of carol is PENDING in pool1, tier normal, 1 GPU, waiting 0:28."), std::string::npos)
+        << t;
+    EXPECT_NE(t.find("Reason: quota full: pool1 2/2."), std::string::npos) << t;
+    EXPECT_NE(t.find("Quota of pool1: 2 GPUs; non-preemptible jobs use 2, 0 reserved for admitted jobs ahead, this "
+                     "job needs 1: 1 GPU of quota missing."),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("Jobs using the quota of pool1:\nJOBID  USER   GPUS  STATE\n11     alice     1  running\n12  "
+                     "   bob       1  running\n"),
+              std::string::npos)
+        << t;
+
+    o.json = true;
+    std::ostringstream js;
+    ASSERT_EQ(cmd_why(e, v, o, js, err), 0);
+    Json root = parse(js.str());
+    json_t *job = json_object_get(root.get(), "job");
+    EXPECT_EQ(str_at(job, "reason"), "quota_full");
+    EXPECT_EQ(str_at(job, "reason_pool"), "pool1");
+    json_t *q = json_array_get(json_object_get(job, "quota"), 0);
+    EXPECT_EQ(str_at(q, "pool"), "pool1");
+    EXPECT_EQ(int_at(q, "quota"), 2);
+    EXPECT_EQ(int_at(q, "np_used"), 2);
+    EXPECT_EQ(int_at(q, "needed"), 1);
+    json_t *users = json_object_get(job, "quota_users");
+    ASSERT_EQ(json_array_size(users), 2u);
+    EXPECT_EQ(int_at(json_array_get(users, 0), "job_id"), 11);
+    EXPECT_EQ(str_at(json_array_get(users, 0), "user"), "alice");
+    EXPECT_EQ(str_at(json_array_get(users, 1), "state"), "running");
+}
+
+// why on a running borrower: lender, rank, MinRuntime.
+TEST(CliWhy, RunningBorrower) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2 MinRuntime=10:00\nPool=pool2 Quota=2\n");
+    ClusterView v = osmo_view();
+    Options o;
+    o.job_id = 3;
+    o.json = true;
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_why(e, v, o, out, err), 0) << err.str();
+    Json root = parse(out.str());
+    json_t *job = json_object_get(root.get(), "job");
+    EXPECT_EQ(str_at(job, "pool"), "pool1");
+    EXPECT_EQ(int_at(job, "borrowed"), 1);
+    EXPECT_EQ(str_at(json_array_get(json_object_get(job, "lenders"), 0), "pool"), "pool2");
+    EXPECT_EQ(int_at(job, "reclaim_rank"), 1);
+    EXPECT_EQ(int_at(job, "protected_until"), T0 + 5 + 600);
+    EXPECT_EQ(str_at(job, "state"), "RUNNING");
+
+    o.json = false;
+    std::ostringstream text;
+    ASSERT_EQ(cmd_why(e, v, o, text, err), 0);
+    EXPECT_NE(text.str().find("It borrows 1 GPU from pool2:1"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("Reclaim rank 1"), std::string::npos) << text.str();
+}
+
+TEST(CliWhy, UnknownJob) {
+    Engine e = engine_with(kTwoPools);
+    ClusterView v = osmo_view();
+    Options o;
+    o.job_id = 99;
+    std::ostringstream out, err;
+    EXPECT_EQ(cmd_why(e, v, o, out, err), 1);
+    EXPECT_EQ(err.str(), "gpupool: job 99 is not in slurmctld's queue (ended, or never existed)\n");
+}
