@@ -16,6 +16,8 @@
 #                        Build the plugins against its source tree.     []
 #   GPUPOOL_CLUSTER_DIR  state dir      [/var/tmp/gpupool-cluster, -X.Y with a prefix]
 #   GPUPOOL_PLUGINS      1: priority/gpupool + preempt/gpupool from the build
+#                        installed: the same plugins, as installed in Slurm's
+#                          plugin dir (the slurm-gpupool package, or make install)
 #                        0: priority/basic + preempt/qos (no gpupool needed) [1]
 #   GPUPOOL_BUILD        build tree holding src/plugins/*/gpupool/.libs [repo]
 #   GPUPOOL_CONF_SRC     gpupool.conf to copy beside slurm.conf
@@ -29,6 +31,12 @@
 set -euo pipefail
 # gpupool refuses a gpupool.conf or state directory that others may write.
 umask 022
+# The daemons started here must not inherit the caller's descriptors: one
+# may be the live-test lock (flock /tmp/gpupool-live.lock ...), which a
+# daemon left running after a killed test run would hold for ever.
+for fd in $(ls /proc/$$/fd); do
+  case $fd in 0|1|2|255) ;; *) eval "exec $fd>&-" 2>/dev/null || true ;; esac
+done
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SLURM_PREFIX=${GPUPOOL_SLURM_PREFIX:-}
@@ -180,13 +188,24 @@ write_configs() {
   local plugindir priority preempt job_submit= n i gpu_files
   mkdir -p "$ETC" "$LOG" "$RUN" "$D/state" "$D/spool" "$D/dev"
 
-  if [[ $PLUGINS == 1 ]]; then
+  if [[ $PLUGINS == installed ]]; then
+    local so
+    for so in priority_gpupool preempt_gpupool job_submit_gpupool; do
+      [[ -f $SLURM_PLUGIN_DIR/$so.so ]] \
+        || die "GPUPOOL_PLUGINS=installed but $SLURM_PLUGIN_DIR/$so.so is not installed"
+    done
+    plugindir=$SLURM_PLUGIN_DIR
+    priority=priority/gpupool
+    preempt=preempt/gpupool
+    job_submit="JobSubmitPlugins=gpupool"
+  elif [[ $PLUGINS == 1 ]]; then
     local pdir=$BUILD/src/plugins/priority/gpupool/.libs
     local qdir=$BUILD/src/plugins/preempt/gpupool/.libs
     local jdir=$BUILD/src/plugins/job_submit/gpupool/.libs
     [[ -f $pdir/priority_gpupool.so && -f $qdir/preempt_gpupool.so && -f $jdir/job_submit_gpupool.so ]] \
       || die "GPUPOOL_PLUGINS=1 but the plugins are not built in $BUILD/src/plugins (build first, or use GPUPOOL_PLUGINS=0)"
-    plugindir=$SLURM_PLUGIN_DIR:$pdir:$qdir:$jdir
+    # The build's first: an installed copy must not shadow the build under test.
+    plugindir=$pdir:$qdir:$jdir:$SLURM_PLUGIN_DIR
     priority=priority/gpupool
     preempt=preempt/gpupool
     # Keeps a user's or admin's hold on a job gpupool holds for quota.
@@ -310,7 +329,7 @@ EOF
   rm -f "$ETC/gpupool.conf"
   if [[ -f $CONF_SRC ]]; then
     cp "$CONF_SRC" "$ETC/gpupool.conf"
-  elif [[ $PLUGINS == 1 ]]; then
+  elif [[ $PLUGINS != 0 ]]; then
     log "note: $CONF_SRC not found; no gpupool.conf beside slurm.conf"
   fi
 }
