@@ -884,3 +884,179 @@ test_preempt_needs_priority() {
   assert log_has "$(sed 's/[.()]/\\&/g' <<<"$msg")" || { ilog "output: $out"; log_since | tail -5 >&2; return 1; }
   assert wait_until 60 all_nodes_up
 }
+
+# ---------------------------------------------------------------- issue 8: example configs
+# Each example of etc/ loads on the live cluster without a warning and
+# passes a short scenario of the site it is written for.
+
+# use_example FILE: etc/FILE becomes gpupool.conf and is loaded; marks the
+# log there (EXAMPLE_MARK) for no_warnings_since_load.
+use_example() {
+  reconfigure_with "$(cat "$GPUPOOL_REPO/etc/$1")" || return 1
+  EXAMPLE_MARK=$LOG_MARK
+  assert wait_until 20 log_has "gpupool: configuration reloaded from $GPUPOOL_CONF" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+}
+
+# No gpupool warning since use_example (a pool naming no partition, quotas
+# over the GPUs their nodes hold, ...).
+no_warnings_since_load() {
+  local w
+  w=$(tail -n +"$(( EXAMPLE_MARK + 1 ))" "$CTLD_LOG" | grep -a 'gpupool: warning' || true)
+  [[ -z $w ]] || { ilog "warnings: $w"; return 1; }
+}
+
+# example_qos_add QOS...: create the QOS an example maps, grant them to
+# root, and wait until slurmctld takes jobs with each.
+example_qos_add() {
+  local list q
+  list=$(IFS=,; echo "$*")
+  sacctmgr -i add qos "$list" >/dev/null 2>&1 || true   # left by an aborted run: fine
+  sacctmgr -i modify user root set qos+="$list" >/dev/null || { ilog "cannot grant QOS $list to root"; return 1; }
+  for q; do
+    assert wait_until 20 sbatch --test-only -p pool3 --qos="$q" --gres=gpu:1 -N1 -n1 -o /dev/null --wrap true ||
+      { ilog "QOS $q not usable"; return 1; }
+  done
+}
+
+# example_qos_remove QOS...: take them back and delete them (once no job
+# uses them).
+example_qos_remove() {
+  local list q left
+  list=$(IFS=,; echo "$*")
+  sacctmgr -i modify user root set qos-="$list" >/dev/null 2>&1 || true
+  wait_until 20 sacctmgr -i delete qos "$list" || true
+  left=$(sacctmgr -n -P show qos format=name 2>/dev/null | grep -xE "$(IFS='|'; echo "$*")" || true)
+  [[ -z $left ]] || { ilog "QOS not removed: $left"; return 1; }
+}
+
+# past_start_second JOBID: wait until the clock has left the second the
+# job started in, so the next job starts later (victim order by start time).
+past_start_second() {
+  local s
+  s=$(start_epoch "$1") && [[ -n $s ]] || return 1
+  wait_until 3 eval '(( $(date +%s) > '"$s"' ))'
+}
+
+# quota_held JOBID POOL: pending for POOL's quota of 2, all of it used.
+quota_held() { [[ $(job_state "$1") == PENDING && $(job_reason "$1") == "GpuPoolQuota:$2 2/2" ]]; }
+
+# The victim of the last preemption for PREEMPTOR in the log since mark_log.
+victim_of() { log_since | sed -n "s/.*gpupool: preempt victim JobId=\([0-9]*\) .*for JobId=$1 .*/\1/p" | tail -n1; }
+
+# etc/gpupool-osmo.conf (tiers HIGH/NORMAL/LOW): OSMO's borrowing example
+# (WF3 LOW borrows pool2's GPU, WF5 NORMAL of pool2 takes it back: the
+# newest borrower, requeued, and WF2 stays), its preemption example (WF6
+# NORMAL evicts pool1's LOW WF2), then HIGH before NORMAL at the quota.
+test_example_osmo() {
+  local wf1 wf2 wf3 wf4 wf5 wf6 wf7 wf8
+  use_example gpupool-osmo.conf || return 1
+  wf1=$(submit wf1 pool1 normal) && assert wait_state "$wf1" RUNNING 30 || return 1
+  wf2=$(submit wf2 pool1 low) && assert wait_state "$wf2" RUNNING 30 || return 1
+  wf4=$(submit wf4 pool2 normal) && assert wait_state "$wf4" RUNNING 30 || return 1
+  assert past_start_second "$wf2" || return 1
+  wf3=$(submit wf3 pool1 low) && assert wait_state "$wf3" RUNNING 30 || return 1
+  mark_log
+  wf5=$(submit wf5 pool2 normal) || return 1
+  assert wait_state "$wf5" RUNNING 30 && assert wait_state "$wf3" 'PENDING|REQUEUED' 20 || return 1
+  assert wait_until 10 log_has "preempt victim JobId=$wf3 .*for JobId=$wf5 .*rule Reclaim.*\[requeue" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+  assert test "$(victim_of "$wf5")" = "$wf3" &&
+    assert test "$(job_state "$wf2")" = RUNNING && assert test "$(job_restarts "$wf2")" = 0 || return 1
+  mark_log
+  wf6=$(submit wf6 pool1 normal) || return 1
+  assert wait_state "$wf6" RUNNING 30 && assert wait_state "$wf2" 'PENDING|REQUEUED' 20 || return 1
+  assert wait_until 10 log_has "preempt victim JobId=$wf2 .*for JobId=$wf6 .*rule InPool" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+  assert test "$(job_state "$wf1")" = RUNNING && assert test "$(job_state "$wf4")" = RUNNING || return 1
+  # pool1's quota is full (WF1, WF6): NORMAL WF7 and HIGH WF8 wait; when
+  # WF1 ends, HIGH goes first.
+  wf7=$(submit wf7 pool1 normal) && wf8=$(submit wf8 pool1 high) || return 1
+  assert wait_until 10 quota_held "$wf8" pool1 && assert wait_until 10 quota_held "$wf7" pool1 ||
+    { ilog "reasons: $(job_reason "$wf7") / $(job_reason "$wf8")"; return 1; }
+  scancel "$wf1"
+  assert wait_state "$wf8" RUNNING 30 || return 1
+  assert wait_until 10 quota_held "$wf7" pool1 || { ilog "WF7: $(job_state "$wf7") $(job_reason "$wf7")"; return 1; }
+  assert no_warnings_since_load
+}
+
+# etc/gpupool-runai.conf (Inference 125, Build 100 non-preemptible;
+# Interactive 75, Train 50 preemptible; ReclaimBy=all): pool1 trains on all
+# 4 shared GPUs; an Interactive job of pool2 (preemptible, but pool2 is
+# under its quota) reclaims pool1's newest Train job; then a Build job of
+# pool1 evicts pool1's newest remaining Train job, never pool2's job.
+test_example_runai() {
+  local rc=0
+  example_qos_add inference build interactive train || return 1
+  runai_scenario || rc=$?
+  cancel_all 30
+  example_qos_remove inference build interactive train || rc=1
+  return $rc
+}
+runai_scenario() {
+  local t1 t2 t3 t4 p2 b1 prev= j
+  use_example gpupool-runai.conf || return 1
+  for j in t1 t2 t3 t4; do
+    [[ -z $prev ]] || assert past_start_second "$prev" || return 1
+    prev=$(submit "$j" pool1 train) && assert wait_state "$prev" RUNNING 30 || return 1
+    printf -v "$j" %s "$prev"
+  done
+  ilog "pool1 trains on 4 GPUs (quota 2): $t1 $t2 $t3 $t4"
+  mark_log
+  p2=$(submit p2 pool2 interactive) || return 1
+  assert wait_state "$p2" RUNNING 30 && assert wait_state "$t4" 'PENDING|REQUEUED' 20 || return 1
+  assert wait_until 10 log_has "preempt victim JobId=$t4 .*for JobId=$p2 .*rule Reclaim" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+  assert test "$(victim_of "$p2")" = "$t4" || return 1
+  for j in "$t1" "$t2" "$t3"; do assert test "$(job_state "$j")" = RUNNING || return 1; done
+  mark_log
+  b1=$(submit b1 pool1 build) || return 1
+  assert wait_state "$b1" RUNNING 30 && assert wait_state "$t3" 'PENDING|REQUEUED' 20 || return 1
+  assert wait_until 10 log_has "preempt victim JobId=$t3 .*for JobId=$b1 .*rule InPool" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+  assert test "$(victim_of "$b1")" = "$t3" &&
+    assert test "$(job_state "$p2")" = RUNNING && assert test "$(job_restarts "$p2")" = 0 &&
+    assert test "$(job_state "$t1")" = RUNNING && assert test "$(job_state "$t2")" = RUNNING || return 1
+  assert no_warnings_since_load
+}
+
+# etc/gpupool-backendai.conf (PreemptiblePriority=5, PreemptionOrder=oldest,
+# preempted jobs cancelled): of two batch (5) jobs the older is preempted,
+# cancelled and never requeued; of an older batch job and a newer
+# scavenger (1) job, the scavenger job goes first.
+test_example_backendai() {
+  local rc=0
+  example_qos_add scavenger || return 1
+  backendai_scenario || rc=$?
+  cancel_all 30
+  example_qos_remove scavenger || rc=1
+  return $rc
+}
+backendai_scenario() {
+  local b1 b2 d1 s1 d2 states
+  use_example gpupool-backendai.conf || return 1
+  b1=$(submit b1 pool3 low) && assert wait_state "$b1" RUNNING 30 || return 1
+  assert past_start_second "$b1" || return 1
+  b2=$(submit b2 pool3 low) && assert wait_state "$b2" RUNNING 30 || return 1
+  mark_log
+  d1=$(submit d1 pool3 normal) || return 1
+  assert wait_state "$d1" RUNNING 30 && assert wait_state "$b1" 'PREEMPTED|CANCELLED' 20 || return 1
+  assert wait_until 10 log_has "preempt victim JobId=$b1 .*for JobId=$d1 .*rule InPool.*\[cancel" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+  assert test "$(victim_of "$d1")" = "$b1" && assert test "$(job_state "$b2")" = RUNNING || return 1
+  states=$(sacct_states "$b1")
+  [[ $states != *REQUEUED* && $states != *PENDING* ]] || { ilog "b1 was requeued: $states"; return 1; }
+  scancel "$d1"
+  s1=$(submit s1 pool3 scavenger) && assert wait_state "$s1" RUNNING 30 || return 1
+  ilog "pool3: batch $b2 started $(start_epoch "$b2"), scavenger $s1 $(start_epoch "$s1")"
+  mark_log
+  d2=$(submit d2 pool3 normal) || return 1
+  assert wait_state "$d2" RUNNING 30 && assert wait_state "$s1" 'PREEMPTED|CANCELLED' 20 || return 1
+  assert wait_until 10 log_has "preempt victim JobId=$s1 .*for JobId=$d2 .*rule InPool" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+  assert test "$(victim_of "$d2")" = "$s1" && assert test "$(job_state "$b2")" = RUNNING &&
+    assert test "$(job_restarts "$b2")" = 0 || return 1
+  states=$(sacct_states "$s1")
+  [[ $states != *REQUEUED* && $states != *PENDING* ]] || { ilog "s1 was requeued: $states"; return 1; }
+  assert no_warnings_since_load
+}
