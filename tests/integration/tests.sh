@@ -821,6 +821,155 @@ test_restart_with_bad_config() {
   assert wait_until 60 all_nodes_up
 }
 
+# ---------------------------------------------------------------------
+# The gpupool command (issue 8): status, queue and why on the live
+# cluster, text and --json, against what slurmctld shows and does.
+
+# The command of the build under test (as cluster.sh finds its plugins).
+GPUPOOL_CLI=${GPUPOOL_BUILD:-$GPUPOOL_REPO}/src/cli/gpupool
+gp() { "$GPUPOOL_CLI" "$@"; }
+
+# jget EXPR < JSON: the Python expression EXPR over the document `d`;
+# lists print space-separated.
+jget() {
+  /usr/bin/python3 -c 'import json,sys
+d = json.load(sys.stdin)
+v = eval(sys.argv[1])
+print(" ".join(map(str, v)) if isinstance(v, list) else v)' "$1"
+}
+
+# pool_field JSON POOL FIELD: a field of one pool of "gpupool status --json".
+pool_field() { jget "json.dumps([p for p in d['pools'] if p['name'] == '$2'][0]['$3'], sort_keys=True)" <<<"$1"; }
+
+# queue_ids [ARGS...]: job ids of "gpupool queue --json", in its order.
+queue_ids() { gp queue --json "$@" 2>/dev/null | jget "[j['job_id'] for j in d['jobs']]"; }
+
+# queue_matches_squeue: every pending job's priority in "gpupool queue
+# --json" is the one slurmctld shows (squeue %Q), the order is
+# slurmctld's, and both list the same jobs.  Sets QUEUE_JSON.
+queue_matches_squeue() {
+  local ours theirs
+  QUEUE_JSON=$(gp queue --json 2>/dev/null) || return 1
+  ours=$(jget "' '.join('%d=%d' % (j['job_id'], j['priority']) for j in sorted(d['jobs'], key=lambda j: j['job_id']))" <<<"$QUEUE_JSON")
+  theirs=$(squeue -h -t PD -o '%i=%Q' | sort -t= -k1,1n | tr '\n' ' ')
+  [[ "$ours " == "$theirs" ]] || { QUEUE_DIFF="gpupool: $ours / squeue: $theirs"; return 1; }
+  [[ $(jget "d['order_agrees']" <<<"$QUEUE_JSON") == True ]]
+}
+
+# Acceptance 1: after OSMO's borrowing example, status shows pool1 used 3,
+# quota 2, borrowed 1 from pool2, and pool2 lent 1 to pool1 (JSON and
+# table); why on the borrower names its lender.
+test_cli_status_borrowing() {
+  local wf1 wf2 wf3 wf4 js text line
+  wf1=$(submit wf1 pool1 normal) && assert wait_state "$wf1" RUNNING 30 || return 1
+  wf2=$(submit wf2 pool1 low) && assert wait_state "$wf2" RUNNING 30 || return 1
+  wf4=$(submit wf4 pool2 normal) && assert wait_state "$wf4" RUNNING 30 || return 1
+  wf3=$(submit wf3 pool1 low) && assert wait_state "$wf3" RUNNING 30 || return 1
+  js=$(gp status --json) || return 1
+  assert test "$(pool_field "$js" pool1 used)" = 3 &&
+    assert test "$(pool_field "$js" pool1 quota)" = 2 &&
+    assert test "$(pool_field "$js" pool1 borrowed)" = 1 &&
+    assert test "$(pool_field "$js" pool1 borrowed_from)" = '[{"gpus": 1, "pool": "pool2"}]' &&
+    assert test "$(pool_field "$js" pool2 lent)" = 1 &&
+    assert test "$(pool_field "$js" pool2 lent_to)" = '[{"gpus": 1, "pool": "pool1"}]' &&
+    assert test "$(pool_field "$js" pool2 reclaimable)" = 1 &&
+    assert test "$(pool_field "$js" pool1 shared)" = true || { ilog "$js"; return 1; }
+  text=$(gp status) || return 1
+  # POOL USED QUOTA BORROWED FROM LENT TO RECLAIMABLE
+  assert grep -Eq '^pool1 +3 +2 +1 +pool2:1 +0 +- +0$' <<<"$text" &&
+    assert grep -Eq '^pool2 +1 +2 +0 +- +1 +pool1:1 +1$' <<<"$text" || { ilog "$text"; return 1; }
+  text=$(gp why "$wf3") || return 1
+  assert grep -q "It borrows 1 GPU from pool2:1" <<<"$text" || { ilog "$text"; return 1; }
+  js=$(gp why --json "$wf2") || return 1
+  assert test "$(jget "d['job']['borrowed']" <<<"$js")" = 0 || { ilog "$js"; return 1; }
+}
+
+# Acceptance 1: why on a quota-held job names the pool, the quota and the
+# jobs using it, with the figures squeue's reason shows.
+test_cli_why_quota() {
+  local n1 n2 n3 js text users
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
+  n3=$(submit n3 pool1 normal) || return 1
+  assert wait_until 10 eval '[[ "$(job_reason '"$n3"')" == "GpuPoolQuota:pool1 2/2" ]]' ||
+    { ilog "reason: $(job_reason "$n3")"; return 1; }
+  text=$(gp why "$n3") || return 1
+  assert grep -q "^Reason: quota full: pool1 2/2\.$" <<<"$text" &&
+    assert grep -q "^Quota of pool1: 2 GPUs; non-preemptible jobs use 2, 0 reserved for admitted jobs ahead, this job needs 1: 1 GPU of quota missing\.$" <<<"$text" &&
+    assert grep -q "^Jobs using the quota of pool1:$" <<<"$text" &&
+    assert grep -Eq "^$n1 +root +1 +running$" <<<"$text" &&
+    assert grep -Eq "^$n2 +root +1 +running$" <<<"$text" || { ilog "$text"; return 1; }
+  js=$(gp why --json "$n3") || return 1
+  users=$(jget "sorted(u['job_id'] for u in d['job']['quota_users'])" <<<"$js")
+  assert test "$(jget "d['job']['reason']" <<<"$js")" = quota_full &&
+    assert test "$(jget "d['job']['reason_pool']" <<<"$js")" = pool1 &&
+    assert test "$(jget "[[q['quota'], q['np_used'], q['needed']] for q in d['job']['quota'] if q['pool'] == 'pool1'][0]" <<<"$js")" = "2 2 1" &&
+    assert test "$users" = "$(printf '%s\n' "$n1" "$n2" | sort -n | tr '\n' ' ' | sed 's/ $//')" &&
+    assert test "$(jget "d['job']['admission']" <<<"$js")" = held || { ilog "$js"; return 1; }
+}
+
+# Acceptance 1: queue positions match the order in which jobs start, and
+# its priorities are the ones slurmctld acts on (squeue %Q).
+test_cli_queue_order() {
+  local n1 n2 low h1 nrm h2 first order prev
+  n1=$(submit n1 pool3 normal) && n2=$(submit n2 pool3 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
+  low=$(submit low pool3 low) && h1=$(submit high1 pool3 high) &&
+    nrm=$(submit normal pool3 normal) && h2=$(submit high2 pool3 high) || return 1
+  assert wait_until 20 queue_matches_squeue || { ilog "${QUEUE_DIFF:-}"; return 1; }
+  order=$(jget "[j['job_id'] for j in d['jobs']]" <<<"$QUEUE_JSON")
+  assert test "$order" = "$h1 $h2 $nrm $low" || { ilog "order $order"; return 1; }
+  assert test "$(jget "[j['position'] for j in d['jobs']]" <<<"$QUEUE_JSON")" = "1 2 3 4" &&
+    assert test "$(jget "[j['pool_position']['pool3'] for j in d['jobs']]" <<<"$QUEUE_JSON")" = "1 2 3 4" &&
+    assert test "$(jget "[j['reason'] for j in d['jobs']]" <<<"$QUEUE_JSON")" = "quota_full quota_full quota_full waiting_for_gpus" ||
+    { ilog "$QUEUE_JSON"; return 1; }
+  assert grep -Eq "^ +1 +pool3:1 +$h1 +pool3 +high1 +root +high +1 " <<<"$(gp queue -p pool3)" || { gp queue >&2; return 1; }
+  # Each freed GPU goes to the job gpupool shows first.
+  for prev in "$n1" "$n2" "$h1" "$h2" "$nrm"; do
+    assert wait_until 20 queue_matches_squeue || { ilog "${QUEUE_DIFF:-}"; return 1; }
+    first=$(jget "d['jobs'][0]['job_id']" <<<"$QUEUE_JSON")
+    scancel "$prev"
+    assert wait_state "$first" RUNNING 30 || return 1
+    assert wait_running_count 2 10 pool3 || return 1
+    ilog "job $prev ended, $first (position 1) started"
+    [[ -n $(squeue -h -t PD -o %i) ]] || break
+  done
+  assert test -z "$(squeue -h -t PD -o %i)" && assert test "$first" = "$low"
+}
+
+# R1.3 through the command: a preempted, requeued job is shown before the
+# LOW jobs submitted after it, as slurmctld orders it, also when the usage
+# history cannot be read (then from accounting's first submit time).
+test_cli_requeued_order() {
+  local wf1 wf2 wf3 wf4 wf5 js err
+  wf1=$(submit wf1 pool3 low) && assert wait_state "$wf1" RUNNING 30 || return 1
+  wf2=$(submit wf2 pool3 normal) && assert wait_state "$wf2" RUNNING 30 || return 1
+  wf3=$(submit wf3 pool3 low) && wf4=$(submit wf4 pool3 low) || return 1
+  wf5=$(submit wf5 pool3 normal) || return 1
+  assert wait_state "$wf5" RUNNING 30 && assert wait_state "$wf1" PENDING 30 || return 1
+  assert wait_until 20 queue_matches_squeue || { ilog "${QUEUE_DIFF:-}"; return 1; }
+  assert test "$(jget "[j['job_id'] for j in d['jobs']]" <<<"$QUEUE_JSON")" = "$wf1 $wf3 $wf4" || { ilog "$QUEUE_JSON"; return 1; }
+  # Without the history: WF1's first submit time comes from slurmdbd
+  # (which may take a moment to record the requeue).
+  assert wait_until 20 eval '[[ "$(queue_ids --state=none)" == "'"$wf1 $wf3 $wf4"'" ]]' ||
+    { gp queue --state=none >&2; return 1; }
+  js=$(gp queue --json --state=none 2>"$GPUPOOL_CLUSTER_DIR/gp.err") || return 1
+  err=$(cat "$GPUPOOL_CLUSTER_DIR/gp.err")
+  assert grep -q "usage history unavailable (not read (--state=none))" <<<"$err" || { ilog "stderr: $err"; return 1; }
+  assert test "$(jget "d['jobs'][0]['orig_submit_time'] < d['jobs'][0]['submit_time']" <<<"$js")" = True &&
+    assert test "$(jget "d['jobs'][0]['reason']" <<<"$js")" != "" || { ilog "$js"; return 1; }
+  # A user who cannot read the history: told so, usage figures unknown.
+  if runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" "$GPUPOOL_CLI" status >"$GPUPOOL_CLUSTER_DIR/gp.out" 2>"$GPUPOOL_CLUSTER_DIR/gp.err"; then
+    # POOL CAPACITY QUOTA NP_USED P_USED P_IN_QUOTA FREE_QUOTA FREE_GPUS FAIRSHARE USAGE_GPU_H USAGE_SHARE WEIGHT
+    assert grep -q "usage history unavailable (" "$GPUPOOL_CLUSTER_DIR/gp.err" &&
+      assert grep -Eq '^pool3 +2 +2 +2 +0 +0 +0 +0 +\? +\? +\? +1$' "$GPUPOOL_CLUSTER_DIR/gp.out" ||
+      { cat "$GPUPOOL_CLUSTER_DIR/gp.err" "$GPUPOOL_CLUSTER_DIR/gp.out" >&2; return 1; }
+  else
+    ilog "gpupool status as nobody failed: $(cat "$GPUPOOL_CLUSTER_DIR/gp.err")"
+    return 1
+  fi
+}
+
 # ---------------------------------------------------------------- issue 7: several pools
 
 # The reason squeue shows, spaces for scontrol's underscores.
