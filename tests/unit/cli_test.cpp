@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <jansson.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "commands.hpp"
@@ -393,4 +397,66 @@ TEST(CliWhy, UnknownJob) {
     std::ostringstream out, err;
     EXPECT_EQ(cmd_why(e, v, o, out, err), 1);
     EXPECT_EQ(err.str(), "gpupool: job 99 is not in slurmctld's queue (ended, or never existed)\n");
+}
+
+// gpupool(1) documents every field the JSON documents carry.
+namespace {
+std::string srcdir() {
+    const char *d = std::getenv("srcdir");  // set by `make check`
+    return d ? d : ".";
+}
+
+void collect_keys(json_t *j, std::set<std::string> &keys) {
+    if (json_is_object(j)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(j, k, v) {
+            keys.insert(k);
+            if (std::string(k) != "pool_position") collect_keys(v, keys);  // its keys are pool names
+        }
+    } else if (json_is_array(j)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(j, i, v) collect_keys(v, keys);
+    }
+}
+}  // namespace
+
+TEST(CliJson, EveryFieldIsDocumented) {
+    std::set<std::string> keys;
+    auto run = [&](int (*cmd)(Engine &, const ClusterView &, const Options &, std::ostream &, std::ostream &),
+                   const std::string &conf, ClusterView v, uint32_t job) {
+        Engine e = engine_with(conf);
+        Options o;
+        o.json = true;
+        o.job_id = job;
+        std::ostringstream out, err;
+        ASSERT_EQ(cmd(e, v, o, out, err), 0) << err.str();
+        Json root = parse(out.str());
+        collect_keys(root.get(), keys);
+    };
+    ClusterView v = osmo_view();
+    v.snap.add_job(pending(5, "pool2", "normal", 1, T0 + 6));   // waits for a reclaim
+    v.snap.add_job(pending(6, "pool1", "normal", 2, T0 + 6));   // held for quota
+    meta(v, 5, "wf5", "bob", "pool2", "PENDING", T0 + 6);
+    meta(v, 6, "wf6", "bob", "pool1", "PENDING", T0 + 6);
+    v.meta[5].array_job_id = 5;
+    v.meta[5].array_task = "1-3";
+    run(cmd_status, kTwoPools, v, 0);
+    run(cmd_queue, kTwoPools, v, 0);
+    run(cmd_why, kTwoPools, v, 5);
+    run(cmd_why, kTwoPools, v, 6);
+    run(cmd_why, kTwoPools, v, 3);
+
+    std::ifstream in(srcdir() + "/doc/gpupool.1");
+    ASSERT_TRUE(in) << srcdir() << "/doc/gpupool.1 not found";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    // Plain text: no font changes, "\-" as "-".
+    std::string man = std::regex_replace(ss.str(), std::regex(R"(\\f[BIRP])"), "");
+    man = std::regex_replace(man, std::regex(R"(\\-)"), "-");
+    ASSERT_GT(keys.size(), 50u);
+    for (const std::string &k : keys)
+        EXPECT_TRUE(std::regex_search(man, std::regex("(^|[^a-z_])" + k + "([^a-z_]|$)")))
+            << "gpupool(1) does not document the JSON field " << k;
 }
