@@ -727,12 +727,14 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     r.admitted_tasks = r.task_count();
     r.orig_submit = note_job(job.id, job.submit_time, job.restart_cnt, now);
     if (!eval_.valid) {
-        // Nothing known yet: NP jobs of configured pools wait for the
-        // first pass rather than risk going over quota.
+        // Nothing known yet: GPU jobs of configured pools wait for the
+        // first pass, NP ones so as not to go over quota, preemptible ones
+        // so as not to start ahead of jobs the pass will put first (and
+        // be preempted back out).
         bool managed = false;
         for (const std::string &p : job.partitions) managed |= pool_names_.count(p) != 0;
         r.priority = r.nominal = r.factor_tier = 2;
-        if (managed && !preemptible_tier(r.tier) && job.gpus > 0) {
+        if (managed && job.gpus > 0) {
             r.admission = Admission::Held;
             r.admitted_tasks = 0;
             r.priority = 0;

@@ -528,11 +528,13 @@ TEST(Order, JobIdUsedAgainAfterCleanStart) {
     EXPECT_EQ(e.note_job(5, T0 + 900, 0, T0 + 900), T0 + 900);  // a new job 5
 }
 
-// Before any pass nothing is known: NP jobs of a pool wait for it.
-TEST(Order, NoPassYetHoldsNonPreemptibleJobs) {
+// Before any pass nothing is known: every GPU job of a pool waits for it,
+// a preemptible one too (it could start ahead of jobs the pass puts first).
+TEST(Order, NoPassYetHoldsEveryGpuJobOfAPool) {
     Engine e = engine_with(kOsmoTiers + "Pool=p Quota=2\n");
     EXPECT_EQ(e.provisional(pending(1, "p", "normal", 1, T0), T0).admission, Admission::Held);
-    EXPECT_EQ(e.provisional(pending(2, "p", "low", 1, T0), T0).admission, Admission::Free);
+    EXPECT_EQ(e.provisional(pending(2, "p", "low", 1, T0), T0).admission, Admission::Held);
+    EXPECT_EQ(e.provisional(pending(4, "p", "low", 0, T0), T0).admission, Admission::Free);
     EXPECT_EQ(e.provisional(pending(3, "other", "normal", 1, T0), T0).admission, Admission::Free);
 }
 
