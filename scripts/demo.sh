@@ -3,6 +3,9 @@
 # build, start the local cluster with priority/gpupool and preempt/gpupool
 # loaded, and show borrowing and reclaim (OSMO's example) and a quota hold.
 # The cluster stays up; stop it with scripts/cluster.sh down.
+#   scripts/demo.sh [--installed]
+# --installed: no build; the plugins and example gpupool.conf of the
+# installed slurm-gpupool package (scripts/package-test.sh).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -10,9 +13,15 @@ cd "$REPO"
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 bash scripts/install-deps.sh
-bash scripts/fetch-slurm-source.sh >/dev/null
-bash scripts/build.sh
-GPUPOOL_PLUGINS=1 bash scripts/cluster.sh up
+if [[ ${1:-} == --installed ]]; then
+  GPUPOOL_PLUGINS=installed \
+    GPUPOOL_CONF_SRC=${GPUPOOL_CONF_SRC:-/usr/share/doc/slurm-gpupool/examples/gpupool.conf.example} \
+    bash scripts/cluster.sh up
+else
+  bash scripts/fetch-slurm-source.sh >/dev/null
+  bash scripts/build.sh
+  GPUPOOL_PLUGINS=1 bash scripts/cluster.sh up
+fi
 eval "$(bash scripts/cluster.sh env)"
 # shellcheck source=../tests/integration/lib.sh
 . tests/integration/lib.sh

@@ -23,6 +23,9 @@ PKGS=(
   libmariadb-dev xz-utils
   # `apt-get source` + configuring the Slurm source tree like Debian does
   dpkg-dev libpam0g-dev
+  # the Debian package (dpkg-buildpackage, scripts/package-test.sh; pulls
+  # dh-autoreconf) and rendering the man pages (man -l)
+  debhelper man-db
   # tools the cluster/test scripts use (pgrep/pkill, ps, ip; python3 for
   # tests/soak/checker.py, standard library only)
   procps iproute2 ca-certificates python3
