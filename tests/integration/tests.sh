@@ -970,6 +970,24 @@ test_cli_requeued_order() {
   fi
 }
 
+# With the usage history readable (root, after slurmctld saved it: here at
+# a restart), decayed usage and fairshare are figures, not "?".
+test_cli_usage_history() {
+  local n1 js err
+  n1=$(submit n1 pool3 normal) && assert wait_state "$n1" RUNNING 30 || return 1
+  mark_log
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
+  assert wait_until 20 log_has 'gpupool: recovered state' || return 1
+  js=$(gp status --json 2>"$GPUPOOL_CLUSTER_DIR/gp.err") || return 1
+  err=$(cat "$GPUPOOL_CLUSTER_DIR/gp.err")
+  assert test -z "$err" || { ilog "stderr: $err"; return 1; }
+  assert test "$(jget "d['usage_history']['available']" <<<"$js")" = True &&
+    assert test "$(jget "d['usage_history']['saved_at'] <= d['now']" <<<"$js")" = True &&
+    assert test "$(jget "[isinstance(p['decayed_usage'], float) for p in d['pools'] if p['name'] == 'pool3'][0]" <<<"$js")" = True &&
+    assert test "$(pool_field "$js" pool3 fairshare)" -ge 2 || { ilog "$js"; return 1; }
+  assert test "$(gp status | grep -c '?')" = 0 || { gp status >&2; return 1; }
+}
+
 # ---------------------------------------------------------------- issue 7: several pools
 
 # The reason squeue shows, spaces for scontrol's underscores.
