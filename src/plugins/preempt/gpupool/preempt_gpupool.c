@@ -67,6 +67,7 @@ static vcache_t vcache[VCACHE_SIZE];
 static pthread_mutex_t vcache_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static time_t last_refresh = (time_t) -1;
+static time_t last_refresh_at = 0;	/* when that refresh ran */
 static gps_tres_t tres;
 static bool tres_ready = false;
 static bool qos_seeded = false;
@@ -118,7 +119,13 @@ static void _refresh_running(void)
 	uint32_t jobs = 0;
 	int rc;
 
-	if (seen == last_refresh)
+	/*
+	 * last_node_update counts seconds: a job that started later in the
+	 * second of the last refresh leaves it unchanged.  Refresh again
+	 * until that second is over (seen: a victim that had just started was
+	 * ranked after every known one, ahead of its tier's order).
+	 */
+	if ((seen == last_refresh) && (last_refresh_at > seen))
 		return;
 	/* Only after priority/gpupool's first full pass (pools known). */
 	if (!job_list || (gp_engine_pool_count(e) == 0))
@@ -136,6 +143,7 @@ static void _refresh_running(void)
 		return;
 	}
 	last_refresh = seen;
+	last_refresh_at = now;
 	debug2("gpupool: refreshed %u running jobs", jobs);
 }
 
