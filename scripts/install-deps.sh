@@ -26,6 +26,9 @@ PKGS=(
   # the Debian package (dpkg-buildpackage, scripts/package-test.sh; pulls
   # dh-autoreconf) and rendering the man pages (man -l)
   debhelper man-db
+  # `gpupool exporter` serves metrics over HTTP with libmicrohttpd; its
+  # integration test scrapes it with Debian's real Prometheus server
+  libmicrohttpd-dev prometheus
   # tools the cluster/test scripts use (pgrep/pkill, ps, ip; python3 for
   # tests/soak/checker.py, standard library only)
   procps iproute2 ca-certificates python3
