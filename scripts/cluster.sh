@@ -590,13 +590,21 @@ ctld_state_current() {
 # is current (ctld_state_current), so that only what gpupool keeps is at
 # stake; an "scontrol update job" just before makes Slurm save at once.
 cmd_kill_ctld() {
-  local pid when_saved=${1:-} deadline=$(( SECONDS + 30 )) current=
+  local pid when_saved=${1:-} deadline=$(( SECONDS + 60 )) poke=$(( SECONDS + 10 )) current= id
   pid=$(pidfile_pid "$RUN/slurmctld.pid")
   pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmctld* ]] \
     || die "slurmctld is not running"
   if [[ $when_saved == --when-saved ]]; then
     until ctld_state_current; do
-      (( SECONDS < deadline )) || die "slurmctld's job state was not current on disk within 30 s (lead $STATE_LEAD s)"
+      (( SECONDS < deadline )) || die "slurmctld's job state was not current on disk within 60 s (lead $STATE_LEAD s)"
+      # Jobs that keep starting and ending may never leave a quiet moment
+      # after a save (seen on a loaded machine): an update RPC makes Slurm
+      # save at once, and it is the last job event if none follows.
+      if (( SECONDS >= poke )); then
+        id=$(squeue -h -o %i 2>/dev/null | head -n1) || true
+        [[ -z $id ]] || scontrol update jobid="$id" comment="kill-ctld" >/dev/null 2>&1 || true
+        poke=$(( SECONDS + 10 ))
+      fi
       sleep 0.05
     done
   fi
