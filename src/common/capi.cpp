@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine.hpp"
+#include "events.hpp"
 #include "gpupool.h"
 #include "trust.hpp"
 
@@ -20,6 +21,11 @@ struct gp_engine {
     std::mutex save_mu;  // one state save at a time, in the order of their copies
     Engine engine;
     std::string config_text;  // what the configuration in force was parsed from (under mu)
+    // Preemption records: queued under slurmctld's job lock (events_mu
+    // only, never mu's pass), written out by one flush at a time.
+    std::mutex events_mu;
+    EventQueue events;
+    std::mutex flush_mu;
 };
 
 struct gp_snapshot {
@@ -377,6 +383,99 @@ GP_EXPORT uint32_t gp_engine_victim_rank(gp_engine_t *e, uint32_t job_id) {
     if (!e) return UINT32_MAX - 1;
     std::lock_guard<std::mutex> lock(e->mu);
     return e->engine.victim_rank(job_id);
+}
+
+namespace {
+std::string str_or_empty(const char *s) { return s ? s : ""; }
+
+const char *mode_name(int mode) {
+    switch (mode) {
+    case GP_MODE_REQUEUE: return "requeue";
+    case GP_MODE_CANCEL: return "cancel";
+    case GP_MODE_SUSPEND: return "suspend";
+    default: return "preempt";
+    }
+}
+
+PreemptionEvent to_event(const gp_preemption_t *p) {
+    PreemptionEvent e;
+    e.time = p->time;
+    e.victim_job_id = p->victim_job_id;
+    e.victim_name = str_or_empty(p->victim_name);
+    e.victim_user_id = p->victim_user_id;
+    e.victim_pool = str_or_empty(p->victim_pool);
+    e.victim_tier = str_or_empty(p->victim_tier);
+    e.victim_gpus = p->victim_gpus;
+    e.victim_start_time = p->victim_start_time;
+    e.victim_pool_used = p->victim_pool_used;
+    e.victim_pool_quota = p->victim_pool_quota;
+    e.preemptor_job_id = p->preemptor_job_id;
+    e.preemptor_pool = str_or_empty(p->preemptor_pool);
+    e.preemptor_tier = str_or_empty(p->preemptor_tier);
+    e.rule = rule_name(p->rule == GP_RULE_INPOOL    ? Rule::InPool
+                       : p->rule == GP_RULE_RECLAIM ? Rule::Reclaim
+                                                    : Rule::None);
+    e.mode = mode_name(p->mode);
+    e.grace_time = p->grace_time;
+    e.why = str_or_empty(p->why);
+    return e;
+}
+}  // namespace
+
+GP_EXPORT int gp_engine_note_preemption(gp_engine_t *e, const gp_preemption_t *p) {
+    if (!e || !p) return GP_ERR_ARG;
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] {
+        std::string line = event_json_line(to_event(p));
+        std::lock_guard<std::mutex> lock(e->events_mu);
+        e->events.push(std::move(line));
+    });
+}
+
+GP_EXPORT size_t gp_engine_queued_events(gp_engine_t *e) {
+    if (!e) return 0;
+    std::lock_guard<std::mutex> lock(e->events_mu);
+    return e->events.size() + (e->events.dropped() ? 1 : 0);
+}
+
+GP_EXPORT int gp_engine_flush_events(gp_engine_t *e, const char *path, uint64_t max_bytes, uint32_t keep, int64_t now,
+                                     char *err, size_t err_len) {
+    if (!e || !path || max_bytes == 0) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> flush(e->flush_mu);
+    EventQueue::Batch batch;
+    {
+        std::lock_guard<std::mutex> lock(e->events_mu);
+        batch = e->events.take();
+    }
+    if (batch.lines.empty() && !batch.dropped) return GP_OK;
+    int rc = guarded(GP_ERR_IO, err, err_len, [&] {
+        if (batch.dropped) {
+            batch.lines.push_front(dropped_json_line(batch.dropped, now));
+            batch.dropped = 0;
+        }
+        append_rotated(path, batch.lines, max_bytes, keep);
+    });
+    if (!batch.lines.empty() || batch.dropped) {
+        // Not written: back in front of what came meanwhile.
+        try {
+            std::lock_guard<std::mutex> lock(e->events_mu);
+            e->events.put_back(std::move(batch));
+        } catch (...) {
+            return GP_ERR_INTERNAL;
+        }
+    }
+    return rc;
+}
+
+GP_EXPORT int gp_preemption_comment(const char *old, const gp_preemption_t *p, char *buf, size_t buf_len) {
+    if (!p || !buf || buf_len == 0) return GP_ERR_ARG;
+    buf[0] = '\0';
+    std::string text;
+    int rc = guarded(GP_ERR_INTERNAL, nullptr, 0,
+                     [&] { text = comment_append(str_or_empty(old), comment_entry(to_event(p)), kSystemCommentMax); });
+    if (rc != GP_OK) return rc;
+    if (text.size() >= buf_len) return GP_ERR_ARG;
+    put(buf, buf_len, text);
+    return GP_OK;
 }
 
 GP_EXPORT size_t gp_engine_pool_count(gp_engine_t *e) {

@@ -29,7 +29,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 4
+#define GP_ABI_VERSION 5
 
 typedef enum {
 	GP_OK = 0,
@@ -331,6 +331,69 @@ int gp_engine_preemptable(gp_engine_t *engine, const gp_job_t *victim,
  * last pass rank after all known ones.
  */
 uint32_t gp_engine_victim_rank(gp_engine_t *engine, uint32_t job_id);
+
+/* ------------------------------------------------------------------ */
+/* Preemption records (ABI 5)                                           */
+
+/*
+ * One preemption slurmctld carried out (preempt/gpupool notes it when
+ * Slurm asks the victim's grace time).  Strings are copied; NULL is "".
+ * victim_name is the user's job name: any bytes, only ever written as a
+ * JSON string value, never into a format or the SystemComment.
+ */
+typedef struct {
+	int64_t time;
+	uint32_t victim_job_id;
+	const char *victim_name;
+	uint32_t victim_user_id;
+	const char *victim_pool;
+	const char *victim_tier;
+	uint32_t victim_gpus;
+	int64_t victim_start_time;   /* start of the run preempted */
+	uint32_t victim_pool_used;   /* of the verdict (gp_verdict_t) */
+	uint32_t victim_pool_quota;
+	uint32_t preemptor_job_id;
+	const char *preemptor_pool;
+	const char *preemptor_tier;
+	int rule;                    /* gp_rule_t */
+	int mode;                    /* GP_MODE_REQUEUE, _CANCEL, _SUSPEND */
+	uint32_t grace_time;
+	const char *why;             /* gp_verdict_t.why */
+} gp_preemption_t;
+
+/*
+ * Queue one line of the event log in memory (no I/O: callers hold
+ * slurmctld's job write lock).  At most 4096 lines wait; beyond that the
+ * oldest are dropped and the next flush writes how many.
+ */
+int gp_engine_note_preemption(gp_engine_t *engine, const gp_preemption_t *p);
+
+/* Lines waiting to be flushed. */
+size_t gp_engine_queued_events(gp_engine_t *engine);
+
+/*
+ * Append the queued lines to `path` (StateSaveLocation/gpupool_events.jsonl:
+ * created 0600, never through a symbolic link), rotating it before it
+ * would pass `max_bytes`: path.(keep-1) -> path.keep, ..., path -> path.1.
+ * Call with no slurmctld lock held.  On an error the lines not written
+ * stay queued for the next flush (still bounded) and `err` says why.
+ */
+int gp_engine_flush_events(gp_engine_t *engine, const char *path,
+			   uint64_t max_bytes, uint32_t keep, int64_t now,
+			   char *err, size_t err_len);
+
+/* Longest SystemComment gp_preemption_comment() makes. */
+#define GP_SYSTEM_COMMENT_MAX 1024
+
+/*
+ * The job's SystemComment with this preemption appended: `old` (NULL: none)
+ * + "; " + "gpupool: preempted by JobId=N (pool P) rule R at
+ * 2026-11-22T15:00:00, lost G GPU-s" (local time), at most
+ * GP_SYSTEM_COMMENT_MAX bytes (the oldest text goes first).  `buf` needs
+ * GP_SYSTEM_COMMENT_MAX + 1 bytes.
+ */
+int gp_preemption_comment(const char *old, const gp_preemption_t *p,
+			  char *buf, size_t buf_len);
 
 /* ------------------------------------------------------------------ */
 /* Pools, reports, state                                                */
