@@ -713,3 +713,22 @@ TEST(Arrays, ProvisionalArrayReservesItsTasks) {
     EXPECT_EQ(e.pending_result(10)->admitted_tasks, 3u);
     EXPECT_EQ(e.pending_result(11)->admission, Admission::Held);
 }
+
+// As above, but the last pass saw the two NORMAL jobs still pending
+// (admitted; they started since): the end of one still admits HIGH at
+// once, ahead of LOW (test_queue_order on a fresh cluster).
+TEST(QuotaAdmission, HeldJobAdmittedWhenAJobAdmittedPendingAtThePassEnds) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool3 Quota=2\n");
+    Snapshot s = cluster(2);
+    partition(s, "pool3", 0, 1);
+    s.add_job(pending(1, "pool3", "normal", 1, T0));
+    s.add_job(pending(2, "pool3", "normal", 1, T0));
+    e.evaluate(s, T0 + 1);
+    PendingResult low = e.provisional(pending(3, "pool3", "low", 1, T0 + 2), T0 + 2);
+    PendingResult high = e.provisional(pending(4, "pool3", "high", 1, T0 + 3), T0 + 3);
+    EXPECT_EQ(high.admission, Admission::Held);
+    EXPECT_EQ(low.admission, Admission::Free);
+    EXPECT_TRUE(e.job_ended(1, T0 + 5));
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
+    EXPECT_GT(e.pending_result(4)->priority, e.pending_result(3)->priority);
+}
