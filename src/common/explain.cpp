@@ -413,8 +413,13 @@ Explanation explain(const Engine &engine, const Snapshot &snap, const ExplainInp
     auto from = node_sets_and_borrowing(c, x);
     for (size_t i = 0; i < ev.pools.size(); ++i) {
         PoolExplain &px = x.pools[i];
-        if (px.node_set >= 0)
-            px.free_gpus = std::min(ev.pools[i].capacity, x.node_sets[static_cast<size_t>(px.node_set)].free_gpus);
+        if (px.node_set < 0) continue;
+        const PoolState &ps = ev.pools[i];
+        const NodeSetExplain &ns = x.node_sets[static_cast<size_t>(px.node_set)];
+        px.free_gpus = std::min(ps.capacity, ns.free_gpus);
+        int64_t others = int64_t(ns.used) - ps.used();
+        int64_t reach = std::min<int64_t>(ps.capacity, int64_t(ns.capacity) - others);
+        px.borrowable = reach > int64_t(ps.quota) ? static_cast<uint32_t>(reach - ps.quota) : 0;
     }
     explain_running(c, std::move(from), x);
     explain_pending(c, snap, in, x);

@@ -39,6 +39,9 @@ struct PoolExplain {
     uint32_t p_in_quota = 0;     // preemptible GPUs used inside quota
     uint32_t free_quota = 0;     // quota - NP used - NP reserved
     uint32_t free_gpus = 0;      // node set's free GPUs, at most capacity
+    // GPUs over its quota its jobs could hold now: those of its nodes
+    // that the other pools of its node set do not use, less its quota.
+    uint32_t borrowable = 0;
     std::vector<PoolGpus> borrowed_from;  // sums to borrowed (see below)
     std::vector<PoolGpus> lent_to;        // sums to lent
     // Lent GPUs held by borrowers' jobs past their pool's MinRuntime:
