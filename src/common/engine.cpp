@@ -569,8 +569,21 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     if (!config_ || !eval_.valid) return;
     for (PoolState &ps : eval_.pools) ps.np_used = ps.p_used = 0;
     count_running(snap, eval_);
-    for (const SnapJob &j : snap.jobs)
-        if (j.state == JobState::Running) note_job(j.id, j.submit_time, j.restart_cnt, now);
+    for (const SnapJob &j : snap.jobs) {
+        if (j.state != JobState::Running) continue;
+        note_job(j.id, j.submit_time, j.restart_cnt, now);
+        // Admitted pending (by the pass or since) and started since: it is
+        // counted as running now, so its reservation goes, or it would
+        // count twice and keep jobs held that the quota has room for.
+        eval_.provisional.erase(j.id);
+        uint32_t pos = eval_.pending_index.find(j.id);
+        if (pos != IdIndex::kNone) {
+            PendingResult &r = eval_.pending[pos];
+            r.pools.clear();
+            r.refused.clear();
+            r.gpus = 0;
+        }
+    }
     // Admission reservations are redone against the new usage.
     for (PoolState &ps : eval_.pools) ps.np_reserved = 0;
     auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_); };

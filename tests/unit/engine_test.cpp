@@ -732,3 +732,29 @@ TEST(QuotaAdmission, HeldJobAdmittedWhenAJobAdmittedPendingAtThePassEnds) {
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
     EXPECT_GT(e.pending_result(4)->priority, e.pending_result(3)->priority);
 }
+
+// test_queue_order on a fresh cluster: two NORMAL jobs are admitted between
+// passes and start; the preempt plugin's refresh counts them as running.
+// They must not also keep their pending reservations (seen live: "4/2"),
+// or the end of one leaves HIGH held while LOW takes the GPU.
+TEST(QuotaAdmission, JobsThatStartedBetweenPassesAreNotCountedTwice) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool3 Quota=2\n");
+    Snapshot empty = cluster(2);
+    partition(empty, "pool3", 0, 1);
+    e.evaluate(empty, T0);
+    EXPECT_EQ(e.provisional(pending(1, "pool3", "normal", 1, T0 + 1), T0 + 1).admission, Admission::Quota);
+    EXPECT_EQ(e.provisional(pending(2, "pool3", "normal", 1, T0 + 1), T0 + 1).admission, Admission::Quota);
+    Snapshot started = cluster(2);
+    partition(started, "pool3", 0, 1);
+    started.add_job(running(1, "pool3", "normal", 1, T0 + 2));
+    started.add_job(running(2, "pool3", "normal", 1, T0 + 2));
+    e.refresh_running(started, T0 + 2);
+    PendingResult low = e.provisional(pending(3, "pool3", "low", 1, T0 + 3), T0 + 3);
+    PendingResult high = e.provisional(pending(4, "pool3", "high", 1, T0 + 3), T0 + 3);
+    EXPECT_EQ(low.admission, Admission::Free);
+    EXPECT_EQ(high.admission, Admission::Held);
+    EXPECT_EQ(e.reason_of(high), "GpuPoolQuota:pool3 2/2");
+    EXPECT_TRUE(e.job_ended(1, T0 + 4));
+    EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
+    EXPECT_GT(e.pending_result(4)->priority, e.pending_result(3)->priority);
+}
