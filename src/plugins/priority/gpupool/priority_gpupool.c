@@ -95,6 +95,10 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define GP_STARTING_REASON "GpuPoolStarting"
 #define STATE_FILE "gpupool_state.json"
+/* Preemption event log beside it: rotated at 8 MiB, 4 old files kept. */
+#define EVENTS_FILE "gpupool_events.jsonl"
+#define EVENTS_MAX_BYTES (8 * 1024 * 1024)
+#define EVENTS_KEEP 4
 /* The last gpupool.conf that loaded, beside the state file. */
 #define CONF_COPY_FILE "gpupool.conf.last-good"
 #define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
@@ -549,6 +553,41 @@ static void _save_state(time_t now)
 }
 
 /*
+ * Write the preemptions preempt/gpupool queued (under the job lock) to the
+ * event log beside the state file.  Caller holds no slurmctld lock.  A
+ * failure keeps them queued and is logged when its text changes.
+ */
+static void _flush_events(time_t now)
+{
+	static char last[512] = "";
+	char err[512] = "", *dir, *path;
+	uid_t slurm_uid;
+	int rc;
+
+	if (!gp_engine_queued_events(gp_shared_engine()))
+		return;
+	if (!(dir = _conf_state_dir(&slurm_uid)))
+		return;
+	if (!_state_dir_trusted(dir, slurm_uid)) {
+		xfree(dir);
+		return;
+	}
+	path = xstrdup_printf("%s/%s", dir, EVENTS_FILE);
+	rc = gp_engine_flush_events(gp_shared_engine(), path,
+				    EVENTS_MAX_BYTES, EVENTS_KEEP,
+				    (int64_t) now, err, sizeof(err));
+	if (rc == GP_OK) {
+		last[0] = '\0';
+	} else if (strcmp(last, err)) {
+		error("gpupool: writing %s: %s (kept in memory, tried again after each pass)",
+		      path, err[0] ? err : gp_status_str(rc));
+		strlcpy(last, err, sizeof(last));
+	}
+	xfree(path);
+	xfree(dir);
+}
+
+/*
  * At init: a state directory others may write is fatal.  Reads slurm_conf
  * without taking the config lock: init() runs either before slurmctld's
  * threads start or from read_slurm_conf(), which already holds the config
@@ -921,6 +960,7 @@ static void *_agent(void *arg)
 			_save_state(last_pass);
 			last_save = time(NULL);
 		}
+		_flush_events(last_pass);
 	}
 	return NULL;
 }
@@ -988,6 +1028,7 @@ extern int fini(void)
 		agent_running = false;
 	}
 	_save_state(time(NULL));
+	_flush_events(time(NULL));
 	xfree(held_ids);
 	held_cnt = held_cap = 0;
 	xfree(caps);
