@@ -9,6 +9,7 @@
 #include <memory>
 #include <ostream>
 #include <sstream>
+#include <unordered_map>
 #include <vector>
 
 #include "explain.hpp"
@@ -636,6 +637,376 @@ int why(Pass &p, const Options &opt, std::ostream &out, std::ostream &err) {
     return 0;
 }
 
+// ------------------------------------------------------------------ whatif
+
+// One pool's figures on one side of the comparison.
+struct PoolSide {
+    bool present = false;
+    uint32_t capacity = 0, quota = 0, weight = 0;
+    int64_t min_runtime = 0;
+    bool fairshare_known = false;
+    uint32_t fairshare = 0, borrowable = 0, used = 0, borrowed = 0, lent = 0, reclaimable = 0, free_quota = 0;
+    uint32_t held_jobs = 0;
+};
+
+PoolSide pool_side(const Pass &p, const std::string &name) {
+    PoolSide s;
+    int i = p.pool_index(name);
+    if (i < 0) return s;
+    const PoolState &ps = p.ev().pools[static_cast<size_t>(i)];
+    const PoolExplain &px = p.x.pools[static_cast<size_t>(i)];
+    s.present = true;
+    s.capacity = ps.capacity;
+    s.quota = ps.quota;
+    s.weight = ps.weight;
+    s.min_runtime = ps.min_runtime;
+    s.fairshare_known = p.fairshare_known;
+    s.fairshare = ps.fairshare;
+    s.borrowable = px.borrowable;
+    s.used = ps.used();
+    s.borrowed = ps.borrowed();
+    s.lent = ps.lent;
+    s.reclaimable = px.reclaimable;
+    s.free_quota = px.free_quota;
+    s.held_jobs = ps.held_jobs;
+    return s;
+}
+
+json_t *pool_side_json(const PoolSide &s) {
+    if (!s.present) return json_null();
+    json_t *o = json_object();
+    put(o, "capacity", jint(s.capacity));
+    put(o, "quota", jint(s.quota));
+    put(o, "weight", jint(s.weight));
+    put(o, "min_runtime", jint(s.min_runtime));
+    put(o, "fairshare", s.fairshare_known ? jint(s.fairshare) : json_null());
+    put(o, "borrowable", jint(s.borrowable));
+    put(o, "used", jint(s.used));
+    put(o, "borrowed", jint(s.borrowed));
+    put(o, "lent", jint(s.lent));
+    put(o, "reclaimable", jint(s.reclaimable));
+    put(o, "free_quota", jint(s.free_quota));
+    put(o, "held_jobs", jint(s.held_jobs));
+    return o;
+}
+
+// Lent GPUs (some pool's quota) a running job holds that an entitled job
+// of the lender may take back now (past MinRuntime): 0 if none.
+uint32_t reclaimable_gpus(const RunningExplain &r) {
+    if (!r.preemptible || r.protected_until) return 0;
+    uint32_t n = 0;
+    for (const PoolGpus &g : r.lenders)
+        if (g.pool >= 0) n += g.gpus;
+    return n;
+}
+
+bool starts(const PendingExplain &pe) { return pe.reason == WaitReason::Starting; }
+
+// Running jobs the pending jobs of a pass would preempt now: victim ->
+// (preemptor, rule).
+std::map<uint32_t, std::pair<uint32_t, Rule>> preemptions(const Pass &p) {
+    std::map<uint32_t, std::pair<uint32_t, Rule>> out;
+    for (const PendingExplain &pe : p.x.pending)
+        if (pe.reason == WaitReason::WaitingForReclaim)
+            for (const VictimRef &v : pe.victims) out.emplace(v.job_id, std::make_pair(pe.job_id, v.rule));
+    return out;
+}
+
+json_t *pending_side_json(const Pass &p, const PendingExplain &pe) {
+    const PendingResult *r = p.engine.pending_result(pe.job_id);
+    json_t *o = json_object();
+    put(o, "position", pe.position >= 0 ? jint(pe.position + 1) : json_null());
+    put(o, "priority", jint(r ? r->priority : 0));
+    put(o, "admission", json_string(admission_code(p, pe)));
+    put(o, "reason", json_string(wait_reason_code(pe.reason)));
+    put(o, "reason_text", jstr(reason_text(p, pe)));
+    put(o, "reason_pool", pe.reason_pool >= 0 ? jstr(p.pool_name(pe.reason_pool)) : json_null());
+    return o;
+}
+
+json_t *running_side_json(const Pass &p, const RunningExplain &re) {
+    json_t *o = json_object();
+    put(o, "victim_class", json_string(victim_class_name(re.cls)));
+    put(o, "reclaim_rank", re.preemptible ? jint(re.rank) : json_null());
+    put(o, "borrowed", jint(re.borrowed));
+    put(o, "lenders", pool_gpus_json(p, re.lenders));
+    put(o, "reclaimable", jint(reclaimable_gpus(re)));
+    put(o, "protected_until", re.protected_until ? jint(re.protected_until) : json_null());
+    return o;
+}
+
+// "2", or "2->3" when the sides differ ("none" for a side without the pool).
+template <typename F>
+std::string side_cell(const PoolSide &b, const PoolSide &a, F text) {
+    std::string tb = b.present ? text(b) : "none", ta = a.present ? text(a) : "none";
+    return tb == ta ? tb : tb + "->" + ta;
+}
+
+std::string side_num(uint32_t b, uint32_t a) { return b == a ? num(a) : num(b) + "->" + num(a); }
+
+int whatif(Pass &before, Pass &after, const Options &opt, std::ostream &out, std::ostream &err) {
+    const ClusterView &view = before.view;
+    if (!opt.pool.empty() && before.pool_index(opt.pool) < 0 && after.pool_index(opt.pool) < 0) {
+        err << "gpupool: no pool " << opt.pool << " in " << view.conf_path << " or the modified configuration\n";
+        return 1;
+    }
+    auto pool_shown = [&](const std::string &name) { return opt.pool.empty() || name == opt.pool; };
+    // Pools of both configurations: the current ones in order, then new ones.
+    std::vector<std::string> names;
+    for (const PoolState &ps : before.ev().pools) names.push_back(ps.name);
+    for (const PoolState &ps : after.ev().pools)
+        if (before.pool_index(ps.name) < 0) names.push_back(ps.name);
+    auto job_in_shown_pool = [&](const Pass &p, const std::vector<int> &pools) {
+        if (opt.pool.empty()) return true;
+        for (int q : pools)
+            if (p.pool_name(q) == opt.pool) return true;
+        return false;
+    };
+
+    // Pending jobs whose reason changes, in the modified order.
+    std::unordered_map<uint32_t, const PendingExplain *> was;
+    for (const PendingExplain &pe : before.x.pending) was.emplace(pe.job_id, &pe);
+    struct PendingChange {
+        const PendingExplain *b, *a;
+    };
+    std::vector<PendingChange> pend;
+    std::vector<uint32_t> start, stop;
+    for (const PendingExplain &a : after.x.pending) {
+        auto it = was.find(a.job_id);
+        if (it == was.end()) continue;
+        const PendingExplain &b = *it->second;
+        if (!job_in_shown_pool(after, a.pools) && !job_in_shown_pool(before, b.pools)) continue;
+        bool moved = b.reason != a.reason ||
+                     (b.reason_pool >= 0 ? before.pool_name(b.reason_pool) : "") !=
+                         (a.reason_pool >= 0 ? after.pool_name(a.reason_pool) : "");
+        if (!moved) continue;
+        pend.push_back(PendingChange{&b, &a});
+        // A job in no pool is gpupool's to order only: whether it starts
+        // is Slurm's, on both sides.
+        const bool managed = a.reason != WaitReason::NotManaged && b.reason != WaitReason::NotManaged;
+        if (managed && starts(a) && !starts(b)) start.push_back(a.job_id);
+        if (managed && starts(b) && !starts(a)) stop.push_back(a.job_id);
+    }
+
+    // Running jobs whose borrowing, protection or reclaimability changes.
+    std::unordered_map<uint32_t, const RunningExplain *> ran;
+    for (const RunningExplain &re : before.x.running) ran.emplace(re.job_id, &re);
+    struct RunningChange {
+        const RunningExplain *b, *a;
+    };
+    std::vector<RunningChange> run;
+    std::vector<uint32_t> become, cease;
+    for (const RunningExplain &a : after.x.running) {
+        auto it = ran.find(a.job_id);
+        if (it == ran.end()) continue;
+        const RunningExplain &b = *it->second;
+        std::string pool_a = a.pool >= 0 ? after.pool_name(a.pool) : "", pool_b = b.pool >= 0 ? before.pool_name(b.pool) : "";
+        if (!pool_shown(pool_a) && !pool_shown(pool_b)) continue;
+        uint32_t rb = reclaimable_gpus(b), ra = reclaimable_gpus(a);
+        if (rb == ra && b.borrowed == a.borrowed && b.protected_until == a.protected_until && b.cls == a.cls)
+            continue;
+        run.push_back(RunningChange{&b, &a});
+        if (ra && !rb) become.push_back(a.job_id);
+        if (rb && !ra) cease.push_back(a.job_id);
+    }
+
+    // Running jobs the modified configuration would have preempted now.
+    auto pre_b = preemptions(before), pre_a = preemptions(after);
+    struct Preempted {
+        uint32_t victim, preemptor;
+        Rule rule;
+    };
+    std::vector<Preempted> preempted;
+    for (const RunningExplain &re : after.x.running) {  // reclaim order
+        auto it = pre_a.find(re.job_id);
+        if (it == pre_a.end() || pre_b.count(re.job_id)) continue;
+        if (!pool_shown(re.pool >= 0 ? after.pool_name(re.pool) : "")) continue;
+        preempted.push_back(Preempted{re.job_id, it->second.first, it->second.second});
+    }
+
+    if (opt.json) {
+        Json root = document(before, "whatif");
+        put(root.get(), "modified_config", opt.whatif_config.empty() ? json_null() : jstr(opt.whatif_config));
+        json_t *set = json_array();
+        for (const std::string &s : opt.whatif_set) json_array_append_new(set, jstr(s));
+        put(root.get(), "set", set);
+        json_t *pools = json_array();
+        for (const std::string &n : names) {
+            if (!pool_shown(n)) continue;
+            json_t *o = json_object();
+            put(o, "name", jstr(n));
+            put(o, "before", pool_side_json(pool_side(before, n)));
+            put(o, "after", pool_side_json(pool_side(after, n)));
+            json_array_append_new(pools, o);
+        }
+        put(root.get(), "pools", pools);
+        auto ids = [](const std::vector<uint32_t> &v) {
+            json_t *a = json_array();
+            for (uint32_t id : v) json_array_append_new(a, jint(id));
+            return a;
+        };
+        put(root.get(), "would_start", ids(start));
+        put(root.get(), "would_not_start", ids(stop));
+        put(root.get(), "would_be_reclaimable", ids(become));
+        put(root.get(), "would_not_be_reclaimable", ids(cease));
+        json_t *pj = json_array();
+        for (const PendingChange &c : pend) {
+            const JobMeta *m = view.job(c.a->job_id);
+            json_t *o = json_object();
+            put(o, "job_id", jint(c.a->job_id));
+            put(o, "job", jstr(after.job_label(c.a->job_id)));
+            put(o, "name", jstr(m ? m->name : ""));
+            put(o, "user", jstr(after.user_of(c.a->job_id)));
+            put(o, "partition", jstr(m ? m->partition : ""));
+            json_t *pl = json_array();
+            for (int q : c.a->pools) json_array_append_new(pl, jstr(after.pool_name(q)));
+            put(o, "pools", pl);
+            put(o, "tier", jstr(after.tier_name(c.a->tier)));
+            put(o, "gpus", jint(c.a->gpus));
+            put(o, "before", pending_side_json(before, *c.b));
+            put(o, "after", pending_side_json(after, *c.a));
+            json_array_append_new(pj, o);
+        }
+        put(root.get(), "pending", pj);
+        json_t *rj = json_array();
+        for (const RunningChange &c : run) {
+            json_t *o = json_object();
+            put(o, "job_id", jint(c.a->job_id));
+            put(o, "job", jstr(after.job_label(c.a->job_id)));
+            put(o, "user", jstr(after.user_of(c.a->job_id)));
+            put(o, "pool", c.a->pool >= 0 ? jstr(after.pool_name(c.a->pool)) : json_null());
+            put(o, "tier", jstr(after.tier_name(c.a->tier)));
+            put(o, "gpus", jint(c.a->gpus));
+            put(o, "before", running_side_json(before, *c.b));
+            put(o, "after", running_side_json(after, *c.a));
+            json_array_append_new(rj, o);
+        }
+        put(root.get(), "running", rj);
+        json_t *vj = json_array();
+        for (const Preempted &v : preempted) {
+            const RunningExplain *re = after.x.find_running(v.victim);
+            json_t *o = json_object();
+            put(o, "job_id", jint(v.victim));
+            put(o, "user", jstr(after.user_of(v.victim)));
+            put(o, "pool", re && re->pool >= 0 ? jstr(after.pool_name(re->pool)) : json_null());
+            put(o, "gpus", jint(re ? re->gpus : 0));
+            put(o, "rule", json_string(rule_name(v.rule)));
+            put(o, "preemptor", jint(v.preemptor));
+            json_array_append_new(vj, o);
+        }
+        put(root.get(), "would_be_preempted", vj);
+        add_warnings(after, root.get());
+        json_t *wb = json_array();
+        for (const std::string &s : before.engine.warnings()) json_array_append_new(wb, jstr(s));
+        put(root.get(), "warnings_before", wb);
+        print_json(out, root.get());
+        return 0;
+    }
+
+    std::string change;
+    if (!opt.whatif_config.empty()) change = "gpupool.conf were " + opt.whatif_config;
+    if (!opt.whatif_set.empty()) {
+        std::string sets;
+        for (const std::string &s : opt.whatif_set) sets += (sets.empty() ? "" : ", ") + s;
+        change += (change.empty() ? "" : " with ") + sets;
+    }
+    out << "What if " << change << " (figures now->with the change):\n";
+    Table t({"POOL", "CAPACITY", "QUOTA", "WEIGHT", "MIN_RUNTIME", "FAIRSHARE", "BORROWABLE", "BORROWED", "LENT",
+             "RECLAIMABLE", "HELD"},
+            "lrrrrrrrrrr");
+    for (const std::string &n : names) {
+        if (!pool_shown(n)) continue;
+        PoolSide b = pool_side(before, n), a = pool_side(after, n);
+        t.add({n, side_cell(b, a, [](const PoolSide &s) { return num(s.capacity); }),
+               side_cell(b, a, [](const PoolSide &s) { return num(s.quota); }),
+               side_cell(b, a, [](const PoolSide &s) { return num(s.weight); }),
+               side_cell(b, a, [](const PoolSide &s) { return slurm_duration(s.min_runtime); }),
+               side_cell(b, a, [](const PoolSide &s) { return s.fairshare_known ? num(s.fairshare) : "?"; }),
+               side_cell(b, a, [](const PoolSide &s) { return num(s.borrowable); }),
+               side_cell(b, a, [](const PoolSide &s) { return num(s.borrowed); }),
+               side_cell(b, a, [](const PoolSide &s) { return num(s.lent); }),
+               side_cell(b, a, [](const PoolSide &s) { return num(s.reclaimable); }),
+               side_cell(b, a, [](const PoolSide &s) { return num(s.held_jobs); })});
+    }
+    t.print(out);
+
+    auto pending_table = [&](const char *title, const std::vector<uint32_t> &ids, bool show_after) {
+        out << "\n";
+        if (ids.empty()) {
+            out << title << ": none.\n";
+            return;
+        }
+        out << title << ":\n";
+        Table jt({"JOBID", "PARTITION", "NAME", "USER", "TIER", "GPUS", show_after ? "WITH_THE_CHANGE" : "NOW"},
+                 "lllllrl");
+        for (const PendingChange &c : pend) {
+            if (std::find(ids.begin(), ids.end(), c.a->job_id) == ids.end()) continue;
+            const JobMeta *m = view.job(c.a->job_id);
+            jt.add({after.job_label(c.a->job_id), m ? m->partition : "", m ? m->name.substr(0, 12) : "",
+                    after.user_of(c.a->job_id), after.tier_name(c.a->tier), num(c.a->gpus),
+                    show_after ? reason_text(after, *c.a) : reason_text(before, *c.b)});
+        }
+        jt.print(out);
+    };
+    pending_table("Pending jobs that would start", start, false);
+    pending_table("Pending jobs that would no longer start", stop, true);
+    std::vector<uint32_t> other;
+    for (const PendingChange &c : pend)
+        if (std::find(start.begin(), start.end(), c.a->job_id) == start.end() &&
+            std::find(stop.begin(), stop.end(), c.a->job_id) == stop.end())
+            other.push_back(c.a->job_id);
+    if (!other.empty()) {
+        out << "\nPending jobs that would wait for another reason:\n";
+        Table jt({"JOBID", "PARTITION", "USER", "TIER", "GPUS", "NOW", "WITH_THE_CHANGE"}, "llllrll");
+        for (const PendingChange &c : pend) {
+            if (std::find(other.begin(), other.end(), c.a->job_id) == other.end()) continue;
+            const JobMeta *m = view.job(c.a->job_id);
+            jt.add({after.job_label(c.a->job_id), m ? m->partition : "", after.user_of(c.a->job_id),
+                    after.tier_name(c.a->tier), num(c.a->gpus), reason_text(before, *c.b), reason_text(after, *c.a)});
+        }
+        jt.print(out);
+    }
+
+    auto running_table = [&](const char *title, const std::vector<uint32_t> &ids) {
+        out << "\n";
+        if (ids.empty()) {
+            out << title << ": none.\n";
+            return;
+        }
+        out << title << ":\n";
+        Table jt({"JOBID", "POOL", "USER", "TIER", "GPUS", "BORROWED", "FROM", "PROTECTED_UNTIL"}, "llllrrll");
+        for (const RunningChange &c : run) {
+            if (std::find(ids.begin(), ids.end(), c.a->job_id) == ids.end()) continue;
+            jt.add({after.job_label(c.a->job_id), c.a->pool >= 0 ? after.pool_name(c.a->pool) : "",
+                    after.user_of(c.a->job_id), after.tier_name(c.a->tier), num(c.a->gpus),
+                    side_num(c.b->borrowed, c.a->borrowed), pool_gpus_text(after, c.a->lenders),
+                    c.a->protected_until ? slurm_time(c.a->protected_until) : "-"});
+        }
+        jt.print(out);
+    };
+    running_table("Running jobs that would become reclaimable", become);
+    running_table("Running jobs that would no longer be reclaimable", cease);
+    out << "\n";
+    if (preempted.empty()) {
+        out << "Running jobs that would be preempted now: none.\n";
+    } else {
+        out << "Running jobs that would be preempted now:\n";
+        Table jt({"JOBID", "POOL", "USER", "GPUS", "RULE", "FOR_JOB"}, "lllrll");
+        for (const Preempted &v : preempted) {
+            const RunningExplain *re = after.x.find_running(v.victim);
+            jt.add({after.job_label(v.victim), re && re->pool >= 0 ? after.pool_name(re->pool) : "",
+                    after.user_of(v.victim), num(re ? re->gpus : 0), rule_name(v.rule), after.job_label(v.preemptor)});
+        }
+        jt.print(out);
+    }
+    std::vector<std::string> warnings = after.engine.warnings();
+    if (!warnings.empty()) {
+        out << "\n";
+        for (const std::string &w : warnings) out << "Warning with the change: " << w << "\n";
+    }
+    return 0;
+}
+
 }  // namespace
 
 int cmd_status(Engine &engine, const ClusterView &view, const Options &opt, std::ostream &out, std::ostream &err) {
@@ -651,6 +1022,19 @@ int cmd_queue(Engine &engine, const ClusterView &view, const Options &opt, std::
 int cmd_why(Engine &engine, const ClusterView &view, const Options &opt, std::ostream &out, std::ostream &err) {
     Pass p = run_pass(engine, view, opt.job_id);
     return why(p, opt, out, err);
+}
+
+int cmd_whatif(Engine &engine, Config modified, const ClusterView &view, const Options &opt, std::ostream &out,
+               std::ostream &err) {
+    // The modified engine starts where this one starts: the same usage
+    // history and remembered submit times, so the two passes differ only
+    // by the configuration.
+    Engine twin;
+    twin.set_config(std::move(modified));
+    twin.load_state_json(engine.state_json(view.now));
+    Pass before = run_pass(engine, view, 0);
+    Pass after = run_pass(twin, view, 0);
+    return whatif(before, after, opt, out, err);
 }
 
 }  // namespace gpupool::cli

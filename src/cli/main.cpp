@@ -7,21 +7,20 @@
 #include <getopt.h>
 #include <slurm/slurm.h>
 
-#include <jansson.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include "commands.hpp"
 #include "config.hpp"
 #include "engine.hpp"
-#include "slurm_view.hpp"
+#include "live.hpp"
+#include "settings.hpp"
+#ifdef GPUPOOL_HAVE_MHD
+#include "exporter.hpp"
+#endif
 
 #ifndef GPUPOOL_VERSION
 #define GPUPOOL_VERSION "unknown"
@@ -43,6 +42,11 @@ const char kUsage[] =
     "                               tier, GPUs, wait and why each waits\n"
     "  why JOBID                    why a pending job waits (quota arithmetic, jobs\n"
     "                               ahead) or where a running job borrows from\n"
+    "  whatif [--config FILE] [--set NAME.Key=VALUE]...\n"
+    "                               each pool's quota, fairshare and borrowable GPUs\n"
+    "                               now and with the change, jobs that would start,\n"
+    "                               become reclaimable or be preempted\n"
+    "  exporter --listen ADDR:PORT  Prometheus metrics over HTTP (/metrics)\n"
     "\n"
     "Options:\n"
     "  --json             JSON instead of a table (fields: gpupool(1))\n"
@@ -50,73 +54,74 @@ const char kUsage[] =
     "  -u, --user=USER    only this user's jobs\n"
     "  --conf=FILE        gpupool.conf to read (default: beside slurm.conf)\n"
     "  --state=FILE|none  usage history (default: StateSaveLocation/gpupool_state.json)\n"
+    "  --config=FILE      whatif: the gpupool.conf to compare with the current one\n"
+    "  --set=NAME.Key=VALUE  whatif: a key changed (Pool, Tier or global keys)\n"
+    "  --listen=ADDR:PORT exporter: where to listen (127.0.0.1:9814, [::1]:9814, :9814)\n"
+    "  --min-interval=S   exporter: recompute at most every S seconds (default 5)\n"
     "  -h, --help         this text\n"
     "  -V, --version      version\n";
 
-std::string dir_of(const std::string &path) {
-    size_t slash = path.rfind('/');
-    if (slash == std::string::npos) return ".";
-    return slash == 0 ? "/" : path.substr(0, slash);
+int usage_error(const std::string &msg) {
+    std::cerr << "gpupool: " << msg << "\n";
+    return 2;
 }
 
-// gpupool.conf beside slurm.conf, as the plugins find it
-// (get_extra_conf_path): the directory of $SLURM_CONF, else of the
-// slurm.conf slurmctld reads.
-std::string default_conf(const ControllerConf &cc) {
-    const char *env = std::getenv("SLURM_CONF");
-    if (env && *env) return dir_of(env) + "/gpupool.conf";
-    if (!cc.slurm_conf.empty()) return dir_of(cc.slurm_conf) + "/gpupool.conf";
-    return "/etc/slurm/gpupool.conf";
-}
-
-// The usage history the plugins save, if this user may read it.
-void load_history(Engine &engine, UsageHistory &h) {
-    if (h.path == "none") {
-        h.error = "not read (--state=none)";
-        return;
+// The configuration `whatif` compares with the current one: --config's
+// file (or the current text), with each --set applied in turn.
+Config modified_config(const Live &live, const Options &opt) {
+    std::string text = live.conf_text, source = live.view.conf_path;
+    if (!opt.whatif_config.empty()) {
+        source = opt.whatif_config;
+        load_config_file(source, &text);
     }
-    std::ifstream in(h.path, std::ios::binary);
-    if (!in) {
-        h.error = h.path + ": " + std::strerror(errno);
-        return;
+    for (const std::string &s : opt.whatif_set) {
+        Config cfg = parse_config(text, source);
+        text = apply_setting(text, cfg, s);
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    try {
-        engine.load_state_json(text.str());
-    } catch (const std::exception &e) {
-        h.error = h.path + ": " + e.what();
-        return;
-    }
-    json_error_t jerr;
-    if (json_t *root = json_loads(text.str().c_str(), 0, &jerr)) {
-        json_t *saved = json_object_get(root, "saved_at");
-        if (json_is_integer(saved)) h.saved_at = json_integer_value(saved);
-        json_decref(root);
-    }
-    h.available = true;
+    return parse_config(text, source);
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-    enum { OPT_JSON = 1000, OPT_CONF, OPT_STATE };
+    enum { OPT_JSON = 1000, OPT_CONF, OPT_STATE, OPT_CONFIG, OPT_SET, OPT_LISTEN, OPT_MIN_INTERVAL };
     static const struct option longopts[] = {
-        {"json", no_argument, nullptr, OPT_JSON},     {"pool", required_argument, nullptr, 'p'},
-        {"user", required_argument, nullptr, 'u'},    {"conf", required_argument, nullptr, OPT_CONF},
-        {"state", required_argument, nullptr, OPT_STATE}, {"help", no_argument, nullptr, 'h'},
-        {"version", no_argument, nullptr, 'V'},       {nullptr, 0, nullptr, 0},
+        {"json", no_argument, nullptr, OPT_JSON},
+        {"pool", required_argument, nullptr, 'p'},
+        {"user", required_argument, nullptr, 'u'},
+        {"conf", required_argument, nullptr, OPT_CONF},
+        {"state", required_argument, nullptr, OPT_STATE},
+        {"config", required_argument, nullptr, OPT_CONFIG},
+        {"set", required_argument, nullptr, OPT_SET},
+        {"listen", required_argument, nullptr, OPT_LISTEN},
+        {"min-interval", required_argument, nullptr, OPT_MIN_INTERVAL},
+        {"help", no_argument, nullptr, 'h'},
+        {"version", no_argument, nullptr, 'V'},
+        {nullptr, 0, nullptr, 0},
     };
     Options opt;
-    std::string conf_path, state_path;
+    LiveOptions lo;
+    std::string listen;
+    long min_interval = 5;
     int c;
     while ((c = getopt_long(argc, argv, "p:u:hV", longopts, nullptr)) != -1) {
         switch (c) {
         case OPT_JSON: opt.json = true; break;
         case 'p': opt.pool = optarg; break;
         case 'u': opt.user = optarg; break;
-        case OPT_CONF: conf_path = optarg; break;
-        case OPT_STATE: state_path = optarg; break;
+        case OPT_CONF: lo.conf_path = optarg; break;
+        case OPT_STATE: lo.state_path = optarg; break;
+        case OPT_CONFIG: opt.whatif_config = optarg; break;
+        case OPT_SET: opt.whatif_set.push_back(optarg); break;
+        case OPT_LISTEN: listen = optarg; break;
+        case OPT_MIN_INTERVAL: {
+            char *end = nullptr;
+            errno = 0;
+            min_interval = std::strtol(optarg, &end, 10);
+            if (errno || !end || *end || end == optarg || min_interval < 1 || min_interval > 3600)
+                return usage_error(std::string("--min-interval: expected seconds 1..3600, not '") + optarg + "'");
+            break;
+        }
         case 'h': std::cout << kUsage; return 0;
         case 'V': std::cout << "gpupool " GPUPOOL_VERSION "\n"; return 0;
         default: std::cerr << kUsage; return 2;
@@ -127,61 +132,71 @@ int main(int argc, char **argv) {
         return 2;
     }
     const std::string cmd = argv[optind++];
-    if (cmd != "status" && cmd != "queue" && cmd != "why") {
+    if (cmd != "status" && cmd != "queue" && cmd != "why" && cmd != "whatif" && cmd != "exporter") {
         std::cerr << "gpupool: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
     }
     if (cmd == "why") {
         char *end = nullptr;
         unsigned long id = optind < argc ? std::strtoul(argv[optind], &end, 10) : 0;
-        if (optind >= argc || !end || *end != '\0' || id == 0 || id > UINT32_MAX) {
-            std::cerr << "gpupool: why needs a job id (gpupool why JOBID)\n";
-            return 2;
-        }
+        if (optind >= argc || !end || *end != '\0' || id == 0 || id > UINT32_MAX)
+            return usage_error("why needs a job id (gpupool why JOBID)");
         opt.job_id = static_cast<uint32_t>(id);
         ++optind;
     }
-    if (optind < argc) {
-        std::cerr << "gpupool: unexpected argument '" << argv[optind] << "'\n";
-        return 2;
+    if (optind < argc) return usage_error(std::string("unexpected argument '") + argv[optind] + "'");
+    if (cmd == "whatif" && opt.whatif_config.empty() && opt.whatif_set.empty())
+        return usage_error("whatif needs --config FILE or --set NAME.Key=VALUE");
+    if (cmd != "whatif" && (!opt.whatif_config.empty() || !opt.whatif_set.empty()))
+        return usage_error("--config and --set are options of whatif");
+    if (cmd == "exporter" && listen.empty()) return usage_error("exporter needs --listen ADDR:PORT");
+    if (cmd != "exporter" && !listen.empty()) return usage_error("--listen is an option of exporter");
+
+    if (cmd == "exporter") {
+#ifdef GPUPOOL_HAVE_MHD
+        slurm_init(nullptr);
+        ExporterOptions eo;
+        eo.listen = listen;
+        eo.min_interval = min_interval;
+        eo.live = lo;
+        int rc = run_exporter(eo, std::cerr);
+        slurm_fini();
+        return rc;
+#else
+        std::cerr << "gpupool: this gpupool was built without libmicrohttpd: no exporter\n";
+        return 1;
+#endif
     }
 
     slurm_init(nullptr);
     int rc = 1;
     try {
-        ControllerConf cc = load_controller_conf();
-        ClusterView view;
-        view.now = static_cast<int64_t>(std::time(nullptr));
-        view.cluster = cc.cluster;
-        view.conf_path = conf_path.empty() ? default_conf(cc) : conf_path;
-
-        Engine engine;
-        engine.set_config(load_config_file(view.conf_path));
-        const Config &cfg = engine.config();
-
-        view.history.path = state_path.empty() ? cc.state_save + "/gpupool_state.json" : state_path;
-        load_history(engine, view.history);
+        Live live;
+        load_live(lo, live);
+        const ClusterView &view = live.view;
         if (!view.history.available)
             std::cerr << "gpupool: usage history unavailable (" << view.history.error << "): decayed usage"
-                      << (cfg.usage_weight != 0 ? " and fairshare" : "") << " shown as unknown\n";
-
-        load_cluster(view, cfg.quota_tres, cc);
-        // Requeued jobs keep their first submit time (R1.3): from the
-        // history if it knows them, else from accounting.
-        std::string why_not;
-        for (const auto &[id, t] : first_submit_times(view, cc, why_not)) engine.note_job(id, t, 1, view.now);
-        if (!why_not.empty() && !view.history.available)
-            view.notes.push_back("original submit times of requeued jobs unknown (" + why_not + ")");
+                      << (live.engine.config().usage_weight != 0 ? " and fairshare" : "") << " shown as unknown\n";
         for (const std::string &n : view.notes) std::cerr << "gpupool: note: " << n << "\n";
 
         if (cmd == "status")
-            rc = cmd_status(engine, view, opt, std::cout, std::cerr);
+            rc = cmd_status(live.engine, view, opt, std::cout, std::cerr);
         else if (cmd == "queue")
-            rc = cmd_queue(engine, view, opt, std::cout, std::cerr);
-        else
-            rc = cmd_why(engine, view, opt, std::cout, std::cerr);
-        if (!opt.json)
-            for (const std::string &w : engine.warnings()) std::cerr << "gpupool: warning: " << w << "\n";
+            rc = cmd_queue(live.engine, view, opt, std::cout, std::cerr);
+        else if (cmd == "why")
+            rc = cmd_why(live.engine, view, opt, std::cout, std::cerr);
+        else {
+            Config modified;
+            try {
+                modified = modified_config(live, opt);
+            } catch (const ConfigError &e) {
+                throw ConfigError(std::string("whatif: ") + e.what());
+            }
+            rc = cmd_whatif(live.engine, std::move(modified), view, opt, std::cout, std::cerr);
+        }
+        // whatif prints the warnings of both configurations itself.
+        if (!opt.json && cmd != "whatif")
+            for (const std::string &w : live.engine.warnings()) std::cerr << "gpupool: warning: " << w << "\n";
     } catch (const std::exception &e) {
         std::cerr << "gpupool: " << e.what() << "\n";
         rc = 1;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "settings.hpp"
 #include "slurm_text.hpp"
 #include "test_helpers.hpp"
 
@@ -447,6 +448,24 @@ TEST(CliJson, EveryFieldIsDocumented) {
     run(cmd_why, kTwoPools, v, 5);
     run(cmd_why, kTwoPools, v, 6);
     run(cmd_why, kTwoPools, v, 3);
+    // whatif: a quota lowered (a pending and two running jobs change), and
+    // a quota raised that makes job 5 reclaim job 3.
+    auto whatif = [&](const std::string &conf, const std::string &set) {
+        Engine e = engine_with(conf);
+        Options o;
+        o.json = true;
+        o.whatif_config = "new.conf";
+        o.whatif_set = {set};
+        std::ostringstream out, err;
+        Config modified = parse_config(apply_setting(conf, parse_config(conf, "t"), set), "t");
+        ASSERT_EQ(cmd_whatif(e, modified, v, o, out, err), 0) << err.str();
+        Json root = parse(out.str());
+        collect_keys(root.get(), keys);
+    };
+    whatif(kTwoPools, "pool1.Quota=1");
+    whatif(kOsmoTiers + "Pool=pool1 Quota=2\nPool=pool2 Quota=1\n", "pool2.Quota=2");
+    for (const char *k : {"would_be_preempted", "preemptor", "lenders", "reason_text", "borrowable", "warnings_before"})
+        EXPECT_TRUE(keys.count(k)) << k;
 
     std::ifstream in(srcdir() + "/doc/gpupool.1");
     ASSERT_TRUE(in) << srcdir() << "/doc/gpupool.1 not found";
