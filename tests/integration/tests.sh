@@ -1227,3 +1227,158 @@ backendai_scenario() {
   [[ $states != *REQUEUED* && $states != *PENDING* ]] || { ilog "s1 was requeued: $states"; return 1; }
   assert no_warnings_since_load
 }
+
+# ---------------------------------------------------------------- issue 8: whatif, exporter
+
+# Acceptance 2: "gpupool whatif --set" predicts which held jobs start once
+# the same change is made with scontrol reconfigure.  pool1 (quota 2) runs
+# two NORMAL jobs and holds two; pool3 (2 GPUs, quota 2) likewise holds
+# one.  Quotas 3 and 3: pool1's first held job starts, its second stays
+# held (3/3); pool3's is admitted but its 2 GPUs are taken, so it waits.
+test_cli_whatif_reconfigure() {
+  local n1 n2 n3 n4 m1 m2 m3 j js text predicted started conf sets=(--set pool1.Quota=3 --set pool3.Quota=3)
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  m1=$(submit m1 pool3 normal) && m2=$(submit m2 pool3 normal) || return 1
+  for j in "$n1" "$n2" "$m1" "$m2"; do assert wait_state "$j" RUNNING 30 || return 1; done
+  n3=$(submit n3 pool1 normal) && n4=$(submit n4 pool1 normal) && m3=$(submit m3 pool3 normal) || return 1
+  for j in "$n3" "$n4"; do assert wait_until 10 quota_held "$j" pool1 || { ilog "$j: $(job_reason "$j")"; return 1; }; done
+  assert wait_until 10 quota_held "$m3" pool3 || { ilog "$m3: $(job_reason "$m3")"; return 1; }
+
+  js=$(gp whatif --json "${sets[@]}") || return 1
+  predicted=$(jget "sorted(d['would_start'])" <<<"$js")
+  assert test "$predicted" = "$n3" &&
+    assert test "$(jget "d['would_not_start']" <<<"$js")" = "" &&
+    assert test "$(jget "[j['after']['reason'] for j in d['pending'] if j['job_id'] == $m3][0]" <<<"$js")" = waiting_for_gpus &&
+    assert test "$(jget "[[p['before']['quota'], p['after']['quota'], p['after']['held_jobs']] for p in d['pools'] if p['name'] == 'pool1'][0]" <<<"$js")" = "2 3 1" &&
+    assert test "$(jget "'pools pool1,pool2 share 4 GPUs but their quotas add up to 5: quotas cannot all be honoured' in d['warnings']" <<<"$js")" = True ||
+    { ilog "$js"; return 1; }
+  text=$(gp whatif "${sets[@]}") || return 1
+  assert grep -Eq "^$n3 +pool1 +n3 +root +normal +1 +quota full: pool1 2/2$" <<<"$text" &&
+    assert grep -q "^Warning with the change: pools pool1,pool2 share 4 GPUs" <<<"$text" || { ilog "$text"; return 1; }
+  # Nothing was changed by asking.
+  assert quota_held "$n3" pool1 || return 1
+
+  # The same change for real.
+  conf=$(cat "$GPUPOOL_CONF")
+  conf=${conf/Pool=pool1 Quota=2/Pool=pool1 Quota=3}
+  conf=${conf/Pool=pool3 Quota=2/Pool=pool3 Quota=3}
+  reconfigure_with "$conf"
+  assert wait_until 20 log_has 'gpupool: .*loaded' || { log_since | tail -20 >&2; return 1; }
+  # A pass with the new quotas has run once n4's hold names them.
+  assert wait_until 20 eval '[[ "$(job_reason '"$n4"')" == "GpuPoolQuota:pool1 3/3" ]]' ||
+    { ilog "n4: $(job_reason "$n4")"; return 1; }
+  assert wait_until 20 eval '[[ "$(job_reason '"$m3"')" != GpuPool* ]]' || { ilog "m3: $(job_reason "$m3")"; return 1; }
+  assert wait_state "$n3" RUNNING 30 || return 1
+  # n4 is held and m3 has no GPU: no other job can start now.
+  started=$(squeue -h -t RUNNING,COMPLETING -o %i | { grep -vxE "$n1|$n2|$m1|$m2" || true; } | sort -n | tr '\n' ' ' | sed 's/ $//')
+  assert test "$started" = "$predicted" || { ilog "started '$started', predicted '$predicted'"; return 1; }
+  assert test "$(job_state "$n4")" = PENDING && assert test "$(job_state "$m3")" = PENDING || return 1
+  # The figures whatif computed are those slurmctld now acts on.
+  js=$(gp status --json) || return 1
+  assert test "$(pool_field "$js" pool1 quota)" = 3 && assert test "$(pool_field "$js" pool1 held_jobs)" = 1 &&
+    assert test "$(pool_field "$js" pool3 held_jobs)" = 0 || { ilog "$js"; return 1; }
+  # The change is made: the same question predicts nothing more.
+  js=$(gp whatif --json "${sets[@]}") || return 1
+  assert test "$(jget "d['would_start']" <<<"$js")" = "" || { ilog "$js"; return 1; }
+}
+
+# A free TCP port of 127.0.0.1.
+free_port() {
+  /usr/bin/python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# prom_is PORT QUERY VALUE: Prometheus' query API (instant query) returns
+# exactly one series, with VALUE.
+prom_is() {
+  local got
+  got=$(curl -sf --get --data-urlencode "query=$2" "http://127.0.0.1:$1/api/v1/query" |
+        jget "d['data']['result'][0]['value'][1] if len(d['data']['result']) == 1 else 'series: %d' % len(d['data']['result'])") || return 1
+  PROM_GOT=$got
+  [[ $got == "$3" ]]
+}
+
+# metric_of URL NAME: the value of a sample without labels on a /metrics page.
+metric_of() { curl -sf "$1" | awk -v n="$2" '$1 == n { print $2 }'; }
+
+# Acceptance 3: Debian's Prometheus scrapes "gpupool exporter" on the test
+# cluster; after OSMO's borrowing example its query API returns pool1
+# borrowed 1 from lender pool2 and pool2 lent 1 (the figures of
+# test_cli_status_borrowing).  Both run as jobs of this test, on free
+# ports of 127.0.0.1, with their data in the cluster's directory.
+test_exporter_prometheus() {
+  local dir exp_port prom_port exp_pid prom_pid rc=0
+  dir=$GPUPOOL_CLUSTER_DIR/prometheus
+  rm -rf "$dir" && mkdir -p "$dir" || return 1
+  exp_port=$(free_port) && prom_port=$(free_port) || return 1
+  "$GPUPOOL_CLI" exporter --listen "127.0.0.1:$exp_port" --min-interval 1 >"$dir/exporter.log" 2>&1 &
+  exp_pid=$!
+  cat >"$dir/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: gpupool
+    static_configs:
+      - targets: ['127.0.0.1:$exp_port']
+YML
+  prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+    --web.listen-address="127.0.0.1:$prom_port" >"$dir/prometheus.log" 2>&1 &
+  prom_pid=$!
+  exporter_scenario "$exp_port" "$prom_port" || rc=1
+  kill "$prom_pid" "$exp_pid" 2>/dev/null
+  wait "$prom_pid" "$exp_pid" 2>/dev/null
+  if (( rc )); then
+    tail -5 "$dir/exporter.log" "$dir/prometheus.log" >&2
+  else
+    # The exporter stopped on SIGTERM, as it says.
+    assert grep -q "gpupool exporter: signal 15, stopping" "$dir/exporter.log" || rc=1
+  fi
+  return $rc
+}
+exporter_scenario() {
+  local exp=$1 prom=$2 url="http://127.0.0.1:$1/metrics" wf1 wf2 wf3 wf4 q before after t0 t1 i
+  assert wait_until 20 eval '[[ "$(metric_of '"$url"' gpupool_up)" == 1 ]]' || return 1
+  wf1=$(submit wf1 pool1 normal) && assert wait_state "$wf1" RUNNING 30 || return 1
+  wf2=$(submit wf2 pool1 low) && assert wait_state "$wf2" RUNNING 30 || return 1
+  wf4=$(submit wf4 pool2 normal) && assert wait_state "$wf4" RUNNING 30 || return 1
+  wf3=$(submit wf3 pool1 low) && assert wait_state "$wf3" RUNNING 30 || return 1
+  # What Prometheus has scraped, through its query API.
+  q='gpupool_pool_borrowed_gpus{pool="pool1",lender="pool2"}'
+  assert wait_until 60 prom_is "$prom" "$q" 1 || { ilog "$q: ${PROM_GOT:-}"; return 1; }
+  assert wait_until 20 prom_is "$prom" 'gpupool_pool_lent_gpus{pool="pool2"}' 1 || { ilog "lent: ${PROM_GOT:-}"; return 1; }
+  for q in 'sum(gpupool_pool_borrowed_gpus{pool="pool1"})=1' 'sum(gpupool_pool_borrowed_gpus{pool="pool2"})=0' \
+           'gpupool_pool_lent_gpus{pool="pool1"}=0' 'gpupool_pool_reclaimable_gpus{pool="pool2"}=1' \
+           'gpupool_pool_quota_gpus{pool="pool1"}=2' 'gpupool_pool_allocated_gpus{pool="pool1",tier="low"}=2' \
+           'gpupool_pool_allocated_gpus{pool="pool1",tier="normal"}=1' 'gpupool_up=1' \
+           'gpupool_job_wait_seconds_count{pool="pool1",tier="low"}=2' \
+           'gpupool_job_wait_seconds_bucket{pool="pool1",tier="low",le="60"}=2' \
+           'gpupool_job_wait_seconds_count{pool="pool2",tier="normal"}=1'; do
+    assert prom_is "$prom" "${q%=*}" "${q##*=}" || { ilog "${q%=*}: ${PROM_GOT:-}, wanted ${q##*=}"; return 1; }
+  done
+  # A storm of scrapes recomputes at most once a second (--min-interval 1).
+  before=$(metric_of "$url" gpupool_exporter_recomputes_total)
+  t0=$(date +%s.%N)
+  for i in $(seq 40); do curl -sf -o /dev/null "$url" || return 1; done
+  t1=$(date +%s.%N)
+  after=$(metric_of "$url" gpupool_exporter_recomputes_total)
+  ilog "40 scrapes in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s: $(( after - before )) recomputes"
+  assert awk -v a="$t0" -v b="$t1" -v n=$(( after - before )) 'BEGIN { exit !(n <= int(b - a) + 2) }' || return 1
+  assert test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$exp/nosuch")" = 404 || return 1
+  # WF5 of pool2 takes its GPU back from WF3: one more reclaim, read from
+  # the plugins' event log (earlier tests of the run left theirs there).
+  local pre='gpupool_preemptions_total{pool="pool1",preemptor_pool="pool2",rule="Reclaim"}'
+  local lost='gpupool_preemption_lost_gpu_seconds_total{pool="pool1",preemptor_pool="pool2",rule="Reclaim"}'
+  local n0 l0 l1 s3 wf5
+  assert test "$(metric_of "$url" gpupool_preemption_log_readable)" = 1 || return 1
+  n0=$(metric_of "$url" "$pre") && l0=$(metric_of "$url" "$lost") && s3=$(start_epoch "$wf3") || return 1
+  wf5=$(submit wf5 pool2 normal) || return 1
+  assert wait_state "$wf5" RUNNING 30 && assert wait_state "$wf3" 'PENDING|REQUEUED' 10 || return 1
+  assert wait_until 30 prom_is "$prom" "$pre" $(( ${n0:-0} + 1 )) || { ilog "$pre: ${PROM_GOT:-}, was ${n0:-0}"; return 1; }
+  l1=$(metric_of "$url" "$lost")
+  ilog "reclaim of WF3 (started $s3): lost GPU-seconds ${l0:-0} -> $l1"
+  # 1 GPU for as long as WF3 ran.
+  assert test $(( l1 - ${l0:-0} )) -ge 1 && assert test $(( l1 - ${l0:-0} )) -le $(( $(date +%s) - s3 ))
+}
