@@ -461,12 +461,91 @@ int queue(Pass &p, const Options &opt, std::ostream &out, std::ostream &err) {
 
 // ------------------------------------------------------------------ why
 
+// A job's preemptions (PreemptionHistory), oldest first.
+json_t *preemptions_json(const PreemptionHistory &h) {
+    json_t *a = json_array();
+    for (const PreemptionRecord &r : h.records) {
+        json_t *o = json_object();
+        put(o, "time", jint(r.time));
+        put(o, "preemptor_job_id", jint(r.preemptor_job_id));
+        put(o, "preemptor_pool", jstr(r.preemptor_pool));
+        put(o, "preemptor_tier", r.preemptor_tier.empty() ? json_null() : jstr(r.preemptor_tier));
+        put(o, "victim_pool", r.victim_pool.empty() ? json_null() : jstr(r.victim_pool));
+        put(o, "rule", jstr(r.rule));
+        put(o, "mode", r.mode.empty() ? json_null() : jstr(r.mode));
+        put(o, "gpus", r.gpus ? jint(*r.gpus) : json_null());
+        put(o, "gpu_seconds_lost", jint(static_cast<int64_t>(r.gpu_seconds_lost)));
+        put(o, "rule_detail", r.why.empty() ? json_null() : jstr(r.why));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+// "Preempted 2 times (gpupool's event log):" and a line for each.
+void preemptions_text(const PreemptionHistory &h, std::ostream &s) {
+    if (h.records.empty()) return;
+    size_t n = h.records.size();
+    s << "Preempted " << n << " time" << (n == 1 ? "" : "s") << " ("
+      << (h.source == "event_log" ? "gpupool's event log " + h.event_log : std::string("accounting: sacct SystemComment"))
+      << "):\n";
+    for (const PreemptionRecord &r : h.records) {
+        s << "  " << slurm_time(r.time) << " by job " << r.preemptor_job_id << " (pool " << r.preemptor_pool;
+        if (!r.preemptor_tier.empty()) s << ", tier " << r.preemptor_tier;
+        s << ") under rule " << r.rule;
+        if (!r.why.empty()) s << " (" << r.why << ")";
+        if (!r.victim_pool.empty()) s << " in " << r.victim_pool;
+        s << ": ";
+        if (r.mode == "requeue") s << "requeued, ";
+        else if (r.mode == "cancel") s << "cancelled, ";
+        else if (r.mode == "suspend") s << "suspended, ";
+        if (r.gpus) s << *r.gpus << " GPU" << (*r.gpus == 1 ? "" : "s") << ", ";
+        s << r.gpu_seconds_lost << " GPU-seconds lost.\n";
+    }
+}
+
+// A job slurmctld no longer has, with its preemptions on record.
+int why_gone(Pass &p, const Options &opt, std::ostream &out) {
+    const uint32_t id = opt.job_id;
+    const PreemptionHistory &h = p.view.preemptions;
+    if (opt.json) {
+        Json root = document(p, "why");
+        json_t *job = json_object();
+        put(job, "job_id", jint(id));
+        put(job, "state", h.in_accounting ? jstr(h.state) : json_null());
+        put(job, "job", jstr(std::to_string(id)));
+        put(job, "name", h.in_accounting ? jstr(h.name) : json_null());
+        put(job, "user", h.in_accounting ? jstr(h.user) : json_null());
+        put(job, "in_queue", json_false());
+        put(job, "preemptions", preemptions_json(h));
+        put(job, "preemptions_source", jstr(h.source));
+        put(root.get(), "job", job);
+        add_warnings(p, root.get());
+        print_json(out, root.get());
+        return 0;
+    }
+    std::ostringstream s;
+    s << "Job " << id;
+    if (h.in_accounting) {
+        if (!h.name.empty()) s << " (" << h.name << ")";
+        s << " of " << h.user << " is " << h.state;
+        if (!h.partition.empty()) s << " in " << h.partition;
+        s << "; slurmctld no longer has it.\n";
+    } else {
+        s << " is no longer in slurmctld's queue.\n";
+    }
+    preemptions_text(h, s);
+    out << s.str();
+    return 0;
+}
+
 int why(Pass &p, const Options &opt, std::ostream &out, std::ostream &err) {
     const uint32_t id = opt.job_id;
     const JobMeta *m = p.view.job(id);
     const PendingExplain *pe = p.x.find_pending(id);
     const RunningExplain *re = p.x.find_running(id);
+    const PreemptionHistory &ph = p.view.preemptions;
     if (!m && !pe && !re) {
+        if (!ph.records.empty()) return why_gone(p, opt, out);
         err << "gpupool: job " << id << " is not in slurmctld's queue (ended, or never existed)\n";
         return 1;
     }
@@ -545,6 +624,9 @@ int why(Pass &p, const Options &opt, std::ostream &out, std::ostream &err) {
             put(job, "name", jstr(m ? m->name : ""));
             put(job, "user", jstr(p.user_of(id)));
         }
+        put(job, "in_queue", json_true());
+        put(job, "preemptions", preemptions_json(ph));
+        put(job, "preemptions_source", ph.records.empty() ? json_null() : jstr(ph.source));
         put(root.get(), "job", job);
         add_warnings(p, root.get());
         print_json(out, root.get());
@@ -630,9 +712,12 @@ int why(Pass &p, const Options &opt, std::ostream &out, std::ostream &err) {
                 s << "MinRuntime protects it until " << slurm_time(re->protected_until) << ".\n";
             s << "Reclaim rank " << re->rank << " (R6 victim order: 1 goes first).\n";
         }
-    } else {
+    } else if (ph.records.empty()) {
         s << ": gpupool has nothing to explain for it now.\n";
+    } else {
+        s << ".\n";
     }
+    preemptions_text(ph, s);
     out << s.str();
     return 0;
 }

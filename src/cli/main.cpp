@@ -17,6 +17,7 @@
 #include "config.hpp"
 #include "engine.hpp"
 #include "live.hpp"
+#include "slurm_preemptions.hpp"
 #include "settings.hpp"
 #ifdef GPUPOOL_HAVE_MHD
 #include "exporter.hpp"
@@ -41,7 +42,8 @@ const char kUsage[] =
     "  queue [-p POOL] [-u USER]    pending jobs in gpupool's order, with position,\n"
     "                               tier, GPUs, wait and why each waits\n"
     "  why JOBID                    why a pending job waits (quota arithmetic, jobs\n"
-    "                               ahead) or where a running job borrows from\n"
+    "                               ahead), where a running job borrows from, who\n"
+    "                               preempted a job (also one that has ended)\n"
     "  whatif [--config FILE] [--set NAME.Key=VALUE]...\n"
     "                               each pool's quota, fairshare and borrowable GPUs\n"
     "                               now and with the change, jobs that would start,\n"
@@ -54,6 +56,8 @@ const char kUsage[] =
     "  -u, --user=USER    only this user's jobs\n"
     "  --conf=FILE        gpupool.conf to read (default: beside slurm.conf)\n"
     "  --state=FILE|none  usage history (default: StateSaveLocation/gpupool_state.json)\n"
+    "  --events=FILE|none why: preemption event log (default: StateSaveLocation/\n"
+    "                     gpupool_events.jsonl; none or unreadable: from accounting)\n"
     "  --config=FILE      whatif: the gpupool.conf to compare with the current one\n"
     "  --set=NAME.Key=VALUE  whatif: a key changed (Pool, Tier or global keys)\n"
     "  --listen=ADDR:PORT exporter: where to listen (127.0.0.1:9814, [::1]:9814, :9814)\n"
@@ -84,7 +88,7 @@ Config modified_config(const Live &live, const Options &opt) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    enum { OPT_JSON = 1000, OPT_CONF, OPT_STATE, OPT_CONFIG, OPT_SET, OPT_LISTEN, OPT_MIN_INTERVAL };
+    enum { OPT_JSON = 1000, OPT_CONF, OPT_STATE, OPT_CONFIG, OPT_SET, OPT_LISTEN, OPT_MIN_INTERVAL, OPT_EVENTS };
     static const struct option longopts[] = {
         {"json", no_argument, nullptr, OPT_JSON},
         {"pool", required_argument, nullptr, 'p'},
@@ -95,13 +99,14 @@ int main(int argc, char **argv) {
         {"set", required_argument, nullptr, OPT_SET},
         {"listen", required_argument, nullptr, OPT_LISTEN},
         {"min-interval", required_argument, nullptr, OPT_MIN_INTERVAL},
+        {"events", required_argument, nullptr, OPT_EVENTS},
         {"help", no_argument, nullptr, 'h'},
         {"version", no_argument, nullptr, 'V'},
         {nullptr, 0, nullptr, 0},
     };
     Options opt;
     LiveOptions lo;
-    std::string listen;
+    std::string listen, events_path;
     long min_interval = 5;
     int c;
     while ((c = getopt_long(argc, argv, "p:u:hV", longopts, nullptr)) != -1) {
@@ -111,6 +116,7 @@ int main(int argc, char **argv) {
         case 'u': opt.user = optarg; break;
         case OPT_CONF: lo.conf_path = optarg; break;
         case OPT_STATE: lo.state_path = optarg; break;
+        case OPT_EVENTS: events_path = optarg; break;
         case OPT_CONFIG: opt.whatif_config = optarg; break;
         case OPT_SET: opt.whatif_set.push_back(optarg); break;
         case OPT_LISTEN: listen = optarg; break;
@@ -173,6 +179,7 @@ int main(int argc, char **argv) {
     try {
         Live live;
         load_live(lo, live);
+        if (cmd == "why") load_preemptions(live.view, live.controller, opt.job_id, events_path);
         const ClusterView &view = live.view;
         if (!view.history.available)
             std::cerr << "gpupool: usage history unavailable (" << view.history.error << "): decayed usage"

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "preemptions.hpp"
 #include "snapshot.hpp"
 
 namespace gpupool::cli {
@@ -48,6 +49,8 @@ struct ClusterView {
     UsageHistory history;
     // Said once on stderr (e.g. jobs hidden by PrivateData=jobs).
     std::vector<std::string> notes;
+    // `why JOBID`: the job's preemptions (slurm_preemptions.cpp).
+    PreemptionHistory preemptions;
 
     const JobMeta *job(uint32_t id) const {
         auto it = meta.find(id);
