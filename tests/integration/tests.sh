@@ -1382,3 +1382,89 @@ exporter_scenario() {
   # 1 GPU for as long as WF3 ran.
   assert test $(( l1 - ${l0:-0} )) -ge 1 && assert test $(( l1 - ${l0:-0} )) -le $(( $(date +%s) - s3 ))
 }
+
+# ---------------------------------------------------------------- issue 8: preemption records
+# Who preempted a job outlives slurmctld's log: the job's SystemComment,
+# which slurmdbd keeps with the run preempted, and gpupool's event log
+# beside the state file, both read back by "gpupool why".
+
+# The event log of the running cluster.
+events_log() { echo "$(scontrol show config | sed -n 's/^StateSaveLocation *= *//p')/gpupool_events.jsonl"; }
+
+# "State|SystemComment" of each accounting record of a job (oldest first).
+sacct_comments() { sacct -n -X -D -P -j "$1" -o State,SystemComment%400 -S now-1hour 2>/dev/null; }
+
+# why_source_is JOBID SOURCE: "gpupool why --json" has the job's
+# preemptions from SOURCE (event_log, accounting).
+why_source_is() { [[ $(gp why --json "$1" 2>/dev/null | jget "d['job']['preemptions_source']") == "$2" ]]; }
+
+# sacct_names_preemptor JOBID PREEMPTOR POOL RULE: a PREEMPTED record of
+# the job whose SystemComment names them.
+sacct_names_preemptor() {
+  sacct_comments "$1" |
+    grep -Ex "PREEMPTED\|gpupool: preempted by JobId=$2 \(pool $3\) rule $4 at [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}, lost [0-9]+ GPU-s" >/dev/null
+}
+
+# slurmctld no longer has the job (MinJobAge after it ended).
+forgotten() { ! scontrol show job "$1" >/dev/null 2>&1; }
+
+# Acceptance 1: after OSMO's reclaim (WF5 of pool2 takes back the GPU that
+# WF3 of pool1 borrowed), "gpupool why" on WF3 names WF5, pool2 and the
+# rule, text and --json, from the event log and from accounting alone, and
+# so does sacct for WF3.  WF3's name (quotes, '%' sequences) stays one
+# valid JSON line.  Once WF3 is cancelled and slurmctld has forgotten it,
+# why still says who preempted it.
+test_cli_why_preempted() {
+  local wf1 wf2 wf3 wf4 wf5 js text line last name='wf3 "q" %s%n'
+  wf1=$(submit wf1 pool1 normal) && assert wait_state "$wf1" RUNNING 30 || return 1
+  wf2=$(submit wf2 pool1 low) && assert wait_state "$wf2" RUNNING 30 || return 1
+  wf4=$(submit wf4 pool2 normal) && assert wait_state "$wf4" RUNNING 30 || return 1
+  assert past_start_second "$wf2" || return 1
+  wf3=$(submit "$name" pool1 low) && assert wait_state "$wf3" RUNNING 30 || return 1
+  mark_log
+  wf5=$(submit wf5 pool2 normal) || return 1
+  assert wait_state "$wf5" RUNNING 30 && assert wait_state "$wf3" 'PENDING|REQUEUED' 20 || return 1
+  assert wait_until 10 log_has "preempt victim JobId=$wf3 .*for JobId=$wf5 .*rule Reclaim" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+
+  # The event log is written by the agent after its next pass.
+  assert wait_until 20 why_source_is "$wf3" event_log ||
+    { gp why --json "$wf3" >&2; return 1; }
+  js=$(gp why --json "$wf3") || return 1
+  last="d['job']['preemptions'][-1]"
+  assert test "$(jget "d['job']['state']" <<<"$js")" = PENDING &&
+    assert test "$(jget "len(d['job']['preemptions'])" <<<"$js")" = 1 &&
+    assert test "$(jget "[$last[k] for k in ('preemptor_job_id', 'preemptor_pool', 'preemptor_tier', 'rule', 'victim_pool', 'mode', 'gpus')]" <<<"$js")" = "$wf5 pool2 normal Reclaim pool1 requeue 1" &&
+    assert test "$(jget "$last['gpu_seconds_lost'] >= 0 and abs($last['time'] - d['now']) < 120" <<<"$js")" = True ||
+    { ilog "$js"; return 1; }
+  text=$(gp why "$wf3") || return 1
+  assert grep -Eq "^  [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8} by job $wf5 \(pool pool2, tier normal\) under rule Reclaim \(borrowed excess \(over-(fairshare|quota)\) of pool1\) in pool1: requeued, 1 GPU, [0-9]+ GPU-seconds lost\.$" <<<"$text" ||
+    { ilog "$text"; return 1; }
+  # One valid line per preemption, the job name as the user wrote it.
+  line=$(grep -a "\"victim_job_id\":$wf3," "$(events_log)") || { ilog "no line for $wf3 in $(events_log)"; return 1; }
+  assert test "$(wc -l <<<"$line")" = 1 &&
+    assert test "$(jget "d['victim_name']" <<<"$line")" = "$name" &&
+    assert test "$(jget "[d['preemptor_job_id'], d['preemptor_pool'], d['rule'], d['mode']]" <<<"$line")" = "$wf5 pool2 Reclaim requeue" ||
+    { ilog "$line"; return 1; }
+
+  # sacct: the record of the run preempted carries the preemptor, pool and rule.
+  assert wait_until 20 sacct_names_preemptor "$wf3" "$wf5" pool2 Reclaim ||
+    { ilog "sacct: $(sacct_comments "$wf3")"; return 1; }
+  # From accounting alone (no event log: a login node, another user).
+  js=$(gp why --json --events=none "$wf3") || return 1
+  assert test "$(jget "d['job']['preemptions_source']" <<<"$js")" = accounting &&
+    assert test "$(jget "[$last[k] for k in ('preemptor_job_id', 'preemptor_pool', 'rule', 'victim_pool')]" <<<"$js")" = "$wf5 pool2 Reclaim pool1" ||
+    { ilog "$js"; return 1; }
+
+  # Cancelled and forgotten by slurmctld (MinJobAge): still explained.
+  scancel "$wf3"
+  assert wait_until 60 forgotten "$wf3" || return 1
+  text=$(gp why "$wf3") || return 1
+  # (the name as accounting has it: slurmdbd stores quotes as backquotes)
+  assert grep -q "^Job $wf3 (wf3 .q. %s%n) of root is CANCELLED in pool1; slurmctld no longer has it\.$" <<<"$text" &&
+    assert grep -Eq "^  .* by job $wf5 \(pool pool2, tier normal\) under rule Reclaim .* in pool1: requeued, 1 GPU, [0-9]+ GPU-seconds lost\.$" <<<"$text" ||
+    { ilog "$text"; return 1; }
+  js=$(gp why --json --events=none "$wf3") || return 1
+  assert test "$(jget "[d['job']['in_queue'], d['job']['state'], $last['preemptor_job_id'], $last['preemptor_pool'], $last['rule']]" <<<"$js")" = "False CANCELLED $wf5 pool2 Reclaim" ||
+    { ilog "$js"; return 1; }
+}
