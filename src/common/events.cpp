@@ -266,7 +266,17 @@ std::string comment_entry(const PreemptionEvent &e) {
 }
 
 std::string comment_append(const std::string &old, const std::string &entry, size_t cap) {
-    std::string all = old.empty() ? entry : old + "; " + entry;
+    // Text others put there (an operator's scontrol update, a burst
+    // buffer plugin) goes to slurmdbd's SQL with ours: a quote or a
+    // backslash there would fail the update, and slurmctld's slurmdbd
+    // agent would resend it for ever, holding up all accounting.
+    std::string kept = old;
+    for (char &c : kept) {
+        if (c == '\'') c = '`';
+        else if (c == '\\') c = '/';
+        else if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') c = ' ';
+    }
+    std::string all = kept.empty() ? entry : kept + "; " + entry;
     if (all.size() <= cap) return all;
     static const std::string kMark = "...; ";
     if (entry.size() + kMark.size() > cap) return entry.substr(0, cap);

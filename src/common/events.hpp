@@ -62,7 +62,9 @@ constexpr size_t kSystemCommentMax = 1024;
 // reduced to [A-Za-z0-9._-] (slurmdbd stores the text in SQL as given).
 std::string comment_entry(const PreemptionEvent &e);
 // `old` + "; " + `entry`, at most `cap` bytes: when too long, the oldest
-// text goes first, cut at an entry boundary and marked "...; ".
+// text goes first, cut at an entry boundary and marked "...; ".  In `old`
+// quotes become '`', backslashes '/' and control characters other than
+// newline and tab spaces (slurmdbd puts the whole text into its SQL).
 std::string comment_append(const std::string &old, const std::string &entry, size_t cap = kSystemCommentMax);
 
 // A preemption read back from a SystemComment.

@@ -189,6 +189,12 @@ TEST_F(UtcTime, CommentKeepsOnlyPlainCharacters) {
               "240 GPU-s");
 }
 
+// What others wrote (an operator's scontrol update) cannot break
+// slurmdbd's SQL either: quotes and backslashes are replaced.
+TEST_F(UtcTime, CommentMakesEarlierTextSafe) {
+    EXPECT_EQ(comment_append("it's a \\'; drop\x01\nok", "gpupool: x"), "it`s a /`; drop \nok; gpupool: x");
+}
+
 TEST_F(UtcTime, CommentParsesBack) {
     PreemptionEvent a = sample(), b = sample();
     b.preemptor_job_id = 21;
