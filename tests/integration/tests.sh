@@ -690,7 +690,9 @@ test_kill9_restart() {
     mark_log
     # An update RPC makes Slurm write its job state within 5 s (a backfill
     # start alone does not); the kill waits for that.
-    scontrol update jobid="${ids[0]}" comment="kill9 $k" || return 1
+    # Right after a restart Slurm may refuse it for a moment ("DB index is
+    # being set": the job's accounting record is not back yet): retry.
+    assert wait_until 30 scontrol update jobid="${ids[0]}" comment="kill9 $k" || return 1
     bash "$cl" kill-ctld --when-saved >&2 || return 1
     sleep "0.$(( RANDOM % 10 ))"   # seeded: down for a random moment
     bash "$cl" start-ctld >&2 || return 1
