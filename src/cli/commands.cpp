@@ -133,6 +133,37 @@ json_t *history_json(const ClusterView &v) {
     return h;
 }
 
+// priority/gpupool's passes (gpupool_stats.json); figures null when the
+// file could not be read.
+json_t *passes_json(const ClusterView &v) {
+    const PluginPasses &pp = v.passes;
+    const PassStats &s = pp.stats;
+    const bool ok = pp.available;
+    auto secs = [&](uint64_t us) { return ok ? json_real(static_cast<double>(us) / 1e6) : json_null(); };
+    json_t *o = json_object();
+    put(o, "available", json_boolean(ok));
+    put(o, "path", jstr(pp.path));
+    put(o, "error", pp.error.empty() ? json_null() : jstr(pp.error));
+    put(o, "written_at", ok ? jint(s.written) : json_null());
+    put(o, "passes", ok ? jint(s.passes) : json_null());
+    put(o, "since", ok && s.passes ? jint(s.since) : json_null());
+    put(o, "last_end", ok && s.passes ? jint(s.last_end) : json_null());
+    put(o, "last_seconds", secs(s.last.total));
+    put(o, "max_seconds", secs(s.max.total));
+    put(o, "mean_seconds", ok && s.passes ? json_real(static_cast<double>(s.sum.total) / 1e6 / s.passes) : json_null());
+    return o;
+}
+
+// "priority/gpupool: last pass 2.1 ms, ended ...": nothing when unknown.
+void print_passes(const ClusterView &v, std::ostream &out) {
+    const PassStats &s = v.passes.stats;
+    if (!v.passes.available || s.passes == 0) return;
+    auto ms = [](double us) { return fixed(us / 1000.0, 1) + " ms"; };
+    out << "\npriority/gpupool: last pass " << ms(double(s.last.total)) << ", ended " << slurm_time(s.last_end) << "; "
+        << s.passes << " passes since " << slurm_time(s.since) << ", mean " << ms(double(s.sum.total) / s.passes)
+        << ", longest " << ms(double(s.max.total)) << "\n";
+}
+
 Json document(const Pass &p, const char *command) {
     Json root(json_object());
     put(root.get(), "command", json_string(command));
@@ -252,6 +283,7 @@ int status(Pass &p, const Options &opt, std::ostream &out, std::ostream &err) {
             json_array_append_new(sets, o);
         }
         put(root.get(), "node_sets", sets);
+        put(root.get(), "plugin_passes", passes_json(p.view));
         add_warnings(p, root.get());
         print_json(out, root.get());
         return 0;
@@ -301,6 +333,7 @@ int status(Pass &p, const Options &opt, std::ostream &out, std::ostream &err) {
     borrow.print(out);
     out << "\n";
     pend.print(out);
+    print_passes(p.view, out);
     return 0;
 }
 

@@ -39,15 +39,19 @@ private:
         last_ = now;
         ++recomputes_;
         std::string cluster, problem, notes;
+        PluginPasses passes;
         try {
             Live live;
             load_live(opt_.live, live);
             cluster = cluster_metrics(live.engine, live.view, waits_);
+            passes = live.view.passes;
+            if (!passes.available) notes = "pass statistics unavailable (" + passes.error + ")";
             // The plugins' event log lies beside the usage history.
             const std::string &h = live.view.history.path;
             size_t slash = h.rfind('/');
             if (h != "none") events_path_ = (slash == std::string::npos ? "." : h.substr(0, slash)) + "/gpupool_events.jsonl";
-            if (!live.view.history.available) notes = "usage history unavailable (" + live.view.history.error + ")";
+            if (!live.view.history.available)
+                notes += std::string(notes.empty() ? "" : "; ") + "usage history unavailable (" + live.view.history.error + ")";
             for (const std::string &n : live.view.notes) notes += (notes.empty() ? "" : "; ") + n;
             for (const std::string &w : live.engine.warnings()) notes += (notes.empty() ? "" : "; ") + w;
         } catch (const std::exception &e) {
@@ -74,7 +78,7 @@ private:
         st.time = static_cast<int64_t>(std::time(nullptr));
         // The cluster's gauges only from a recompute that read it: none
         // rather than stale ones.
-        std::string b = exporter_metrics(st) + cluster + waits_.text() + events_.text();
+        std::string b = exporter_metrics(st) + cluster + waits_.text() + events_.text() + plugin_metrics(passes);
         body_ = std::move(b);
     }
 

@@ -72,6 +72,13 @@ void load_live(const LiveOptions &opt, Live &live) {
     live.engine.set_config(load_config_file(view.conf_path, &live.conf_text));
     view.history.path = opt.state_path.empty() ? cc.state_save + "/gpupool_state.json" : opt.state_path;
     load_history(live.engine, view.history);
+    view.passes.path = cc.state_save + "/gpupool_stats.json";
+    try {
+        view.passes.stats = load_stats_file(view.passes.path);
+        view.passes.available = true;
+    } catch (const std::exception &e) {
+        view.passes.error = e.what();
+    }
 
     load_cluster(view, live.engine.config().quota_tres, cc);
     // Requeued jobs keep their first submit time (R1.3): from the history

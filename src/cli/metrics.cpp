@@ -237,6 +237,48 @@ std::string PreemptionLog::text() const {
     return out;
 }
 
+std::string plugin_metrics(const PluginPasses &passes) {
+    const PassStats &s = passes.stats;
+    const bool ok = passes.available;
+    auto seconds = [](uint64_t us) { return metric_value(static_cast<double>(us) / 1e6); };
+    std::string out;
+    metric_head(out, "gpupool_plugin_stats_readable", "gauge",
+                "1 if priority/gpupool's pass statistics in StateSaveLocation could be read (on the controller, root "
+                "or SlurmUser).");
+    metric_sample(out, "gpupool_plugin_stats_readable", {}, ok ? "1" : "0");
+    metric_head(out, "gpupool_plugin_passes_total", "counter", "Scheduling passes of priority/gpupool since slurmctld started.");
+    if (ok) metric_sample(out, "gpupool_plugin_passes_total", {}, metric_value(s.passes));
+    const std::string hist = "gpupool_plugin_pass_duration_seconds";
+    metric_head(out, hist, "histogram",
+                "Wall time of priority/gpupool's passes, waiting for slurmctld's locks included, since slurmctld "
+                "started.");
+    if (ok) {
+        for (const auto &[le, count] : s.buckets)
+            metric_sample(out, hist + "_bucket", {{"le", seconds(le)}}, metric_value(count));
+        metric_sample(out, hist + "_bucket", {{"le", "+Inf"}}, metric_value(s.passes));
+        metric_sample(out, hist + "_sum", {}, seconds(s.sum.total));
+        metric_sample(out, hist + "_count", {}, metric_value(s.passes));
+    }
+    metric_head(out, "gpupool_plugin_pass_part_seconds_total", "counter",
+                "Time of the passes by part: lock_wait (for slurmctld's locks), snapshot, evaluate, apply.");
+    if (ok)
+        for (const auto &[part, us] : {std::pair<const char *, uint64_t>{"lock_wait", s.sum.lock},
+                                       {"snapshot", s.sum.snapshot},
+                                       {"evaluate", s.sum.evaluate},
+                                       {"apply", s.sum.apply}})
+            metric_sample(out, "gpupool_plugin_pass_part_seconds_total", {{"part", part}}, seconds(us));
+    metric_head(out, "gpupool_plugin_last_pass_duration_seconds", "gauge", "How long the last pass took.");
+    if (ok) metric_sample(out, "gpupool_plugin_last_pass_duration_seconds", {}, seconds(s.last.total));
+    metric_head(out, "gpupool_plugin_max_pass_duration_seconds", "gauge", "The longest pass since slurmctld started.");
+    if (ok) metric_sample(out, "gpupool_plugin_max_pass_duration_seconds", {}, seconds(s.max.total));
+    metric_head(out, "gpupool_plugin_last_pass_timestamp_seconds", "gauge", "When the last pass ended.");
+    if (ok) metric_sample(out, "gpupool_plugin_last_pass_timestamp_seconds", {}, metric_value(uint64_t(s.last_end)));
+    metric_head(out, "gpupool_plugin_stats_timestamp_seconds", "gauge",
+                "When slurmctld wrote the statistics (every 10 s while it runs).");
+    if (ok) metric_sample(out, "gpupool_plugin_stats_timestamp_seconds", {}, metric_value(uint64_t(s.written)));
+    return out;
+}
+
 std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogram &waits) {
     engine.evaluate(view.snap, view.now);
     ExplainInput in;

@@ -84,6 +84,13 @@ private:
 // usage, pending jobs and GPUs by tier and reason.
 std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogram &waits);
 
+// priority/gpupool's pass durations as slurmctld last wrote them
+// (view.passes, StateSaveLocation/gpupool_stats.json):
+// gpupool_plugin_stats_readable, and when it is 1 the pass count, the
+// duration histogram, the time of each part, the last and the longest
+// pass, when the last one ended and when the file was written.
+std::string plugin_metrics(const PluginPasses &passes);
+
 // The exporter's own state: gpupool_up (the last recompute read the
 // cluster) and gpupool_exporter_* (recomputes, errors, last duration and
 // time).

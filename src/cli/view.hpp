@@ -12,6 +12,7 @@
 
 #include "preemptions.hpp"
 #include "snapshot.hpp"
+#include "stats.hpp"
 
 namespace gpupool::cli {
 
@@ -37,6 +38,15 @@ struct UsageHistory {
     std::string error;          // why it is not available
 };
 
+// priority/gpupool's pass durations (StateSaveLocation/gpupool_stats.json,
+// written by slurmctld every 10 s, readable by root and SlurmUser).
+struct PluginPasses {
+    bool available = false;
+    std::string path;
+    std::string error;          // why it is not available
+    PassStats stats;
+};
+
 struct ClusterView {
     std::string cluster;
     std::string conf_path;      // gpupool.conf read
@@ -47,6 +57,7 @@ struct ClusterView {
     // time, partition down): they take no free GPU in the explanation.
     std::unordered_set<uint32_t> not_eligible;
     UsageHistory history;
+    PluginPasses passes;
     // Said once on stderr (e.g. jobs hidden by PrivateData=jobs).
     std::vector<std::string> notes;
     // `why JOBID`: the job's preemptions (slurm_preemptions.cpp).

@@ -10,6 +10,7 @@
 #include "engine.hpp"
 #include "events.hpp"
 #include "gpupool.h"
+#include "stats.hpp"
 #include "trust.hpp"
 
 #define GP_EXPORT extern "C" __attribute__((visibility("default")))
@@ -26,6 +27,9 @@ struct gp_engine {
     std::mutex events_mu;
     EventQueue events;
     std::mutex flush_mu;
+    // Pass durations, noted by the agent after each pass.
+    std::mutex stats_mu;
+    PassStats stats;
 };
 
 struct gp_snapshot {
@@ -476,6 +480,32 @@ GP_EXPORT int gp_preemption_comment(const char *old, const gp_preemption_t *p, c
     if (text.size() >= buf_len) return GP_ERR_ARG;
     put(buf, buf_len, text);
     return GP_OK;
+}
+
+GP_EXPORT int gp_engine_note_pass(gp_engine_t *e, const gp_pass_time_t *t, int64_t now) {
+    if (!e || !t) return GP_ERR_ARG;
+    PassTime p;
+    p.total = t->total_usec;
+    p.lock = t->lock_usec;
+    p.snapshot = t->snapshot_usec;
+    p.evaluate = t->evaluate_usec;
+    p.apply = t->apply_usec;
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] {
+        std::lock_guard<std::mutex> lock(e->stats_mu);
+        e->stats.note(p, now);
+    });
+}
+
+GP_EXPORT int gp_engine_save_stats(gp_engine_t *e, const char *path, int64_t now, char *err, size_t err_len) {
+    if (!e || !path) return GP_ERR_ARG;
+    return guarded(GP_ERR_IO, err, err_len, [&] {
+        std::string text;
+        {
+            std::lock_guard<std::mutex> lock(e->stats_mu);
+            text = e->stats.to_json(now);
+        }
+        Engine::write_state_file(path, text);
+    });
 }
 
 GP_EXPORT size_t gp_engine_pool_count(gp_engine_t *e) {

@@ -29,7 +29,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 5
+#define GP_ABI_VERSION 6
 
 typedef enum {
 	GP_OK = 0,
@@ -440,6 +440,37 @@ int gp_engine_save_state(gp_engine_t *engine, const char *path, int64_t now,
 			 char *err, size_t err_len);
 int gp_engine_load_state(gp_engine_t *engine, const char *path, char *err,
 			 size_t err_len);
+
+/* ------------------------------------------------------------------ */
+/* Pass durations (ABI 6)                                               */
+
+/*
+ * One scheduling pass of priority/gpupool, in microseconds, as the plugin
+ * measured it (the core has no clock).  The parts are measured in turn.
+ */
+typedef struct {
+	uint64_t total_usec;    /* the whole pass, waiting for locks included */
+	uint64_t lock_usec;     /* waiting for slurmctld's locks */
+	uint64_t snapshot_usec; /* nodes, partitions and jobs copied */
+	uint64_t evaluate_usec; /* gp_engine_evaluate() */
+	uint64_t apply_usec;    /* priorities and holds written back */
+} gp_pass_time_t;
+
+/*
+ * Count a pass that ended at `now`: passes, each part's last, longest and
+ * sum, and a histogram of total_usec (1 ms .. 10 s).  No I/O.
+ */
+int gp_engine_note_pass(gp_engine_t *engine, const gp_pass_time_t *t,
+			int64_t now);
+
+/*
+ * Write the counters to `path` (StateSaveLocation/gpupool_stats.json, read
+ * by `gpupool exporter` and `gpupool status`) as gp_engine_save_state
+ * writes its file: atomically, mode 0600.  Call with no slurmctld lock
+ * held.
+ */
+int gp_engine_save_stats(gp_engine_t *engine, const char *path, int64_t now,
+			 char *err, size_t err_len);
 
 /* Short text for a status code. */
 const char *gp_status_str(int status);

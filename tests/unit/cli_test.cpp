@@ -220,6 +220,62 @@ TEST(CliStatus, UnknownUsageWithoutHistory) {
     EXPECT_NE(text.str().find("  ?  "), std::string::npos) << text.str();
 }
 
+// priority/gpupool's passes (gpupool_stats.json): the last one, the count,
+// mean and longest, in a line after the tables and in JSON; where the
+// file cannot be read, no line and null figures.
+TEST(CliStatus, PluginPasses) {
+    Engine e = engine_with(kTwoPools);
+    ClusterView v = osmo_view();
+    v.passes.path = "/state/gpupool_stats.json";
+    v.passes.available = true;
+    PassTime t;
+    t.total = 2000;
+    v.passes.stats.note(t, T0 - 3600);
+    t.total = 41000;
+    v.passes.stats.note(t, T0 - 10);
+    t.total = 3150;
+    v.passes.stats.note(t, T0 + 5);
+    v.passes.stats.written = T0 + 6;
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_status(e, v, Options{}, out, err), 0) << err.str();
+    const std::string t_out = out.str();
+    const std::string line = "\npriority/gpupool: last pass 3.1 ms, ended " + slurm_time(T0 + 5) + "; 3 passes since " +
+                             slurm_time(T0 - 3600) + ", mean 15.4 ms, longest 41.0 ms\n";
+    EXPECT_EQ(t_out.substr(t_out.size() - std::min(t_out.size(), line.size())), line) << t_out;
+
+    Options o;
+    o.json = true;
+    std::ostringstream js;
+    ASSERT_EQ(cmd_status(e, v, o, js, err), 0);
+    Json root = parse(js.str());
+    json_t *pp = json_object_get(root.get(), "plugin_passes");
+    EXPECT_TRUE(json_is_true(json_object_get(pp, "available")));
+    EXPECT_EQ(str_at(pp, "path"), "/state/gpupool_stats.json");
+    EXPECT_TRUE(json_is_null(json_object_get(pp, "error")));
+    EXPECT_EQ(int_at(pp, "passes"), 3);
+    EXPECT_EQ(int_at(pp, "since"), T0 - 3600);
+    EXPECT_EQ(int_at(pp, "last_end"), T0 + 5);
+    EXPECT_EQ(int_at(pp, "written_at"), T0 + 6);
+    EXPECT_DOUBLE_EQ(json_real_value(json_object_get(pp, "last_seconds")), 0.00315);
+    EXPECT_DOUBLE_EQ(json_real_value(json_object_get(pp, "max_seconds")), 0.041);
+    EXPECT_DOUBLE_EQ(json_real_value(json_object_get(pp, "mean_seconds")), 0.01538333333333333);
+
+    v.passes = PluginPasses{};
+    v.passes.path = "/state/gpupool_stats.json";
+    v.passes.error = "/state/gpupool_stats.json: Permission denied";
+    std::ostringstream out2, js2;
+    ASSERT_EQ(cmd_status(e, v, Options{}, out2, err), 0);
+    EXPECT_EQ(out2.str().find("priority/gpupool"), std::string::npos) << out2.str();
+    ASSERT_EQ(cmd_status(e, v, o, js2, err), 0);
+    Json root2 = parse(js2.str());
+    pp = json_object_get(root2.get(), "plugin_passes");
+    EXPECT_TRUE(json_is_false(json_object_get(pp, "available")));
+    EXPECT_EQ(str_at(pp, "error"), "/state/gpupool_stats.json: Permission denied");
+    for (const char *k : {"passes", "since", "last_end", "written_at", "last_seconds", "max_seconds", "mean_seconds"})
+        EXPECT_TRUE(json_is_null(json_object_get(pp, k))) << k;
+    EXPECT_EQ(err.str(), "");
+}
+
 TEST(CliStatus, UnknownPoolIsAnError) {
     Engine e = engine_with(kTwoPools);
     ClusterView v = osmo_view();

@@ -244,18 +244,97 @@ gpupool_exporter_last_recompute_timestamp_seconds 1700000000
     EXPECT_EQ(metric_value(1e300 * 1e300), "+Inf");
 }
 
+// priority/gpupool's pass durations, as slurmctld wrote them: the count,
+// the histogram in seconds (its buckets from the file, +Inf = every
+// pass), each part's total, the last and longest pass and the times.
+TEST(Metrics, PluginPassDurations) {
+    PluginPasses p;
+    p.available = true;
+    PassTime t;
+    t.total = 800;
+    t.lock = 100;
+    t.snapshot = 200;
+    t.evaluate = 300;
+    t.apply = 150;
+    p.stats.note(t, T0);
+    t.total = 30000;
+    t.evaluate = 25000;
+    p.stats.note(t, T0 + 10);
+    p.stats = PassStats::from_json(p.stats.to_json(T0 + 12));  // as read from the file
+    EXPECT_EQ(plugin_metrics(p), R"(# HELP gpupool_plugin_stats_readable 1 if priority/gpupool's pass statistics in StateSaveLocation could be read (on the controller, root or SlurmUser).
+# TYPE gpupool_plugin_stats_readable gauge
+gpupool_plugin_stats_readable 1
+# HELP gpupool_plugin_passes_total Scheduling passes of priority/gpupool since slurmctld started.
+# TYPE gpupool_plugin_passes_total counter
+gpupool_plugin_passes_total 2
+# HELP gpupool_plugin_pass_duration_seconds Wall time of priority/gpupool's passes, waiting for slurmctld's locks included, since slurmctld started.
+# TYPE gpupool_plugin_pass_duration_seconds histogram
+gpupool_plugin_pass_duration_seconds_bucket{le="0.001"} 1
+gpupool_plugin_pass_duration_seconds_bucket{le="0.0025"} 1
+gpupool_plugin_pass_duration_seconds_bucket{le="0.005"} 1
+gpupool_plugin_pass_duration_seconds_bucket{le="0.01"} 1
+gpupool_plugin_pass_duration_seconds_bucket{le="0.025"} 1
+gpupool_plugin_pass_duration_seconds_bucket{le="0.05"} 2
+gpupool_plugin_pass_duration_seconds_bucket{le="0.1"} 2
+gpupool_plugin_pass_duration_seconds_bucket{le="0.25"} 2
+gpupool_plugin_pass_duration_seconds_bucket{le="0.5"} 2
+gpupool_plugin_pass_duration_seconds_bucket{le="1"} 2
+gpupool_plugin_pass_duration_seconds_bucket{le="2.5"} 2
+gpupool_plugin_pass_duration_seconds_bucket{le="5"} 2
+gpupool_plugin_pass_duration_seconds_bucket{le="10"} 2
+gpupool_plugin_pass_duration_seconds_bucket{le="+Inf"} 2
+gpupool_plugin_pass_duration_seconds_sum 0.0308
+gpupool_plugin_pass_duration_seconds_count 2
+# HELP gpupool_plugin_pass_part_seconds_total Time of the passes by part: lock_wait (for slurmctld's locks), snapshot, evaluate, apply.
+# TYPE gpupool_plugin_pass_part_seconds_total counter
+gpupool_plugin_pass_part_seconds_total{part="lock_wait"} 2e-04
+gpupool_plugin_pass_part_seconds_total{part="snapshot"} 4e-04
+gpupool_plugin_pass_part_seconds_total{part="evaluate"} 0.0253
+gpupool_plugin_pass_part_seconds_total{part="apply"} 3e-04
+# HELP gpupool_plugin_last_pass_duration_seconds How long the last pass took.
+# TYPE gpupool_plugin_last_pass_duration_seconds gauge
+gpupool_plugin_last_pass_duration_seconds 0.03
+# HELP gpupool_plugin_max_pass_duration_seconds The longest pass since slurmctld started.
+# TYPE gpupool_plugin_max_pass_duration_seconds gauge
+gpupool_plugin_max_pass_duration_seconds 0.03
+# HELP gpupool_plugin_last_pass_timestamp_seconds When the last pass ended.
+# TYPE gpupool_plugin_last_pass_timestamp_seconds gauge
+gpupool_plugin_last_pass_timestamp_seconds 1700000010
+# HELP gpupool_plugin_stats_timestamp_seconds When slurmctld wrote the statistics (every 10 s while it runs).
+# TYPE gpupool_plugin_stats_timestamp_seconds gauge
+gpupool_plugin_stats_timestamp_seconds 1700000012
+)");
+}
+
+// Where the file cannot be read (a login node, another user): readable 0
+// and no figures, rather than zeros.
+TEST(Metrics, PluginPassDurationsUnreadable) {
+    PluginPasses p;
+    p.error = "/var/spool/slurmctld/gpupool_stats.json: Permission denied";
+    const std::string m = plugin_metrics(p);
+    EXPECT_NE(m.find("\ngpupool_plugin_stats_readable 0\n"), std::string::npos) << m;
+    size_t samples = 0;
+    std::istringstream in(m);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty() && line[0] != '#') ++samples;
+    EXPECT_EQ(samples, 1u) << m;
+}
+
 // gpupool(1) documents every metric the exporter serves.
 TEST(Metrics, EveryMetricIsDocumented) {
     Engine e = engine_with(kTwoPools);
     ClusterView v = borrowing_view();
     v.history.available = true;
     WaitHistogram waits;
-    const std::string all =
-        exporter_metrics(ExporterStats{}) + cluster_metrics(e, v, waits) + waits.text() + PreemptionLog().text();
+    PluginPasses passes;
+    passes.available = true;
+    passes.stats.note(PassTime{}, T0);
+    const std::string all = exporter_metrics(ExporterStats{}) + cluster_metrics(e, v, waits) + waits.text() +
+                            PreemptionLog().text() + plugin_metrics(passes);
     std::set<std::string> names;
     std::regex type(R"(# TYPE ([a-z_]+) )");
     for (std::sregex_iterator it(all.begin(), all.end(), type), end; it != end; ++it) names.insert((*it)[1]);
-    ASSERT_EQ(names.size(), 25u);
+    ASSERT_EQ(names.size(), 33u);
     std::ifstream in(srcdir() + "/doc/gpupool.1");
     ASSERT_TRUE(in) << srcdir() << "/doc/gpupool.1 not found";
     std::stringstream ss;
@@ -266,7 +345,7 @@ TEST(Metrics, EveryMetricIsDocumented) {
         EXPECT_TRUE(std::regex_search(man, std::regex("(^|[^a-z_])" + n + "([^a-z_]|$)")))
             << "gpupool(1) does not document the metric " << n;
     // And its labels.
-    for (const char *label : {"pool", "tier", "lender", "reason", "le", "preemptor_pool", "rule"})
+    for (const char *label : {"pool", "tier", "lender", "reason", "le", "preemptor_pool", "rule", "part"})
         EXPECT_TRUE(std::regex_search(man, std::regex(std::string("(^|[^a-z_])") + label + "([^a-z_]|$)"))) << label;
 }
 

@@ -101,6 +101,9 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #define EVENTS_KEEP 4
 /* The last gpupool.conf that loaded, beside the state file. */
 #define CONF_COPY_FILE "gpupool.conf.last-good"
+/* Pass durations for gpupool exporter and status, written every 10 s. */
+#define STATS_FILE "gpupool_stats.json"
+#define STATS_SAVE_INTERVAL 10
 #define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
 
 static bool in_ctld = false;
@@ -588,6 +591,41 @@ static void _flush_events(time_t now)
 }
 
 /*
+ * Write the pass durations the core counted beside the state file, at most
+ * every STATS_SAVE_INTERVAL seconds.  Caller holds no slurmctld lock.
+ */
+static void _save_stats(time_t now)
+{
+	static time_t last_save = 0;
+	static char last[512] = "";
+	char err[512] = "", *dir, *path;
+	uid_t slurm_uid;
+	int rc;
+
+	if (now - last_save < STATS_SAVE_INTERVAL)
+		return;
+	last_save = now;
+	if (!(dir = _conf_state_dir(&slurm_uid)))
+		return;
+	if (!_state_dir_trusted(dir, slurm_uid)) {
+		xfree(dir);
+		return;
+	}
+	path = xstrdup_printf("%s/%s", dir, STATS_FILE);
+	rc = gp_engine_save_stats(gp_shared_engine(), path, (int64_t) now,
+				  err, sizeof(err));
+	if (rc == GP_OK) {
+		last[0] = '\0';
+	} else if (strcmp(last, err)) {
+		error("gpupool: writing %s: %s", path,
+		      err[0] ? err : gp_status_str(rc));
+		strlcpy(last, err, sizeof(last));
+	}
+	xfree(path);
+	xfree(dir);
+}
+
+/*
  * At init: a state directory others may write is fatal.  Reads slurm_conf
  * without taking the config lock: init() runs either before slurmctld's
  * threads start or from read_slurm_conf(), which already holds the config
@@ -650,8 +688,24 @@ static void _log_warnings(bool force)
 		info("gpupool: warning: %s", line);
 }
 
-/* One full pass: snapshot, evaluate, write priorities and holds back. */
-static void _pass(void)
+/* Microseconds since *mark (monotonic clock); *mark moves to now. */
+static uint64_t _usec_since(struct timespec *mark)
+{
+	struct timespec now;
+	int64_t usec;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	usec = (int64_t) (now.tv_sec - mark->tv_sec) * 1000000 +
+	       (now.tv_nsec - mark->tv_nsec) / 1000;
+	*mark = now;
+	return (usec > 0) ? (uint64_t) usec : 0;
+}
+
+/*
+ * One full pass: snapshot, evaluate, write priorities and holds back.
+ * `pt` gets the time of each part (gp_engine_note_pass).
+ */
+static void _pass(gp_pass_time_t *pt)
 {
 	slurmctld_lock_t locks = { .conf = READ_LOCK, .job = WRITE_LOCK,
 				   .node = READ_LOCK, .part = READ_LOCK };
@@ -664,10 +718,14 @@ static void _pass(void)
 	int rc = GP_OK, released = 0, held = 0;
 	bool changed = false;
 	time_t now;
+	struct timespec mark;
 	DEF_TIMERS;
 
+	memset(pt, 0, sizeof(*pt));
+	clock_gettime(CLOCK_MONOTONIC, &mark);
 	START_TIMER;
 	lock_slurmctld(locks);
+	pt->lock_usec = _usec_since(&mark);
 	if (!job_list) {
 		unlock_slurmctld(locks);
 		return;
@@ -675,10 +733,12 @@ static void _pass(void)
 	now = time(NULL);
 	gps_tres_init(&tres);
 	snap = gps_snapshot_build(&tres, false, _is_our_hold, now, &jobs);
+	pt->snapshot_usec = _usec_since(&mark);
 	if (!snap)
 		rc = GP_ERR_INTERNAL;
 	else
 		rc = gp_engine_evaluate(e, snap, (int64_t) now);
+	pt->evaluate_usec = _usec_since(&mark);
 	if (rc == GP_OK) {
 		it = list_iterator_create(job_list);
 		while ((job_ptr = list_next(it))) {
@@ -714,6 +774,7 @@ static void _pass(void)
 		if (changed)
 			last_job_update = now;
 	}
+	pt->apply_usec = _usec_since(&mark);
 	unlock_slurmctld(locks);
 	END_TIMER;
 
@@ -903,6 +964,8 @@ static void *_agent(void *arg)
 		time_t now;
 		struct timeval t0, t1;
 		long usec;
+		gp_pass_time_t pt;
+		struct timespec pass_start;
 
 		slurm_mutex_lock(&agent_mutex);
 		while (!agent_stop && !run) {
@@ -946,7 +1009,9 @@ static void *_agent(void *arg)
 			_save_config_copy();
 		seen_node_update = last_node_update;
 		gettimeofday(&t0, NULL);
-		_pass();
+		clock_gettime(CLOCK_MONOTONIC, &pass_start);
+		_pass(&pt);
+		pt.total_usec = _usec_since(&pass_start);
 		gettimeofday(&t1, NULL);
 		/* What the pass itself changed is no news to the next one. */
 		seen_job_update = last_job_update;
@@ -954,6 +1019,8 @@ static void *_agent(void *arg)
 		       (t1.tv_usec - t0.tv_usec);
 		gap = MAX((time_t) EVENT_MIN_GAP, (time_t) (usec * 20 / 1000000));
 		last_pass = time(NULL);
+		(void) gp_engine_note_pass(gp_shared_engine(), &pt,
+					   (int64_t) last_pass);
 		/* No slurmctld lock is held here: slow storage stalls no one. */
 		if (last_pass - last_save >=
 		    (time_t) gp_engine_state_save_interval(gp_shared_engine())) {
@@ -961,6 +1028,7 @@ static void *_agent(void *arg)
 			last_save = time(NULL);
 		}
 		_flush_events(last_pass);
+		_save_stats(last_pass);
 	}
 	return NULL;
 }
