@@ -29,6 +29,9 @@ PKGS=(
   # `gpupool exporter` serves metrics over HTTP with libmicrohttpd; its
   # integration test scrapes it with Debian's real Prometheus server
   libmicrohttpd-dev prometheus
+  # `gpupool sim`'s pictures (utilisation over time, Gantt charts):
+  # scripts/sim-plots.sh draws them with gnuplot (no X needed)
+  gnuplot-nox
   # tools the cluster/test scripts use (pgrep/pkill, ps, ip; python3 for
   # tests/soak/checker.py, standard library only)
   procps iproute2 ca-certificates python3

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpupool::sim {
@@ -46,5 +48,153 @@ struct Workload {
 struct InputError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+}  // namespace gpupool::sim
+
+// ---------------------------------------------------------------------------
+// Readers and the generator (src/sim/read_*.cpp, generate.cpp).  Each throws
+// InputError on bad input ("FILE:LINE: problem") and returns nothing half
+// read.  Workload::notes say, per kind, how many jobs were skipped or
+// changed and why, with a few examples.
+// ---------------------------------------------------------------------------
+
+namespace gpupool::sim {
+
+// Slurm hostlist expression -> names, in order: "n[1-4,7]", "gpu[01-10]"
+// (zero-padded to the lower bound's width), "r[1-2]n[1-2]" (r1n1 r1n2 r2n1
+// r2n2), "a,b[1-2]".  Throws std::invalid_argument saying what is wrong.
+std::vector<std::string> expand_hostlist(const std::string &expr);
+
+// --- Cluster spec (read_cluster.cpp) ---------------------------------------
+//
+// The GPU nodes and the partitions of a slurm.conf: NodeName= lines (Gres=
+// gpu:N, gpu:TYPE:N, several entries summed; NodeName=DEFAULT; Weight=;
+// Features=), PartitionName= lines (Nodes= hostlists, NodeSet names or ALL;
+// PartitionName=DEFAULT), NodeSet= lines (Nodes= or Feature=), Include
+// FILE (relative to the including file's folder), '#' comments, '\' line
+// continuation.  Other lines and keys are ignored.  Nodes without GPUs are
+// left out (noted).  Nodes are in the order Slurm's select plugin tries them:
+// lowest Weight first, then slurm.conf order; a partition's node indices
+// are in that order too.  `notes`, if given, receives what was left out.
+SimCluster read_slurm_conf(const std::string &path, std::vector<std::string> *notes = nullptr);
+SimCluster parse_slurm_conf(const std::string &text, const std::string &source,
+                            std::vector<std::string> *notes = nullptr);
+
+// The command line's shorthand for a made-up cluster:
+//   nodes: "COUNTxGPUS[+COUNTxGPUS...]", e.g. "1250x8" or "16x8+8x4": nodes
+//          node1..nodeN in that order;
+//   pools: "NAME[:HOSTLIST],...", e.g. "pool1,pool2" (each over every node)
+//          or "a:node[1-8],b:node[5-16]" (a hostlist without top-level
+//          commas).
+// Errors (InputError) name the option: "--nodes: ..." / "--pools: ...".
+SimCluster make_cluster(const std::string &nodes, const std::string &pools);
+
+// GPUs of the whole cluster.
+uint64_t total_gpus(const SimCluster &cluster);
+
+// --- sacct (read_sacct.cpp) -----------------------------------------------
+//
+// `sacct --parsable2` (or --parsable) output WITH its header line, columns
+// in any order: JobID (or JobIDRaw), Submit, Start, End, Partition, State,
+// ReqTRES and/or AllocTRES are required; QOS, User, Elapsed, JobIDRaw are
+// used when present.  Rules (doc/evaluation.md):
+// - step lines (JobID with '.') are skipped; array tasks (1234_5) and
+//   heterogeneous job components (1234+1) are jobs of their own;
+// - several records of one JobID (sacct -D: a requeued job): submit = the
+//   first record's, recorded_start = the first start, duration = the last
+//   run's Elapsed (End - Start without that column);
+// - jobs that never started (PENDING, or CANCELLED before they started) and
+//   jobs without GPUs are skipped, noted; a run of 0 s is replayed as 1 s;
+//   a job still running at the dump runs for its Elapsed so far;
+// - GPUs: gres/gpu=N of ReqTRES, else of AllocTRES (gres/gpu:TYPE=N summed
+//   when the untyped entry is missing);
+// - pools: Partition, split at ',';
+// - id: JobIDRaw, else the numeric JobID (plain jobs and het job leaders),
+//   else a number above every such id, in the order of the dump;
+// - times: "YYYY-MM-DDTHH:MM:SS" is local time in the TZ of this process
+//   (sacct prints local time in its TZ: run both with the same TZ, e.g.
+//   TZ=UTC; in the repeated hour at the end of summer time mktime(3)
+//   decides), or seconds since the epoch (SLURM_TIME_FORMAT=%s: no time
+//   zone at all).  "Unknown" and "None" mean no time.
+Workload read_sacct(const std::string &path);
+Workload parse_sacct(std::istream &in, const std::string &source);
+
+// --- Alibaba GPU cluster trace v2023 (read_alibaba.cpp) -------------------
+//
+// ../shared/traces/alibaba-gpu-v2023 (openb_node_list_gpu_node.csv,
+// openb_pod_list_default.csv).  Mapping (doc/evaluation.md):
+// - cluster: one node per line of the node list (sn, gpu); `pools`
+//   partitions pool1..poolN, each over every node (so that pools can lend
+//   and borrow), quotas split evenly (alibaba_gpupool_conf);
+// - a task's pool: splitmix64(fnv1a64(name) ^ seed) % pools, so the split
+//   depends on the seed and the name only, not on the order of the file;
+// - QOS: the task's class lower-cased (ls, guaranteed, burstable, be);
+//   etc/sim/alibaba.conf maps ls and guaranteed to the non-preemptible
+//   tier high, burstable to normal, be to the preemptible tier low;
+// - GPUs: num_gpu; a fraction of one GPU (gpu_milli < 1000) is 1 GPU;
+//   tasks without GPUs are skipped (noted);
+// - submit = creation_time, recorded_start = scheduled_time (-1 when
+//   empty), duration = deletion_time - scheduled_time, or deletion_time -
+//   creation_time for tasks never scheduled (as the trace's README says);
+//   a run of 0 s is replayed as 1 s.
+struct AlibabaOptions {
+    uint32_t pools = 4;
+    uint64_t seed = 0;
+};
+struct Scenario {
+    SimCluster cluster;
+    Workload workload;
+};
+SimCluster read_alibaba_nodes(const std::string &path, const AlibabaOptions &options);
+Workload read_alibaba_pods(const std::string &path, const AlibabaOptions &options);
+// Both files of the trace folder `dir`.
+Scenario read_alibaba(const std::string &dir, const AlibabaOptions &options);
+// pool1..poolN
+std::vector<std::string> alibaba_pools(const AlibabaOptions &options);
+// The gpupool.conf for a cluster from read_alibaba_nodes: the tiers above
+// and one Pool line per pool, the cluster's GPUs split evenly (the first
+// pools get one more when they do not divide).
+std::string alibaba_gpupool_conf(const SimCluster &cluster, const AlibabaOptions &options);
+
+// --- Seeded generator (generate.cpp) --------------------------------------
+//
+// Deterministic for a seed: std::mt19937_64 and this file's own
+// distributions (std:: distributions differ between library versions).
+// Jobs arrive as a Poisson process; each draws its pool, QOS, GPU count and
+// duration independently.
+struct GeneratorSpec {
+    enum class Duration { Fixed, Exponential, Lognormal, Uniform };
+    uint64_t seed = 1;
+    uint64_t jobs = 1000;
+    std::vector<std::pair<std::string, double>> pools;   // name, weight
+    std::vector<std::pair<std::string, double>> tiers;   // QOS, weight
+    std::vector<std::pair<uint32_t, double>> gpus;       // GPU count, weight
+    Duration duration = Duration::Lognormal;
+    double duration_a = 3600;  // Fixed: seconds; Exponential: mean;
+    double duration_b = 1;     // Lognormal: median a, sigma b; Uniform: [a, b]
+    int64_t duration_min = 1;  // durations are clamped to [min, max]
+    int64_t duration_max = 0;  // 0: no maximum
+    // Arrivals: mean seconds between submits when > 0, else from the load:
+    // load * cluster GPUs / (mean GPUs * mean duration) jobs per second.
+    double interarrival = 0;
+    double load = 1;
+    uint32_t users = 0;        // > 0: user u1..uN, uniform; 0: no user
+    int64_t start = 0;         // the first job's submit time
+};
+
+// Whitespace-separated Key=Value tokens (several lines; '#' comments; keys
+// in any case), e.g.
+//   Seed=7 Jobs=100000 Pools=pool1,pool2,pool3,pool4
+//   Tiers=high:0.2,normal:0.5,low:0.3 Gpus=1:0.6,2:0.2,4:0.1,8:0.1
+//   Duration=lognormal:1h:1.0 DurationMin=60 DurationMax=2d Load=1.5 Users=20
+// Durations: seconds, or with a unit s, m, h, d.  Duration forms:
+// fixed:T, exp:MEAN, lognormal:MEDIAN:SIGMA, uniform:MIN:MAX.  A list
+// entry without ":WEIGHT" weighs 1.  Pools and Tiers are required.
+GeneratorSpec parse_generator_spec(const std::string &text, const std::string &source);
+// Mean GPUs and mean duration (unclamped) of the spec's distributions.
+double mean_gpus(const GeneratorSpec &spec);
+double mean_duration(const GeneratorSpec &spec);
+// Jobs 1..N, label "gN"; `cluster_gpus` sets the arrival rate from Load.
+Workload generate_workload(const GeneratorSpec &spec, uint64_t cluster_gpus);
 
 }  // namespace gpupool::sim
