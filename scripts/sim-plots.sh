@@ -183,7 +183,8 @@ if [[ -n $POOLS_CSV ]]; then
       else echo "set terminal pngcairo size 1280,$(( 150 + 220 * rows )) font 'sans,11'"; fi
       echo "set output '$OUT/pools-$policy.$FORMAT'"
       echo "set multiplot layout $rows,1 title \"${PREFIX}GPUs in use per pool: $(gp_text "$policy")\""
-      echo "set grid; set yrange [0:*]; $XRANGE; set ylabel 'GPUs'"
+      # Fixed margins: the key beside the first panel must not narrow it.
+      echo "set grid; set yrange [0:*]; $XRANGE; set ylabel 'GPUs'; set lmargin 10; set rmargin at screen 0.80"
       for i in "${!P[@]}"; do
         pool=${P[$i]}
         f="$WORK/pool.$policy.$pool.dat"
