@@ -127,7 +127,9 @@ void NoteTally::add(const std::string &what, const std::string &example) {
 void NoteTally::emit(std::vector<std::string> &notes) const {
     for (const std::string &what : order_) {
         const Kind &k = kinds_.at(what);
+        // "job[s]": "1 job", "2 jobs".
         std::string line = std::to_string(k.count) + " " + what;
+        for (size_t at; (at = line.find("[s]")) != std::string::npos;) line.replace(at, 3, k.count == 1 ? "" : "s");
         if (!k.examples.empty()) {
             line += " (e.g. ";
             for (size_t i = 0; i < k.examples.size(); ++i) line += (i ? ", " : "") + k.examples[i];

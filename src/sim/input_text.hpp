@@ -34,7 +34,8 @@ bool parse_decimal(std::string_view text, double *out);
 // examples: "3 jobs never started: skipped (e.g. 12, 13, 17)".
 class NoteTally {
 public:
-    // `what` follows the count: "jobs never started: skipped".
+    // `what` follows the count, "[s]" marking plurals: "job[s] never
+    // started: skipped" gives "1 job never started: skipped".
     void add(const std::string &what, const std::string &example);
     // Appends one line per kind, in the order kinds were first added.
     void emit(std::vector<std::string> &notes) const;

@@ -158,22 +158,22 @@ Workload read_alibaba_pods(const std::string &path, const AlibabaOptions &option
             csv.fail("scheduled_time " + std::to_string(start) + " is outside [creation_time, deletion_time] = [" +
                      std::to_string(created) + ", " + std::to_string(deleted) + "]");
         if (gpus == 0) {
-            tally.add("tasks without GPUs (num_gpu 0): skipped", label);
+            tally.add("task[s] without GPUs (num_gpu 0): skipped", label);
             continue;
         }
         if (gpus == 1 && milli < 1000)
-            tally.add("tasks asking for a fraction of one GPU (gpu_milli < 1000): replayed with 1 whole GPU", label);
+            tally.add("task[s] asking for a fraction of one GPU (gpu_milli < 1000): replayed with 1 whole GPU", label);
         int64_t duration;
         if (start >= 0) {
             duration = static_cast<int64_t>(deleted) - start;
         } else {
             duration = static_cast<int64_t>(deleted - created);
-            tally.add("tasks never scheduled (no scheduled_time): run time = deletion_time - creation_time", label);
+            tally.add("task[s] never scheduled (no scheduled_time): run time = deletion_time - creation_time", label);
         }
         if (phase >= 0 && csv.field(phase) == "Running")
-            tally.add("tasks still Running at the trace's end: run time cut there", label);
+            tally.add("task[s] still Running at the trace's end: run time cut there", label);
         if (duration == 0) {
-            tally.add("tasks ran 0 s: replayed as 1 s", label);
+            tally.add("task[s] that ran 0 s: replayed as 1 s", label);
             duration = 1;
         }
         SimJob j;

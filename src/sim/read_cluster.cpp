@@ -144,7 +144,7 @@ public:
         NoteTally tally;
         for (size_t i : order) {
             if (nodes_[i].gpus == 0) {
-                tally.add("nodes have no GPUs (Gres=gpu): left out", nodes_[i].name);
+                tally.add("node[s] without GPUs (no Gres=gpu): left out", nodes_[i].name);
                 continue;
             }
             new_index[i] = static_cast<int64_t>(c.nodes.size());
@@ -160,7 +160,7 @@ public:
             }
             std::sort(part.nodes.begin(), part.nodes.end());
             part.nodes.erase(std::unique(part.nodes.begin(), part.nodes.end()), part.nodes.end());
-            if (part.nodes.empty()) tally.add("partitions have no GPU nodes", part.name);
+            if (part.nodes.empty()) tally.add("partition[s] without GPU nodes", part.name);
             c.partitions.push_back(std::move(part));
         }
         if (notes_) tally.emit(*notes_);

@@ -321,28 +321,28 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
         if (!j.has_run) {
             if (j.last_state == "PENDING" || j.last_state == "REQUEUED" || j.last_state == "REQUEUE_HOLD" ||
                 j.last_state == "REQUEUE_FED")
-                tally.add("jobs still pending at the dump: skipped", j.label);
+                tally.add("job[s] still pending at the dump: skipped", j.label);
             else
-                tally.add("jobs " + j.last_state + " before they started: skipped", j.label);
+                tally.add("job[s] " + j.last_state + " before starting: skipped", j.label);
             continue;
         }
         if (j.gpus == 0) {
-            tally.add("jobs without GPUs (no gres/gpu in ReqTRES or AllocTRES): skipped", j.label);
+            tally.add("job[s] without GPUs (no gres/gpu in ReqTRES or AllocTRES): skipped", j.label);
             continue;
         }
         if (j.last_run < 0) {
-            tally.add("jobs running at the dump without an Elapsed column: skipped (add Elapsed)", j.label);
+            tally.add("job[s] running at the dump without an Elapsed column: skipped (add Elapsed)", j.label);
             continue;
         }
-        if (j.last_run_open) tally.add("jobs still running at the dump: replayed with their Elapsed so far", j.label);
+        if (j.last_run_open) tally.add("job[s] still running at the dump: replayed with the Elapsed so far", j.label);
         if (j.records > 1)
-            tally.add("jobs with several records (requeued): submit and recorded start from the first, run time "
+            tally.add("job[s] with several records (requeued): submit and recorded start from the first, run time "
                       "from the last run",
                       j.label);
         if (j.label.find('+') != std::string::npos)
-            tally.add("heterogeneous job components: replayed as jobs of their own", j.label);
+            tally.add("heterogeneous job component[s]: replayed as jobs of their own", j.label);
         if (j.last_run == 0) {
-            tally.add("jobs ran 0 s: replayed as 1 s", j.label);
+            tally.add("job[s] that ran 0 s: replayed as 1 s", j.label);
             j.last_run = 1;
         }
         SimJob s;
@@ -352,7 +352,7 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
             if (next_id >= UINT32_MAX) input_error(source, j.line, "more jobs than 32-bit job ids");
             s.id = static_cast<uint32_t>(++next_id);
             used.insert(next_id);
-            tally.add("jobs without a numeric job id (array tasks, het job components; add the JobIDRaw column): "
+            tally.add("job[s] without a numeric job id (array tasks, het job components; add the JobIDRaw column): "
                       "numbered from " + std::to_string(max_id + 1),
                       j.label);
         }

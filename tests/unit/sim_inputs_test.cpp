@@ -176,8 +176,8 @@ TEST(SimSlurmConf, GresFormsDefaultsWeightsNodeSetsAndContinuations) {
     EXPECT_EQ(parts["mixed"], node_list({3, 4, 5}));
     EXPECT_EQ(parts["cpu"], node_list({}));
     EXPECT_EQ(parts["quoted"], node_list({0}));
-    EXPECT_EQ(notes, (std::vector<std::string>{"1 nodes have no GPUs (Gres=gpu): left out (e.g. cpu1)",
-                                               "1 partitions have no GPU nodes (e.g. cpu)"}));
+    EXPECT_EQ(notes, (std::vector<std::string>{"1 node without GPUs (no Gres=gpu): left out (e.g. cpu1)",
+                                               "1 partition without GPU nodes (e.g. cpu)"}));
 }
 
 TEST(SimSlurmConf, IncludeIsReadRelativeToTheIncludingFile) {
@@ -318,7 +318,7 @@ TEST(SimSacct, RequeuedJobsKeepTheFirstSubmitAndStartAndRunTheLastRun) {
     EXPECT_EQ(w.notes, (std::vector<std::string>{
                            "2 jobs with several records (requeued): submit and recorded start from the first, run "
                            "time from the last run (e.g. 49551134, 49551146)",
-                           "1 jobs CANCELLED before they started: skipped (e.g. 49551136)",
+                           "1 job CANCELLED before starting: skipped (e.g. 49551136)",
                        }));
 }
 
@@ -360,11 +360,11 @@ TEST(SimSacct, ArraysHetJobsPendingRunningAndLocalTimes) {
     EXPECT_EQ(w.notes, (std::vector<std::string>{
                            "2 jobs without a numeric job id (array tasks, het job components; add the JobIDRaw "
                            "column): numbered from 803 (e.g. 500_1, 500_2)",
-                           "1 jobs still pending at the dump: skipped (e.g. 500_[3-9%2])",
+                           "1 job still pending at the dump: skipped (e.g. 500_[3-9%2])",
                            "2 jobs running at the dump without an Elapsed column: skipped (add Elapsed) (e.g. 800+0, "
                            "800+1)",
-                           "1 jobs ran 0 s: replayed as 1 s (e.g. 801)",
-                           "1 jobs without GPUs (no gres/gpu in ReqTRES or AllocTRES): skipped (e.g. 802)",
+                           "1 job that ran 0 s: replayed as 1 s (e.g. 801)",
+                           "1 job without GPUs (no gres/gpu in ReqTRES or AllocTRES): skipped (e.g. 802)",
                        }));
 
     // With Elapsed, the running het job's components replay for their
@@ -383,9 +383,9 @@ TEST(SimSacct, ArraysHetJobsPendingRunningAndLocalTimes) {
     EXPECT_EQ(w.jobs[1].gpus, 4u);
     EXPECT_EQ(w.jobs[1].duration, 90000);
     EXPECT_EQ(w.notes, (std::vector<std::string>{
-                           "2 jobs still running at the dump: replayed with their Elapsed so far (e.g. 800+0, 800+1)",
+                           "2 jobs still running at the dump: replayed with the Elapsed so far (e.g. 800+0, 800+1)",
                            "2 heterogeneous job components: replayed as jobs of their own (e.g. 800+0, 800+1)",
-                           "1 jobs without a numeric job id (array tasks, het job components; add the JobIDRaw "
+                           "1 job without a numeric job id (array tasks, het job components; add the JobIDRaw "
                            "column): numbered from 801 (e.g. 800+1)",
                        }));
 }
@@ -544,11 +544,11 @@ TEST(SimAlibaba, MapsClassesGpusTimesAndPools) {
     }
     EXPECT_EQ(s.workload.notes,
               (std::vector<std::string>{
-                  "1 tasks asking for a fraction of one GPU (gpu_milli < 1000): replayed with 1 whole GPU (e.g. t-frac)",
-                  "1 tasks still Running at the trace's end: run time cut there (e.g. t-frac)",
-                  "1 tasks ran 0 s: replayed as 1 s (e.g. t-guar)",
-                  "1 tasks never scheduled (no scheduled_time): run time = deletion_time - creation_time (e.g. t-pend)",
-                  "1 tasks without GPUs (num_gpu 0): skipped (e.g. t-gpu0)",
+                  "1 task asking for a fraction of one GPU (gpu_milli < 1000): replayed with 1 whole GPU (e.g. t-frac)",
+                  "1 task still Running at the trace's end: run time cut there (e.g. t-frac)",
+                  "1 task that ran 0 s: replayed as 1 s (e.g. t-guar)",
+                  "1 task never scheduled (no scheduled_time): run time = deletion_time - creation_time (e.g. t-pend)",
+                  "1 task without GPUs (num_gpu 0): skipped (e.g. t-gpu0)",
               }));
     // Another seed, another split.
     opt.seed = 7;
@@ -628,7 +628,7 @@ TEST(SimAlibaba, TheRealTrace) {
                   "1088 tasks without GPUs (num_gpu 0): skipped (e.g. openb-pod-0005, openb-pod-0016, openb-pod-0048)",
                   "861 tasks never scheduled (no scheduled_time): run time = deletion_time - creation_time (e.g. "
                   "openb-pod-0061, openb-pod-0084, openb-pod-0090)",
-                  "1 tasks ran 0 s: replayed as 1 s (e.g. openb-pod-7285)",
+                  "1 task that ran 0 s: replayed as 1 s (e.g. openb-pod-7285)",
               }));
     // etc/sim/alibaba.conf is what alibaba_gpupool_conf writes for it.
     std::ifstream shipped(srcdir() + "/etc/sim/alibaba.conf");
