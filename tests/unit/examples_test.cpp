@@ -2,7 +2,8 @@
 // and loads on the cluster it is written for without a warning, and does
 // what its comments promise (the live scenarios of
 // tests/integration/tests.sh, "example configs", decided by the engine);
-// doc/gpupool.conf.5 documents exactly the keys the parser accepts.
+// doc/gpupool.conf.5 and doc/admin-guide.md's key table document exactly
+// the keys the parser accepts.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -279,6 +280,36 @@ ManKeys man_keys(std::istream &in) {
     }
     return out;
 }
+
+// The key table of doc/admin-guide.md, section "## Every gpupool.conf
+// key": rows "| `Key` | global|`Tier=`|`Pool=` | ...", keyed "global",
+// "Tier", "Pool".  A row of another form (not the header or the
+// separator) is kept whole under "unparsed", so that it fails the
+// comparison.
+std::map<std::string, std::vector<std::string>> guide_keys(std::istream &in) {
+    static const std::regex row(R"(^\| `([A-Za-z]+)` \| (global|`Tier=`|`Pool=`) \|)");
+    std::map<std::string, std::vector<std::string>> out;
+    std::string line;
+    bool in_section = false;
+    while (std::getline(in, line)) {
+        if (line.rfind("## ", 0) == 0) {
+            in_section = line == "## Every gpupool.conf key";
+            continue;
+        }
+        if (!in_section || line.empty() || line[0] != '|') continue;
+        if (line.rfind("| key |", 0) == 0 || line.rfind("| --- |", 0) == 0) continue;
+        std::smatch m;
+        if (!std::regex_search(line, m, row)) {
+            out["unparsed"].push_back(line);
+            continue;
+        }
+        std::string where = m[2].str();
+        where.erase(std::remove_if(where.begin(), where.end(), [](char c) { return c == '`' || c == '='; }),
+                    where.end());
+        out[where].push_back(m[1].str());
+    }
+    return out;
+}
 }  // namespace
 
 TEST(ManPage, DocumentsExactlyTheParsersKeys) {
@@ -291,6 +322,29 @@ TEST(ManPage, DocumentsExactlyTheParsersKeys) {
     EXPECT_EQ(sorted(man.keys["POOL RECORDS"]), sorted(parser.pool));
     EXPECT_EQ(man.synopsis["TIER RECORDS"].rfind("Tier=", 0), 0u) << man.synopsis["TIER RECORDS"];
     EXPECT_EQ(man.synopsis["POOL RECORDS"].rfind("Pool=", 0), 0u) << man.synopsis["POOL RECORDS"];
+
+    // The administrator's guide lists the same keys in its table.
+    std::ifstream guide_in(srcdir() + "/doc/admin-guide.md");
+    ASSERT_TRUE(guide_in) << srcdir() << "/doc/admin-guide.md not found";
+    auto guide = guide_keys(guide_in);
+    EXPECT_EQ(sorted(guide["global"]), sorted(parser.global));
+    EXPECT_EQ(sorted(guide["Tier"]), sorted(parser.tier));
+    EXPECT_EQ(sorted(guide["Pool"]), sorted(parser.pool));
+    EXPECT_EQ(guide.count("unparsed"), 0u) << guide["unparsed"].front();
+}
+
+// The guide's table extraction sees every row, and only that section's.
+TEST(ManPage, GuideKeyExtractionSeesEveryRow) {
+    std::istringstream in(
+        "## Every gpupool.conf key\n\n| key | in | default | meaning |\n| --- | --- | --- | --- |\n"
+        "| `QuotaTRES` | global | `gres/gpu` | x |\n| `Quota` | `Pool=` | required | y |\n"
+        "| Weight | `Pool=` | 1 | no backquotes |\n| `QOS` | `Tier=` | name | z |\n"
+        "## Moving\n| `Other` | global | - | another section |\n");
+    auto g = guide_keys(in);
+    EXPECT_EQ(g["global"], std::vector<std::string>{"QuotaTRES"});
+    EXPECT_EQ(g["Pool"], std::vector<std::string>{"Quota"});
+    EXPECT_EQ(g["Tier"], std::vector<std::string>{"QOS"});
+    EXPECT_EQ(g["unparsed"], std::vector<std::string>{"| Weight | `Pool=` | 1 | no backquotes |"});
 }
 
 // The comparison sees a key missing from either side.
