@@ -264,8 +264,9 @@ TEST(SimShorthand, BadSpecsNameTheOption) {
 
 // --- sacct -----------------------------------------------------------------
 
-// What the live test cluster's sacct printed (sacct -a -D -P -o ..., times
-// in UTC), trimmed: a preempted and requeued job (49551134, its second
+// Modelled on what the live test cluster's sacct printed (sacct -a -D -P
+// -o ...; times here as seconds since the epoch, the second run of 49551134
+// made 6 s long): a preempted and requeued job (49551134, its second
 // record started again), one cancelled while pending (49551136), one
 // requeued and cancelled before its second start (49551146: a Start but no
 // AllocTRES), steps.
@@ -469,21 +470,54 @@ TEST(SimSacct, JobsAreSortedBySubmitThenId) {
     EXPECT_EQ(w.jobs[2].id, 30u);
 }
 
-// A dump taken from the live test cluster (tests/unit/data/, see its README)
-// reads without error.
+// A dump taken from the live test cluster (tests/unit/data/README.md) reads
+// without error, as issue 9 asks.
 TEST(SimSacct, TheLiveClustersDumpReads) {
     const std::string path = srcdir() + "/tests/unit/data/sacct-live.txt";
     std::ifstream probe(path);
     if (!probe) GTEST_SKIP() << path << " not found";
     ScopedTz utc("UTC0");
     Workload w = read_sacct(path);
-    EXPECT_GT(w.jobs.size(), 10u);
+    ASSERT_EQ(w.jobs.size(), 225u);
+    EXPECT_EQ(w.notes, (std::vector<std::string>{
+                           "36 jobs that ran 0 s: replayed as 1 s (e.g. 49551128, 49551129, 49551131)",
+                           "30 jobs with several records (requeued): submit and recorded start from the first, run "
+                           "time from the last run (e.g. 49551134, 49551139, 49551146)",
+                           "93 jobs CANCELLED before starting: skipped (e.g. 49551136, 49551137, 49551141)",
+                       }));
+    // Counted apart (awk over the records with an AllocTRES and a Start).
+    std::map<std::string, int> pools, qos;
+    std::map<uint32_t, int> gpus;
     for (const SimJob &j : w.jobs) {
         EXPECT_GT(j.duration, 0);
-        EXPECT_GT(j.gpus, 0u);
-        EXPECT_GE(j.recorded_start, 0);
-        EXPECT_FALSE(j.pools.empty());
+        EXPECT_GE(j.recorded_start, j.submit);
+        EXPECT_EQ(j.user, "root");
+        ASSERT_EQ(j.pools.size(), 1u);
+        ++pools[j.pools[0]];
+        ++qos[j.qos];
+        ++gpus[j.gpus];
     }
+    EXPECT_EQ(pools, (std::map<std::string, int>{{"plain", 2}, {"pool1", 106}, {"pool2", 44}, {"pool3", 73}}));
+    EXPECT_EQ(qos, (std::map<std::string, int>{{"high", 14}, {"low", 79}, {"normal", 132}}));
+    EXPECT_EQ(gpus, (std::map<uint32_t, int>{{1, 209}, {2, 16}}));
+    // An array task keeps its label, its id is JobIDRaw's; the first record
+    // of requeued job 49551134 (wf1: preempted at 11:28:18) gives submit and
+    // start, its last run (11:28:24-11:28:24) the run time.
+    auto find = [&](const std::string &label) {
+        for (const SimJob &j : w.jobs)
+            if (j.label == label) return j;
+        return SimJob{};
+    };
+    SimJob a = find("49551174_1");
+    EXPECT_EQ(a.id, 49551175u);
+    EXPECT_EQ(a.submit, 1795346954);  // 2026-11-22T11:29:14Z
+    EXPECT_EQ(a.duration, 14);
+    SimJob wf1 = find("49551134");
+    EXPECT_EQ(wf1.submit, 1795346895);          // 11:28:15
+    EXPECT_EQ(wf1.recorded_start, 1795346896);  // 11:28:16
+    EXPECT_EQ(wf1.duration, 1);                 // 0 s
+    EXPECT_EQ(wf1.qos, "low");
+    EXPECT_EQ(wf1.pools, std::vector<std::string>{"pool3"});
 }
 
 // --- the Alibaba trace -----------------------------------------------------
