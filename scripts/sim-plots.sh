@@ -11,7 +11,8 @@
 #                        --gpus=N when given)                  [--pools-csv]
 #   pools-POLICY.FMT     per pool: non-preemptible and preemptible GPUs in
 #                        use, stacked, against the pool's quota [--pools-csv]
-#   gantt-POLICY.FMT     per job (rows in submit order): waiting (grey
+#   gantt-POLICY.FMT     per job (rows in submit order, labelled "LABEL
+#                        (POOL, N GPUs)"): waiting (grey
 #                        line), each run (a bar in its tier's colour), runs
 #                        ended by preemption marked x         [--jobs-csv]
 #                        Only for scenarios of at most --gantt-max-jobs
@@ -216,7 +217,7 @@ if [[ -n $JOBS_CSV ]]; then
           cp = need(col, "policy", FILENAME); cid = need(col, "job_id", FILENAME); cl = need(col, "label", FILENAME)
           ctier = need(col, "tier", FILENAME); csub = need(col, "submit", FILENAME)
           cfs = need(col, "first_start", FILENAME); cend = need(col, "end", FILENAME)
-          cpre = need(col, "preemptions", FILENAME)
+          cpre = need(col, "preemptions", FILENAME); cpool = need(col, "pool", FILENAME); cg = need(col, "gpus", FILENAME)
         } else {
           sp = need(col, "policy", FILENAME); st = need(col, "time", FILENAME)
           sid = need(col, "job_id", FILENAME); sv = need(col, "victims", FILENAME)
@@ -226,7 +227,8 @@ if [[ -n $JOBS_CSV ]]; then
       file == 1 {
         csv_split($0, f)
         if (f[cp] != policy) next
-        n++; id[n] = f[cid]; row[f[cid]] = n; label[n] = f[cl]; tier[n] = f[ctier]
+        n++; id[n] = f[cid]; row[f[cid]] = n; tier[n] = f[ctier]
+        label[n] = f[cl] " (" f[cpool] ", " f[cg] " GPU" (f[cg] == 1 ? "" : "s") ")"
         sub_t[n] = f[csub]; fs[n] = f[cfs]; en[n] = f[cend]; pre[n] = f[cpre]
         next
       }
