@@ -1302,6 +1302,9 @@ prom_is() {
   [[ $got == "$3" ]]
 }
 
+# prom_value PORT QUERY: the value of the query's one series.
+prom_value() { prom_is "$1" "$2" '' || true; echo "$PROM_GOT"; }
+
 # metric_of URL NAME: the value of a sample without labels on a /metrics page.
 metric_of() { curl -sf "$1" | awk -v n="$2" '$1 == n { print $2 }'; }
 
@@ -1360,6 +1363,25 @@ exporter_scenario() {
            'gpupool_job_wait_seconds_count{pool="pool2",tier="normal"}=1'; do
     assert prom_is "$prom" "${q%=*}" "${q##*=}" || { ilog "${q%=*}: ${PROM_GOT:-}, wanted ${q##*=}"; return 1; }
   done
+  # priority/gpupool's pass durations, which slurmctld writes every 10 s
+  # to StateSaveLocation/gpupool_stats.json: Prometheus has a pass count
+  # above 0 that grows, the histogram agreeing with it, and each part.
+  local passes
+  assert wait_until 30 prom_is "$prom" gpupool_plugin_stats_readable 1 || { ilog "readable: ${PROM_GOT:-}"; return 1; }
+  assert prom_is "$prom" 'gpupool_plugin_passes_total > bool 0' 1 &&
+    assert prom_is "$prom" 'gpupool_plugin_pass_duration_seconds_count - gpupool_plugin_passes_total' 0 &&
+    assert prom_is "$prom" 'gpupool_plugin_pass_duration_seconds_bucket{le="+Inf"} - ignoring(le) gpupool_plugin_passes_total' 0 &&
+    assert prom_is "$prom" 'count(gpupool_plugin_pass_part_seconds_total)' 4 &&
+    assert prom_is "$prom" 'gpupool_plugin_max_pass_duration_seconds >= bool gpupool_plugin_last_pass_duration_seconds' 1 ||
+    { ilog "plugin passes: ${PROM_GOT:-}"; return 1; }
+  passes=$(prom_value "$prom" gpupool_plugin_passes_total)
+  ilog "slurmctld's passes so far: $passes, $(metric_of "$url" gpupool_plugin_pass_duration_seconds_sum) s in all"
+  assert wait_until 30 prom_is "$prom" "gpupool_plugin_passes_total > bool $passes" 1 ||
+    { ilog "passes stayed at $passes"; return 1; }
+  # gpupool status (root, on the controller) shows the last pass too.
+  assert grep -Eq '^priority/gpupool: last pass [0-9]+\.[0-9] ms, ended [0-9T:-]+; [0-9]+ passes since ' <<<"$(gp status)" &&
+    assert test "$(gp status --json | jget "d['plugin_passes']['available'] and d['plugin_passes']['passes'] > 0")" = True ||
+    { gp status --json >&2; return 1; }
   # A storm of scrapes recomputes at most once a second (--min-interval 1).
   before=$(metric_of "$url" gpupool_exporter_recomputes_total)
   t0=$(date +%s.%N)
