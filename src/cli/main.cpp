@@ -19,6 +19,7 @@
 #include "live.hpp"
 #include "slurm_preemptions.hpp"
 #include "settings.hpp"
+#include "sim_command.hpp"
 #ifdef GPUPOOL_HAVE_MHD
 #include "exporter.hpp"
 #endif
@@ -49,6 +50,9 @@ const char kUsage[] =
     "                               now and with the change, jobs that would start,\n"
     "                               become reclaimable or be preempted\n"
     "  exporter --listen ADDR:PORT  Prometheus metrics over HTTP (/metrics)\n"
+    "  sim CLUSTER WORKLOAD --conf=FILE [OPTIONS]\n"
+    "                               replay a workload through the core and Slurm-like\n"
+    "                               baselines, no cluster needed (gpupool sim --help)\n"
     "\n"
     "Options:\n"
     "  --json             JSON instead of a table (fields: gpupool(1))\n"
@@ -88,6 +92,9 @@ Config modified_config(const Live &live, const Options &opt) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    // `sim` reads files only: no Slurm, options of its own.
+    if (argc > 1 && std::strcmp(argv[1], "sim") == 0)
+        return gpupool::sim::run_sim_command(argc - 1, argv + 1, std::cout, std::cerr);
     enum { OPT_JSON = 1000, OPT_CONF, OPT_STATE, OPT_CONFIG, OPT_SET, OPT_LISTEN, OPT_MIN_INTERVAL, OPT_EVENTS };
     static const struct option longopts[] = {
         {"json", no_argument, nullptr, OPT_JSON},

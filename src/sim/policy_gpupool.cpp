@@ -1,0 +1,259 @@
+// The gpupool policy in the replay: the unchanged core (gpupool::Engine),
+// driven the way priority/gpupool and preempt/gpupool drive it inside
+// slurmctld (src/plugins/*/gpupool, doc/design.md "When the engine runs"):
+//
+// - submit (priority_p_set): note_job + provisional placement and
+//   admission against the quota left;
+// - end, cancel or requeue of a running job (priority_p_job_end):
+//   job_ended, which gives its GPUs back and redoes admission at once; a
+//   requeued job is placed again (priority_p_set) with Slurm's reset
+//   submit time and restart count, so the core keeps its first one;
+// - full pass (the agent): at the first instant, then after any change
+//   once `pass_interval` seconds have gone since the last pass (the
+//   plugin: at least 1 s apart), and every RecalcInterval while jobs are
+//   pending or running (decayed usage is accounted at each pass);
+//   the snapshot is kept between passes, not rebuilt;
+// - preemption (slurm_find_preemptable_jobs + PREEMPT_DATA_PRIO): when the
+//   running jobs changed since the core last looked, refresh_running (the
+//   preempt plugin does so whenever nodes changed); candidates are the
+//   running jobs on the partition's nodes that preemptable() allows, in
+//   victim_rank() order;
+// - the walk's order is the core's order, which the priorities it writes
+//   to Slurm follow (Slurm sorts its queue by them); held jobs (priority
+//   0) are skipped; a job may start only in start_partitions() (the
+//   plugin narrows Slurm's list).
+#include <algorithm>
+#include <unordered_map>
+
+#include "policy.hpp"
+#include "snapshot.hpp"
+#include "usage.hpp"
+
+namespace gpupool::sim {
+
+namespace {
+
+class GpupoolPolicy final : public Policy {
+public:
+    explicit GpupoolPolicy(World &world) : Policy(world) {
+        engine_.set_config(*w_.config);
+        const SimCluster &c = *w_.cluster;
+        for (const SimNode &n : c.nodes) snap_.add_node(n.name, n.gpus);
+        for (size_t p = 0; p < c.partitions.size(); ++p) {
+            std::vector<int32_t> idx(c.partitions[p].nodes.begin(), c.partitions[p].nodes.end());
+            snap_.add_partition(c.partitions[p].name, idx);
+            part_index_.emplace(c.partitions[p].name, static_cast<int32_t>(p));
+        }
+        snap_pos_.assign(w_.jobs.size(), kNone);
+        periodic_ = std::max<int64_t>(std::max<int64_t>(w_.config->recalc_interval, 1), w_.options.pass_interval);
+    }
+
+    void on_submit(uint32_t j, int64_t t) override {
+        const SimJob &s = w_.spec(j);
+        SnapJob sj;
+        sj.id = s.id;
+        sj.state = JobState::Pending;
+        sj.partitions = s.pools;
+        sj.qos = s.qos;
+        sj.gpus = s.gpus;
+        sj.submit_time = t;
+        add(j, std::move(sj));
+        engine_.note_job(s.id, t, 0, t);
+        place(j, t);
+        dirty_ = true;
+    }
+
+    void on_requeue(uint32_t j, int64_t t) override {
+        const SimJob &s = w_.spec(j);
+        admission_changed_ |= engine_.job_ended(s.id, t);
+        SnapJob &sj = snap_.jobs[snap_pos_[j]];
+        sj.state = JobState::Pending;
+        sj.partitions = s.pools;
+        sj.submit_time = t;  // Slurm resets it; the core keeps the first
+        sj.start_time = 0;
+        sj.restart_cnt = w_.jobs[j].restarts;
+        engine_.note_job(s.id, t, sj.restart_cnt, t);
+        place(j, t);
+        dirty_ = running_changed_ = true;
+    }
+
+    void on_end(uint32_t j, int64_t t) override {
+        admission_changed_ |= engine_.job_ended(w_.spec(j).id, t);
+        remove(j);
+        dirty_ = running_changed_ = true;
+    }
+
+    void on_start(uint32_t j, int64_t t) override {
+        SnapJob &sj = snap_.jobs[snap_pos_[j]];
+        sj.state = JobState::Running;
+        sj.partitions.assign(1, w_.part_name(w_.jobs[j].part));
+        sj.start_time = t;
+        dirty_ = running_changed_ = true;
+    }
+
+    void before_walk(int64_t t) override {
+        if (!pass_due(t)) return;
+        engine_.evaluate(snap_, t);
+        last_pass_ = t;
+        dirty_ = running_changed_ = false;
+        counters.passes++;
+    }
+
+    int64_t next_wakeup(int64_t t) const override {
+        if (last_pass_ == kNever) return INT64_MAX;
+        int64_t next = INT64_MAX;
+        if (dirty_) next = last_pass_ + w_.options.pass_interval;
+        if (in_snapshot_ > 0) next = std::min(next, last_pass_ + periodic_);
+        return next > t ? next : t + 1;
+    }
+
+    // The order the core gave the job (R1: tier priority, its pools'
+    // standing, original submit time, id), which the priorities it writes
+    // follow.  Taken from the result rather than the priority number: a
+    // job end folds the jobs placed since the pass into the order and
+    // numbers them all again, in the same order, in the middle of a walk.
+    OrderKey order_key(uint32_t j) const override {
+        const PendingResult *r = engine_.pending_result(w_.spec(j).id);
+        OrderKey k;
+        k.id = w_.spec(j).id;
+        if (!r) return k;
+        k.major = w_.tiers[static_cast<size_t>(r->tier)].priority;
+        k.minor = (int64_t(r->group_standing) << 41) + clamp_time(r->orig_submit);
+        return k;
+    }
+
+    // Same pools and tier: R1 orders by original submit time, then id.
+    int64_t class_key(uint32_t j) const override { return w_.jobs[j].submit; }
+
+    bool held(uint32_t j) const override {
+        const PendingResult *r = engine_.pending_result(w_.spec(j).id);
+        return !r || r->admission == Admission::Held;
+    }
+
+    void start_partitions(uint32_t j, std::vector<int32_t> &out) override {
+        out.clear();
+        const SimJob &s = w_.spec(j);
+        listed_.clear();
+        for (const std::string &p : s.pools) {
+            if (!listed_.empty()) listed_ += ',';
+            listed_ += p;
+        }
+        const std::string allowed = engine_.start_partitions(s.id, listed_);
+        size_t start = 0;
+        while (start <= allowed.size()) {
+            size_t end = allowed.find(',', start);
+            if (end == std::string::npos) end = allowed.size();
+            auto it = part_index_.find(allowed.substr(start, end - start));
+            if (it != part_index_.end() &&
+                std::find(out.begin(), out.end(), it->second) == out.end())
+                out.push_back(it->second);
+            start = end + 1;
+        }
+    }
+
+    bool preempts() const override { return true; }
+
+    // The preempt plugin refreshes before every search after a change;
+    // with pass_interval > 1 (huge replays) the search runs on the last
+    // view and the replay asks for a fresh one only when it found victims
+    // (refresh_view), so every preemption is still decided on a fresh
+    // view; a reclaim of jobs started since the last view waits for the
+    // next refresh or pass.
+    void candidates(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t> &out) override {
+        out.clear();
+        if (running_changed_ && w_.options.pass_interval <= 1) refresh_view(t);
+        const SimJob &s = w_.spec(j);
+        JobRef pre;
+        pre.id = s.id;
+        pre.partitions = w_.part_name(p);
+        pre.qos = s.qos;
+        pre.gpus = s.gpus;
+        for (uint32_t v : w_.running_preemptible) {
+            const SimJobState &vs = w_.jobs[v];
+            if (!w_.tiers[static_cast<size_t>(vs.tier)].removable || !w_.overlaps(v, p)) continue;
+            JobRef victim;
+            victim.id = vs.id;
+            victim.partitions = w_.part_name(vs.part);
+            victim.qos = w_.spec(v).qos;
+            victim.gpus = vs.gpus;
+            victim.start = vs.start;
+            if (engine_.preemptable(victim, pre, t).allowed) out.push_back(v);
+        }
+        ranked_.clear();
+        for (uint32_t v : out) ranked_.emplace_back(engine_.victim_rank(w_.jobs[v].id), v);
+        std::sort(ranked_.begin(), ranked_.end());
+        for (size_t i = 0; i < ranked_.size(); ++i) out[i] = ranked_[i].second;
+    }
+
+    bool view_stale() const override { return running_changed_; }
+    void refresh_view(int64_t t) override {
+        engine_.refresh_running(snap_, t);
+        running_changed_ = false;
+        counters.refreshes++;
+    }
+
+    bool take_admission_change() override {
+        bool c = admission_changed_;
+        admission_changed_ = false;
+        return c;
+    }
+
+private:
+    static constexpr uint32_t kNone = UINT32_MAX;
+    static constexpr int64_t kNever = INT64_MIN;
+
+    bool pass_due(int64_t t) const {
+        if (last_pass_ == kNever) return true;
+        if (dirty_ && t - last_pass_ >= w_.options.pass_interval) return true;
+        return in_snapshot_ > 0 && t - last_pass_ >= periodic_;
+    }
+
+    void place(uint32_t j, int64_t t) {
+        const SnapJob &sj = snap_.jobs[snap_pos_[j]];
+        PendingResult r = engine_.provisional(sj, t);
+        (void)r;
+    }
+
+    void add(uint32_t j, SnapJob sj) {
+        snap_pos_[j] = static_cast<uint32_t>(snap_.jobs.size());
+        snap_job_.push_back(j);
+        snap_.jobs.push_back(std::move(sj));
+        in_snapshot_++;
+    }
+
+    void remove(uint32_t j) {
+        uint32_t pos = snap_pos_[j];
+        uint32_t last = static_cast<uint32_t>(snap_.jobs.size() - 1);
+        if (pos != last) {
+            snap_.jobs[pos] = std::move(snap_.jobs[last]);
+            snap_job_[pos] = snap_job_[last];
+            snap_pos_[snap_job_[pos]] = pos;
+        }
+        snap_.jobs.pop_back();
+        snap_job_.pop_back();
+        snap_pos_[j] = kNone;
+        in_snapshot_--;
+    }
+
+    Engine engine_;
+    Snapshot snap_;
+    std::vector<uint32_t> snap_pos_;  // job -> index in snap_.jobs
+    std::vector<uint32_t> snap_job_;  // index in snap_.jobs -> job
+    std::unordered_map<std::string, int32_t> part_index_;
+    // Jobs in the snapshot (pending or running): periodic passes only
+    // while there is something to order or account.
+    uint64_t in_snapshot_ = 0;
+    int64_t periodic_ = 10;
+    int64_t last_pass_ = kNever;
+    bool dirty_ = false;            // a change the next pass has not seen
+    bool running_changed_ = false;  // running jobs changed since the core looked
+    bool admission_changed_ = false;
+    std::string listed_;
+    std::vector<std::pair<uint32_t, uint32_t>> ranked_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_gpupool_policy(World &world) { return std::make_unique<GpupoolPolicy>(world); }
+
+}  // namespace gpupool::sim

@@ -1,0 +1,182 @@
+// `gpupool sim`'s replay: a Workload on a SimCluster under one policy,
+// through Slurm-like mechanics (discrete events in whole seconds, whole
+// GPUs, first-fit packing, a scheduling walk in the policy's order,
+// preemption of the shortest prefix of the policy's candidates, requeue
+// after cred_expire).  The gpupool policy is the unchanged core
+// (gpupool::Engine) driven as the plugins drive it; the baselines model
+// Slurm's own behaviour (policy_*.cpp, each says what it models).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "workload.hpp"
+
+namespace gpupool::sim {
+
+enum class PolicyKind { Gpupool, Strict, Borrow, Fifo };
+
+// "gpupool", "strict", "borrow", "fifo".
+const char *policy_name(PolicyKind p);
+// Comma-separated names ("all": the four, in that order).  Throws
+// InputError naming the unknown one.
+std::vector<PolicyKind> parse_policies(const std::string &text);
+
+struct ReplayOptions {
+    // A requeued job may start again cred_expire + 1 s after its
+    // preemption (Slurm: begin_time = now + cred_expire + 1).  Default: the
+    // live test cluster's AuthInfo=cred_expire=5.
+    int64_t cred_expire = 5;
+    // gpupool: least simulated seconds between two full passes of the
+    // core after a change (the plugin's agent: 1 s), besides the periodic
+    // pass every RecalcInterval.  Between passes the core is told of each
+    // submit (provisional), end (job_ended) and asked before a preemption
+    // after a change (refresh_running), as the plugins do.
+    int64_t pass_interval = 1;
+    // Scheduling walks at most every this many simulated seconds (0: at
+    // every instant something happens, as the live cluster whose
+    // scheduler runs on every submit and end).  A cap for huge replays,
+    // like Slurm's sched_interval.
+    int64_t sched_interval = 0;
+    // Pool samples (share, fairshare, Jain's index, the per-pool CSV)
+    // every this many seconds; 0: about 1000 samples over the replay.
+    int64_t sample_interval = 0;
+    // A job preempted and requeued this many times is not requeued again:
+    // it is left held (JobEnd::RequeueLimit) and noted.  Slurm has no such
+    // limit for preemption (MAX_BATCH_REQUEUE counts node failures only),
+    // but a replay must end: jobs preempted again and again are a cycle
+    // of the policy, which the report names.
+    uint32_t max_requeues = 1000;
+    // Keep the start order log (StartRecord per start).
+    bool start_log = true;
+    // For tests: walk every pending job in the policy's order, without the
+    // class and search shortcuts (replay.cpp); the same starts, slower.
+    bool reference_walk = false;
+    // Called now and then with the share of jobs done (0..1) and the
+    // simulated time; null: never.
+    std::function<void(double done, int64_t now)> progress;
+};
+
+enum class JobEnd : uint8_t {
+    Completed,     // ran its whole duration
+    Cancelled,     // preempted with PreemptMode=cancel
+    NeverStarted,  // still pending when nothing else could happen
+    RequeueLimit,  // preempted max_requeues times: held
+};
+const char *job_end_name(JobEnd e);
+
+// One job's life in a replay, in Workload order.
+struct JobOutcome {
+    int64_t first_start = -1;
+    int64_t last_start = -1;
+    int64_t end = -1;             // completion or cancellation; -1: never
+    int64_t wait = 0;             // seconds pending in all, requeues included
+    int64_t lost_gpu_seconds = 0; // GPUs x seconds of the runs preemption ended
+    uint32_t preemptions = 0;
+    int32_t partition = -1;       // where it ran last (SimCluster index)
+    int tier = -1;                // gpupool.conf tier index
+    JobEnd state = JobEnd::NeverStarted;
+};
+
+// A start, in the order the replay made them.
+struct StartRecord {
+    int64_t time = 0;
+    uint32_t job = 0;             // Workload index
+    int32_t partition = -1;
+    std::vector<uint32_t> victims;  // Workload indices preempted for it
+};
+
+// A pool (a partition gpupool.conf names) at one sample time.
+struct PoolSample {
+    int64_t time = 0;
+    uint32_t pool = 0;            // index in gpupool.conf's pools
+    uint32_t used = 0, np_used = 0, p_used = 0;
+    uint32_t pending_gpus = 0;    // of pending jobs listing it (eligible or not)
+    uint32_t fairshare = 0;       // point in time (UsageWeight=0), over its node set
+};
+
+struct Percentiles {
+    uint64_t jobs = 0;            // jobs that started at least once
+    int64_t p50 = 0, p95 = 0, p99 = 0, max = 0;
+    double mean = 0;
+};
+
+struct PoolMetrics {
+    std::string name;
+    uint32_t quota = 0;
+    Percentiles wait;
+    uint64_t jobs = 0, preemptions = 0;
+    double lost_gpu_hours = 0;
+    int64_t np_over_quota_seconds = 0;   // NP GPUs running > quota
+    int64_t below_quota_seconds = 0;     // an NP job waited that fit the quota left
+    double mean_used = 0;                // time-weighted GPUs
+    double mean_share = 0;               // over samples with demand: used / min(fairshare, demand)
+};
+
+struct TierMetrics {
+    std::string name;
+    bool preemptible = false;
+    uint64_t jobs = 0;
+    Percentiles wait;
+};
+
+struct Metrics {
+    uint32_t gpus = 0;                   // of the cluster
+    int64_t begin = 0, end = 0;          // first submit .. last event
+    double busy_gpu_seconds = 0;
+    double utilisation = 0;              // busy / (gpus * (end - begin))
+    uint64_t jobs = 0, completed = 0, cancelled = 0, never_started = 0, requeue_limit = 0;
+    Percentiles wait;                    // every job that started
+    uint64_t preemptions = 0;
+    double lost_gpu_hours = 0;
+    int64_t np_over_quota_seconds = 0;   // any pool's NP usage over its quota
+    int64_t below_quota_seconds = 0;     // any pool kept below its quota with NP demand
+    double jain = 0;                     // mean over samples with 2+ pools asking
+    uint64_t samples = 0;
+    std::vector<TierMetrics> tiers;      // gpupool.conf order
+    std::vector<PoolMetrics> pools;      // gpupool.conf order
+};
+
+// What the replay did, for the curious and the benchmark.
+struct ReplayStats {
+    uint64_t instants = 0, walks = 0, passes = 0, refreshes = 0, preemption_searches = 0;
+    double wall_seconds = 0;
+};
+
+// The replay's start order against the recorded one (SimJob::
+// recorded_start, from sacct or a trace), over the jobs that have a
+// recorded start and started in the replay.  A pair of them is compared
+// when their recorded starts differ (jobs started in the same second have
+// no recorded order); it is discordant when the replay started them the
+// other way round.
+struct StartOrderCheck {
+    uint64_t jobs = 0;            // with a recorded start, started here
+    uint64_t pairs = 0;           // compared
+    uint64_t discordant = 0;
+    // Workload index of the first job, in recorded order, that the replay
+    // started before a job recorded as starting before it; -1: none.
+    int64_t first_mismatch = -1;
+};
+
+struct ReplayResult {
+    PolicyKind policy = PolicyKind::Gpupool;
+    std::vector<JobOutcome> jobs;        // Workload order
+    std::vector<StartRecord> starts;
+    std::vector<PoolSample> samples;
+    Metrics metrics;
+    ReplayStats stats;
+    StartOrderCheck order_check;
+    std::vector<std::string> notes;      // jobs that can never start, ...
+};
+
+// Replay `workload` on `cluster` under `policy` with gpupool.conf `config`
+// (tiers, pools and quotas for every policy; the gpupool policy runs the
+// core with it).  Throws InputError for a workload the replay cannot take
+// (duplicate job ids, a job without duration).
+ReplayResult replay(const SimCluster &cluster, const Workload &workload, const Config &config, PolicyKind policy,
+                    const ReplayOptions &options);
+
+}  // namespace gpupool::sim

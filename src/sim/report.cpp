@@ -1,0 +1,353 @@
+#include "report.hpp"
+
+#include <jansson.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+
+namespace gpupool::sim {
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string dur(int64_t s) { return format_duration(s); }
+
+std::string job_name(const Workload &w, uint32_t j) {
+    const SimJob &s = w.jobs[j];
+    return s.label.empty() ? std::to_string(s.id) : s.label;
+}
+
+// Columns padded to their widest cell, Slurm style: a header, a line of
+// dashes, the rows; numbers right-aligned, text left-aligned.
+class Table {
+public:
+    explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
+    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    void print(std::ostream &out, const std::vector<bool> &right) const {
+        std::vector<size_t> width(rows_.front().size(), 0);
+        for (const auto &r : rows_)
+            for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+        auto line = [&](const std::vector<std::string> &r) {
+            std::string s;
+            for (size_t c = 0; c < r.size(); ++c) {
+                if (c) s += ' ';
+                const std::string pad(width[c] - r[c].size(), ' ');
+                s += right[c] ? pad + r[c] : r[c] + (c + 1 < r.size() ? pad : "");
+            }
+            out << s << "\n";
+        };
+        line(rows_.front());
+        std::string dashes;
+        for (size_t c = 0; c < width.size(); ++c) dashes += (c ? " " : "") + std::string(width[c], '-');
+        out << dashes << "\n";
+        for (size_t i = 1; i < rows_.size(); ++i) line(rows_[i]);
+    }
+
+private:
+    std::vector<std::vector<std::string>> rows_;
+};
+
+uint64_t cluster_gpus(const SimCluster &c) {
+    uint64_t g = 0;
+    for (const SimNode &n : c.nodes) g += n.gpus;
+    return g;
+}
+
+struct JsonDeleter {
+    void operator()(json_t *j) const { json_decref(j); }
+};
+using JsonPtr = std::unique_ptr<json_t, JsonDeleter>;
+
+// jansson refuses strings that are not UTF-8: names from a site's files
+// are checked by the readers, but a label may be anything.
+json_t *jstr(const std::string &s) {
+    json_t *j = json_stringn(s.data(), s.size());
+    if (!j) {
+        std::string clean;
+        for (unsigned char c : s) clean += c < 0x80 ? static_cast<char>(c) : '?';
+        j = json_stringn(clean.data(), clean.size());
+    }
+    return j;
+}
+
+json_t *jint(int64_t v) { return json_integer(v); }
+json_t *jreal(double v) { return json_real(std::isfinite(v) ? v : 0.0); }
+
+json_t *percentiles_json(const Percentiles &p) {
+    json_t *o = json_object();
+    json_object_set_new(o, "jobs", jint(static_cast<int64_t>(p.jobs)));
+    json_object_set_new(o, "p50", jint(p.p50));
+    json_object_set_new(o, "p95", jint(p.p95));
+    json_object_set_new(o, "p99", jint(p.p99));
+    json_object_set_new(o, "max", jint(p.max));
+    json_object_set_new(o, "mean", jreal(p.mean));
+    return o;
+}
+
+}  // namespace
+
+std::string csv_field(const std::string &text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+void write_text(std::ostream &out, const SimCluster &cluster, const Workload &workload, const Config &config,
+                const RunInfo &info, const std::vector<ReplayResult> &results) {
+    out << "Cluster: " << cluster.nodes.size() << " nodes, " << cluster_gpus(cluster) << " GPUs, "
+        << cluster.partitions.size() << " partitions (" << info.cluster_source << ")\n";
+    out << "Workload: " << workload.jobs.size() << " jobs (" << info.workload_source << ")\n";
+    out << "Policy config: " << config.pools.size() << " pools, " << config.tiers.size() << " tiers ("
+        << info.config_source << ")\n";
+    for (const std::string &n : workload.notes) out << "Note: " << n << "\n";
+    if (results.empty()) return;
+    const Metrics &m0 = results.front().metrics;
+    out << "Replayed: " << dur(m0.end - m0.begin) << " of simulated time, cred_expire " << info.options.cred_expire
+        << " s";
+    if (info.options.sched_interval > 0) out << ", scheduling every " << info.options.sched_interval << " s";
+    if (info.options.pass_interval > 1) out << ", gpupool passes at least " << info.options.pass_interval << " s apart";
+    out << "\n\n";
+
+    Table t({"POLICY", "JOBS", "DONE", "CANCEL", "NEVER", "UTIL%", "WAIT_P50", "WAIT_P95", "WAIT_P99", "PREEMPT",
+             "LOST_GPU_H", "NP_OVER_QUOTA", "BELOW_QUOTA", "JAIN"});
+    for (const ReplayResult &r : results) {
+        const Metrics &m = r.metrics;
+        t.add({policy_name(r.policy), std::to_string(m.jobs), std::to_string(m.completed), std::to_string(m.cancelled),
+               std::to_string(m.never_started), fixed(100.0 * m.utilisation, 1), dur(m.wait.p50), dur(m.wait.p95),
+               dur(m.wait.p99), std::to_string(m.preemptions), fixed(m.lost_gpu_hours, 1), dur(m.np_over_quota_seconds),
+               dur(m.below_quota_seconds), fixed(m.jain, 3)});
+    }
+    t.print(out, {false, true, true, true, true, true, true, true, true, true, true, true, true, true});
+
+    out << "\nWait by tier\n";
+    Table tt({"TIER", "POLICY", "JOBS", "WAIT_P50", "WAIT_P95", "WAIT_P99", "WAIT_MAX"});
+    for (size_t k = 0; k < config.tiers.size(); ++k)
+        for (const ReplayResult &r : results) {
+            const TierMetrics &tm = r.metrics.tiers[k];
+            tt.add({tm.name, policy_name(r.policy), std::to_string(tm.jobs), dur(tm.wait.p50), dur(tm.wait.p95),
+                    dur(tm.wait.p99), dur(tm.wait.max)});
+        }
+    tt.print(out, {false, false, true, true, true, true, true});
+
+    out << "\nPools (SHARE: mean of GPUs used / min(fairshare, demand) over samples with demand)\n";
+    Table tp({"POOL", "POLICY", "QUOTA", "JOBS", "WAIT_P50", "WAIT_P95", "WAIT_P99", "PREEMPT", "LOST_GPU_H",
+              "MEAN_USED", "SHARE", "NP_OVER_QUOTA", "BELOW_QUOTA"});
+    for (size_t k = 0; k < config.pools.size(); ++k)
+        for (const ReplayResult &r : results) {
+            const PoolMetrics &pm = r.metrics.pools[k];
+            tp.add({pm.name, policy_name(r.policy), std::to_string(pm.quota), std::to_string(pm.jobs),
+                    dur(pm.wait.p50), dur(pm.wait.p95), dur(pm.wait.p99), std::to_string(pm.preemptions),
+                    fixed(pm.lost_gpu_hours, 1), fixed(pm.mean_used, 1), fixed(pm.mean_share, 2),
+                    dur(pm.np_over_quota_seconds), dur(pm.below_quota_seconds)});
+        }
+    tp.print(out, {false, false, true, true, true, true, true, true, true, true, true, true, true});
+
+    bool any_recorded = false;
+    for (const ReplayResult &r : results) any_recorded |= r.order_check.jobs > 0;
+    if (any_recorded) {
+        out << "\nStart order against the recorded starts\n";
+        Table to({"POLICY", "JOBS", "PAIRS", "DISCORDANT", "FIRST_MISMATCH"});
+        for (const ReplayResult &r : results) {
+            const StartOrderCheck &c = r.order_check;
+            to.add({policy_name(r.policy), std::to_string(c.jobs), std::to_string(c.pairs), std::to_string(c.discordant),
+                    c.first_mismatch >= 0 ? job_name(workload, static_cast<uint32_t>(c.first_mismatch)) : "-"});
+        }
+        to.print(out, {false, true, true, true, false});
+    }
+    for (const ReplayResult &r : results)
+        for (const std::string &n : r.notes) out << "Note (" << policy_name(r.policy) << "): " << n << "\n";
+}
+
+void write_json(std::ostream &out, const SimCluster &cluster, const Workload &workload, const Config &config,
+                const RunInfo &info, const std::vector<ReplayResult> &results) {
+    JsonPtr root(json_object());
+    json_t *r = root.get();
+    json_object_set_new(r, "version", jint(kSimJsonVersion));
+    json_t *c = json_object();
+    json_object_set_new(c, "source", jstr(info.cluster_source));
+    json_object_set_new(c, "nodes", jint(static_cast<int64_t>(cluster.nodes.size())));
+    json_object_set_new(c, "gpus", jint(static_cast<int64_t>(cluster_gpus(cluster))));
+    json_t *parts = json_array();
+    for (const SimPartition &p : cluster.partitions) {
+        uint64_t g = 0;
+        for (uint32_t n : p.nodes) g += cluster.nodes[n].gpus;
+        json_t *po = json_object();
+        json_object_set_new(po, "name", jstr(p.name));
+        json_object_set_new(po, "nodes", jint(static_cast<int64_t>(p.nodes.size())));
+        json_object_set_new(po, "gpus", jint(static_cast<int64_t>(g)));
+        json_array_append_new(parts, po);
+    }
+    json_object_set_new(c, "partitions", parts);
+    json_object_set_new(r, "cluster", c);
+    json_t *w = json_object();
+    json_object_set_new(w, "source", jstr(info.workload_source));
+    json_object_set_new(w, "jobs", jint(static_cast<int64_t>(workload.jobs.size())));
+    json_t *notes = json_array();
+    for (const std::string &n : workload.notes) json_array_append_new(notes, jstr(n));
+    json_object_set_new(w, "notes", notes);
+    json_object_set_new(r, "workload", w);
+    json_t *o = json_object();
+    json_object_set_new(o, "config", jstr(info.config_source));
+    json_object_set_new(o, "cred_expire", jint(info.options.cred_expire));
+    json_object_set_new(o, "pass_interval", jint(info.options.pass_interval));
+    json_object_set_new(o, "sched_interval", jint(info.options.sched_interval));
+    json_object_set_new(r, "options", o);
+    json_t *cfg = json_object();
+    json_t *tiers = json_array();
+    for (const Tier &t : config.tiers) {
+        json_t *to = json_object();
+        json_object_set_new(to, "tier", jstr(t.name));
+        json_object_set_new(to, "priority", jint(t.priority));
+        json_object_set_new(to, "preemptible", json_boolean(t.preemptible));
+        json_array_append_new(tiers, to);
+    }
+    json_object_set_new(cfg, "tiers", tiers);
+    json_t *cpools = json_array();
+    for (const Pool &pl : config.pools) {
+        json_t *po = json_object();
+        json_object_set_new(po, "pool", jstr(pl.name));
+        json_object_set_new(po, "quota", jint(pl.quota));
+        json_object_set_new(po, "weight", jint(pl.weight));
+        json_array_append_new(cpools, po);
+    }
+    json_object_set_new(cfg, "pools", cpools);
+    json_object_set_new(r, "config", cfg);
+
+    json_t *pols = json_array();
+    for (const ReplayResult &res : results) {
+        const Metrics &m = res.metrics;
+        json_t *p = json_object();
+        json_object_set_new(p, "policy", jstr(policy_name(res.policy)));
+        json_object_set_new(p, "begin", jint(m.begin));
+        json_object_set_new(p, "end", jint(m.end));
+        json_object_set_new(p, "gpus", jint(m.gpus));
+        json_object_set_new(p, "utilisation", jreal(m.utilisation));
+        json_object_set_new(p, "busy_gpu_hours", jreal(m.busy_gpu_seconds / 3600.0));
+        json_object_set_new(p, "jobs", jint(static_cast<int64_t>(m.jobs)));
+        json_object_set_new(p, "completed", jint(static_cast<int64_t>(m.completed)));
+        json_object_set_new(p, "cancelled", jint(static_cast<int64_t>(m.cancelled)));
+        json_object_set_new(p, "never_started", jint(static_cast<int64_t>(m.never_started)));
+        json_object_set_new(p, "requeue_limit", jint(static_cast<int64_t>(m.requeue_limit)));
+        json_object_set_new(p, "wait", percentiles_json(m.wait));
+        json_object_set_new(p, "preemptions", jint(static_cast<int64_t>(m.preemptions)));
+        json_object_set_new(p, "lost_gpu_hours", jreal(m.lost_gpu_hours));
+        json_object_set_new(p, "np_over_quota_seconds", jint(m.np_over_quota_seconds));
+        json_object_set_new(p, "below_quota_seconds", jint(m.below_quota_seconds));
+        json_object_set_new(p, "jain", jreal(m.jain));
+        json_object_set_new(p, "samples", jint(static_cast<int64_t>(m.samples)));
+        json_t *tiers = json_array();
+        for (const TierMetrics &tm : m.tiers) {
+            json_t *to = json_object();
+            json_object_set_new(to, "tier", jstr(tm.name));
+            json_object_set_new(to, "preemptible", json_boolean(tm.preemptible));
+            json_object_set_new(to, "jobs", jint(static_cast<int64_t>(tm.jobs)));
+            json_object_set_new(to, "wait", percentiles_json(tm.wait));
+            json_array_append_new(tiers, to);
+        }
+        json_object_set_new(p, "tiers", tiers);
+        json_t *pools = json_array();
+        for (const PoolMetrics &pm : m.pools) {
+            json_t *po = json_object();
+            json_object_set_new(po, "pool", jstr(pm.name));
+            json_object_set_new(po, "quota", jint(pm.quota));
+            json_object_set_new(po, "jobs", jint(static_cast<int64_t>(pm.jobs)));
+            json_object_set_new(po, "wait", percentiles_json(pm.wait));
+            json_object_set_new(po, "preemptions", jint(static_cast<int64_t>(pm.preemptions)));
+            json_object_set_new(po, "lost_gpu_hours", jreal(pm.lost_gpu_hours));
+            json_object_set_new(po, "np_over_quota_seconds", jint(pm.np_over_quota_seconds));
+            json_object_set_new(po, "below_quota_seconds", jint(pm.below_quota_seconds));
+            json_object_set_new(po, "mean_used", jreal(pm.mean_used));
+            json_object_set_new(po, "mean_share", jreal(pm.mean_share));
+            json_array_append_new(pools, po);
+        }
+        json_object_set_new(p, "pools", pools);
+        const StartOrderCheck &oc = res.order_check;
+        json_t *ord = json_object();
+        json_object_set_new(ord, "jobs", jint(static_cast<int64_t>(oc.jobs)));
+        json_object_set_new(ord, "pairs", jint(static_cast<int64_t>(oc.pairs)));
+        json_object_set_new(ord, "discordant", jint(static_cast<int64_t>(oc.discordant)));
+        json_object_set_new(ord, "first_mismatch",
+                            oc.first_mismatch >= 0 ? jstr(job_name(workload, static_cast<uint32_t>(oc.first_mismatch)))
+                                                   : json_null());
+        json_object_set_new(p, "start_order", ord);
+        json_t *st = json_object();
+        json_object_set_new(st, "instants", jint(static_cast<int64_t>(res.stats.instants)));
+        json_object_set_new(st, "walks", jint(static_cast<int64_t>(res.stats.walks)));
+        json_object_set_new(st, "passes", jint(static_cast<int64_t>(res.stats.passes)));
+        json_object_set_new(st, "refreshes", jint(static_cast<int64_t>(res.stats.refreshes)));
+        json_object_set_new(st, "preemption_searches", jint(static_cast<int64_t>(res.stats.preemption_searches)));
+        json_object_set_new(st, "wall_seconds", jreal(res.stats.wall_seconds));
+        json_object_set_new(p, "stats", st);
+        json_t *pn = json_array();
+        for (const std::string &n : res.notes) json_array_append_new(pn, jstr(n));
+        json_object_set_new(p, "notes", pn);
+        json_array_append_new(pols, p);
+    }
+    json_object_set_new(r, "policies", pols);
+    char *text = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6));
+    if (!text) throw std::runtime_error("cannot encode the JSON report");
+    out << text << "\n";
+    free(text);
+}
+
+void write_jobs_csv(std::ostream &out, const SimCluster &cluster, const Workload &workload, const Config &config,
+                    const std::vector<ReplayResult> &results) {
+    out << "policy,job_id,label,pool,tier,gpus,submit,first_start,last_start,end,wait,preemptions,"
+           "lost_gpu_seconds,state\n";
+    for (const ReplayResult &r : results)
+        for (size_t j = 0; j < workload.jobs.size(); ++j) {
+            const SimJob &s = workload.jobs[j];
+            const JobOutcome &o = r.jobs[j];
+            std::string pool;
+            if (o.partition >= 0) {
+                pool = cluster.partitions[static_cast<size_t>(o.partition)].name;
+            } else {
+                for (const std::string &p : s.pools) pool += (pool.empty() ? "" : ",") + p;
+            }
+            auto t = [](int64_t v) { return v >= 0 ? std::to_string(v) : std::string(); };
+            out << policy_name(r.policy) << ',' << s.id << ',' << csv_field(s.label) << ',' << csv_field(pool) << ','
+                << (o.tier >= 0 ? csv_field(config.tiers[static_cast<size_t>(o.tier)].name) : "") << ',' << s.gpus
+                << ',' << s.submit << ',' << t(o.first_start) << ',' << t(o.last_start) << ',' << t(o.end) << ','
+                << o.wait << ',' << o.preemptions << ',' << o.lost_gpu_seconds << ',' << job_end_name(o.state) << "\n";
+        }
+}
+
+void write_pools_csv(std::ostream &out, const Config &config, const std::vector<ReplayResult> &results) {
+    out << "policy,time,pool,quota,used,np_used,p_used,pending_gpus,fairshare\n";
+    for (const ReplayResult &r : results)
+        for (const PoolSample &s : r.samples) {
+            const Pool &p = config.pools[s.pool];
+            out << policy_name(r.policy) << ',' << s.time << ',' << csv_field(p.name) << ',' << p.quota << ','
+                << s.used << ',' << s.np_used << ',' << s.p_used << ',' << s.pending_gpus << ',' << s.fairshare
+                << "\n";
+        }
+}
+
+void write_start_log(std::ostream &out, const SimCluster &cluster, const Workload &workload,
+                     const std::vector<ReplayResult> &results) {
+    out << "policy,order,time,job_id,label,partition,victims\n";
+    for (const ReplayResult &r : results) {
+        uint64_t k = 0;
+        for (const StartRecord &s : r.starts) {
+            std::string victims;
+            for (uint32_t v : s.victims) victims += (victims.empty() ? "" : " ") + std::to_string(workload.jobs[v].id);
+            out << policy_name(r.policy) << ',' << ++k << ',' << s.time << ',' << workload.jobs[s.job].id << ','
+                << csv_field(workload.jobs[s.job].label) << ','
+                << csv_field(cluster.partitions[static_cast<size_t>(s.partition)].name) << ',' << victims << "\n";
+        }
+    }
+}
+
+}  // namespace gpupool::sim

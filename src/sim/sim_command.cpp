@@ -1,0 +1,286 @@
+#include "sim_command.hpp"
+
+#include <getopt.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "config.hpp"
+#include "replay.hpp"
+#include "report.hpp"
+#include "workload.hpp"
+
+namespace gpupool::sim {
+
+const char kSimUsage[] =
+    "Usage: gpupool sim CLUSTER WORKLOAD --conf=FILE [OPTIONS]\n"
+    "\n"
+    "Replays a workload on a cluster under gpupool's core and Slurm-like\n"
+    "baselines, and compares them.  Needs no cluster and no Slurm daemon.\n"
+    "\n"
+    "Cluster (one of):\n"
+    "  --cluster=SLURM_CONF     the GPU nodes and partitions of a slurm.conf\n"
+    "  --nodes=COUNTxGPUS[+...] --pools=NAME[:HOSTLIST],...\n"
+    "                           a made-up cluster (nodes node1..N; each pool over\n"
+    "                           every node unless a hostlist is given)\n"
+    "Workload (one of):\n"
+    "  --sacct=FILE             sacct --parsable2 output, with its header\n"
+    "  --alibaba=DIR            the Alibaba GPU cluster trace (v2023); its node list\n"
+    "                           is the cluster unless one is given\n"
+    "  --generate=SPEC          seeded generator: Key=Value tokens, or @FILE\n"
+    "  --alibaba-pools=N        pools the trace's tasks are split into (4)\n"
+    "  --seed=N                 seed of that split (0)\n"
+    "Policies:\n"
+    "  --conf=FILE              gpupool.conf: tiers, pools, quotas (with --alibaba,\n"
+    "                           default: the trace's own mapping)\n"
+    "  --policy=LIST            gpupool,strict,borrow,fifo or all (default all)\n"
+    "Mechanics:\n"
+    "  --cred-expire=S          a requeued job may start S+1 s after (5)\n"
+    "  --pass-interval=S        gpupool: full passes at least S s apart (1)\n"
+    "  --sched-interval=S       scheduling walks at most every S s (0: every event)\n"
+    "  --max-requeues=N         a job preempted N times is held, not requeued (1000)\n"
+    "Output:\n"
+    "  --json                   JSON instead of the text table (fields: gpupool(1))\n"
+    "  --jobs-csv=FILE          one line per job and policy\n"
+    "  --pools-csv=FILE         one line per pool, sample and policy\n"
+    "  --sample-interval=S      seconds between pool samples (default: ~1000 samples)\n"
+    "  --start-log=FILE         every start in order, with the jobs it preempted\n"
+    "  --progress, --no-progress  a progress line on stderr (default: when a tty)\n"
+    "  -h, --help               this text\n";
+
+namespace {
+
+int usage_error(std::ostream &err, const std::string &msg) {
+    err << "gpupool sim: " << msg << "\n";
+    return 2;
+}
+
+bool parse_number_opt(const char *name, const char *text, int64_t min, int64_t max, int64_t *out,
+                       std::string *msg) {
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text, &end, 10);
+    if (errno || !end || *end || end == text || v < min || v > max) {
+        *msg = std::string("--") + name + ": expected a whole number " + std::to_string(min) + ".." +
+               std::to_string(max) + ", not '" + text + "'";
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+std::string read_text_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path + ": cannot read: " + std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Writes `fill` into `path`, or says why it cannot.
+template <typename F>
+void write_file(const std::string &path, F fill) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (!f) throw InputError(path + ": cannot write: " + std::strerror(errno));
+    fill(f);
+    f.flush();
+    if (!f) throw InputError(path + ": write failed");
+}
+
+}  // namespace
+
+int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err) {
+    enum {
+        OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
+        OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
+        OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES
+    };
+    static const struct option longopts[] = {
+        {"cluster", required_argument, nullptr, OPT_CLUSTER},
+        {"nodes", required_argument, nullptr, OPT_NODES},
+        {"pools", required_argument, nullptr, OPT_POOLS},
+        {"sacct", required_argument, nullptr, OPT_SACCT},
+        {"alibaba", required_argument, nullptr, OPT_ALIBABA},
+        {"generate", required_argument, nullptr, OPT_GENERATE},
+        {"alibaba-pools", required_argument, nullptr, OPT_ALI_POOLS},
+        {"seed", required_argument, nullptr, OPT_SEED},
+        {"conf", required_argument, nullptr, OPT_CONF},
+        {"policy", required_argument, nullptr, OPT_POLICY},
+        {"cred-expire", required_argument, nullptr, OPT_CRED},
+        {"pass-interval", required_argument, nullptr, OPT_PASS},
+        {"sched-interval", required_argument, nullptr, OPT_SCHED},
+        {"max-requeues", required_argument, nullptr, OPT_MAX_REQUEUES},
+        {"json", no_argument, nullptr, OPT_JSON},
+        {"jobs-csv", required_argument, nullptr, OPT_JOBS_CSV},
+        {"pools-csv", required_argument, nullptr, OPT_POOLS_CSV},
+        {"sample-interval", required_argument, nullptr, OPT_SAMPLE},
+        {"start-log", required_argument, nullptr, OPT_START_LOG},
+        {"progress", no_argument, nullptr, OPT_PROGRESS},
+        {"no-progress", no_argument, nullptr, OPT_NO_PROGRESS},
+        {"help", no_argument, nullptr, 'h'},
+        {nullptr, 0, nullptr, 0},
+    };
+    std::string cluster_path, nodes, pools, sacct, alibaba, generate, conf, policy_list = "all";
+    std::string jobs_csv, pools_csv, start_log;
+    int64_t ali_pools = 4, seed = 0;
+    bool json = false;
+    int progress = isatty(STDERR_FILENO) ? 1 : 0;
+    ReplayOptions ro;
+    std::string msg;
+    optind = 0;  // a fresh getopt scan (main may have run one)
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1) {
+        switch (c) {
+        case OPT_CLUSTER: cluster_path = optarg; break;
+        case OPT_NODES: nodes = optarg; break;
+        case OPT_POOLS: pools = optarg; break;
+        case OPT_SACCT: sacct = optarg; break;
+        case OPT_ALIBABA: alibaba = optarg; break;
+        case OPT_GENERATE: generate = optarg; break;
+        case OPT_ALI_POOLS:
+            if (!parse_number_opt("alibaba-pools", optarg, 1, 1000, &ali_pools, &msg)) return usage_error(err, msg);
+            break;
+        case OPT_SEED:
+            if (!parse_number_opt("seed", optarg, 0, INT64_MAX, &seed, &msg)) return usage_error(err, msg);
+            break;
+        case OPT_CONF: conf = optarg; break;
+        case OPT_POLICY: policy_list = optarg; break;
+        case OPT_CRED:
+            if (!parse_number_opt("cred-expire", optarg, 0, 86400, &ro.cred_expire, &msg)) return usage_error(err, msg);
+            break;
+        case OPT_PASS:
+            if (!parse_number_opt("pass-interval", optarg, 1, 86400, &ro.pass_interval, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_SCHED:
+            if (!parse_number_opt("sched-interval", optarg, 0, 86400, &ro.sched_interval, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_MAX_REQUEUES: {
+            int64_t v = 0;
+            if (!parse_number_opt("max-requeues", optarg, 1, 1000000, &v, &msg)) return usage_error(err, msg);
+            ro.max_requeues = static_cast<uint32_t>(v);
+            break;
+        }
+        case OPT_JSON: json = true; break;
+        case OPT_JOBS_CSV: jobs_csv = optarg; break;
+        case OPT_POOLS_CSV: pools_csv = optarg; break;
+        case OPT_SAMPLE:
+            if (!parse_number_opt("sample-interval", optarg, 1, 365 * 86400LL, &ro.sample_interval, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_START_LOG: start_log = optarg; break;
+        case OPT_PROGRESS: progress = 1; break;
+        case OPT_NO_PROGRESS: progress = 0; break;
+        case 'h': out << kSimUsage; return 0;
+        default: err << kSimUsage; return 2;
+        }
+    }
+    if (optind < argc) return usage_error(err, std::string("unexpected argument '") + argv[optind] + "'");
+    const int workloads = !sacct.empty() + !alibaba.empty() + !generate.empty();
+    if (workloads != 1) return usage_error(err, "give one workload: --sacct=FILE, --alibaba=DIR or --generate=SPEC");
+    if (!cluster_path.empty() && (!nodes.empty() || !pools.empty()))
+        return usage_error(err, "--cluster and --nodes/--pools are two ways to give the cluster: use one");
+    if (nodes.empty() != pools.empty()) return usage_error(err, "--nodes and --pools go together");
+    if (cluster_path.empty() && nodes.empty() && alibaba.empty())
+        return usage_error(err, "give the cluster: --cluster=SLURM_CONF or --nodes=... --pools=...");
+    if (conf.empty() && alibaba.empty()) return usage_error(err, "give the policy's gpupool.conf: --conf=FILE");
+
+    try {
+        const std::vector<PolicyKind> kinds = parse_policies(policy_list);
+        SimCluster cluster;
+        Workload workload;
+        RunInfo info;
+        std::vector<std::string> cluster_notes;
+        if (!cluster_path.empty()) {
+            cluster = read_slurm_conf(cluster_path, &cluster_notes);
+            info.cluster_source = "slurm.conf " + cluster_path;
+        } else if (!nodes.empty()) {
+            cluster = make_cluster(nodes, pools);
+            info.cluster_source = "--nodes=" + nodes + " --pools=" + pools;
+        }
+        AlibabaOptions ao;
+        ao.pools = static_cast<uint32_t>(ali_pools);
+        ao.seed = static_cast<uint64_t>(seed);
+        std::string conf_text;
+        if (!alibaba.empty()) {
+            Scenario sc = read_alibaba(alibaba, ao);
+            workload = std::move(sc.workload);
+            if (cluster.nodes.empty()) {
+                cluster = std::move(sc.cluster);
+                info.cluster_source = "the trace's node list, " + std::to_string(ao.pools) + " pools";
+            }
+            if (conf.empty()) conf_text = alibaba_gpupool_conf(cluster, ao);
+            info.workload_source = "alibaba " + alibaba + " (seed " + std::to_string(ao.seed) + ")";
+        } else if (!sacct.empty()) {
+            workload = read_sacct(sacct);
+            info.workload_source = "sacct " + sacct;
+        } else {
+            const bool from_file = generate[0] == '@';
+            const std::string source = from_file ? generate.substr(1) : std::string("--generate");
+            const std::string text = from_file ? read_text_file(source) : generate;
+            GeneratorSpec spec = parse_generator_spec(text, source);
+            workload = generate_workload(spec, total_gpus(cluster));
+            info.workload_source = "generated (" + (from_file ? source : generate) + ")";
+        }
+        for (const std::string &n : cluster_notes) workload.notes.push_back("cluster: " + n);
+        Config config;
+        if (!conf.empty()) {
+            config = load_config_file(conf);
+            info.config_source = conf;
+        } else {
+            config = parse_config(conf_text, "alibaba.conf");
+            info.config_source = "the trace's mapping (" + std::to_string(ao.pools) + " pools)";
+        }
+        info.options = ro;
+
+        std::vector<ReplayResult> results;
+        for (PolicyKind k : kinds) {
+            ReplayOptions o = ro;
+            o.start_log = !start_log.empty();
+            if (progress) {
+                const char *name = policy_name(k);
+                o.progress = [&err, name](double done, int64_t now) {
+                    (void)now;
+                    char buf[96];
+                    std::snprintf(buf, sizeof buf, "\rgpupool sim: %-8s %5.1f%% of jobs done", name, 100.0 * done);
+                    err << buf << std::flush;
+                };
+            }
+            results.push_back(replay(cluster, workload, config, k, o));
+            if (progress) {
+                char buf[96];
+                std::snprintf(buf, sizeof buf, "\rgpupool sim: %-8s done in %.1f s          \n", policy_name(k),
+                              results.back().stats.wall_seconds);
+                err << buf << std::flush;
+            }
+        }
+        if (!jobs_csv.empty())
+            write_file(jobs_csv, [&](std::ostream &f) { write_jobs_csv(f, cluster, workload, config, results); });
+        if (!pools_csv.empty()) write_file(pools_csv, [&](std::ostream &f) { write_pools_csv(f, config, results); });
+        if (!start_log.empty())
+            write_file(start_log, [&](std::ostream &f) { write_start_log(f, cluster, workload, results); });
+        if (json)
+            write_json(out, cluster, workload, config, info, results);
+        else
+            write_text(out, cluster, workload, config, info, results);
+    } catch (const InputError &e) {
+        err << "gpupool sim: " << e.what() << "\n";
+        return 1;
+    } catch (const ConfigError &e) {
+        err << "gpupool sim: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception &e) {
+        err << "gpupool sim: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace gpupool::sim

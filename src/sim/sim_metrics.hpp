@@ -1,0 +1,82 @@
+// Metrics of a replay: what the replay accumulates while it runs (time
+// integrals per pool, samples) and the figures made of them at the end.
+// Internal to src/sim; the figures themselves are in replay.hpp (Metrics).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "config.hpp"
+#include "replay.hpp"
+#include "workload.hpp"
+
+namespace gpupool::sim {
+
+// Nearest rank: the p-th percentile of n sorted values is the value at
+// rank ceil(p/100 * n).  `values` is sorted in place.
+Percentiles percentiles(std::vector<int64_t> &values);
+
+// Jain's fairness index (sum x)^2 / (n * sum x^2) of the values; 1 when
+// all are equal; 0 for none (or all 0).
+double jain_index(const std::vector<double> &x);
+
+// Compare the replay's first starts with the recorded ones.
+StartOrderCheck check_start_order(const Workload &workload, const std::vector<JobOutcome> &jobs,
+                                  const std::vector<StartRecord> &starts);
+
+// Pools sharing nodes, as the core groups them ("domains"): for each
+// gpupool.conf pool, the index of its node set (-1: no partition or no
+// nodes) and each node set's GPUs.
+struct NodeSets {
+    std::vector<int> of_pool;
+    std::vector<uint32_t> gpus;
+};
+NodeSets node_sets(const SimCluster &cluster, const Config &config, const std::vector<int32_t> &part_of_pool);
+
+// Point-in-time fairshare (R8 with UsageWeight=0: quota plus a share of
+// the unused GPUs by weight, water-filling) of every pool for the demand
+// given (GPUs used plus GPUs asked by pending jobs), by the core's own
+// compute_fairshare over each node set.
+std::vector<uint32_t> point_fairshare(const Config &config, const NodeSets &sets, const std::vector<uint32_t> &demand);
+
+// Time integrals and samples, fed by the replay after each instant.
+class MetricsRecorder {
+public:
+    MetricsRecorder(const SimCluster &cluster, const Config &config, const std::vector<int32_t> &part_of_pool,
+                    int64_t begin, int64_t sample_interval);
+
+    // Pool state over [from, to): GPUs used (all, NP) per pool, GPUs of
+    // pending jobs listing it, and whether an eligible NP job waits that
+    // fits the quota left by the running NP jobs.
+    struct PoolNow {
+        uint32_t used = 0, np_used = 0;
+        uint32_t pending_gpus = 0;
+        uint32_t np_wait_min_gpus = 0;  // smallest eligible waiting NP job; 0: none
+    };
+    void interval(int64_t from, int64_t to, uint32_t cluster_used, const std::vector<PoolNow> &pools);
+
+    // Figures at the end (`end`: the last instant).
+    // `job_pool`: the pool each job counts in (where it ran last, else the
+    // first pool it lists; -1: none).
+    void finish(int64_t end, const std::vector<JobOutcome> &jobs, const std::vector<int> &job_pool, Metrics &out,
+                std::vector<PoolSample> *samples);
+
+private:
+    const Config &config_;
+    NodeSets sets_;
+    uint32_t gpus_ = 0;
+    int64_t begin_ = 0, sample_interval_ = 0, next_sample_ = 0;
+    double busy_ = 0;
+    int64_t any_over_ = 0, any_below_ = 0;
+    std::vector<int64_t> over_, below_;
+    std::vector<double> used_int_;
+    std::vector<double> share_sum_;
+    std::vector<uint64_t> share_n_;
+    double jain_sum_ = 0;
+    uint64_t jain_n_ = 0, samples_n_ = 0;
+    std::vector<PoolSample> samples_;
+    std::vector<uint32_t> demand_;
+};
+
+}  // namespace gpupool::sim

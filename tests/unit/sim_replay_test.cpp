@@ -1,0 +1,593 @@
+// gpupool sim's replay (src/sim/replay.*, policy_*, metrics, report):
+// - the live scenarios of tests/integration/tests.sh, replayed on the same
+//   cluster (scripts/cluster.sh) with the same gpupool.conf, end the same
+//   way: same start order, same victims (issue 9, acceptance 3);
+// - what tells each baseline apart;
+// - metrics on tiny workloads, computed by hand;
+// - requeue and cred_expire, MinRuntime;
+// - the fast walk starts exactly what the reference walk starts.
+// A "cancel" of the live test is the end of the job's duration here.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include "sim_metrics.hpp"
+#include "replay.hpp"
+#include "report.hpp"
+#include "sim_command.hpp"
+#include "snapshot.hpp"
+
+using namespace gpupool;
+using namespace gpupool::sim;
+
+namespace {
+
+std::string srcdir() {
+    const char *d = std::getenv("srcdir");
+    return d ? d : ".";
+}
+
+// scripts/cluster.sh: node[1-6], one GPU each; pool1, pool2 and plain over
+// node[1-4], pool3 over node[5-6].
+SimCluster live_cluster() {
+    SimCluster c;
+    for (int i = 1; i <= 6; ++i) c.nodes.push_back(SimNode{"node" + std::to_string(i), 1});
+    c.partitions.push_back(SimPartition{"pool1", {0, 1, 2, 3}});
+    c.partitions.push_back(SimPartition{"pool2", {0, 1, 2, 3}});
+    c.partitions.push_back(SimPartition{"pool3", {4, 5}});
+    c.partitions.push_back(SimPartition{"plain", {0, 1, 2, 3}});
+    return c;
+}
+
+struct J {
+    std::string label;
+    int64_t submit;
+    int64_t duration;
+    std::string parts;  // comma-separated
+    std::string qos;
+    uint32_t gpus = 1;
+};
+
+Workload workload_of(const std::vector<J> &jobs) {
+    Workload w;
+    uint32_t id = 1;
+    for (const J &j : jobs) {
+        SimJob s;
+        s.id = id++;
+        s.label = j.label;
+        s.submit = j.submit;
+        s.duration = j.duration;
+        s.gpus = j.gpus;
+        s.pools = split_list(j.parts);
+        s.qos = j.qos;
+        w.jobs.push_back(s);
+    }
+    return w;
+}
+
+// "label@time[partition]-victim-victim", one per start, space-separated.
+std::string starts_of(const ReplayResult &r, const SimCluster &c, const Workload &w, size_t first = SIZE_MAX,
+                      bool with_part = false) {
+    std::string out;
+    size_t n = 0;
+    for (const StartRecord &s : r.starts) {
+        if (n++ == first) break;
+        if (!out.empty()) out += ' ';
+        out += w.jobs[s.job].label + "@" + std::to_string(s.time);
+        if (with_part) out += "[" + c.partitions[static_cast<size_t>(s.partition)].name + "]";
+        for (uint32_t v : s.victims) out += "-" + w.jobs[v].label;
+    }
+    return out;
+}
+
+Config example(const std::string &name) { return load_config_file(srcdir() + "/etc/" + name); }
+
+ReplayResult run(const SimCluster &c, const Workload &w, const Config &cfg, PolicyKind k, ReplayOptions o = {}) {
+    return replay(c, w, cfg, k, o);
+}
+
+struct LiveScenario {
+    const char *sentence;     // what the live test asserts
+    const char *live_test;    // its name in tests/integration/tests.sh
+    const char *conf;         // etc/ file
+    std::vector<J> jobs;
+    const char *starts;       // the first starts, in order, with victims
+    bool with_part = false;
+};
+
+const std::vector<LiveScenario> &live_scenarios() {
+    static const std::vector<LiveScenario> s = {
+        {"as GPUs free, held jobs start HIGH, HIGH, NORMAL, then LOW, and nobody is preempted",
+         "test_queue_order", "gpupool.conf.example",
+         {{"n1", 0, 10, "pool3", "normal"}, {"n2", 0, 20, "pool3", "normal"}, {"low", 1, 1000, "pool3", "low"},
+          {"high1", 2, 20, "pool3", "high"}, {"normal", 3, 1000, "pool3", "normal"}, {"high2", 4, 20, "pool3", "high"}},
+         "n1@0 n2@0 high1@10 high2@20 normal@30 low@40"},
+        {"WF5 NORMAL preempts and requeues WF1 LOW; when WF2 ends, WF1 starts before WF3 and WF4",
+         "test_osmo_preemption", "gpupool.conf.example",
+         {{"wf1", 0, 600, "pool3", "low"}, {"wf2", 1, 19, "pool3", "normal"}, {"wf3", 2, 600, "pool3", "low"},
+          {"wf4", 2, 600, "pool3", "low"}, {"wf5", 3, 600, "pool3", "normal"}},
+         "wf1@0 wf2@1 wf5@3-wf1 wf1@20 wf3@603 wf4@620"},
+        {"WF5 NORMAL of pool2 reclaims the GPU pool1's WF3 LOW borrowed; WF2 is untouched",
+         "test_borrow_reclaim", "gpupool.conf.example",
+         {{"wf1", 0, 1000, "pool1", "normal"}, {"wf2", 1, 1000, "pool1", "low"}, {"wf4", 2, 1000, "pool2", "normal"},
+          {"wf3", 3, 1000, "pool1", "low"}, {"wf5", 4, 1000, "pool2", "normal"}},
+         "wf1@0 wf2@1 wf4@2 wf3@3 wf5@4-wf3 wf3@1000"},
+        {"a third NORMAL job of quota-2 pool1 waits while GPUs are free, LOW still starts on them, and the "
+         "held job starts the moment a NORMAL job ends",
+         "test_quota_hold", "gpupool.conf.example",
+         {{"n1", 0, 50, "pool1", "normal"}, {"n2", 0, 1000, "pool1", "normal"}, {"n3", 1, 1000, "pool1", "normal"},
+          {"l1", 2, 1000, "pool1", "low"}},
+         "n1@0 n2@0 l1@2 n3@50"},
+        {"LOW jobs of a pool at its quota are never preempted for another pool's job, which waits",
+         "test_protection", "gpupool.conf.example",
+         {{"l1", 0, 1000, "pool1", "low"}, {"l2", 0, 1000, "pool1", "low"}, {"n1", 0, 1000, "pool2", "normal"},
+          {"p1", 0, 100, "plain", "normal"}, {"n2", 1, 1000, "pool2", "normal"}},
+         "n1@0 p1@0 l1@0 l2@0 n2@100"},
+        {"a job listing a full and a free pool starts in the free one; one listing two full pools waits and "
+         "starts in the first whose quota frees",
+         "test_multi_pool", "gpupool.conf.example",
+         {{"n1", 0, 30, "pool1", "normal"}, {"n2", 0, 1000, "pool1", "normal"},
+          {"m1", 1, 1000, "pool1,pool2", "normal"}, {"m2", 2, 1000, "pool2", "normal"},
+          {"m3", 3, 1000, "pool1,pool2", "normal"}},
+         "n1@0[pool1] n2@0[pool1] m1@1[pool2] m2@2[pool2] m3@30[pool1]", true},
+        {"listing pool1 (at quota, GPUs free) and pool3 (its GPUs held by LOW jobs), a NORMAL job preempts a LOW "
+         "job of pool3 rather than take a free GPU of pool1",
+         "test_multi_pool", "gpupool.conf.example",
+         {{"n1", 0, 1000, "pool1", "normal"}, {"n2", 0, 1000, "pool1", "normal"}, {"l1", 0, 1000, "pool3", "low"},
+          {"l2", 0, 1000, "pool3", "low"}, {"m4", 1, 1000, "pool1,pool3", "normal"}},
+         "n1@0[pool1] n2@0[pool1] l1@0[pool3] l2@0[pool3] m4@1[pool3]-l1", true},
+        {"OSMO: WF5 of pool2 takes back its GPU from the newest borrower WF3, WF6 NORMAL evicts pool1's own LOW "
+         "WF2, and at pool1's quota HIGH WF8 starts before NORMAL WF7",
+         "test_example_osmo", "gpupool-osmo.conf",
+         {{"wf1", 0, 100, "pool1", "normal"}, {"wf2", 1, 1000, "pool1", "low"}, {"wf4", 2, 1000, "pool2", "normal"},
+          {"wf3", 3, 1000, "pool1", "low"}, {"wf5", 4, 1000, "pool2", "normal"}, {"wf6", 5, 1000, "pool1", "normal"},
+          {"wf7", 6, 1000, "pool1", "normal"}, {"wf8", 7, 1000, "pool1", "high"}},
+         "wf1@0 wf2@1 wf4@2 wf3@3 wf5@4-wf3 wf6@5-wf2 wf8@100"},
+        {"Run:ai: an Interactive job of pool2 reclaims pool1's newest Train job; a Build job of pool1 then "
+         "evicts pool1's newest remaining Train job, never pool2's",
+         "test_example_runai", "gpupool-runai.conf",
+         {{"t1", 0, 1000, "pool1", "train"}, {"t2", 1, 1000, "pool1", "train"}, {"t3", 2, 1000, "pool1", "train"},
+          {"t4", 3, 1000, "pool1", "train"}, {"p2", 4, 1000, "pool2", "interactive"},
+          {"b1", 5, 1000, "pool1", "build"}},
+         "t1@0 t2@1 t3@2 t4@3 p2@4-t4 b1@5-t3"},
+        {"Backend.AI: of two batch jobs the older is preempted and cancelled; of an older batch job and a newer "
+         "scavenger job, the scavenger job goes first",
+         "test_example_backendai", "gpupool-backendai.conf",
+         {{"b1", 0, 1000, "pool3", "low"}, {"b2", 1, 1000, "pool3", "low"}, {"d1", 2, 8, "pool3", "normal"},
+          {"s1", 11, 1000, "pool3", "scavenger"}, {"d2", 12, 1000, "pool3", "normal"}},
+         "b1@0 b2@1 d1@2-b1 s1@11 d2@12-s1"},
+    };
+    return s;
+}
+
+}  // namespace
+
+TEST(SimLiveScenarios, SameStartOrderAndVictimsAsTheLiveCluster) {
+    const SimCluster c = live_cluster();
+    for (const LiveScenario &sc : live_scenarios()) {
+        SCOPED_TRACE(std::string(sc.live_test) + ": " + sc.sentence);
+        const Workload w = workload_of(sc.jobs);
+        const Config cfg = example(sc.conf);
+        const std::string want = sc.starts;
+        const size_t n = static_cast<size_t>(std::count(want.begin(), want.end(), ' ') + 1);
+        for (bool reference : {false, true}) {
+            ReplayOptions o;
+            o.reference_walk = reference;
+            const ReplayResult r = run(c, w, cfg, PolicyKind::Gpupool, o);
+            EXPECT_EQ(starts_of(r, c, w, n, sc.with_part), want) << (reference ? "reference walk" : "class walk");
+            EXPECT_EQ(r.metrics.np_over_quota_seconds, 0);
+        }
+    }
+}
+
+TEST(SimLiveScenarios, BackendAiVictimsAreCancelledNotRequeued) {
+    const SimCluster c = live_cluster();
+    const LiveScenario &sc = live_scenarios().back();
+    const Workload w = workload_of(sc.jobs);
+    const ReplayResult r = run(c, w, example(sc.conf), PolicyKind::Gpupool);
+    EXPECT_EQ(r.jobs[0].state, JobEnd::Cancelled);  // b1
+    EXPECT_EQ(r.jobs[0].end, 2);
+    EXPECT_EQ(r.jobs[3].state, JobEnd::Cancelled);  // s1
+    EXPECT_EQ(r.metrics.cancelled, 2u);
+    EXPECT_EQ(r.jobs[1].state, JobEnd::Completed);  // b2 ran on
+    EXPECT_EQ(r.jobs[1].preemptions, 0u);
+}
+
+// --- what tells the baselines apart ------------------------------------------------
+
+struct BaselineCase {
+    const char *sentence;
+    PolicyKind policy;
+    std::vector<J> jobs;
+    const char *starts;
+};
+
+TEST(SimBaselines, EachBaselinesDistinguishingBehaviour) {
+    const SimCluster c = live_cluster();
+    const Config cfg = example("gpupool.conf.example");
+    const std::vector<J> protection = {{"l1", 0, 1000, "pool1", "low"},
+                                       {"l2", 0, 1000, "pool1", "low"},
+                                       {"n1", 0, 1000, "pool2", "normal"},
+                                       {"p1", 0, 100, "plain", "normal"},
+                                       {"n2", 1, 1000, "pool2", "normal"}};
+    const std::vector<J> osmo = {{"wf1", 0, 600, "pool3", "low"},
+                                 {"wf2", 1, 19, "pool3", "normal"},
+                                 {"wf3", 2, 600, "pool3", "low"},
+                                 {"wf4", 2, 600, "pool3", "low"},
+                                 {"wf5", 3, 600, "pool3", "normal"}};
+    const std::vector<J> three_low = {{"l1", 0, 100, "pool1", "low"},
+                                      {"l2", 0, 200, "pool1", "low"},
+                                      {"l3", 1, 100, "pool1", "low"}};
+    const std::vector<J> tiers = {{"n1", 0, 10, "pool3", "normal"},    {"n2", 0, 20, "pool3", "normal"},
+                                  {"low", 1, 1000, "pool3", "low"},    {"high1", 2, 20, "pool3", "high"},
+                                  {"normal", 3, 1000, "pool3", "normal"}, {"high2", 4, 20, "pool3", "high"}};
+    const std::vector<BaselineCase> cases = {
+        {"gpupool: a LOW job borrows the free GPUs beyond its pool's quota", PolicyKind::Gpupool, three_low,
+         "l1@0 l2@0 l3@1"},
+        {"strict: a LOW job waits at its pool's quota (GrpTRES counts every tier) though GPUs are free",
+         PolicyKind::Strict, three_low, "l1@0 l2@0 l3@100"},
+        {"strict: nothing is preempted; the NORMAL job waits for the LOW job to end", PolicyKind::Strict, osmo,
+         "wf1@0 wf2@1 wf5@20 wf3@600 wf4@620"},
+        {"borrow: a NORMAL job preempts another pool's LOW job although that pool is within its quota (preempt/qos: "
+         "lower QOS, fewer nodes, older job first)",
+         PolicyKind::Borrow, protection, "n1@0 p1@0 l1@0 l2@0 n2@1-l1 l1@100"},
+        {"borrow: a requeued job goes behind the jobs of its tier that became eligible before it (multifactor age "
+         "restarts)",
+         PolicyKind::Borrow, osmo, "wf1@0 wf2@1 wf5@3-wf1 wf3@20 wf4@603 wf1@620"},
+        {"fifo: jobs start in submit order whatever their tier and quota, and nothing is preempted", PolicyKind::Fifo,
+         tiers, "n1@0 n2@0 low@10 high1@20 normal@40 high2@1010"},
+        {"strict: by tier, then age, within the quota", PolicyKind::Strict, tiers,
+         "n1@0 n2@0 high1@10 high2@20 normal@30 low@40"},
+    };
+    for (const BaselineCase &bc : cases) {
+        SCOPED_TRACE(bc.sentence);
+        const Workload w = workload_of(bc.jobs);
+        for (bool reference : {false, true}) {
+            ReplayOptions o;
+            o.reference_walk = reference;
+            EXPECT_EQ(starts_of(run(c, w, cfg, bc.policy, o), c, w), bc.starts);
+        }
+    }
+}
+
+// --- requeue, cred_expire, MinRuntime ---------------------------------------------------
+
+TEST(SimMechanics, RequeuedJobWaitsCredExpirePlusOneSecond) {
+    // WF1 is preempted at 3.  With cred_expire 5 it may start at 9: a GPU
+    // freed at 8 goes to WF3, one freed at 9 to WF1.
+    const SimCluster c = live_cluster();
+    const Config cfg = example("gpupool.conf.example");
+    auto jobs = [](int64_t wf2_end) {
+        return workload_of({{"wf1", 0, 600, "pool3", "low"},
+                            {"wf2", 1, wf2_end - 1, "pool3", "normal"},
+                            {"wf3", 2, 600, "pool3", "low"},
+                            {"wf5", 3, 600, "pool3", "normal"}});
+    };
+    ReplayOptions o;
+    o.cred_expire = 5;
+    Workload w = jobs(8);
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 4), "wf1@0 wf2@1 wf5@3-wf1 wf3@8");
+    w = jobs(9);
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 4), "wf1@0 wf2@1 wf5@3-wf1 wf1@9");
+    o.cred_expire = 1200;  // Slurm's default: 1201 s
+    ReplayResult r = run(c, w, cfg, PolicyKind::Gpupool, o);
+    EXPECT_EQ(starts_of(r, c, w, 5), "wf1@0 wf2@1 wf5@3-wf1 wf3@9 wf1@1204");
+    // Its progress is lost: it runs its whole duration again, and the
+    // requeue's wait counts.
+    EXPECT_EQ(r.jobs[0].end, 1204 + 600);
+    EXPECT_EQ(r.jobs[0].wait, 1204 - 3);
+    EXPECT_EQ(r.jobs[0].lost_gpu_seconds, 3);
+    EXPECT_EQ(r.jobs[0].first_start, 0);
+}
+
+TEST(SimMechanics, MinRuntimeDelaysTheReclaimToTheMomentItEnds) {
+    // pool1's LOW jobs borrow pool2's GPU; pool1's MinRuntime (100 s)
+    // protects them: pool2's NORMAL job, submitted at 10, reclaims at 100.
+    SimCluster c;
+    c.nodes = {{"a", 1}, {"b", 1}};
+    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+    const Config cfg = parse_config(
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nUsageWeight=0\n"
+        "Pool=pool1 Quota=1 MinRuntime=01:40\nPool=pool2 Quota=1\n",
+        "minruntime.conf");
+    const Workload w = workload_of(
+        {{"x", 0, 1000, "pool1", "low"}, {"y", 0, 1000, "pool1", "low"}, {"n", 10, 1000, "pool2", "normal"}});
+    for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
+        SCOPED_TRACE(policy_name(k));
+        const ReplayResult r = run(c, w, cfg, k);
+        EXPECT_EQ(starts_of(r, c, w, 3), "x@0 y@0 n@100-x");
+        // pool2 had an NP job waiting that fit its quota from 10 to 100.
+        EXPECT_EQ(r.metrics.below_quota_seconds, 90);
+        EXPECT_EQ(r.metrics.pools[1].below_quota_seconds, 90);
+        EXPECT_EQ(r.metrics.pools[0].below_quota_seconds, 0);
+    }
+}
+
+// --- metrics, by hand --------------------------------------------------------------------
+
+namespace {
+SimCluster one_partition(int nodes, uint32_t gpus) {
+    SimCluster c;
+    SimPartition p{"p", {}};
+    for (int i = 0; i < nodes; ++i) {
+        c.nodes.push_back(SimNode{"n" + std::to_string(i), gpus});
+        p.nodes.push_back(static_cast<uint32_t>(i));
+    }
+    c.partitions.push_back(p);
+    return c;
+}
+Config one_pool(uint32_t quota) {
+    return parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+                        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+                        "DefaultTier=normal\nUsageWeight=0\nPool=p Quota=" +
+                            std::to_string(quota) + "\n",
+                        "one.conf");
+}
+}  // namespace
+
+TEST(SimMetrics, UtilisationIsBusyGpuSecondsOverGpusTimesSpan) {
+    // 2 GPUs for 100 s; jobs hold 1 GPU for 100 s and 1 for 50 s.
+    const SimCluster c = one_partition(2, 1);
+    const Workload w = workload_of({{"a", 0, 100, "p", "normal"}, {"b", 0, 50, "p", "normal"}});
+    for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Strict, PolicyKind::Borrow, PolicyKind::Fifo}) {
+        const Metrics m = run(c, w, one_pool(2), k).metrics;
+        EXPECT_EQ(m.begin, 0);
+        EXPECT_EQ(m.end, 100);
+        EXPECT_DOUBLE_EQ(m.busy_gpu_seconds, 150);
+        EXPECT_DOUBLE_EQ(m.utilisation, 0.75) << policy_name(k);
+    }
+}
+
+TEST(SimMetrics, WaitPercentilesByNearestRank) {
+    // One GPU: a 0..10, b 10..20, c 20..30, d (submitted at 5) 30..40:
+    // waits 0, 10, 20, 25.
+    const SimCluster c = one_partition(1, 1);
+    const Workload w = workload_of({{"a", 0, 10, "p", "normal"},
+                                    {"b", 0, 10, "p", "normal"},
+                                    {"c", 0, 10, "p", "normal"},
+                                    {"d", 5, 10, "p", "normal"}});
+    const Metrics m = run(c, w, one_pool(1), PolicyKind::Gpupool).metrics;
+    EXPECT_EQ(m.wait.jobs, 4u);
+    EXPECT_EQ(m.wait.p50, 10);
+    EXPECT_EQ(m.wait.p95, 25);
+    EXPECT_EQ(m.wait.p99, 25);
+    EXPECT_EQ(m.wait.max, 25);
+    EXPECT_DOUBLE_EQ(m.wait.mean, 13.75);
+    ASSERT_EQ(m.tiers.size(), 2u);
+    EXPECT_EQ(m.tiers[0].jobs, 4u);
+    EXPECT_EQ(m.tiers[0].wait.p50, 10);
+    EXPECT_EQ(m.tiers[1].jobs, 0u);
+    ASSERT_EQ(m.pools.size(), 1u);
+    EXPECT_EQ(m.pools[0].wait.p95, 25);
+
+    std::vector<int64_t> v;
+    for (int i = 100; i >= 1; --i) v.push_back(i);
+    const Percentiles p = percentiles(v);
+    EXPECT_EQ(p.p50, 50);
+    EXPECT_EQ(p.p95, 95);
+    EXPECT_EQ(p.p99, 99);
+    EXPECT_EQ(p.max, 100);
+}
+
+TEST(SimMetrics, PreemptionCountAndGpuHoursLost) {
+    // A 2-GPU LOW job runs an hour, then a 2-GPU NORMAL job preempts it:
+    // 2 GPU-hours lost.  It comes back when the NORMAL job ends.
+    const SimCluster c = one_partition(1, 2);
+    const Workload w = workload_of({{"low", 0, 10000, "p", "low", 2}, {"nrm", 3600, 100, "p", "normal", 2}});
+    for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
+        SCOPED_TRACE(policy_name(k));
+        const ReplayResult r = run(c, w, one_pool(2), k);
+        EXPECT_EQ(starts_of(r, c, w), "low@0 nrm@3600-low low@3700");
+        EXPECT_EQ(r.metrics.preemptions, 1u);
+        EXPECT_DOUBLE_EQ(r.metrics.lost_gpu_hours, 2.0);
+        EXPECT_EQ(r.jobs[0].lost_gpu_seconds, 7200);
+        EXPECT_EQ(r.jobs[0].wait, 100);
+        EXPECT_EQ(r.jobs[0].end, 3700 + 10000);
+        EXPECT_DOUBLE_EQ(r.metrics.pools[0].lost_gpu_hours, 2.0);
+    }
+}
+
+TEST(SimMetrics, NonPreemptibleUsageOverQuotaSeconds) {
+    // Quota 1, two NORMAL jobs of 100 s on 2 GPUs: FIFO and borrow run
+    // both (100 s over quota); gpupool and strict run them one after the
+    // other (0 s).
+    const SimCluster c = one_partition(2, 1);
+    const Workload w = workload_of({{"a", 0, 100, "p", "normal"}, {"b", 0, 100, "p", "normal"}});
+    EXPECT_EQ(run(c, w, one_pool(1), PolicyKind::Fifo).metrics.np_over_quota_seconds, 100);
+    EXPECT_EQ(run(c, w, one_pool(1), PolicyKind::Borrow).metrics.pools[0].np_over_quota_seconds, 100);
+    EXPECT_EQ(run(c, w, one_pool(1), PolicyKind::Gpupool).metrics.np_over_quota_seconds, 0);
+    EXPECT_EQ(run(c, w, one_pool(1), PolicyKind::Strict).metrics.np_over_quota_seconds, 0);
+    // The second waits 100 s, but never below quota: the first fills it.
+    EXPECT_EQ(run(c, w, one_pool(1), PolicyKind::Gpupool).metrics.below_quota_seconds, 0);
+}
+
+TEST(SimMetrics, ShareAgainstFairshareAndJain) {
+    EXPECT_DOUBLE_EQ(jain_index({1, 1}), 1.0);
+    EXPECT_DOUBLE_EQ(jain_index({1, 0}), 0.5);
+    EXPECT_DOUBLE_EQ(jain_index({2, 1}), 0.9);
+    EXPECT_DOUBLE_EQ(jain_index({}), 0.0);
+
+    // Two pools of quota 1 over 2 GPUs.  From 0 to 100 pool a runs 2 LOW
+    // jobs and pool b asks nothing: one pool asking, no Jain sample; a's
+    // share is 2/min(fairshare 2, demand 2) = 1.  From 100 to 200 both run
+    // one job: shares 1 and 1, Jain 1.
+    SimCluster c;
+    c.nodes = {{"n0", 1}, {"n1", 1}};
+    c.partitions = {{"a", {0, 1}}, {"b", {0, 1}}};
+    const Config cfg = parse_config(
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\nTier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nUsageWeight=0\nPool=a Quota=1\nPool=b Quota=1\n",
+        "two.conf");
+    const Workload w = workload_of({{"a1", 0, 200, "a", "low"},
+                                    {"a2", 0, 100, "a", "low"},
+                                    {"b1", 100, 100, "b", "normal"}});
+    ReplayOptions o;
+    o.sample_interval = 50;
+    const ReplayResult r = run(c, w, cfg, PolicyKind::Gpupool, o);
+    EXPECT_EQ(starts_of(r, c, w), "a1@0 a2@0 b1@100");
+    ASSERT_EQ(r.samples.size(), 8u);  // 0, 50, 100, 150 for both pools
+    EXPECT_EQ(r.samples[0].used, 2u);
+    EXPECT_EQ(r.samples[0].fairshare, 2u);
+    EXPECT_EQ(r.samples[1].fairshare, 0u + 1u);  // b: its quota, asking nothing
+    EXPECT_EQ(r.metrics.samples, 4u);
+    EXPECT_DOUBLE_EQ(r.metrics.pools[0].mean_share, 1.0);
+    EXPECT_DOUBLE_EQ(r.metrics.pools[1].mean_share, 1.0);
+    EXPECT_DOUBLE_EQ(r.metrics.jain, 1.0);
+    EXPECT_DOUBLE_EQ(r.metrics.pools[0].mean_used, 1.5);
+}
+
+TEST(SimMetrics, StartOrderAgainstTheRecordedOne) {
+    Workload w = workload_of({{"a", 0, 10, "p", "normal"}, {"b", 0, 10, "p", "normal"}, {"c", 0, 10, "p", "normal"}});
+    std::vector<JobOutcome> out(3);
+    out[0].first_start = 0;
+    out[1].first_start = 20;
+    out[2].first_start = 10;
+    w.jobs[0].recorded_start = 0;
+    w.jobs[1].recorded_start = 10;
+    w.jobs[2].recorded_start = 20;
+    StartOrderCheck chk = check_start_order(w, out, {});
+    EXPECT_EQ(chk.jobs, 3u);
+    EXPECT_EQ(chk.pairs, 3u);
+    EXPECT_EQ(chk.discordant, 1u);  // b and c swapped
+    EXPECT_EQ(chk.first_mismatch, 2);
+    w.jobs[2].recorded_start = 10;  // b and c recorded in the same second: not compared
+    chk = check_start_order(w, out, {});
+    EXPECT_EQ(chk.pairs, 2u);
+    EXPECT_EQ(chk.discordant, 0u);
+}
+
+// --- the fast walk against the reference walk --------------------------------------------
+
+TEST(SimProperty, ClassWalkStartsWhatTheReferenceWalkStarts) {
+    // Random small clusters and workloads: overlapping pools, a pool of its
+    // own, an unmanaged partition, multi-pool jobs, jobs spanning nodes,
+    // MinRuntime; every policy.
+    for (uint32_t seed = 1; seed <= 100; ++seed) {
+        std::mt19937 rng(seed);
+        SimCluster c;
+        const int nodes = 3 + static_cast<int>(rng() % 4);
+        for (int i = 0; i < nodes; ++i) c.nodes.push_back(SimNode{"n" + std::to_string(i), static_cast<uint32_t>(1 + rng() % 4)});
+        std::vector<uint32_t> all, some;
+        for (int i = 0; i < nodes; ++i) {
+            all.push_back(static_cast<uint32_t>(i));
+            if (i >= nodes / 2) some.push_back(static_cast<uint32_t>(i));
+        }
+        c.partitions = {{"a", all}, {"b", all}, {"c", some}, {"free", all}};
+        const Config cfg = parse_config(
+            std::string("Tier=high QOS=high Priority=300 Preemptible=no\n"
+                        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+                        "Tier=mid QOS=mid Priority=150 Preemptible=yes\n"
+                        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+                        "DefaultTier=normal\nUsageWeight=0\n") +
+                (seed % 2 ? "ReclaimBy=all\nPreemptionOrder=oldest\n" : "") + "Pool=a Quota=" +
+                std::to_string(1 + rng() % 4) + "\nPool=b Quota=" + std::to_string(1 + rng() % 4) +
+                " MinRuntime=00:30\nPool=c Quota=" + std::to_string(1 + rng() % 3) + "\n",
+            "prop.conf");
+        std::vector<J> jobs;
+        const char *parts[] = {"a", "b", "c", "free", "a,b", "a,c"};
+        const char *qos[] = {"high", "normal", "mid", "low", "low"};
+        int64_t t = 0;
+        for (int k = 0; k < 150; ++k) {
+            t += rng() % 20;
+            jobs.push_back(J{"j" + std::to_string(k), t, 1 + static_cast<int64_t>(rng() % 300), parts[rng() % 6],
+                             qos[rng() % 5], static_cast<uint32_t>(1 + rng() % 5)});
+        }
+        const Workload w = workload_of(jobs);
+        for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Strict, PolicyKind::Borrow, PolicyKind::Fifo}) {
+            SCOPED_TRACE("seed " + std::to_string(seed) + " " + policy_name(k));
+            ReplayOptions fast, ref;
+            if (seed % 5 == 0) {
+                // The caps of huge replays: fewer passes, batched walks.
+                fast.pass_interval = ref.pass_interval = 30;
+                fast.sched_interval = ref.sched_interval = 10;
+            }
+            ref.reference_walk = true;
+            const ReplayResult a = run(c, w, cfg, k, fast), b = run(c, w, cfg, k, ref);
+            ASSERT_EQ(starts_of(a, c, w, SIZE_MAX, true), starts_of(b, c, w, SIZE_MAX, true));
+            if (k != PolicyKind::Borrow && k != PolicyKind::Fifo) {
+                EXPECT_EQ(a.metrics.np_over_quota_seconds, 0);
+            }
+        }
+    }
+}
+
+// --- reports and the command ----------------------------------------------------------------
+
+TEST(SimReport, JsonHasTheDocumentedFields) {
+    const SimCluster c = live_cluster();
+    const LiveScenario &sc = live_scenarios()[1];
+    const Workload w = workload_of(sc.jobs);
+    const Config cfg = example(sc.conf);
+    std::vector<ReplayResult> results;
+    for (PolicyKind k : parse_policies("all")) results.push_back(run(c, w, cfg, k));
+    RunInfo info;
+    std::ostringstream js;
+    write_json(js, c, w, cfg, info, results);
+    for (const char *key : {"\"version\": 1", "\"cluster\"", "\"workload\"", "\"options\"", "\"config\"",
+                            "\"policies\"", "\"policy\": \"gpupool\"", "\"policy\": \"fifo\"", "\"utilisation\"",
+                            "\"wait\"", "\"p50\"", "\"p95\"", "\"p99\"", "\"preemptions\"", "\"lost_gpu_hours\"",
+                            "\"np_over_quota_seconds\"", "\"below_quota_seconds\"", "\"jain\"", "\"tiers\"",
+                            "\"pools\"", "\"mean_share\"", "\"start_order\"", "\"stats\""})
+        EXPECT_NE(js.str().find(key), std::string::npos) << key;
+    std::ostringstream text, jobs, log;
+    write_text(text, c, w, cfg, info, results);
+    EXPECT_NE(text.str().find("POLICY"), std::string::npos);
+    write_jobs_csv(jobs, c, w, cfg, results);
+    EXPECT_EQ(jobs.str().substr(0, jobs.str().find('\n')),
+              "policy,job_id,label,pool,tier,gpus,submit,first_start,last_start,end,wait,preemptions,"
+              "lost_gpu_seconds,state");
+    EXPECT_NE(jobs.str().find("\ngpupool,1,wf1,pool3,low,1,0,0,20,620,17,1,3,completed\n"), std::string::npos)
+        << jobs.str();
+    ReplayOptions o;
+    o.start_log = true;
+    std::vector<ReplayResult> one{run(c, w, cfg, PolicyKind::Gpupool, o)};
+    write_start_log(log, c, w, one);
+    EXPECT_NE(log.str().find("gpupool,3,3,5,wf5,pool3,1\n"), std::string::npos) << log.str();
+    EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+    EXPECT_EQ(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+}
+
+TEST(SimCommand, UsageErrorsAndAReplayFromFiles) {
+    auto cmd = [](std::vector<std::string> args, std::string *out, std::string *err) {
+        std::vector<char *> argv;
+        args.insert(args.begin(), "sim");
+        for (std::string &a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        std::ostringstream o, e;
+        int rc = run_sim_command(static_cast<int>(args.size()), argv.data(), o, e);
+        *out = o.str();
+        *err = e.str();
+        return rc;
+    };
+    std::string out, err;
+    EXPECT_EQ(cmd({"--nodes=2x1", "--pools=p"}, &out, &err), 2);
+    EXPECT_NE(err.find("give one workload"), std::string::npos) << err;
+    EXPECT_EQ(cmd({"--generate=Seed=1", "--conf=x"}, &out, &err), 2);
+    EXPECT_NE(err.find("give the cluster"), std::string::npos) << err;
+    EXPECT_EQ(cmd({"--nodes=2x1", "--pools=p", "--generate=x", "--conf=x", "--pass-interval=0"}, &out, &err), 2);
+    EXPECT_NE(err.find("--pass-interval"), std::string::npos) << err;
+    const std::string conf = srcdir() + "/etc/gpupool.conf.example";
+    EXPECT_EQ(cmd({"--nodes=4x1", "--pools=pool1,pool2,pool3", "--generate=Seed=1", "--conf=" + conf,
+                   "--policy=gpupool,nope"},
+                  &out, &err),
+              1);
+    EXPECT_NE(err.find("unknown policy 'nope'"), std::string::npos) << err;
+    EXPECT_EQ(cmd({"--nodes=4x1", "--pools=pool1,pool2,pool3",
+                   "--generate=Seed=3 Jobs=50 Pools=pool1,pool2,pool3 Tiers=normal,low Gpus=1 Duration=fixed:10m",
+                   "--conf=" + conf, "--no-progress"},
+                  &out, &err),
+              0)
+        << err;
+    EXPECT_NE(out.find("POLICY"), std::string::npos);
+    for (const char *p : {"gpupool", "strict", "borrow", "fifo"}) EXPECT_NE(out.find(p), std::string::npos) << p;
+    EXPECT_EQ(cmd({"--nodes=4x1", "--pools=pool1,pool2,pool3",
+                   "--generate=Seed=3 Jobs=50 Pools=pool1,pool2,pool3 Tiers=normal,low Gpus=1 Duration=fixed:10m",
+                   "--conf=" + conf, "--json", "--policy=gpupool", "--jobs-csv=/nonexistent/dir/jobs.csv"},
+                  &out, &err),
+              1);
+    EXPECT_NE(err.find("/nonexistent/dir/jobs.csv: cannot write"), std::string::npos) << err;
+}
