@@ -926,7 +926,7 @@ ReplayResult Replay::run() {
         if (part >= 0) job_pool[j] = w_.pool_of_part[static_cast<size_t>(part)];
     }
     recorder_->finish(prev, result_.jobs, job_pool, result_.metrics, &result_.samples);
-    result_.order_check = check_start_order(workload_, result_.jobs, result_.starts);
+    result_.order_check = check_start_order(workload_, result_.jobs, std::max<int64_t>(0, w_.options.order_tolerance));
     result_.stats.passes = policy_->counters.passes;
     result_.stats.refreshes = policy_->counters.refreshes;
     result_.stats.wall_seconds =

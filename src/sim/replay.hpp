@@ -50,6 +50,10 @@ struct ReplayOptions {
     // but a replay must end: jobs preempted again and again are a cycle
     // of the policy, which the report names.
     uint32_t max_requeues = 1000;
+    // Seconds two starts may be apart and still count as simultaneous
+    // when the replay's start order is checked against the recorded one
+    // (StartOrderCheck); default: the live test cluster's sched_interval.
+    int64_t order_tolerance = 2;
     // Keep the start order log (StartRecord per start).
     bool start_log = true;
     // For tests: walk every pending job in the policy's order, without the
@@ -148,11 +152,14 @@ struct ReplayStats {
 
 // The replay's start order against the recorded one (SimJob::
 // recorded_start, from sacct or a trace), over the jobs that have a
-// recorded start and started in the replay.  A pair of them is compared
-// when their recorded starts differ (jobs started in the same second have
-// no recorded order); it is discordant when the replay started them the
-// other way round.
+// recorded start and started in the replay (their first starts).  A pair
+// is compared when one was recorded starting more than `tolerance`
+// seconds before the other (a live scheduler starts jobs a second or two
+// after it could: closer starts have no order to keep); it is discordant
+// when the replay started that one more than `tolerance` seconds after
+// the other.
 struct StartOrderCheck {
+    int64_t tolerance = 0;
     uint64_t jobs = 0;            // with a recorded start, started here
     uint64_t pairs = 0;           // compared
     uint64_t discordant = 0;

@@ -157,7 +157,8 @@ void write_text(std::ostream &out, const SimCluster &cluster, const Workload &wo
     bool any_recorded = false;
     for (const ReplayResult &r : results) any_recorded |= r.order_check.jobs > 0;
     if (any_recorded) {
-        out << "\nStart order against the recorded starts\n";
+        out << "\nStart order against the recorded starts (pairs more than " << results.front().order_check.tolerance
+            << " s apart)\n";
         Table to({"POLICY", "JOBS", "PAIRS", "DISCORDANT", "FIRST_MISMATCH"});
         for (const ReplayResult &r : results) {
             const StartOrderCheck &c = r.order_check;
@@ -275,6 +276,7 @@ void write_json(std::ostream &out, const SimCluster &cluster, const Workload &wo
         json_object_set_new(p, "pools", pools);
         const StartOrderCheck &oc = res.order_check;
         json_t *ord = json_object();
+        json_object_set_new(ord, "tolerance", jint(oc.tolerance));
         json_object_set_new(ord, "jobs", jint(static_cast<int64_t>(oc.jobs)));
         json_object_set_new(ord, "pairs", jint(static_cast<int64_t>(oc.pairs)));
         json_object_set_new(ord, "discordant", jint(static_cast<int64_t>(oc.discordant)));

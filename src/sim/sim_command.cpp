@@ -45,6 +45,8 @@ const char kSimUsage[] =
     "  --pass-interval=S        gpupool: full passes at least S s apart (1)\n"
     "  --sched-interval=S       scheduling walks at most every S s (0: every event)\n"
     "  --max-requeues=N         a job preempted N times is held, not requeued (1000)\n"
+    "  --order-tolerance=S      starts S s apart or less have no order when the\n"
+    "                           replay is checked against recorded starts (2)\n"
     "Output:\n"
     "  --json                   JSON instead of the text table (fields: gpupool(1))\n"
     "  --jobs-csv=FILE          one line per job and policy\n"
@@ -99,7 +101,7 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
     enum {
         OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
         OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
-        OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES
+        OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL
     };
     static const struct option longopts[] = {
         {"cluster", required_argument, nullptr, OPT_CLUSTER},
@@ -116,6 +118,7 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
         {"pass-interval", required_argument, nullptr, OPT_PASS},
         {"sched-interval", required_argument, nullptr, OPT_SCHED},
         {"max-requeues", required_argument, nullptr, OPT_MAX_REQUEUES},
+        {"order-tolerance", required_argument, nullptr, OPT_ORDER_TOL},
         {"json", no_argument, nullptr, OPT_JSON},
         {"jobs-csv", required_argument, nullptr, OPT_JOBS_CSV},
         {"pools-csv", required_argument, nullptr, OPT_POOLS_CSV},
@@ -168,6 +171,10 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
             ro.max_requeues = static_cast<uint32_t>(v);
             break;
         }
+        case OPT_ORDER_TOL:
+            if (!parse_number_opt("order-tolerance", optarg, 0, 86400, &ro.order_tolerance, &msg))
+                return usage_error(err, msg);
+            break;
         case OPT_JSON: json = true; break;
         case OPT_JOBS_CSV: jobs_csv = optarg; break;
         case OPT_POOLS_CSV: pools_csv = optarg; break;

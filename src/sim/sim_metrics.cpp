@@ -38,56 +38,43 @@ double jain_index(const std::vector<double> &x) {
 }
 
 StartOrderCheck check_start_order(const Workload &workload, const std::vector<JobOutcome> &jobs,
-                                  const std::vector<StartRecord> &starts) {
+                                  int64_t tolerance) {
     StartOrderCheck out;
-    // Replay order: place of each job's first start in the log; without a
-    // log, its first start time then id.
-    std::vector<int64_t> rank(jobs.size(), -1);
-    if (!starts.empty()) {
-        int64_t k = 0;
-        for (const StartRecord &s : starts)
-            if (rank[s.job] < 0) rank[s.job] = k++;
-    } else {
-        std::vector<uint32_t> idx;
-        for (size_t j = 0; j < jobs.size(); ++j)
-            if (jobs[j].first_start >= 0) idx.push_back(static_cast<uint32_t>(j));
-        std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
-            return std::make_pair(jobs[a].first_start, workload.jobs[a].id) <
-                   std::make_pair(jobs[b].first_start, workload.jobs[b].id);
-        });
-        for (size_t k = 0; k < idx.size(); ++k) rank[idx[k]] = static_cast<int64_t>(k);
-    }
+    out.tolerance = tolerance;
     std::vector<uint32_t> sel;
     for (size_t j = 0; j < jobs.size(); ++j)
-        if (workload.jobs[j].recorded_start >= 0 && rank[j] >= 0) sel.push_back(static_cast<uint32_t>(j));
+        if (workload.jobs[j].recorded_start >= 0 && jobs[j].first_start >= 0) sel.push_back(static_cast<uint32_t>(j));
     out.jobs = sel.size();
+    auto rec = [&](uint32_t j) { return workload.jobs[j].recorded_start; };
+    auto sim = [&](uint32_t j) { return jobs[j].first_start; };
     std::sort(sel.begin(), sel.end(), [&](uint32_t a, uint32_t b) {
-        return std::make_pair(workload.jobs[a].recorded_start, workload.jobs[a].id) <
-               std::make_pair(workload.jobs[b].recorded_start, workload.jobs[b].id);
+        return std::make_pair(rec(a), workload.jobs[a].id) < std::make_pair(rec(b), workload.jobs[b].id);
     });
-    // Fenwick tree over replay ranks (compressed) of the jobs recorded
-    // strictly earlier: those ranked after a job are discordant with it.
-    std::vector<int64_t> ranks;
-    for (uint32_t j : sel) ranks.push_back(rank[j]);
-    std::sort(ranks.begin(), ranks.end());
-    const size_t n = ranks.size();
+    // Fenwick tree over the replay's start times (compressed) of the jobs
+    // recorded more than `tolerance` before the one at hand.
+    std::vector<int64_t> times;
+    for (uint32_t j : sel) times.push_back(sim(j));
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    const size_t n = times.size();
     std::vector<uint64_t> tree(n + 1, 0);
-    auto pos_of = [&](int64_t r) { return static_cast<size_t>(std::lower_bound(ranks.begin(), ranks.end(), r) - ranks.begin()) + 1; };
+    // Index (1-based) of the last time <= v.
+    auto upto = [&](int64_t v) { return static_cast<size_t>(std::upper_bound(times.begin(), times.end(), v) - times.begin()); };
     auto add = [&](size_t i) { for (; i <= n; i += i & (~i + 1)) tree[i]++; };
     auto below = [&](size_t i) { uint64_t s = 0; for (; i > 0; i -= i & (~i + 1)) s += tree[i]; return s; };
     uint64_t inserted = 0;
-    for (size_t g = 0; g < sel.size();) {
-        size_t e = g;
-        while (e < sel.size() && workload.jobs[sel[e]].recorded_start == workload.jobs[sel[g]].recorded_start) ++e;
-        for (size_t k = g; k < e; ++k) {
-            const uint64_t later = inserted - below(pos_of(rank[sel[k]]));
-            out.pairs += inserted;
-            out.discordant += later;
-            if (later && out.first_mismatch < 0) out.first_mismatch = sel[k];
+    size_t next = 0;
+    for (uint32_t j : sel) {
+        while (next < sel.size() && rec(sel[next]) + tolerance < rec(j)) {
+            add(upto(sim(sel[next])));
+            ++inserted;
+            ++next;
         }
-        for (size_t k = g; k < e; ++k) add(pos_of(rank[sel[k]]));
-        inserted += e - g;
-        g = e;
+        // Recorded clearly before j, started clearly after it here.
+        const uint64_t later = inserted - below(upto(sim(j) + tolerance));
+        out.pairs += inserted;
+        out.discordant += later;
+        if (later && out.first_mismatch < 0) out.first_mismatch = j;
     }
     return out;
 }

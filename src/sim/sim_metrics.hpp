@@ -22,8 +22,7 @@ Percentiles percentiles(std::vector<int64_t> &values);
 double jain_index(const std::vector<double> &x);
 
 // Compare the replay's first starts with the recorded ones.
-StartOrderCheck check_start_order(const Workload &workload, const std::vector<JobOutcome> &jobs,
-                                  const std::vector<StartRecord> &starts);
+StartOrderCheck check_start_order(const Workload &workload, const std::vector<JobOutcome> &jobs, int64_t tolerance);
 
 // Pools sharing nodes, as the core groups them ("domains"): for each
 // gpupool.conf pool, the index of its node set (-1: no partition or no

@@ -441,6 +441,7 @@ TEST(SimMetrics, ShareAgainstFairshareAndJain) {
 }
 
 TEST(SimMetrics, StartOrderAgainstTheRecordedOne) {
+    // Recorded a@0 b@10 c@20; replayed a@0 b@20 c@10: b and c swapped.
     Workload w = workload_of({{"a", 0, 10, "p", "normal"}, {"b", 0, 10, "p", "normal"}, {"c", 0, 10, "p", "normal"}});
     std::vector<JobOutcome> out(3);
     out[0].first_start = 0;
@@ -449,15 +450,26 @@ TEST(SimMetrics, StartOrderAgainstTheRecordedOne) {
     w.jobs[0].recorded_start = 0;
     w.jobs[1].recorded_start = 10;
     w.jobs[2].recorded_start = 20;
-    StartOrderCheck chk = check_start_order(w, out, {});
+    StartOrderCheck chk = check_start_order(w, out, 0);
     EXPECT_EQ(chk.jobs, 3u);
     EXPECT_EQ(chk.pairs, 3u);
-    EXPECT_EQ(chk.discordant, 1u);  // b and c swapped
+    EXPECT_EQ(chk.discordant, 1u);
     EXPECT_EQ(chk.first_mismatch, 2);
-    w.jobs[2].recorded_start = 10;  // b and c recorded in the same second: not compared
-    chk = check_start_order(w, out, {});
+    // Recorded in the same second: no order to keep.
+    w.jobs[2].recorded_start = 10;
+    chk = check_start_order(w, out, 0);
     EXPECT_EQ(chk.pairs, 2u);
     EXPECT_EQ(chk.discordant, 0u);
+    // With a tolerance of 10 s, starts 10 s apart are simultaneous.
+    w.jobs[2].recorded_start = 20;
+    chk = check_start_order(w, out, 10);
+    EXPECT_EQ(chk.pairs, 1u);  // a, c
+    EXPECT_EQ(chk.discordant, 0u);
+    EXPECT_EQ(chk.first_mismatch, -1);
+    out[0].first_start = 21;  // a replayed 11 s after c, recorded 20 s before it
+    chk = check_start_order(w, out, 10);
+    EXPECT_EQ(chk.discordant, 1u);
+    EXPECT_EQ(chk.first_mismatch, 2);
 }
 
 // --- the fast walk against the reference walk --------------------------------------------
