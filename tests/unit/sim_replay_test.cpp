@@ -8,9 +8,13 @@
 // - the fast walk starts exactly what the reference walk starts.
 // A "cancel" of the live test is the end of the job's duration here.
 #include <gtest/gtest.h>
+#include <jansson.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <random>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "sim_metrics.hpp"
@@ -561,6 +565,54 @@ TEST(SimReport, JsonHasTheDocumentedFields) {
     EXPECT_NE(log.str().find("gpupool,3,3,5,wf5,pool3,1\n"), std::string::npos) << log.str();
     EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
     EXPECT_EQ(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+}
+
+namespace {
+void collect_keys(json_t *j, std::set<std::string> &keys) {
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (json_is_object(j)) {
+        json_object_foreach(j, k, v) {
+            keys.insert(k);
+            collect_keys(v, keys);
+        }
+    } else if (json_is_array(j)) {
+        json_array_foreach(j, i, v) collect_keys(v, keys);
+    }
+}
+}  // namespace
+
+TEST(SimReport, GpupoolManPageDocumentsEveryJsonField) {
+    const SimCluster c = live_cluster();
+    const LiveScenario &sc = live_scenarios()[1];
+    Workload w = workload_of(sc.jobs);
+    w.jobs[0].recorded_start = 0;
+    w.jobs[1].recorded_start = 1;
+    const Config cfg = example(sc.conf);
+    std::vector<ReplayResult> results;
+    for (PolicyKind k : parse_policies("all")) results.push_back(run(c, w, cfg, k));
+    std::ostringstream js;
+    write_json(js, c, w, cfg, RunInfo{}, results);
+    json_error_t jerr;
+    json_t *root = json_loads(js.str().c_str(), 0, &jerr);
+    ASSERT_TRUE(root) << jerr.text;
+    std::set<std::string> keys;
+    collect_keys(root, keys);
+    json_decref(root);
+    ASSERT_GE(keys.size(), 59u);
+    std::ifstream in(srcdir() + "/doc/gpupool.1");
+    ASSERT_TRUE(in) << srcdir() << "/doc/gpupool.1 not found";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string man = ss.str();
+    man = man.substr(man.find(".SH SIMULATOR"));
+    man = man.substr(0, man.find("\n.SH ", 1));
+    man = std::regex_replace(man, std::regex(R"(\\f[BIRP])"), "");
+    man = std::regex_replace(man, std::regex(R"(\\-)"), "-");
+    for (const std::string &k : keys)
+        EXPECT_TRUE(std::regex_search(man, std::regex("(^|[^a-z_])" + k + "([^a-z_]|$)")))
+            << "gpupool(1) SIMULATOR does not document the JSON field " << k;
 }
 
 TEST(SimCommand, UsageErrorsAndAReplayFromFiles) {
