@@ -208,11 +208,9 @@ private:
         return in_snapshot_ > 0 && t - last_pass_ >= periodic_;
     }
 
-    void place(uint32_t j, int64_t t) {
-        const SnapJob &sj = snap_.jobs[snap_pos_[j]];
-        PendingResult r = engine_.provisional(sj, t);
-        (void)r;
-    }
+    // priority_p_set: placed in the last pass's order, admitted or held
+    // against the quota left.
+    void place(uint32_t j, int64_t t) { engine_.provisional(snap_.jobs[snap_pos_[j]], t); }
 
     void add(uint32_t j, SnapJob sj) {
         snap_pos_[j] = static_cast<uint32_t>(snap_.jobs.size());
