@@ -10,8 +10,9 @@
 //   submit time and restart count, so the core keeps its first one;
 // - full pass (the agent): at the first instant, then after any change
 //   once `pass_interval` seconds have gone since the last pass (the
-//   plugin: at least 1 s apart), and every RecalcInterval while jobs are
-//   pending or running (decayed usage is accounted at each pass);
+//   plugin: at least 1 s apart), and every RecalcInterval while jobs
+//   wait (with none waiting a pass decides nothing, and the passes after
+//   each start or end account the usage history as the live ones do);
 //   the snapshot is kept between passes, not rebuilt;
 // - preemption (slurm_find_preemptable_jobs + PREEMPT_DATA_PRIO): when the
 //   running jobs changed since the core last looked, refresh_running (the
@@ -72,6 +73,7 @@ public:
         sj.submit_time = t;  // Slurm resets it; the core keeps the first
         sj.start_time = 0;
         sj.restart_cnt = w_.jobs[j].restarts;
+        pending_++;
         engine_.note_job(s.id, t, sj.restart_cnt, t);
         place(j, t);
         dirty_ = running_changed_ = true;
@@ -88,6 +90,7 @@ public:
         sj.state = JobState::Running;
         sj.partitions.assign(1, w_.part_name(w_.jobs[j].part));
         sj.start_time = t;
+        pending_--;
         dirty_ = running_changed_ = true;
     }
 
@@ -103,7 +106,7 @@ public:
         if (last_pass_ == kNever) return INT64_MAX;
         int64_t next = INT64_MAX;
         if (dirty_) next = last_pass_ + w_.options.pass_interval;
-        if (in_snapshot_ > 0) next = std::min(next, last_pass_ + periodic_);
+        if (pending_ > 0) next = std::min(next, last_pass_ + periodic_);
         return next > t ? next : t + 1;
     }
 
@@ -205,7 +208,7 @@ private:
     bool pass_due(int64_t t) const {
         if (last_pass_ == kNever) return true;
         if (dirty_ && t - last_pass_ >= w_.options.pass_interval) return true;
-        return in_snapshot_ > 0 && t - last_pass_ >= periodic_;
+        return pending_ > 0 && t - last_pass_ >= periodic_;
     }
 
     // priority_p_set: placed in the last pass's order, admitted or held
@@ -216,7 +219,7 @@ private:
         snap_pos_[j] = static_cast<uint32_t>(snap_.jobs.size());
         snap_job_.push_back(j);
         snap_.jobs.push_back(std::move(sj));
-        in_snapshot_++;
+        pending_++;
     }
 
     void remove(uint32_t j) {
@@ -230,7 +233,6 @@ private:
         snap_.jobs.pop_back();
         snap_job_.pop_back();
         snap_pos_[j] = kNone;
-        in_snapshot_--;
     }
 
     Engine engine_;
@@ -238,9 +240,7 @@ private:
     std::vector<uint32_t> snap_pos_;  // job -> index in snap_.jobs
     std::vector<uint32_t> snap_job_;  // index in snap_.jobs -> job
     std::unordered_map<std::string, int32_t> part_index_;
-    // Jobs in the snapshot (pending or running): periodic passes only
-    // while there is something to order or account.
-    uint64_t in_snapshot_ = 0;
+    uint64_t pending_ = 0;          // pending jobs (eligible or not)
     int64_t periodic_ = 10;
     int64_t last_pass_ = kNever;
     bool dirty_ = false;            // a change the next pass has not seen
