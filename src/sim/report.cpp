@@ -204,6 +204,8 @@ void write_json(std::ostream &out, const SimCluster &cluster, const Workload &wo
     json_object_set_new(o, "cred_expire", jint(info.options.cred_expire));
     json_object_set_new(o, "pass_interval", jint(info.options.pass_interval));
     json_object_set_new(o, "sched_interval", jint(info.options.sched_interval));
+    json_object_set_new(o, "max_requeues", jint(info.options.max_requeues));
+    json_object_set_new(o, "order_tolerance", jint(info.options.order_tolerance));
     json_object_set_new(r, "options", o);
     json_t *cfg = json_object();
     json_t *tiers = json_array();
