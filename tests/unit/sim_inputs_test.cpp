@@ -853,11 +853,12 @@ TEST(SimGenerator, ClampsDurationsAndOtherForms) {
 // --- shipped scenario files -------------------------------------------------
 
 TEST(SimScenarios, ShippedConfigsAndSpecsLoad) {
-    for (const char *name : {"contended.conf", "million.conf", "alibaba.conf"}) {
+    for (const char *name : {"contended.conf", "million.conf", "alibaba.conf",
+                             "alibaba-32.conf", "alibaba-64.conf"}) {
         SCOPED_TRACE(name);
         EXPECT_NO_THROW(gpupool::load_config_file(srcdir() + "/etc/sim/" + name));
     }
-    for (const char *name : {"contended.gen", "million.gen"}) {
+    for (const char *name : {"contended.gen", "million.gen", "osmo-small.gen"}) {
         SCOPED_TRACE(name);
         std::ifstream in(srcdir() + "/etc/sim/" + name);
         ASSERT_TRUE(in);
