@@ -79,6 +79,22 @@ int64_t Engine::min_runtime_of(int pool, const Evaluation &ev) const {
     return pool >= 0 ? ev.pools[static_cast<size_t>(pool)].min_runtime : 0;
 }
 
+// Would a preemptible job of `tier` holding `gpus` be in pool ps's borrowed
+// excess right after starting there?  The R5 walk takes the lower tiers
+// (its own victims among them) before it, and, newest first, it comes
+// first of its own tier: what stays in front of it is NP use, its own
+// GPUs, higher tiers and (newest first) its own tier.
+bool Engine::borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const {
+    const uint32_t prio = tier_priority(tier);
+    const bool newest = config_->preemption_order == PreemptionOrder::Newest;
+    uint64_t ahead = uint64_t(ps.np_used) + gpus;
+    for (size_t t = 0; t < ps.p_used_by_tier.size(); ++t) {
+        const uint32_t tp = config_->tiers[t].priority;
+        if (tp > prio || (newest && tp == prio)) ahead += ps.p_used_by_tier[t];
+    }
+    return ahead > ps.quota;
+}
+
 DecayParams Engine::decay() const {
     return DecayParams{config_->decay_half_life, config_->usage_window};
 }
@@ -241,6 +257,7 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
         ps.quota = cp.quota;
         ps.weight = cp.weight;
         ps.min_runtime = cp.min_runtime >= 0 ? cp.min_runtime : cfg.min_runtime;
+        ps.p_used_by_tier.assign(cfg.tiers.size(), 0);
         auto it = part_index.find(cp.name);
         if (it == part_index.end()) {
             ev.warnings.push_back("Pool=" + cp.name + ": no partition of that name");
@@ -289,6 +306,7 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
         if (r.pool >= 0) {
             PoolState &ps = ev.pools[static_cast<size_t>(r.pool)];
             (preemptible_tier(r.tier) ? ps.p_used : ps.np_used) += j.gpus;
+            if (preemptible_tier(r.tier)) ps.p_used_by_tier[static_cast<size_t>(r.tier)] += j.gpus;
         }
         ev.running[j.id] = r;
     }
@@ -567,7 +585,10 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     // Without a full pass there is no order or demand to keep: a snapshot
     // of running jobs alone must not stand in for one.
     if (!config_ || !eval_.valid) return;
-    for (PoolState &ps : eval_.pools) ps.np_used = ps.p_used = 0;
+    for (PoolState &ps : eval_.pools) {
+        ps.np_used = ps.p_used = 0;
+        std::fill(ps.p_used_by_tier.begin(), ps.p_used_by_tier.end(), 0u);
+    }
     count_running(snap, eval_);
     for (const SnapJob &j : snap.jobs) {
         if (j.state != JobState::Running) continue;
@@ -638,6 +659,10 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
             PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
             uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
             used -= std::min(used, r.gpus);
+            if (preemptible_tier(r.tier)) {
+                uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
+                tier_used -= std::min(tier_used, r.gpus);
+            }
         }
         if (r.array_job_id) {
             auto ait = eval_.array_running.find(r.array_job_id);
@@ -887,6 +912,16 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         if (q == vi.pool) {
             // R4: a lower preemptible tier of the same pool.
             if (tier_priority(vi.tier) < ptier_prio) {
+                // With ReclaimBy=all a victim within the pool's quota could
+                // reclaim a borrowing preemptor back from another pool it
+                // lists, which would evict it again: a cycle.
+                if (!np && config_->reclaim_by == ReclaimBy::All && vi.cls != VictimClass::OverFairshare &&
+                    vi.cls != VictimClass::OverQuota && borrows_after_start(qps, pc.tier, preemptor.gpus)) {
+                    v.preemptor_pool = q;
+                    v.why = "preemptor would borrow in " + qps.name + " (quota " + std::to_string(qps.quota) +
+                            ") and the victim is within it";
+                    continue;
+                }
                 v.allowed = true;
                 v.rule = Rule::InPool;
                 v.preemptor_pool = q;

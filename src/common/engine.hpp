@@ -36,6 +36,7 @@ struct PoolState {
     uint32_t quota = 0, weight = 1;
     int64_t min_runtime = 0;
     uint32_t np_used = 0, p_used = 0;
+    std::vector<uint32_t> p_used_by_tier;  // p_used per tier index
     uint32_t np_reserved = 0;   // admitted NP jobs not yet running
     uint32_t pending_jobs = 0, pending_gpus = 0, held_jobs = 0;
     uint32_t fairshare = 0, lent = 0;
@@ -333,6 +334,7 @@ private:
     bool preemptible_tier(int tier) const;
     uint32_t tier_priority(int tier) const;
     int64_t min_runtime_of(int pool, const Evaluation &ev) const;
+    bool borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const;
     DecayParams decay() const;
 
     // A configuration with the indexes derived from it.

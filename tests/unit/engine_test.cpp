@@ -758,3 +758,83 @@ TEST(QuotaAdmission, JobsThatStartedBetweenPassesAreNotCountedTwice) {
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
     EXPECT_GT(e.pending_result(4)->priority, e.pending_result(3)->priority);
 }
+
+// The preemption cycle the simulator's random replays found (ReclaimBy=all):
+// one node of 2 GPUs shared by pools a and b, quota 1 each; a mid job of
+// 2 GPUs and a low job of 1 GPU, both listing a,b.  The mid job is over
+// quota in whichever pool it runs, so the low job, entitled in the other
+// pool, reclaims it (R5); before the fix the mid job then evicted the low
+// job inside that pool (R4), the low job reclaimed it back from the other,
+// and so on for ever.  R4 now: with ReclaimBy=all a preemptible job that
+// would be in its pool's borrowed excess right after starting evicts only
+// jobs in that excess, never one within the pool's quota.
+TEST(ReclaimCycle, BorrowingPreemptibleJobEvictsNoJobWithinQuota) {
+    const std::string tiers =
+        "Tier=high QOS=high Priority=300 Preemptible=no\n"
+        "Tier=mid QOS=mid Priority=150 Preemptible=yes\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=high\nUsageWeight=0\n";
+    struct Run {
+        uint32_t id;
+        const char *pool, *qos;
+        uint32_t gpus;
+        int64_t start;
+    };
+    struct Case {
+        const char *sentence;
+        const char *conf;       // after the tiers
+        std::vector<Run> running;
+        const char *qos;        // preemptor, pending
+        uint32_t gpus;
+        const char *tries;      // the partition Slurm tries it in
+        uint32_t victim;
+        bool allowed;
+        Rule rule;
+    };
+    const char *const all = "ReclaimBy=all\nPool=a Quota=1\nPool=b Quota=1\n";
+    const std::vector<Case> cases = {
+        {"the low job within a's quota is safe from a mid job of 2 GPUs that would borrow in a at once", all,
+         {{1, "a", "low", 1, T0}}, "mid", 2, "a", 1, false, Rule::None},
+        {"the mid job running over a's quota is reclaimed by the low job, entitled in b", all,
+         {{2, "a", "mid", 2, T0}}, "low", 1, "b", 2, true, Rule::Reclaim},
+        {"the low job, now within b's quota, is safe from the mid job in b: the cycle is broken", all,
+         {{1, "b", "low", 1, T0}}, "mid", 2, "b", 1, false, Rule::None},
+        {"a mid job that fits a's quota still evicts the low job in a", all,
+         {{1, "a", "low", 1, T0}}, "mid", 1, "a", 1, true, Rule::InPool},
+        {"a borrowing mid job evicts the low job in a's borrowed excess (the newest)", all,
+         {{1, "a", "low", 1, T0}, {3, "a", "low", 1, T0 + 1}}, "mid", 2, "a", 3, true, Rule::InPool},
+        {"but not the low job within a's quota (the oldest)", all,
+         {{1, "a", "low", 1, T0}, {3, "a", "low", 1, T0 + 1}}, "mid", 2, "a", 1, false, Rule::None},
+        {"a running mid job walked after the preemptor (newest first) puts it over a's quota of 2",
+         "ReclaimBy=all\nPool=a Quota=2\nPool=b Quota=1\n",
+         {{1, "a", "low", 1, T0}, {4, "a", "mid", 1, T0 + 1}}, "mid", 2, "a", 1, false, Rule::None},
+        {"walked before it (oldest first), the preemptor is within a's quota and evicts",
+         "ReclaimBy=all\nPreemptionOrder=oldest\nPool=a Quota=2\nPool=b Quota=1\n",
+         {{1, "a", "low", 1, T0}, {4, "a", "mid", 1, T0 + 1}}, "mid", 2, "a", 1, true, Rule::InPool},
+        {"with ReclaimBy=nonpreemptible the low job never reclaims, so the mid job evicts it (OSMO)",
+         "Pool=a Quota=1\nPool=b Quota=1\n", {{1, "a", "low", 1, T0}}, "mid", 2, "a", 1, true, Rule::InPool},
+        {"a non-preemptible job admitted by a's quota evicts the low job", all,
+         {{1, "a", "low", 1, T0}}, "high", 1, "a", 1, true, Rule::InPool},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        Engine e = engine_with(tiers + c.conf);
+        Snapshot s = cluster(1, 4);
+        partition(s, "a", 0, 0);
+        partition(s, "b", 0, 0);
+        SnapJob victim;
+        for (const Run &r : c.running) {
+            SnapJob j = running(r.id, r.pool, r.qos, r.gpus, r.start);
+            if (r.id == c.victim) victim = j;
+            s.add_job(j);
+        }
+        SnapJob pre = pending(10, "a,b", c.qos, c.gpus, T0 + 5);
+        s.add_job(pre);
+        e.evaluate(s, T0 + 10);
+        JobRef p = ref(pre);
+        p.partitions = c.tries;
+        const Verdict v = e.preemptable(ref(victim), p, T0 + 10);
+        EXPECT_EQ(v.allowed, c.allowed) << v.why;
+        EXPECT_EQ(v.rule, c.rule) << v.why;
+    }
+}

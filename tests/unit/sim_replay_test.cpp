@@ -527,6 +527,8 @@ TEST(SimProperty, ClassWalkStartsWhatTheReferenceWalkStarts) {
             if (k != PolicyKind::Borrow && k != PolicyKind::Fifo) {
                 EXPECT_EQ(a.metrics.np_over_quota_seconds, 0);
             }
+            // No preemption cycle (ReclaimBy=all: engine_test ReclaimCycle).
+            if (k == PolicyKind::Gpupool) EXPECT_EQ(a.metrics.requeue_limit, 0u);
         }
     }
 }
