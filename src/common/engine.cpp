@@ -470,25 +470,40 @@ void Engine::rank_victims(Evaluation &ev) const {
     const bool newest = config_->preemption_order == PreemptionOrder::Newest;
     // ~start (= -start - 1) reverses the order and is defined for every start.
     auto start_key = [newest](const RunningInfo &r) { return newest ? ~r.start : r.start; };
-    std::vector<std::vector<RunningInfo *>> by_pool(ev.pools.size());
-    std::vector<RunningInfo *> all;
+    // Sort keys made once per job, not per comparison: (tier priority,
+    // start key, job id) for each pool's walk; (class, pool furthest above
+    // its fairshare, tier priority, start key, job id) for the R6 order.
+    struct Key {
+        uint64_t hi;     // class << 33 | (fairshare - used + 2^32): bigger excess first
+        uint32_t prio;
+        int64_t start;
+        uint32_t id;
+        RunningInfo *r;
+        bool operator<(const Key &o) const {
+            if (hi != o.hi) return hi < o.hi;
+            if (prio != o.prio) return prio < o.prio;
+            if (start != o.start) return start < o.start;
+            return id < o.id;
+        }
+    };
+    std::vector<std::vector<Key>> by_pool(ev.pools.size());
+    std::vector<Key> all;
     all.reserve(ev.running.size());
     for (auto &[id, r] : ev.running) {
         r.cls = VictimClass::Never;
-        all.push_back(&r);
-        if (r.pool >= 0 && preemptible_tier(r.tier)) by_pool[static_cast<size_t>(r.pool)].push_back(&r);
+        Key k{0, tier_priority(r.tier), start_key(r), r.job_id, &r};
+        all.push_back(k);
+        if (r.pool >= 0 && preemptible_tier(r.tier)) by_pool[static_cast<size_t>(r.pool)].push_back(k);
     }
     // R5 walk: in victim order, a job is over quota (reclaimable) only while
     // the pool's usage without the jobs walked before it is above quota.
     for (size_t p = 0; p < by_pool.size(); ++p) {
         auto &v = by_pool[p];
-        std::sort(v.begin(), v.end(), [&](const RunningInfo *a, const RunningInfo *b) {
-            return std::make_tuple(tier_priority(a->tier), start_key(*a), a->job_id) <
-                   std::make_tuple(tier_priority(b->tier), start_key(*b), b->job_id);
-        });
+        std::sort(v.begin(), v.end());
         const PoolState &ps = ev.pools[p];
         int64_t before = ps.used();
-        for (RunningInfo *r : v) {
+        for (Key &k : v) {
+            RunningInfo *r = k.r;
             if (r->gpus == 0)
                 r->cls = VictimClass::InQuota;  // frees no GPU: never reclaimed
             else if (before > int64_t(ps.fairshare))
@@ -501,16 +516,17 @@ void Engine::rank_victims(Evaluation &ev) const {
         }
     }
     // R6: class, pool furthest above fairshare, tier, start, id.
-    auto over_fs = [&](const RunningInfo *r) -> int64_t {
-        if (r->pool < 0) return 0;
-        const PoolState &ps = ev.pools[static_cast<size_t>(r->pool)];
-        return int64_t(ps.used()) - int64_t(ps.fairshare);
-    };
-    std::sort(all.begin(), all.end(), [&](const RunningInfo *a, const RunningInfo *b) {
-        return std::make_tuple(static_cast<int>(a->cls), -over_fs(a), tier_priority(a->tier), start_key(*a), a->job_id) <
-               std::make_tuple(static_cast<int>(b->cls), -over_fs(b), tier_priority(b->tier), start_key(*b), b->job_id);
-    });
-    for (size_t i = 0; i < all.size(); ++i) all[i]->rank = static_cast<uint32_t>(i + 1);
+    for (Key &k : all) {
+        const RunningInfo *r = k.r;
+        int64_t over = 0;
+        if (r->pool >= 0) {
+            const PoolState &ps = ev.pools[static_cast<size_t>(r->pool)];
+            over = int64_t(ps.used()) - int64_t(ps.fairshare);
+        }
+        k.hi = (uint64_t(static_cast<unsigned>(r->cls)) << 33) | uint64_t((int64_t(1) << 32) - over);
+    }
+    std::sort(all.begin(), all.end());
+    for (size_t i = 0; i < all.size(); ++i) all[i].r->rank = static_cast<uint32_t>(i + 1);
 }
 
 void Engine::evaluate(const Snapshot &snap, int64_t now) {
@@ -735,15 +751,29 @@ uint64_t Engine::priority_slot(size_t pending) const {
 // redone over everything in one walk.
 void Engine::fold_provisional() {
     if (eval_.provisional.empty()) return;
-    std::vector<PendingResult> merged;
-    merged.reserve(eval_.pending.size() + eval_.provisional.size());
-    for (PendingResult &r : eval_.pending)
-        if (!eval_.provisional.count(r.job_id)) merged.push_back(std::move(r));
-    for (auto &[id, r] : eval_.provisional) merged.push_back(std::move(r));
-    eval_.provisional.clear();
-    std::sort(merged.begin(), merged.end(), [&](const PendingResult &a, const PendingResult &b) {
+    // The pass's jobs are in order already: sort the few placed since and
+    // merge, rather than sort the whole queue at every job end.
+    auto before = [&](const PendingResult &a, const PendingResult &b) {
         return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
-    });
+    };
+    std::vector<PendingResult> placed;
+    placed.reserve(eval_.provisional.size());
+    for (auto &[id, r] : eval_.provisional) placed.push_back(std::move(r));
+    std::sort(placed.begin(), placed.end(), before);
+    // The pass's key clamps submit times more than 2^32 s apart, which R1
+    // orders: then sort the whole queue.
+    const bool in_order = std::is_sorted(eval_.pending.begin(), eval_.pending.end(), before);
+    std::vector<PendingResult> merged;
+    merged.reserve(eval_.pending.size() + placed.size());
+    auto p = placed.begin();
+    for (PendingResult &r : eval_.pending) {
+        if (eval_.provisional.count(r.job_id)) continue;
+        while (in_order && p != placed.end() && before(*p, r)) merged.push_back(std::move(*p++));
+        merged.push_back(std::move(r));
+    }
+    for (; p != placed.end(); ++p) merged.push_back(std::move(*p));
+    if (!in_order) std::sort(merged.begin(), merged.end(), before);
+    eval_.provisional.clear();
     eval_.pending.swap(merged);
     number_pending(eval_);
 }
