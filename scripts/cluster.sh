@@ -23,6 +23,10 @@
 #   GPUPOOL_CONF_SRC     gpupool.conf to copy beside slurm.conf
 #                                              [<repo>/etc/gpupool.conf.example]
 #   GPUS_PER_NODE        fake GPUs per node                            [1]
+#   GPUPOOL_NODE_COUNT   nodes (slurmd), node1..nodeN, 1-6            [6]
+#   GPUPOOL_PARTITIONS   PartitionName= lines replacing the default ones
+#                        (pool1, pool2, plain on node[1-4], pool3 on
+#                        node[5-6]), e.g. for fewer nodes               []
 #   CPUS_PER_NODE        CPUs each node claims (config_overrides)      [2]
 #   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
 #   GPUPOOL_UP_TIMEOUT   seconds to wait for daemons / idle nodes      [60]
@@ -50,14 +54,17 @@ CONF_SRC=${GPUPOOL_CONF_SRC:-$REPO/etc/gpupool.conf.example}
 GPUS=${GPUS_PER_NODE:-1}
 CPUS=${CPUS_PER_NODE:-2}
 TIMEOUT=${GPUPOOL_UP_TIMEOUT:-60}
-NODES=(node1 node2 node3 node4 node5 node6)
+NODE_COUNT=${GPUPOOL_NODE_COUNT:-6}
+[[ $NODE_COUNT =~ ^[1-6]$ ]] || { echo "GPUPOOL_NODE_COUNT=$NODE_COUNT: 1 to 6" >&2; exit 2; }
+NODES=()
+for (( i = 1; i <= NODE_COUNT; i++ )); do NODES+=("node$i"); done
 CLUSTER=gpupool
 
 # Ports (127.0.0.1 only where the daemon lets us choose).
 CTLD_PORT=16817
 DBD_PORT=16819
 SQL_PORT=16306
-SLURMD_PORTS=17001-17006
+SLURMD_PORTS=17001-$(( 17000 + NODE_COUNT ))
 
 ETC=$D/etc
 CONF=$ETC/slurm.conf
@@ -294,11 +301,11 @@ AccountingStoragePass=socket=$MUNGE_SOCK
 AccountingStorageEnforce=associations,limits,qos
 AccountingStorageTRES=gres/gpu
 JobCompType=jobcomp/none
-NodeName=node[1-6] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN
-PartitionName=pool1 Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP
+NodeName=node[1-$NODE_COUNT] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN
+${GPUPOOL_PARTITIONS:-PartitionName=pool1 Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP
 PartitionName=pool2 Nodes=node[1-4] MaxTime=INFINITE State=UP
 PartitionName=pool3 Nodes=node[5-6] MaxTime=INFINITE State=UP
-PartitionName=plain Nodes=node[1-4] MaxTime=INFINITE State=UP
+PartitionName=plain Nodes=node[1-4] MaxTime=INFINITE State=UP}
 EOF
   if [[ -n ${GPUPOOL_SLURM_CONF_EXTRA:-} ]]; then
     printf '# GPUPOOL_SLURM_CONF_EXTRA\n%s\n' "$GPUPOOL_SLURM_CONF_EXTRA" >>"$CONF"
