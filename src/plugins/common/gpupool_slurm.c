@@ -42,16 +42,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "src/common/assoc_mgr.h"
 #include "src/common/bitstring.h"
-#include "src/common/gres.h"
-#include "src/common/list.h"
 #include "src/common/log.h"
-#include "src/common/macros.h"
 #include "src/common/node_conf.h"
-#include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
-#include "src/slurmctld/slurmctld.h"
 
 #include "gpupool_slurm.h"
 
@@ -121,9 +115,9 @@ extern void gps_tres_init(gps_tres_t *t)
 }
 
 /* Sum of the GRES counts of `gres_list` (job gres_state_t records). */
-static uint64_t _gres_list_cnt(List gres_list, const gps_tres_t *t)
+static uint64_t _gres_list_cnt(list_t *gres_list, const gps_tres_t *t)
 {
-	ListIterator it;
+	list_itr_t *it;
 	gres_state_t *gs;
 	gres_job_state_t *js;
 	uint64_t cnt = 0;
@@ -194,7 +188,7 @@ static char *_job_partitions(job_record_t *job_ptr, int state,
 {
 	char *buf = NULL;
 	part_record_t *part_ptr;
-	ListIterator it;
+	list_itr_t *it;
 
 	if ((state != GP_JOB_PENDING) || use_part) {
 		part_ptr = use_part ? use_part : job_ptr->part_ptr;
@@ -249,7 +243,7 @@ extern void gps_qos_names_refresh(void)
 {
 	assoc_mgr_lock_t locks = { .qos = READ_LOCK };
 	slurmdb_qos_rec_t *qos;
-	ListIterator it;
+	list_itr_t *it;
 	char **names = NULL, **old;
 	uint32_t cnt = 0, old_cnt, i;
 
@@ -352,6 +346,42 @@ static bool _node_unusable(node_record_t *node_ptr)
 	       IS_NODE_DRAINED(node_ptr);
 }
 
+typedef struct {
+	gp_snapshot_t *snap;
+	const gps_tres_t *t;
+	bool running_only;
+	gps_our_hold_f our_hold;
+	uint32_t jobs;
+} job_add_t;
+
+static int _add_job(void *x, void *arg)
+{
+	job_record_t *job_ptr = x;
+	job_add_t *add = arg;
+	gp_job_t job;
+	char *parts = NULL, qos[GPS_QOS_LEN];
+	int state = gps_job_state(job_ptr);
+
+	if (state < 0)
+		return 0;
+	if (add->running_only && (state != GP_JOB_RUNNING))
+		return 0;
+	gps_job_fill(job_ptr, state, add->t, NULL, &job, &parts, qos);
+	/*
+	 * Priority 0 that is not our quota hold is a user's or admin's hold:
+	 * never undone.  Jobs waiting for a begin time or a dependency are
+	 * ordered and admitted like the rest, so that none can start over
+	 * quota the moment it becomes eligible.
+	 */
+	if ((state == GP_JOB_PENDING) && (job_ptr->priority == 0) &&
+	    !(add->our_hold && add->our_hold(job_ptr)))
+		job.user_held = 1;
+	if (gp_snapshot_add_job(add->snap, &job) == GP_OK)
+		add->jobs++;
+	xfree(parts);
+	return 0;
+}
+
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 bool running_only,
 					 gps_our_hold_f our_hold, time_t now,
@@ -360,8 +390,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	gp_snapshot_t *snap;
 	node_record_t *node_ptr;
 	part_record_t *part_ptr;
-	job_record_t *job_ptr;
-	ListIterator it;
+	list_itr_t *it;
 	int32_t *node_map = NULL, *idx = NULL;
 	int i;
 	uint32_t jobs = 0;
@@ -417,33 +446,17 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	}
 
 	if (job_list) {
-		it = list_iterator_create(job_list);
-		while ((job_ptr = list_next(it))) {
-			gp_job_t job;
-			char *parts = NULL, qos[GPS_QOS_LEN];
-			int state = gps_job_state(job_ptr);
-
-			if (state < 0)
-				continue;
-			if (running_only && (state != GP_JOB_RUNNING))
-				continue;
-			gps_job_fill(job_ptr, state, t, NULL, &job, &parts, qos);
-			/*
-			 * Priority 0 that is not our quota hold is a user's or
-			 * admin's hold: never undone.  Jobs waiting for a begin
-			 * time or a dependency are ordered and admitted like
-			 * the rest, so that none can start over quota the
-			 * moment it becomes eligible.
-			 */
-			if ((state == GP_JOB_PENDING) &&
-			    (job_ptr->priority == 0) &&
-			    !(our_hold && our_hold(job_ptr)))
-				job.user_held = 1;
-			if (gp_snapshot_add_job(snap, &job) == GP_OK)
-				jobs++;
-			xfree(parts);
-		}
-		list_iterator_destroy(it);
+		job_add_t add = { .snap = snap, .t = t,
+				  .running_only = running_only,
+				  .our_hold = our_hold };
+		/*
+		 * list_for_each, not an iterator: since Slurm 25.11
+		 * preempt/gpupool refreshes from inside
+		 * slurm_find_preemptable_jobs()'s list_for_each over job_list
+		 * on the same thread, where only list_for_each may nest.
+		 */
+		(void) list_for_each(job_list, _add_job, &add);
+		jobs = add.jobs;
 	}
 	xfree(node_map);
 	xfree(idx);

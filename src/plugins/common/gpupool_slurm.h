@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "src/slurmctld/slurmctld.h"
+#include "gpupool_compat.h"
 
 #include "gpupool.h"
 

@@ -20,8 +20,8 @@
 #include "src/common/log.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
-#include "src/slurmctld/slurmctld.h"
 
+#include "gpupool_compat.h"
 #include "gpupool_slurm.h"
 
 const char plugin_name[] = "gpupool job submit: user and admin holds";
@@ -54,7 +54,7 @@ static bool _gpupool_hold(job_record_t *job_ptr)
 }
 
 extern int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr,
-		      uint32_t submit_uid)
+		      uint32_t submit_uid GPS_JOB_MODIFY_EXTRA_PARAMS)
 {
 	/* A hold request is priority 0 (scontrol hold/uhold, sbatch -H). */
 	if (!job_ptr || (job_desc->priority != 0) || !_gpupool_hold(job_ptr))

@@ -27,23 +27,18 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 
-#include "src/common/assoc_mgr.h"
-#include "src/common/list.h"
 #include "src/common/log.h"
-#include "src/common/slurm_accounting_storage.h"
-#include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/job_scheduler.h"
-#include "src/slurmctld/preempt.h"
-#include "src/slurmctld/slurmctld.h"
 
 #include "gpupool.h"
+#include "gpupool_compat.h"
 #include "gpupool_slurm.h"
 
 /* Fallbacks for a process that is not slurmctld (see priority_gpupool.c). */
 #if !defined(__APPLE__)
-List job_list = NULL;
-List part_list = NULL;
+list_t *job_list = NULL;
+list_t *part_list = NULL;
 time_t last_node_update = (time_t) 0;
 int slurmctld_tres_cnt = 0;
 void *acct_db_conn = NULL;
@@ -149,6 +144,23 @@ static void _refresh_running(void)
 	debug2("gpupool: refreshed %u running jobs", jobs);
 }
 
+/*
+ * Preemption is enabled and about to be looked at (PREEMPT_DATA_ENABLED
+ * up to Slurm 24.11; the start of preempt_p_preemptable() since 25.11).
+ * No assoc_mgr lock is held there: seed the QOS names, so that
+ * PREEMPT_DATA_MODE (which may not look them up) knows them from the
+ * first scheduling pass on.  All callers hold the job write lock and no
+ * job_list iterator: the one safe place to look at running jobs.
+ */
+static void _preempt_prepare(void)
+{
+	if (!qos_seeded) {
+		gps_qos_names_refresh();
+		qos_seeded = true;
+	}
+	_refresh_running();
+}
+
 /* The job's QOS name (see gps_job_qos: may_lock false under pack_job). */
 static const char *_qos(job_record_t *job_ptr, bool may_lock,
 			char buf[GPS_QOS_LEN])
@@ -191,6 +203,13 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 	/* slurm_find_preemptable_jobs asks about every job in job_list */
 	if (!IS_JOB_RUNNING(preemptee) || (preemptee == preemptor))
 		return false;
+	/*
+	 * No PREEMPT_DATA_ENABLED question since Slurm 25.11: prepare here,
+	 * inside slurm_find_preemptable_jobs()'s list_for_each over job_list
+	 * (job write lock held), where the snapshot's list_for_each nests.
+	 */
+	if (GPS_PREEMPT_PREPARE_IN_PREEMPTABLE)
+		_preempt_prepare();
 
 	_tres_ensure();
 	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, &victim, &vparts,
@@ -304,7 +323,7 @@ static void _store_system_comment(job_record_t *job_ptr)
 	slurmdb_job_cond_t job_cond;
 	slurmdb_job_rec_t job_rec;
 	slurm_selected_step_t step;
-	List ret_list;
+	list_t *ret_list;
 
 	if (!job_ptr->details || !slurm_conf.cluster_name)
 		return;
@@ -422,49 +441,22 @@ static void _log_preemption(job_record_t *job_ptr, uint32_t grace)
 	_record_preemption(job_ptr, &c, mode, grace);
 }
 
-extern int preempt_p_get_data(job_record_t *job_ptr,
-			      slurm_preempt_data_type_t data_type, void *data)
+/* Slurm preempts in ascending order: R6 rank, first = 1. */
+static uint32_t _victim_prio(job_record_t *job_ptr)
 {
-	int rc = SLURM_SUCCESS;
-
-	switch (data_type) {
-	case PREEMPT_DATA_ENABLED:
-		*(bool *) data = (slurm_conf.preempt_mode != PREEMPT_MODE_OFF);
-		/*
-		 * No assoc_mgr lock is held here: seed the QOS names, so that
-		 * PREEMPT_DATA_MODE (which may not look them up) knows them
-		 * from the first scheduling pass on.
-		 */
-		if (!qos_seeded) {
-			gps_qos_names_refresh();
-			qos_seeded = true;
-		}
-		/*
-		 * All callers (slurm_find_preemptable_jobs, _pick_best_nodes,
-		 * sort_job_queue2) hold the job write lock and no job_list
-		 * list lock: the one safe place to look at running jobs.
-		 */
-		if (*(bool *) data)
-			_refresh_running();
-		break;
-	case PREEMPT_DATA_MODE:
-		*(uint16_t *) data = _job_mode(job_ptr);
-		break;
-	case PREEMPT_DATA_PRIO:
-		/* Slurm preempts in ascending order: R6 rank, first = 1. */
-		*(uint32_t *) data = job_ptr ?
-			gp_engine_victim_rank(gp_shared_engine(),
-					      job_ptr->job_id) : 0;
-		break;
-	case PREEMPT_DATA_GRACE_TIME:
-		*(uint32_t *) data = _grace_time(job_ptr);
-		if (job_ptr)
-			_log_preemption(job_ptr, *(uint32_t *) data);
-		break;
-	default:
-		error("%s: unknown enum %d", __func__, data_type);
-		rc = SLURM_ERROR;
-		break;
-	}
-	return rc;
+	return job_ptr ? gp_engine_victim_rank(gp_shared_engine(),
+					       job_ptr->job_id) : 0;
 }
+
+/* Slurm asks a victim's grace time once, when it really preempts it. */
+static uint32_t _grace_and_log(job_record_t *job_ptr)
+{
+	uint32_t grace = _grace_time(job_ptr);
+
+	if (job_ptr)
+		_log_preemption(job_ptr, grace);
+	return grace;
+}
+
+GPS_DEFINE_PREEMPT_DATA_API(_job_mode, _victim_prio, _grace_and_log,
+			    _preempt_prepare)

@@ -13,7 +13,8 @@
  *  - priority_p_job_end: caller holds the job write lock (deallocate_nodes
  *    -> acct_policy_job_fini); no assoc_mgr lock yet.
  *  - priority_p_get_priority_factors_list: no lock; we take job/node/part
- *    read as multifactor does.
+ *    read as multifactor does (since 23.11 the caller holds them and
+ *    assoc_mgr's QOS read lock: GPS_FACTORS_CALLER_LOCKS).
  *  - priority_p_reconfig: scontrol reconfigure (controller.c, proc_req.c)
  *    calls it with no slurmctld lock, setdebugflags and
  *    setfsdampeningfactor (proc_req.c) with the config write lock held: it
@@ -48,23 +49,15 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 
-#include "src/common/assoc_mgr.h"
-#include "src/common/list.h"
 #include "src/common/log.h"
-#include "src/common/macros.h"
 #include "src/common/parse_time.h"
 #include "src/common/read_config.h"
 #include "src/common/run_in_daemon.h"
-#include "src/common/site_factor.h"
-#include "src/common/slurm_mcs.h"
-#include "src/common/slurm_priority.h"
-#include "src/common/timers.h"
-#include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/locks.h"
-#include "src/slurmctld/slurmctld.h"
 
 #include "gpupool.h"
+#include "gpupool_compat.h"
 #include "gpupool_slurm.h"
 #include "start_parts.h"
 
@@ -75,15 +68,15 @@
  */
 #if defined(__APPLE__)
 extern void *acct_db_conn __attribute__((weak_import));
-extern List job_list __attribute__((weak_import));
-extern List part_list __attribute__((weak_import));
+extern list_t *job_list __attribute__((weak_import));
+extern list_t *part_list __attribute__((weak_import));
 extern time_t last_job_update __attribute__((weak_import));
 extern time_t last_node_update __attribute__((weak_import));
 extern int slurmctld_tres_cnt __attribute__((weak_import));
 #else
 void *acct_db_conn = NULL;
-List job_list = NULL;
-List part_list = NULL;
+list_t *job_list = NULL;
+list_t *part_list = NULL;
 time_t last_job_update = (time_t) 0;
 time_t last_node_update = (time_t) 0;
 int slurmctld_tres_cnt = 0;
@@ -372,12 +365,14 @@ static void _release_reason(job_record_t *job_ptr)
 
 static void _set_prio(job_record_t *job_ptr, uint32_t prio)
 {
+	uint32_t *prio_array = gps_job_priority_array(job_ptr);
+
 	job_ptr->priority = prio;
 	/* Only multifactor builds priority_array; keep any left over equal. */
-	if (job_ptr->part_ptr_list && job_ptr->priority_array) {
-		int i, n = list_count(job_ptr->part_ptr_list);
+	if (prio_array) {
+		size_t i, n = xsize(prio_array) / sizeof(*prio_array);
 		for (i = 0; i < n; i++)
-			job_ptr->priority_array[i] = prio;
+			prio_array[i] = prio;
 	}
 }
 
@@ -712,7 +707,7 @@ static void _pass(gp_pass_time_t *pt)
 	gp_engine_t *e = gp_shared_engine();
 	gp_snapshot_t *snap = NULL;
 	gps_tres_t tres;
-	ListIterator it;
+	list_itr_t *it;
 	job_record_t *job_ptr;
 	uint32_t jobs = 0;
 	int rc = GP_OK, released = 0, held = 0;
@@ -786,7 +781,7 @@ static void _pass(gp_pass_time_t *pt)
 	if (released)
 		queue_job_scheduler();
 	debug2("gpupool: pass over %u jobs: %d held by quota, %d released, %s",
-	      jobs, held, released, TIME_STR);
+	      jobs, held, released, GPS_TIMER_STR);
 	_log_warnings(false);
 }
 
@@ -1046,6 +1041,14 @@ static void _wake(void)
 /* ------------------------------------------------------------------ */
 /* plugin life cycle                                                    */
 
+static void _agent_start(void)
+{
+	agent_stop = false;
+	gps_thread_create("gpupool", &agent_tid, _agent, NULL);
+	agent_running = true;
+	_wake();	/* first pass right away */
+}
+
 extern int init(void)
 {
 	char err[1024] = "", *path;
@@ -1075,12 +1078,27 @@ extern int init(void)
 	_log_warnings(true);
 	_load_state();
 
-	agent_stop = false;
-	slurm_thread_create(&agent_tid, _agent, NULL);
-	agent_running = true;
-	_wake();	/* first pass right away */
+	if (GPS_PRIORITY_THREADS_IN_INIT)
+		_agent_start();
 	verbose("%s loaded", plugin_type);
 	return SLURM_SUCCESS;
+}
+
+/* Slurm >= 23.11: slurmctld is primary and has read its configuration. */
+extern void priority_p_thread_start(void)
+{
+	if (in_ctld && !agent_running)
+		_agent_start();
+}
+
+/*
+ * Slurm >= 23.11, after job state recovery: no boost (priority/basic's
+ * use); the next pass sets every priority.
+ */
+extern uint32_t priority_p_recover(uint32_t prio_boost)
+{
+	_wake();
+	return 0;
 }
 
 extern int fini(void)
@@ -1092,7 +1110,7 @@ extern int fini(void)
 		agent_stop = true;
 		slurm_cond_broadcast(&agent_cond);
 		slurm_mutex_unlock(&agent_mutex);
-		pthread_join(agent_tid, NULL);
+		gps_thread_join(agent_tid);
 		agent_running = false;
 	}
 	_save_state(time(NULL));
@@ -1225,7 +1243,7 @@ extern void priority_p_reconfig(bool assoc_clear)
 	 */
 	if (assoc_clear)
 		parts_reapply();
-	site_factor_g_reconfig();
+	gps_site_factor_reconfig();
 }
 
 extern void priority_p_set_assoc_usage(slurmdb_assoc_rec_t *assoc)
@@ -1243,9 +1261,9 @@ extern double priority_p_calc_fs_factor(long double usage_efctv,
 	return pow(2.0, -(usage_efctv / shares_norm));
 }
 
-static bool _in_list_u32(List l, uint32_t v)
+static bool _in_list_u32(list_t *l, uint32_t v)
 {
-	ListIterator it;
+	list_itr_t *it;
 	uint32_t *p;
 	bool found = false;
 
@@ -1265,51 +1283,43 @@ static int _same_ptr(void *x, void *key)
 	return (x == key) ? 1 : 0;
 }
 
-static bool _part_wanted(List part_filter, part_record_t *part_ptr)
+static bool _part_wanted(list_t *part_filter, part_record_t *part_ptr)
 {
 	if (!part_filter)
 		return true;
 	return list_find_first(part_filter, _same_ptr, part_ptr) != NULL;
 }
 
-static void _add_factors(List ret_list, job_record_t *job_ptr,
+static void _add_factors(list_t *ret_list, job_record_t *job_ptr,
 			 part_record_t *part_ptr, const gp_pending_result_t *r)
 {
-	priority_factors_object_t *obj = xmalloc(sizeof(*obj));
+	char *partition = part_ptr ? part_ptr->name : job_ptr->partition;
 
-	obj->job_id = job_ptr->job_id;
-	obj->partition = part_ptr ? part_ptr->name : job_ptr->partition;
-	obj->user_id = job_ptr->user_id;
-	/* sprio adds (site - NICE_OFFSET) and subtracts (nice - NICE_OFFSET) */
-	obj->priority_site = NICE_OFFSET;
-	obj->nice = NICE_OFFSET;
-	if (job_ptr->direct_set_prio && (job_ptr->priority > 0)) {
-		obj->direct_prio = job_ptr->priority;
-	} else if (r) {
+	if (job_ptr->direct_set_prio && (job_ptr->priority > 0))
+		gps_factors_append(ret_list, job_ptr, partition,
+				   job_ptr->priority, 0, 0, 0);
+	else if (r)
 		/* tier -> QOS column, pool standing -> FAIRSHARE, order -> AGE */
-		obj->priority_qos = r->factor_tier;
-		obj->priority_fs = r->factor_fairshare;
-		obj->priority_age = r->factor_age;
-	}
-	list_append(ret_list, obj);
+		gps_factors_append(ret_list, job_ptr, partition, 0,
+				   r->factor_tier, r->factor_fairshare,
+				   r->factor_age);
+	else
+		gps_factors_append(ret_list, job_ptr, partition, 0, 0, 0, 0);
 }
 
-extern List priority_p_get_priority_factors_list(
-	priority_factors_request_msg_t *req_msg, uid_t uid)
+/* Caller holds job, node and partition read locks. */
+static list_t *_factors_list(const gps_factors_filter_t *filter, uid_t uid)
 {
-	slurmctld_lock_t locks = { .job = READ_LOCK, .node = READ_LOCK,
-				   .part = READ_LOCK };
-	List ret_list = NULL, part_filter = NULL;
-	ListIterator it, pit;
+	list_t *ret_list = NULL, *part_filter = NULL;
+	list_itr_t *it, *pit;
 	job_record_t *job_ptr;
 	part_record_t *part_ptr;
 	char *tmp, *tok, *save = NULL;
 	time_t now = time(NULL);
 
-	lock_slurmctld(locks);
-	if (req_msg && req_msg->partitions) {
+	if (filter->partitions) {
 		part_filter = list_create(NULL);
-		tmp = xstrdup(req_msg->partitions);
+		tmp = xstrdup(filter->partitions);
 		for (tok = strtok_r(tmp, ",", &save); tok;
 		     tok = strtok_r(NULL, ",", &save))
 			if ((part_ptr = find_part_record(tok)))
@@ -1318,7 +1328,7 @@ extern List priority_p_get_priority_factors_list(
 	}
 
 	if (job_list && list_count(job_list)) {
-		ret_list = list_create(slurm_destroy_priority_factors_object);
+		ret_list = gps_factors_list_create();
 		it = list_iterator_create(job_list);
 		while ((job_ptr = list_next(it))) {
 			gp_pending_result_t r, *rp = NULL;
@@ -1334,20 +1344,20 @@ extern List priority_p_get_priority_factors_list(
 			if (job_ptr->details &&
 			    (job_ptr->details->begin_time > now) && !ours)
 				continue;
-			if (req_msg && req_msg->job_id_list &&
-			    !_in_list_u32(req_msg->job_id_list,
+			if (filter->job_id_list &&
+			    !_in_list_u32(filter->job_id_list,
 					  job_ptr->job_id))
 				continue;
-			if (req_msg && req_msg->uid_list &&
-			    !_in_list_u32(req_msg->uid_list,
+			if (filter->uid_list &&
+			    !_in_list_u32(filter->uid_list,
 					  job_ptr->user_id))
 				continue;
 			if ((slurm_conf.private_data & PRIVATE_DATA_JOBS) &&
 			    (job_ptr->user_id != uid) &&
 			    !validate_operator(uid) &&
 			    (((slurm_mcs_get_privatedata() == 0) &&
-			      !assoc_mgr_is_user_acct_coord(
-				      acct_db_conn, uid, job_ptr->account)) ||
+			      !gps_is_user_acct_coord(uid,
+						      job_ptr->account)) ||
 			     ((slurm_mcs_get_privatedata() == 1) &&
 			      (mcs_g_check_mcs_label(uid, job_ptr->mcs_label,
 						     false) != 0))))
@@ -1380,10 +1390,27 @@ extern List priority_p_get_priority_factors_list(
 		if (!list_count(ret_list))
 			FREE_NULL_LIST(ret_list);
 	}
-	unlock_slurmctld(locks);
 	FREE_NULL_LIST(part_filter);
 	return ret_list;
 }
+
+/* Takes the locks where the release's caller does not hold them. */
+static list_t *_factors_list_locked(const gps_factors_filter_t *filter,
+				    uid_t uid)
+{
+	slurmctld_lock_t locks = { .job = READ_LOCK, .node = READ_LOCK,
+				   .part = READ_LOCK };
+	list_t *ret_list;
+
+	if (GPS_FACTORS_CALLER_LOCKS)
+		return _factors_list(filter, uid);
+	lock_slurmctld(locks);
+	ret_list = _factors_list(filter, uid);
+	unlock_slurmctld(locks);
+	return ret_list;
+}
+
+GPS_DEFINE_PRIORITY_FACTORS_LIST(_factors_list_locked)
 
 /* priority/basic's accounting duty: give back the unused run seconds. */
 static void _return_unused_run_secs(job_record_t *job_ptr)
@@ -1406,6 +1433,8 @@ static void _return_unused_run_secs(job_record_t *job_ptr)
 	assoc_mgr_lock(&locks);
 	if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage) {
 		slurmdb_qos_rec_t *qos_ptr = job_ptr->qos_ptr;
+		gps_qos_return_run_secs(job_ptr, qos_ptr, unused,
+					slurmctld_tres_cnt);
 		for (i = 0; i < slurmctld_tres_cnt; i++) {
 			if (unused[i] >
 			    qos_ptr->usage->grp_used_tres_run_secs[i])

@@ -9,15 +9,12 @@
 
 #include "slurm/slurm.h"
 
-#include "src/common/list.h"
 #include "src/common/log.h"
-#include "src/common/slurm_priority.h"
-#include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/locks.h"
-#include "src/slurmctld/slurmctld.h"
 
 #include "gpupool.h"
+#include "gpupool_compat.h"
 #include "start_parts.h"
 
 /*
@@ -136,8 +133,8 @@ static int _same_name(void *x, void *key)
 static bool _set_parts(job_record_t *job_ptr, const char *names,
 		       bool part_locked, bool *changed)
 {
-	List l = job_ptr->part_ptr_list;
-	ListIterator it;
+	list_t *l = job_ptr->part_ptr_list;
+	list_itr_t *it;
 	part_record_t *part_ptr;
 	char *copy, *tok, *save = NULL;
 	int keep = 0, have = 0, add = 0;
@@ -183,7 +180,7 @@ static bool _set_parts(job_record_t *job_ptr, const char *names,
 	    !list_find_first(l, _same_name, job_ptr->part_ptr->name))
 		job_ptr->part_ptr = list_peek(l);
 	/* Indexed like the list; only priority/multifactor fills it. */
-	xfree(job_ptr->priority_array);
+	gps_job_priority_array_free(job_ptr);
 	*changed = true;
 	return true;
 }

@@ -21,7 +21,7 @@
 
 #include <stdbool.h>
 
-#include "src/slurmctld/slurmctld.h"
+#include "gpupool_compat.h"
 
 #include "gpupool.h"
 

@@ -1,0 +1,389 @@
+/*
+ * gpupool_compat.h - the one place where the Slurm releases gpupool builds
+ * against differ (22.05, 23.11, 24.11, 25.11, 26.05), keyed on
+ * SLURM_VERSION_NUMBER from the configured tree's slurm/slurm_version.h.
+ * The shims call only what this header gives them and contain no #if on
+ * the Slurm version.  doc/slurm-releases.md says where each difference
+ * lives in Slurm's sources.
+ *
+ * Releases in between (23.02, 24.05, 25.05) are not supported: each
+ * switch names the first of the five releases that has the change.
+ */
+#ifndef GPUPOOL_COMPAT_H
+#define GPUPOOL_COMPAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_version.h"
+
+#define GPS_SLURM_AT_LEAST(maj, min) \
+	(SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(maj, min, 0))
+
+#if !GPS_SLURM_AT_LEAST(22, 5) || GPS_SLURM_AT_LEAST(26, 6)
+#error "gpupool supports Slurm 22.05, 23.11, 24.11, 25.11 and 26.05"
+#endif
+
+/* ------------------------------------------------------------------ */
+/* headers: the plugin interfaces moved from src/common and src/slurmctld
+ * to src/interfaces */
+
+#include "src/common/assoc_mgr.h"
+#include "src/common/list.h"
+#include "src/common/macros.h"
+#include "src/common/timers.h"
+#include "src/common/xmalloc.h"
+#include "src/slurmctld/slurmctld.h"
+
+#if GPS_SLURM_AT_LEAST(23, 11)
+#include "src/interfaces/accounting_storage.h"
+#include "src/interfaces/gres.h"
+#include "src/interfaces/mcs.h"
+#include "src/interfaces/preempt.h"
+#include "src/interfaces/priority.h"
+#include "src/interfaces/site_factor.h"
+#else
+#include "src/common/gres.h"
+#include "src/common/slurm_accounting_storage.h"
+#include "src/common/site_factor.h"
+#include "src/common/slurm_mcs.h"
+#include "src/common/slurm_priority.h"
+#include "src/slurmctld/preempt.h"
+#endif
+
+#if GPS_SLURM_AT_LEAST(24, 11)
+#include "src/slurmctld/acct_policy.h"
+#endif
+#if GPS_SLURM_AT_LEAST(26, 5)
+#include "src/common/threadpool.h"
+#endif
+
+/* ------------------------------------------------------------------ */
+/* lists: list_t / list_itr_t since 23.11; List / ListIterator gone in 24.11 */
+
+#if !GPS_SLURM_AT_LEAST(23, 11)
+typedef struct xlist list_t;
+typedef struct listIterator list_itr_t;
+#endif
+
+/*
+ * A list_for_each() inside a list_for_each() over the same list on the
+ * same thread: re-entrant since 25.11 (list.c LIST_THREAD_LOCK), a
+ * self-deadlock before.
+ */
+#define GPS_LIST_FOR_EACH_REENTRANT GPS_SLURM_AT_LEAST(25, 11)
+
+/* ------------------------------------------------------------------ */
+/* threads and timers */
+
+#if GPS_SLURM_AT_LEAST(26, 5)
+/* threadpool.h: named threads, joined through the pool */
+#define gps_thread_create(name, id, func, arg) \
+	slurm_thread_create(name, id, func, arg)
+#define gps_thread_join(id) slurm_thread_join(id)
+#define GPS_TIMER_STR TIMER_STR()
+#else
+#define gps_thread_create(name, id, func, arg) \
+	slurm_thread_create(id, func, arg)
+#define gps_thread_join(id) pthread_join(id, NULL)
+#define GPS_TIMER_STR TIME_STR
+#endif
+
+/* ------------------------------------------------------------------ */
+/* job records */
+
+/*
+ * Per-partition (since 23.11 per partition and QOS) priorities that only
+ * priority/multifactor fills: job_record.priority_array, since 24.11 in
+ * job_record.prio_mult (priority_mult_t).  NULL when there are none.
+ */
+static inline uint32_t *gps_job_priority_array(job_record_t *job_ptr)
+{
+#if GPS_SLURM_AT_LEAST(24, 11)
+	return job_ptr->prio_mult ? job_ptr->prio_mult->priority_array : NULL;
+#else
+	return job_ptr->priority_array;
+#endif
+}
+
+/* Drop them (their index no longer matches the job's partitions). */
+static inline void gps_job_priority_array_free(job_record_t *job_ptr)
+{
+#if GPS_SLURM_AT_LEAST(24, 11)
+	if (job_ptr->prio_mult) {
+		xfree(job_ptr->prio_mult->priority_array);
+		xfree(job_ptr->prio_mult->priority_array_names);
+	}
+#else
+	xfree(job_ptr->priority_array);
+#endif
+}
+
+/*
+ * Multiple QOS per job (23.11: job_ptr->qos_list, "--qos=a,b"): Slurm
+ * keeps job_ptr->qos_id/qos_ptr on the QOS the job is tried with (the
+ * first, or the one it runs with), and gpupool's tier is that QOS's.
+ */
+
+/* ------------------------------------------------------------------ */
+/* priority plugin API (src/interfaces/priority.c syms[]) */
+
+/*
+ * 23.11: priority_p_thread_start() starts plugin threads once slurmctld
+ * is primary (init() also runs in a backup and in sshare);
+ * priority_p_recover() after job state recovery.  22.05 has neither:
+ * threads start in init().
+ */
+#define GPS_PRIORITY_THREADS_IN_INIT (!GPS_SLURM_AT_LEAST(23, 11))
+
+/* site_factor_g_reconfig(): gone in 24.11 (reconfig re-inits plugins). */
+static inline void gps_site_factor_reconfig(void)
+{
+#if !GPS_SLURM_AT_LEAST(24, 11)
+	site_factor_g_reconfig();
+#endif
+}
+
+/* assoc_mgr_is_user_acct_coord() has `is_locked` since 23.11 */
+static inline bool gps_is_user_acct_coord(uint32_t uid, char *acct)
+{
+#if GPS_SLURM_AT_LEAST(23, 11)
+	return assoc_mgr_is_user_acct_coord(acct_db_conn, uid, acct, false);
+#else
+	return assoc_mgr_is_user_acct_coord(acct_db_conn, uid, acct);
+#endif
+}
+
+/*
+ * sprio's filters: sent to slurmctld up to 23.11
+ * (priority_factors_request_msg_t), applied by sprio itself since 24.11.
+ */
+typedef struct {
+	char *partitions;	/* "a,b" or NULL */
+	list_t *job_id_list;	/* of uint32_t, or NULL */
+	list_t *uid_list;	/* of uint32_t, or NULL */
+} gps_factors_filter_t;
+
+/*
+ * Who holds the locks for priority_p_get_priority_factors_list: the
+ * plugin itself in 22.05; since 23.11 _slurm_rpc_get_priority_factors
+ * holds job, node, part read and the assoc_mgr QOS read lock (taking the
+ * slurmctld locks again could deadlock behind a waiting writer).
+ */
+#define GPS_FACTORS_CALLER_LOCKS GPS_SLURM_AT_LEAST(23, 11)
+
+/*
+ * Defines the exported priority_p_get_priority_factors_list() with this
+ * release's signature around `impl`:
+ *   list_t *impl(const gps_factors_filter_t *filter, uid_t uid)
+ */
+#if GPS_SLURM_AT_LEAST(24, 11)
+#define GPS_DEFINE_PRIORITY_FACTORS_LIST(impl)                            \
+	extern list_t *priority_p_get_priority_factors_list(uid_t uid)    \
+	{                                                                 \
+		gps_factors_filter_t filter = { 0 };                      \
+		return impl(&filter, uid);                                \
+	}
+#else
+#define GPS_DEFINE_PRIORITY_FACTORS_LIST(impl)                            \
+	extern list_t *priority_p_get_priority_factors_list(              \
+		priority_factors_request_msg_t *req_msg, uid_t uid)       \
+	{                                                                 \
+		gps_factors_filter_t filter = { 0 };                      \
+		if (req_msg) {                                            \
+			filter.partitions = req_msg->partitions;          \
+			filter.job_id_list = req_msg->job_id_list;        \
+			filter.uid_list = req_msg->uid_list;              \
+		}                                                         \
+		return impl(&filter, uid);                                \
+	}
+#endif
+
+#if GPS_SLURM_AT_LEAST(23, 11)
+/*
+ * Since 23.11 the factors are in obj->prio_factors, and
+ * slurm_destroy_priority_factors_object() frees partition, account and
+ * qos: like priority/multifactor, borrow the strings and free only what
+ * we allocate (the RPC frees the list after packing it).
+ */
+static inline void _gps_factors_obj_free(void *x)
+{
+	priority_factors_object_t *obj = x;
+
+	if (!obj)
+		return;
+	slurm_destroy_priority_factors(obj->prio_factors);
+	xfree(obj);
+}
+#endif
+
+static inline list_t *gps_factors_list_create(void)
+{
+#if GPS_SLURM_AT_LEAST(23, 11)
+	return list_create(_gps_factors_obj_free);
+#else
+	return list_create(slurm_destroy_priority_factors_object);
+#endif
+}
+
+/*
+ * One sprio row.  direct_prio > 0: an admin-set priority (no factors).
+ * Otherwise the factors; sprio adds (site - NICE_OFFSET) and subtracts
+ * (nice - NICE_OFFSET), so both are NICE_OFFSET.
+ */
+static inline void gps_factors_append(list_t *ret_list, job_record_t *job_ptr,
+				      char *partition, double direct_prio,
+				      double qos, double fairshare, double age)
+{
+	priority_factors_object_t *obj = xmalloc(sizeof(*obj));
+
+#if GPS_SLURM_AT_LEAST(26, 5)
+	obj->step_id = job_ptr->step_id;	/* job id and sluid */
+#else
+	obj->job_id = job_ptr->job_id;
+#endif
+	obj->partition = partition;
+	obj->user_id = job_ptr->user_id;
+#if GPS_SLURM_AT_LEAST(23, 11)
+	obj->account = job_ptr->account;
+	obj->qos = job_ptr->qos_ptr ? job_ptr->qos_ptr->name : NULL;
+	if (direct_prio > 0) {
+		obj->direct_prio = direct_prio;
+	} else {
+		obj->prio_factors = xmalloc(sizeof(*obj->prio_factors));
+		obj->prio_factors->priority_site = NICE_OFFSET;
+		obj->prio_factors->nice = NICE_OFFSET;
+		obj->prio_factors->priority_qos = qos;
+		obj->prio_factors->priority_fs = fairshare;
+		obj->prio_factors->priority_age = age;
+	}
+#else
+	obj->priority_site = NICE_OFFSET;
+	obj->nice = NICE_OFFSET;
+	if (direct_prio > 0) {
+		obj->direct_prio = direct_prio;
+	} else {
+		obj->priority_qos = qos;
+		obj->priority_fs = fairshare;
+		obj->priority_age = age;
+	}
+#endif
+	list_append(ret_list, obj);
+}
+
+/*
+ * priority/basic's job end duty (the run seconds a job did not use go
+ * back).  Since 24.11 also the QOS's per-account and per-user usage
+ * (acct_policy_get_{acct,user}_used_limits).  Caller holds the
+ * assoc_mgr assoc and QOS write locks.
+ */
+static inline void gps_qos_return_run_secs(job_record_t *job_ptr,
+					   slurmdb_qos_rec_t *qos_ptr,
+					   const uint64_t *unused, int cnt)
+{
+#if GPS_SLURM_AT_LEAST(24, 11)
+	slurmdb_used_limits_t *acct = NULL, *user;
+	int i;
+
+	if (job_ptr->assoc_ptr)
+		acct = acct_policy_get_acct_used_limits(
+			&qos_ptr->usage->acct_limit_list,
+			job_ptr->assoc_ptr->acct);
+	user = acct_policy_get_user_used_limits(
+		&qos_ptr->usage->user_limit_list, job_ptr->user_id);
+	for (i = 0; i < cnt; i++) {
+		if (acct)
+			acct->tres_run_secs[i] -=
+				MIN(unused[i], acct->tres_run_secs[i]);
+		if (user)
+			user->tres_run_secs[i] -=
+				MIN(unused[i], user->tres_run_secs[i]);
+	}
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* preempt plugin API (src/interfaces/preempt.c syms[]) */
+
+/*
+ * Up to 24.11 one preempt_p_get_data(job, PREEMPT_DATA_*, data), and
+ * slurm_find_preemptable_jobs() asks PREEMPT_DATA_ENABLED (job write
+ * lock, outside any job_list iteration) right before it walks job_list.
+ * 25.11 has preempt_p_get_mode/_get_prio/_get_grace_time instead and
+ * never asks the plugin whether preemption is enabled.
+ */
+#define GPS_PREEMPT_ASKS_ENABLED (!GPS_SLURM_AT_LEAST(25, 11))
+
+/*
+ * Without that question, what the shim did there is done at the start of
+ * preempt_p_preemptable(), which slurm_find_preemptable_jobs() calls from
+ * inside a list_for_each() over job_list: only safe where a nested
+ * list_for_each() over job_list does not deadlock.
+ */
+#define GPS_PREEMPT_PREPARE_IN_PREEMPTABLE (!GPS_PREEMPT_ASKS_ENABLED)
+#if GPS_PREEMPT_PREPARE_IN_PREEMPTABLE && !GPS_LIST_FOR_EACH_REENTRANT
+#error "preempt/gpupool needs the PREEMPT_DATA_ENABLED question or a re-entrant list_for_each"
+#endif
+
+/*
+ * Defines the exported preempt data functions around
+ *   uint16_t mode_fn(job_record_t *)     PreemptMode to stop the job
+ *   uint32_t prio_fn(job_record_t *)     victim order (ascending)
+ *   uint32_t grace_fn(job_record_t *)    grace time, asked once when
+ *                                        the job is really preempted
+ *   void enabled_fn(void)                preemption is enabled and about
+ *                                        to be looked at (<= 24.11 only)
+ */
+#if GPS_SLURM_AT_LEAST(25, 11)
+#define GPS_DEFINE_PREEMPT_DATA_API(mode_fn, prio_fn, grace_fn, enabled_fn) \
+	extern uint16_t preempt_p_get_mode(job_record_t *job_ptr)          \
+	{                                                                  \
+		return mode_fn(job_ptr);                                   \
+	}                                                                  \
+	extern uint32_t preempt_p_get_prio(job_record_t *job_ptr)          \
+	{                                                                  \
+		return prio_fn(job_ptr);                                   \
+	}                                                                  \
+	extern uint32_t preempt_p_get_grace_time(job_record_t *job_ptr)    \
+	{                                                                  \
+		return grace_fn(job_ptr);                                  \
+	}
+#else
+#define GPS_DEFINE_PREEMPT_DATA_API(mode_fn, prio_fn, grace_fn, enabled_fn) \
+	extern int preempt_p_get_data(job_record_t *job_ptr,               \
+				      slurm_preempt_data_type_t data_type, \
+				      void *data)                          \
+	{                                                                  \
+		switch (data_type) {                                       \
+		case PREEMPT_DATA_ENABLED:                                 \
+			*(bool *) data = (slurm_conf.preempt_mode !=       \
+					  PREEMPT_MODE_OFF);               \
+			if (*(bool *) data)                                \
+				enabled_fn();                              \
+			return SLURM_SUCCESS;                              \
+		case PREEMPT_DATA_MODE:                                    \
+			*(uint16_t *) data = mode_fn(job_ptr);             \
+			return SLURM_SUCCESS;                              \
+		case PREEMPT_DATA_PRIO:                                    \
+			*(uint32_t *) data = prio_fn(job_ptr);             \
+			return SLURM_SUCCESS;                              \
+		case PREEMPT_DATA_GRACE_TIME:                              \
+			*(uint32_t *) data = grace_fn(job_ptr);            \
+			return SLURM_SUCCESS;                              \
+		}                                                          \
+		error("%s: unknown enum %d", __func__, data_type);         \
+		return SLURM_ERROR;                                        \
+	}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* job_submit plugin API: job_modify() has `char **err_msg` since 23.11 */
+
+#if GPS_SLURM_AT_LEAST(23, 11)
+#define GPS_JOB_MODIFY_EXTRA_PARAMS , char **err_msg
+#else
+#define GPS_JOB_MODIFY_EXTRA_PARAMS
+#endif
+
+#endif /* GPUPOOL_COMPAT_H */
