@@ -6,6 +6,9 @@
 #   scripts/demo.sh [--installed]
 # --installed: no build; the plugins and example gpupool.conf of the
 # installed slurm-gpupool package (scripts/package-test.sh).
+# GPUPOOL_SLURM_PREFIX=/opt/slurm/26.05 (or 23.11, 24.11, 25.11): the same
+# on that Slurm release, built first if needed (scripts/build-slurm.sh), with
+# gpupool built against its source in /var/tmp/gpupool-build-RELEASE.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -17,6 +20,13 @@ if [[ ${1:-} == --installed ]]; then
   GPUPOOL_PLUGINS=installed \
     GPUPOOL_CONF_SRC=${GPUPOOL_CONF_SRC:-/usr/share/doc/slurm-gpupool/examples/gpupool.conf.example} \
     bash scripts/cluster.sh up
+elif [[ -n ${GPUPOOL_SLURM_PREFIX:-} ]]; then
+  prefix=${GPUPOOL_SLURM_PREFIX%/}
+  out=$(bash scripts/build-for-slurm.sh "${prefix##*/}" "/var/tmp/gpupool-build-${prefix##*/}" \
+          --prefix "$prefix")
+  eval "$(tail -n 2 <<<"$out")"
+  export GPUPOOL_SLURM_PREFIX GPUPOOL_BUILD
+  GPUPOOL_PLUGINS=1 bash scripts/cluster.sh up
 else
   bash scripts/fetch-slurm-source.sh >/dev/null
   bash scripts/build.sh

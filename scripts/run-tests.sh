@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command (also what .ci/run calls), as root on Debian 12:
 # installs what is missing, builds, runs the unit tests (GoogleTest, `make
-# check`) and the integration tests on a live local cluster, and ends with
-# one line "N passed, N failed".
+# check`) and the integration tests on a live local cluster, on Debian's
+# Slurm 22.05 and then on Slurm 26.05 (built from the vendored tarball by
+# scripts/build-slurm.sh), and ends with one line "N passed, N failed".
 #   scripts/run-tests.sh [--unit-only]
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -95,6 +96,17 @@ if [[ ${1:-} != --unit-only ]]; then
   out=$(mktemp)
   bash tests/integration/run.sh 2>&1 | tee "$out"
   line=$(grep -E '^integration: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
+  if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
+  else
+    failed=$(( failed + 1 ))
+  fi
+  rm -f "$out"
+
+  step "integration tests on Slurm 26.05 (scripts/test-matrix.sh 26.05; builds Slurm 26.05 first)"
+  out=$(mktemp)
+  bash scripts/test-matrix.sh 26.05 2>&1 | tee "$out"
+  line=$(grep -E '^matrix 26\.05: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
   if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
     passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
   else

@@ -3,8 +3,9 @@
 # other: 22.05 from Debian's packages, the others built from the vendored
 # tarballs (scripts/build-slurm.sh, which reuses a finished build).  For
 # each release the plugins are built against that release's configured
-# source, in a copy of this tree, and tests/integration/run.sh runs with
-# GPUPOOL_SLURM_PREFIX pointing at the release.
+# source, in a copy of this tree (scripts/build-for-slurm.sh), and
+# tests/integration/run.sh runs with GPUPOOL_SLURM_PREFIX pointing at the
+# release.
 #
 #   scripts/test-matrix.sh [RELEASE...]   (default: 22.05 23.11 24.11 25.11 26.05)
 #
@@ -25,30 +26,19 @@ for rel in "${releases[@]}"; do
   t0=$SECONDS
   log=$DIR/$rel.log
   : >"$log"
-  prefix='' src=''
-  if [[ $rel == 22.05 ]]; then
-    bash "$REPO/scripts/fetch-slurm-source.sh" >>"$log" 2>&1 && src=$REPO/slurm-src
-  else
-    out=$(bash "$REPO/scripts/build-slurm.sh" "$rel" 2>>"$log") &&
-      eval "$(tail -n 2 <<<"$out")" && prefix=$SLURM_PREFIX src=$SLURM_SOURCE
-  fi
-  if [[ -z $src ]]; then
+  out=$(bash "$REPO/scripts/build-for-slurm.sh" "$rel" "$DIR/build-$rel" 2>>"$log")
+  rc=$?
+  if (( rc == 3 )); then
     echo "matrix $rel: 0 passed, 1 failed in $(( SECONDS - t0 )) s (Slurm not available; log $log)"
     failed=$(( failed + 1 ))
     continue
-  fi
-  build=$DIR/build-$rel
-  if ! { bash "$REPO/scripts/copy-source.sh" "$build" &&
-         ( cd "$build" &&
-           { [[ -x configure && configure -nt configure.ac ]] || autoreconf -fi; } &&
-           { [[ -f Makefile ]] && grep -q "^SLURM_SOURCE = $src\$" Makefile ||
-             ./configure -q --with-slurm-source="$src"; } &&
-           make -j"$(nproc)" ); } >>"$log" 2>&1; then
+  elif (( rc != 0 )); then
     echo "matrix $rel: 0 passed, 1 failed in $(( SECONDS - t0 )) s (plugins did not build; log $log)"
     failed=$(( failed + 1 ))
     continue
   fi
-  flock /tmp/gpupool-live.lock env GPUPOOL_SLURM_PREFIX="$prefix" GPUPOOL_BUILD="$build" \
+  eval "$(tail -n 2 <<<"$out")"
+  flock /tmp/gpupool-live.lock env GPUPOOL_SLURM_PREFIX="$GPUPOOL_SLURM_PREFIX" GPUPOOL_BUILD="$GPUPOOL_BUILD" \
     bash "$REPO/tests/integration/run.sh" >>"$log" 2>&1
   line=$(grep -aE '^integration: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
   if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then

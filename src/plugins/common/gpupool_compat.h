@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "slurm/slurm.h"
 #include "slurm/slurm_version.h"
@@ -136,6 +137,21 @@ static inline void gps_job_priority_array_free(job_record_t *job_ptr)
  * threads start in init().
  */
 #define GPS_PRIORITY_THREADS_IN_INIT (!GPS_SLURM_AT_LEAST(23, 11))
+
+/*
+ * Is init() running because of "scontrol reconfigure"?  Since 23.11 a
+ * reconfigure execs a new slurmctld (SLURMCTLD_RECONF=1 in its
+ * environment, src/slurmctld/controller.c _try_to_reconfig) that loads
+ * every plugin anew; 22.05 reconfigures in place (priority_p_reconfig).
+ */
+static inline bool gps_init_by_reconfigure(void)
+{
+#if GPS_SLURM_AT_LEAST(23, 11)
+	return getenv("SLURMCTLD_RECONF") != NULL;
+#else
+	return false;
+#endif
+}
 
 /* site_factor_g_reconfig(): gone in 24.11 (reconfig re-inits plugins). */
 static inline void gps_site_factor_reconfig(void)

@@ -863,10 +863,12 @@ static void _save_config_copy(void)
 
 /*
  * init() with a bad gpupool.conf (conf_err says why): load the last good
- * copy instead, loudly.  Reads slurm_conf without the config lock, as
- * _load_state().  False if there is no usable copy.
+ * copy instead, loudly.  `reconf`: init() runs for "scontrol reconfigure"
+ * (Slurm >= 23.11), which keeps the configuration in force, as in 22.05.
+ * Reads slurm_conf without the config lock, as _load_state().  False if
+ * there is no usable copy.
  */
-static bool _load_config_copy(const char *conf_err)
+static bool _load_config_copy(const char *conf_err, bool reconf)
 {
 	char err[1024] = "", when[64] = "", *path;
 	uid_t slurm_uid = slurm_conf.slurm_user_id;
@@ -886,8 +888,12 @@ static bool _load_config_copy(const char *conf_err)
 	ok = _load_config(path, slurm_uid, err, sizeof(err)) == GP_OK;
 	if (ok) {
 		slurm_make_time_str(&st.st_mtime, when, sizeof(when));
-		error("gpupool: %s; starting with the last good configuration, %s (saved %s), until gpupool.conf is fixed and \"scontrol reconfigure\" loads it",
-		      conf_err, path, when);
+		if (reconf)
+			error("gpupool: %s; keeping the previous configuration (the last good one, %s, saved %s)",
+			      conf_err, path, when);
+		else
+			error("gpupool: %s; starting with the last good configuration, %s (saved %s), until gpupool.conf is fixed and \"scontrol reconfigure\" loads it",
+			      conf_err, path, when);
 	} else {
 		error("gpupool: the last good configuration is no good either: %s",
 		      err);
@@ -1052,6 +1058,7 @@ static void _agent_start(void)
 extern int init(void)
 {
 	char err[1024] = "", *path;
+	bool reconf = gps_init_by_reconfigure();
 
 	if (gps_abi_check(plugin_type) != SLURM_SUCCESS)
 		return SLURM_ERROR;
@@ -1067,9 +1074,10 @@ extern int init(void)
 	/* No slurmctld lock here: see _load_state(). */
 	if (_load_config(path, slurm_conf.slurm_user_id, err, sizeof(err)) ==
 	    GP_OK) {
-		info("gpupool: configuration loaded from %s", path);
+		info("gpupool: configuration %s from %s",
+		     reconf ? "reloaded" : "loaded", path);
 		conf_copy_pending = true;
-	} else if (_load_config_copy(err)) {
+	} else if (_load_config_copy(err, reconf)) {
 		conf_sig.failed = true;	/* a reconfigure tries the file again */
 	} else {
 		fatal("gpupool: %s; refusing to start", err);
@@ -1115,6 +1123,9 @@ extern int fini(void)
 	}
 	_save_state(time(NULL));
 	_flush_events(time(NULL));
+	/* What the next start falls back to (a reconfigure, since 23.11). */
+	if (conf_copy_pending)
+		_save_config_copy();
 	xfree(held_ids);
 	held_cnt = held_cap = 0;
 	xfree(caps);
