@@ -153,10 +153,18 @@ static inline bool gps_init_by_reconfigure(void)
 #endif
 }
 
-/* site_factor_g_reconfig(): gone in 24.11 (reconfig re-inits plugins). */
+/*
+ * Keep a site_factor plugin's configuration current, as multifactor does.
+ * 22.05 initialises the plugin on first use; since 23.11
+ * site_factor_g_reconfig() needs site_factor_g_init() first (it calls
+ * through a NULL ops pointer otherwise: "scontrol setdebugflags" killed
+ * slurmctld), and 24.11 dropped it, since a reconfigure re-inits every
+ * plugin.  gpupool sets no site factor, so since 23.11 there is nothing to
+ * do.
+ */
 static inline void gps_site_factor_reconfig(void)
 {
-#if !GPS_SLURM_AT_LEAST(24, 11)
+#if !GPS_SLURM_AT_LEAST(23, 11)
 	site_factor_g_reconfig();
 #endif
 }
