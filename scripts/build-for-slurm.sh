@@ -3,7 +3,8 @@
 # tree (scripts/copy-source.sh; the repository's own build is left alone):
 # 22.05 against Debian's configured source (scripts/fetch-slurm-source.sh),
 # 23.11, 24.11, 25.11 and 26.05 against the configured source of the
-# release that scripts/build-slurm.sh builds (or has built: it is reused).
+# release that scripts/build-slurm.sh builds (or has built: it is reused),
+# and the gpupool command against that release's libslurm.
 #
 #   usage: scripts/build-for-slurm.sh RELEASE DEST [build-slurm.sh options]
 #     RELEASE  22.05, 23.11, 24.11, 25.11 or 26.05
@@ -32,12 +33,20 @@ else
 fi
 [[ -n $src && -f $src/config.h ]] || { log "no configured source of Slurm $rel"; exit 3; }
 
+# The gpupool command talks to the cluster through libslurm: that
+# release's (Debian's for 22.05), found through CPPFLAGS and LDFLAGS.
+cppflags='' ldflags=''
+if [[ -n $prefix ]]; then
+  cppflags="-I$prefix/include" ldflags="-L$prefix/lib -Wl,-rpath,$prefix/lib"
+fi
 # A tree configured against another source is configured again from clean.
 if ! { bash "$REPO/scripts/copy-source.sh" "$dest" &&
        cd "$dest" &&
        { [[ -x configure && configure -nt configure.ac ]] || autoreconf -fi; } &&
-       if [[ -f Makefile ]] && grep -q "^SLURM_SOURCE = $src\$" Makefile; then :; else
-         { [[ ! -f Makefile ]] || make clean; } && ./configure -q --with-slurm-source="$src"
+       if [[ -f Makefile ]] && grep -q "^SLURM_SOURCE = $src\$" Makefile &&
+          grep -qxF "CPPFLAGS = $cppflags" Makefile; then :; else
+         { [[ ! -f Makefile ]] || make clean; } &&
+           ./configure -q --with-slurm-source="$src" CPPFLAGS="$cppflags" LDFLAGS="$ldflags"
        fi &&
        make -j"$(nproc)"; } >&2; then
   log "gpupool did not build against Slurm $rel ($src) in $dest"

@@ -1,8 +1,6 @@
 #include "slurm_preemptions.hpp"
 
 #include <pwd.h>
-#include <slurm/slurm.h>
-#include <slurm/slurmdb.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,10 +8,7 @@
 #include <vector>
 
 #include "preemptions.hpp"
-
-extern "C" {
-char *slurm_job_state_string(uint32_t inx);
-}
+#include "slurm_compat.hpp"
 
 namespace gpupool::cli {
 
@@ -52,9 +47,9 @@ bool accounting_records(uint32_t job_id, const ControllerConf &conf, int64_t now
     step.step_id.step_id = NO_VAL;
     step.step_id.step_het_comp = NO_VAL;
     // Our lists own nothing: the items live here and in `conf`.
-    List step_list = slurm_list_create(nullptr);
+    compat::list_ptr step_list = slurm_list_create(nullptr);
     slurm_list_append(step_list, &step);
-    List cluster_list = slurm_list_create(nullptr);
+    compat::list_ptr cluster_list = slurm_list_create(nullptr);
     std::string cluster = conf.cluster;
     if (!cluster.empty()) slurm_list_append(cluster_list, cluster.data());
     slurmdb_job_cond_t cond;
@@ -65,13 +60,13 @@ bool accounting_records(uint32_t job_id, const ControllerConf &conf, int64_t now
     cond.cluster_list = cluster.empty() ? nullptr : cluster_list;
     cond.usage_start = 0;
     cond.usage_end = static_cast<time_t>(now);
-    List recs = slurmdb_jobs_get(db, &cond);
+    compat::list_ptr recs = slurmdb_jobs_get(db, &cond);
     bool ok = true;
     if (!recs) {
         why_not = "slurmdbd gave no job records";
         ok = false;
     } else {
-        ListIterator it = slurm_list_iterator_create(recs);
+        compat::list_itr_ptr it = slurm_list_iterator_create(recs);
         while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it))) {
             if (r->jobid != job_id) continue;
             AcctRecord a;

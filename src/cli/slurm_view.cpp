@@ -4,23 +4,13 @@
 #include "slurm_view.hpp"
 
 #include <pwd.h>
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-#include <slurm/slurmdb.h>
+#include "slurm_compat.hpp"
 
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "slurm_text.hpp"
-
-// Exported by libslurm (bit_set_count, job_state_string and
-// job_reason_string of src/common), not declared in slurm.h.
-extern "C" {
-int64_t slurm_bit_set_count(bitstr_t *b);
-char *slurm_job_state_string(uint32_t inx);
-char *slurm_job_reason_string(enum job_state_reason inx);
-}
 
 namespace gpupool::cli {
 
@@ -29,7 +19,7 @@ namespace {
 std::string str(const char *s) { return s ? s : ""; }
 
 [[noreturn]] void fail(const std::string &what) {
-    throw std::runtime_error(what + ": " + slurm_strerror(slurm_get_errno()));
+    throw std::runtime_error(what + ": " + slurm_strerror(compat::slurm_errno()));
 }
 
 // gps_snapshot_build's _node_unusable: DOWN, FUTURE or DRAINED (drain set
@@ -112,7 +102,7 @@ ControllerConf load_controller_conf() {
     out.slurm_conf = str(c->slurm_conf);
     out.state_save = str(c->state_save_location);
     out.private_jobs = c->private_data & PRIVATE_DATA_JOBS;
-    slurm_free_ctl_conf(c);
+    compat::free_ctl_conf(c);
     return out;
 }
 
@@ -181,7 +171,7 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
         // As squeue's %r: the reason's text when Slurm (or gpupool) set one.
         m.slurm_reason = j.state_desc && *j.state_desc
                              ? str(j.state_desc)
-                             : str(slurm_job_reason_string(static_cast<job_state_reason>(j.state_reason)));
+                             : str(compat::job_reason_string(static_cast<job_state_reason>(j.state_reason)));
         m.state_desc = str(j.state_desc);
         m.slurm_priority = j.priority;
         m.array_job_id = j.array_job_id;
@@ -228,9 +218,9 @@ std::unordered_map<uint32_t, int64_t> first_submit_times(const ClusterView &view
         return out;
     }
     // Our lists own nothing: the items live in `steps` and `conf`.
-    List step_list = slurm_list_create(nullptr);
+    compat::list_ptr step_list = slurm_list_create(nullptr);
     for (slurm_selected_step_t &s : steps) slurm_list_append(step_list, &s);
-    List cluster_list = slurm_list_create(nullptr);
+    compat::list_ptr cluster_list = slurm_list_create(nullptr);
     std::string cluster = conf.cluster;
     if (!cluster.empty()) slurm_list_append(cluster_list, cluster.data());
     slurmdb_job_cond_t cond;
@@ -241,11 +231,11 @@ std::unordered_map<uint32_t, int64_t> first_submit_times(const ClusterView &view
     cond.cluster_list = cluster.empty() ? nullptr : cluster_list;
     cond.usage_start = 0;
     cond.usage_end = static_cast<time_t>(view.now);
-    List recs = slurmdb_jobs_get(db, &cond);
+    compat::list_ptr recs = slurmdb_jobs_get(db, &cond);
     if (!recs) {
         why_not = "slurmdbd gave no job records";
     } else {
-        ListIterator it = slurm_list_iterator_create(recs);
+        compat::list_itr_ptr it = slurm_list_iterator_create(recs);
         while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it))) {
             if (r->submit <= 0) continue;
             auto [pos, fresh] = out.emplace(r->jobid, int64_t(r->submit));
