@@ -161,6 +161,8 @@ stop_group() {
     # Only signal it if the pid still is that daemon (pid files go stale).
     if pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name"* ]]; then
       kill -TERM "$pid" 2>/dev/null || true
+      # One left frozen (kill-ctld --when-saved) handles the TERM now.
+      kill -CONT "$pid" 2>/dev/null || true
       pids+=("$pid")
     fi
     rm -f "$pf"
@@ -602,7 +604,23 @@ cmd_kill_ctld() {
   pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmctld* ]] \
     || die "slurmctld is not running"
   if [[ $when_saved == --when-saved ]]; then
-    until ctld_state_current; do
+    # A frozen slurmctld is never left behind: whatever ends this script
+    # (die, a signal) before the kill lets it run on.
+    trap "kill -CONT $pid 2>/dev/null || true" EXIT
+    trap 'exit 130' INT TERM HUP
+    while true; do
+      # Current: freeze it and look again, so that no job event can come
+      # between the last look and the kill.  Seen on Slurm 26.05: a job
+      # end that came in those few ms was lost with the kill, and the job
+      # stayed RUNNING over a minute after the restart (no node
+      # registration purged it in that time).  An RPC that arrives while
+      # it is frozen gets no answer before the kill, so its sender
+      # (slurmstepd's job-complete RPC) retries with the next slurmctld.
+      if ctld_state_current; then
+        kill -STOP "$pid"
+        ctld_state_current && break
+        kill -CONT "$pid"
+      fi
       (( SECONDS < deadline )) || die "slurmctld's job state was not current on disk within 60 s (lead $STATE_LEAD s)"
       # Jobs that keep starting and ending may never leave a quiet moment
       # after a save (seen on a loaded machine): an update RPC makes Slurm
@@ -616,6 +634,7 @@ cmd_kill_ctld() {
     done
   fi
   kill -KILL "$pid"
+  trap - EXIT INT TERM HUP
   wait_for "slurmctld to die" 10 all_dead "$pid" || die "slurmctld $pid survived SIGKILL"
   # Checked again now that neither the log nor the state file changes.
   ctld_state_current && current=yes
