@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "gpupool.h"
 #include "slurm_text.hpp"
 
 namespace gpupool::cli {
@@ -70,7 +71,7 @@ uint32_t job_gpus(const slurm_job_info_t &j, bool allocated, const std::string &
 bool our_hold(const slurm_job_info_t &j) {
     if (j.priority != 0) return false;
     if (j.state_reason != WAIT_HELD && j.state_reason != WAIT_NO_REASON) return false;
-    return j.state_desc && std::strncmp(j.state_desc, "GpuPool", 7) == 0;
+    return j.state_desc && std::strncmp(j.state_desc, GP_HOLD_PREFIX, sizeof(GP_HOLD_PREFIX) - 1) == 0;
 }
 
 bool not_eligible(const slurm_job_info_t &j) {

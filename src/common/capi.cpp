@@ -10,6 +10,7 @@
 #include "engine.hpp"
 #include "events.hpp"
 #include "gpupool.h"
+#include "placement.hpp"
 #include "stats.hpp"
 #include "trust.hpp"
 
@@ -117,6 +118,50 @@ JobRef to_ref(const gp_job_t *j) {
 }  // namespace
 
 GP_EXPORT uint32_t gp_abi_version(void) { return GP_ABI_VERSION; }
+
+GP_EXPORT int gp_hold_until_pass(gp_pending_result_t *r, uint32_t facts) {
+    if (!r) return 0;
+    PlaceFacts f;
+    f.submit = (facts & GP_PLACE_SUBMIT) != 0;
+    f.array = (facts & GP_PLACE_ARRAY) != 0;
+    f.untested = (facts & GP_PLACE_UNTESTED) != 0;
+    f.no_room = (facts & GP_PLACE_NO_ROOM) != 0;
+    if (!waits_for_pass(r->admission, f)) return 0;
+    r->admission = GP_HELD_QUOTA;
+    r->priority = 0;
+    put(r->reason, starting_reason());
+    return 1;
+}
+
+GP_EXPORT int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_t *r, uint32_t pending_tasks,
+                                int lower_only) {
+    if (!t) return 0;
+    if (r && r->admission == GP_HELD_QUOTA) return 0;  // priority 0 stops it; the cap stays
+    uint32_t limit = 0;
+    if (r && r->admission == GP_ADMIT_QUOTA && pending_tasks > 1) {
+        limit = r->array_running + r->admitted_tasks;
+        if (limit < 1) limit = 1;
+    } else if (!t->capped) {
+        return 0;  // nothing of gpupool's to take back
+    } else {
+        lower_only = 0;
+    }
+    ArrayThrottle a;
+    a.max_run_tasks = t->max_run_tasks;
+    a.capped = t->capped != 0;
+    a.user_max = t->user_max;
+    a.our_max = t->our_max;
+    const bool raised = cap_array(a, limit, lower_only != 0);
+    t->max_run_tasks = a.max_run_tasks;
+    t->capped = a.capped ? 1 : 0;
+    t->user_max = a.user_max;
+    t->our_max = a.our_max;
+    return raised ? 1 : 0;
+}
+
+GP_EXPORT const char *gp_rule_name(int rule) {
+    return rule_name(rule == GP_RULE_INPOOL ? Rule::InPool : rule == GP_RULE_RECLAIM ? Rule::Reclaim : Rule::None);
+}
 
 GP_EXPORT gp_engine_t *gp_engine_create(void) { return new (std::nothrow) gp_engine; }
 
@@ -416,9 +461,7 @@ PreemptionEvent to_event(const gp_preemption_t *p) {
     e.preemptor_job_id = p->preemptor_job_id;
     e.preemptor_pool = str_or_empty(p->preemptor_pool);
     e.preemptor_tier = str_or_empty(p->preemptor_tier);
-    e.rule = rule_name(p->rule == GP_RULE_INPOOL    ? Rule::InPool
-                       : p->rule == GP_RULE_RECLAIM ? Rule::Reclaim
-                                                    : Rule::None);
+    e.rule = gp_rule_name(p->rule);
     e.mode = mode_name(p->mode);
     e.grace_time = p->grace_time;
     e.why = str_or_empty(p->why);

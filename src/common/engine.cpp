@@ -6,6 +6,8 @@
 #include <tuple>
 
 #include "fairshare.hpp"
+#include "gpupool.h"
+#include "placement.hpp"
 
 namespace gpupool {
 
@@ -191,9 +193,9 @@ void Engine::admit_one(PendingResult &r, Evaluation &ev) const {
 }
 
 std::string Engine::reason_of(const PendingResult &r) const {
-    if (r.hold == Hold::Starting) return "GpuPoolStarting";
+    if (r.hold == Hold::Starting) return starting_reason();
     if (r.hold != Hold::Quota && r.hold != Hold::QuotaTooSmall) return "";
-    std::string out = r.hold == Hold::QuotaTooSmall ? "GpuPoolQuotaTooSmall:" : "GpuPoolQuota:";
+    std::string out = r.hold == Hold::QuotaTooSmall ? GP_HOLD_PREFIX "QuotaTooSmall:" : GP_HOLD_PREFIX "Quota:";
     const char *sep = "";
     for (const Refusal &x : r.refused) {
         const bool known = x.pool >= 0 && static_cast<size_t>(x.pool) < eval_.pools.size();

@@ -29,7 +29,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 6
+#define GP_ABI_VERSION 7
 
 typedef enum {
 	GP_OK = 0,
@@ -46,6 +46,13 @@ typedef struct gp_snapshot gp_snapshot_t;
 
 /* ABI 4.  GP_ABI_VERSION as the library was built. */
 uint32_t gp_abi_version(void);
+
+/*
+ * ABI 7.  Every reason text gpupool gives a job it holds starts with this
+ * ("GpuPoolQuota:pool1 2/2", "GpuPoolStarting"), so that the plugins and
+ * the gpupool command tell its holds from a user's or an admin's.
+ */
+#define GP_HOLD_PREFIX "GpuPool"
 
 /* ------------------------------------------------------------------ */
 /* Engine life cycle and configuration                                 */
@@ -291,6 +298,59 @@ int gp_engine_provisional(gp_engine_t *engine, const gp_job_t *job,
 			  int64_t now, gp_pending_result_t *out);
 
 /*
+ * ABI 7.  What only Slurm knows about a job placed by
+ * gp_engine_provisional() (priority_p_set), for gp_hold_until_pass().
+ */
+#define GP_PLACE_SUBMIT 0x1     /* its first priority: Slurm is submitting it */
+#define GP_PLACE_ARRAY 0x2      /* Slurm already made it a job array record */
+#define GP_PLACE_UNTESTED 0x4   /* Slurm has not found that it may start now
+				   (details without a begin time) */
+#define GP_PLACE_NO_ROOM 0x8    /* admitted, but in none of the partitions
+				   Slurm may try it in now */
+
+/*
+ * ABI 7.  Must the job of result `r` wait for the next pass instead of
+ * starting now?  An admitted job (GP_ADMIT_QUOTA) that Slurm is submitting
+ * and has not tested (GP_PLACE_SUBMIT | GP_PLACE_UNTESTED, not
+ * GP_PLACE_ARRAY) may be a job array record Slurm has not made yet, whose
+ * tasks the scheduler could all start before a pass caps its throttle; a
+ * job that is not held (GP_ADMIT_*) with GP_PLACE_NO_ROOM can start only
+ * once a pass gives it its partitions.  If so `r` becomes that hold
+ * (GP_HELD_QUOTA, priority 0, reason GP_HOLD_PREFIX "Starting") and 1 is
+ * returned; else 0 and `r` is unchanged.
+ */
+int gp_hold_until_pass(gp_pending_result_t *r, uint32_t facts);
+
+/*
+ * ABI 7.  The throttle (ArrayTaskThrottle) gpupool puts on a pending job
+ * array record of a non-preemptible tier: Slurm starts task after task from
+ * one record in a scheduling pass and only the throttle stops it.  The
+ * plugin keeps one of these per record it capped.
+ */
+typedef struct {
+	uint32_t max_run_tasks; /* in: the record's throttle now (0 = none);
+				   out: the throttle to set */
+	int capped;             /* in/out: 1 while the throttle is gpupool's */
+	uint32_t user_max;      /* in/out while capped: the user's own
+				   throttle, put back when the cap goes */
+	uint32_t our_max;       /* in/out while capped: the cap gpupool set */
+} gp_array_throttle_t;
+
+/*
+ * ABI 7.  Cap the record's throttle for its result `r`: admitted within
+ * quota with `pending_tasks` > 1, at most its running tasks plus the
+ * admitted ones (array_running + admitted_tasks, at least 1), never above
+ * the user's throttle (a throttle changed since gpupool set it is the
+ * user's); with `lower_only`, never above the cap set before either (a
+ * result older than the tasks started since).  Held: nothing changes.
+ * Otherwise, or `r` NULL (no longer a pending array), the user's throttle
+ * goes back.  Returns 1 if more tasks may start than before (the throttle
+ * went up or went away), 0 otherwise.
+ */
+int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_t *r,
+		      uint32_t pending_tasks, int lower_only);
+
+/*
  * A job ended, was cancelled or was requeued (priority_p_job_end): what it
  * held or reserved is given back and admission is redone at once in the
  * last pass's order.  Returns 1 if some pending job's admission changed
@@ -316,6 +376,9 @@ typedef struct {
 	uint32_t victim_pool_quota;
 	char why[128];        /* short reason, also when not allowed */
 } gp_verdict_t;
+
+/* ABI 7.  Name of a rule for logs and records: "InPool", "Reclaim", "None". */
+const char *gp_rule_name(int rule);
 
 /*
  * May `victim` (running) be preempted so that `preemptor` (pending) can
