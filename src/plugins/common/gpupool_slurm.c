@@ -1,40 +1,8 @@
 /*
  * gpupool_slurm.c - slurmctld records -> gpupool core snapshot (see .h).
  *
- * QOS names (issue 6): job_ptr->qos_ptr points into assoc_mgr's QOS list,
- * which "sacctmgr modify/delete qos" rewrites under assoc_mgr's QOS write
- * lock, so the name is never read through it.  A job's QOS is read as its
- * id (job_ptr->qos_id, job lock) and the name comes from our own id->name
- * copy, taken under assoc_mgr's QOS read lock (Slurm's lock order:
- * slurmctld locks first, then assoc_mgr locks; taking the QOS read lock
- * while this thread already holds any assoc_mgr lock would self-deadlock
- * against a waiting writer or trip Slurm's lock checks).  A QOS id keeps
- * its name (a QOS cannot be renamed; a new QOS gets a new id), so the copy
- * is only ever extended, on a miss.  Callers that may refresh it on a miss
- * (may_lock true) hold no assoc_mgr lock; checked in Slurm 22.05.8:
- *  - priority_p_set: set_job_prio() from job_mgr.c job_allocate,
- *    _release_job_rec, _update_job (its assoc_mgr_lock at the QOS update
- *    is released before set_job_prio), job_time_limit,
- *    kill_job_by_front_end_name, _job_suspend_op: slurmctld locks only.
- *  - priority_p_job_end: acct_policy.c _adjust_limit_usage calls
- *    priority_g_job_end() before taking its assoc/QOS write lock.  (It
- *    reads no QOS name; it takes the assoc+QOS write lock itself.)
- *  - priority/gpupool's agent pass: its own thread, slurmctld locks only.
- *  - preempt_p_preemptable: slurm_find_preemptable_jobs() from
- *    node_scheduler.c _get_req_features, job_scheduler.c job_start_data,
- *    backfill.c _try_sched: no assoc_mgr lock held (select_nodes releases
- *    its QOS read lock before _get_req_features).
- *  - preempt_p_job_preempt_check: sort_job_queue2() from
- *    job_scheduler.c _schedule and backfill.c _attempt_backfill, both
- *    after their assoc_mgr_unlock.
- *  - PREEMPT_DATA_ENABLED: _pick_best_nodes, slurm_find_preemptable_jobs,
- *    sort_job_queue2: no assoc_mgr lock.
- *  - PREEMPT_DATA_GRACE_TIME: slurm_job_get_grace_time() from
- *    _job_check_grace_internal (node_scheduler.c _preempt_jobs, after
- *    select_nodes' assoc_mgr_unlock): no assoc_mgr lock.
- * But PREEMPT_DATA_MODE is asked by job_mgr.c pack_job() (squeue,
- * scontrol show job) while it holds assoc_mgr's QOS read lock: the mode
- * path uses the copy only (may_lock false).
+ * Nothing here takes a slurmctld lock; QOS names come from gpupool_qos.c
+ * (its header comment says which callers may look one up).
  */
 #include "config.h"
 
@@ -47,6 +15,7 @@
 #include "src/common/node_conf.h"
 #include "src/common/xstring.h"
 
+#include "gpupool_hold.h"
 #include "gpupool_slurm.h"
 
 /*
@@ -82,14 +51,14 @@ static void _copy(char *dst, size_t len, const char *src, size_t n)
 	dst[n] = '\0';
 }
 
-extern void gps_tres_init(gps_tres_t *t)
+/* Find QuotaTRES `quota` ("gres/gpu[:TYPE]") in the TRES arrays. */
+static void _tres_find(const char *quota, gps_tres_t *t)
 {
-	char quota[160], *name, *colon;
+	const char *name, *colon;
 	slurmdb_tres_rec_t rec;
 
 	memset(t, 0, sizeof(*t));
 	t->tres_pos = -1;
-	gp_engine_quota_tres(gp_shared_engine(), quota, sizeof(quota));
 	/* "gres/gpu" or "gres/gpu:TYPE" (the core's parser guarantees it) */
 	name = strchr(quota, '/');
 	name = name ? name + 1 : quota;
@@ -112,6 +81,29 @@ extern void gps_tres_init(gps_tres_t *t)
 	t->tres_cnt = slurmctld_tres_cnt;
 	if ((t->tres_pos >= t->tres_cnt) || (t->tres_cnt <= 0))
 		t->tres_pos = -1;
+}
+
+/*
+ * The last lookup, kept while QuotaTRES and slurmctld's TRES count stay
+ * (a TRES keeps its position: slurmctld only appends new ones).
+ */
+static pthread_mutex_t tres_mutex = PTHREAD_MUTEX_INITIALIZER;
+static gps_tres_t tres_found;
+static char tres_found_quota[160] = "";
+
+extern void gps_tres_get(gps_tres_t *t)
+{
+	char quota[sizeof(tres_found_quota)];
+
+	gp_engine_quota_tres(gp_shared_engine(), quota, sizeof(quota));
+	slurm_mutex_lock(&tres_mutex);
+	if (strcmp(quota, tres_found_quota) || (tres_found.tres_pos < 0) ||
+	    (tres_found.tres_cnt != slurmctld_tres_cnt)) {
+		_tres_find(quota, &tres_found);
+		strlcpy(tres_found_quota, quota, sizeof(tres_found_quota));
+	}
+	*t = tres_found;
+	slurm_mutex_unlock(&tres_mutex);
 }
 
 /* Sum of the GRES counts of `gres_list` (job gres_state_t records). */
@@ -219,86 +211,6 @@ static char *_job_partitions(job_record_t *job_ptr, int state,
 	return buf;
 }
 
-/* QOS id -> name, copied from assoc_mgr (see the header comment). */
-static pthread_mutex_t qos_mutex = PTHREAD_MUTEX_INITIALIZER;
-static char **qos_names = NULL;		/* by id; NULL: no such QOS seen */
-static uint32_t qos_names_cnt = 0;
-static time_t qos_refreshed = 0;
-
-/* Copy the name of QOS `id` into buf; false if not in our copy. */
-static bool _qos_lookup(uint32_t id, char *buf, size_t len)
-{
-	bool found = false;
-
-	slurm_mutex_lock(&qos_mutex);
-	if ((id < qos_names_cnt) && qos_names[id]) {
-		strlcpy(buf, qos_names[id], len);
-		found = true;
-	}
-	slurm_mutex_unlock(&qos_mutex);
-	return found;
-}
-
-extern void gps_qos_names_refresh(void)
-{
-	assoc_mgr_lock_t locks = { .qos = READ_LOCK };
-	slurmdb_qos_rec_t *qos;
-	list_itr_t *it;
-	char **names = NULL, **old;
-	uint32_t cnt = 0, old_cnt, i;
-
-	assoc_mgr_lock(&locks);
-	if (assoc_mgr_qos_list) {
-		it = list_iterator_create(assoc_mgr_qos_list);
-		while ((qos = list_next(it)))
-			if (qos->name && (qos->id >= cnt))
-				cnt = qos->id + 1;
-		list_iterator_reset(it);
-		names = xcalloc(cnt ? cnt : 1, sizeof(char *));
-		while ((qos = list_next(it)))
-			if (qos->name)
-				names[qos->id] = xstrdup(qos->name);
-		list_iterator_destroy(it);
-	}
-	assoc_mgr_unlock(&locks);
-
-	slurm_mutex_lock(&qos_mutex);
-	old = qos_names;
-	old_cnt = qos_names_cnt;
-	if (names) {
-		qos_names = names;
-		qos_names_cnt = cnt;
-	} else {
-		old = NULL;	/* no QOS list (yet): keep what we have */
-	}
-	qos_refreshed = time(NULL);
-	slurm_mutex_unlock(&qos_mutex);
-	for (i = 0; old && (i < old_cnt); i++)
-		xfree(old[i]);
-	xfree(old);
-}
-
-extern const char *gps_job_qos(job_record_t *job_ptr, bool may_lock,
-			       char *buf, size_t len)
-{
-	uint32_t id = job_ptr->qos_id;
-	bool stale;
-
-	if (!id)
-		return NULL;
-	if (_qos_lookup(id, buf, len))
-		return buf;
-	if (!may_lock)
-		return NULL;
-	/* A QOS we have not seen: refresh, at most once a second. */
-	slurm_mutex_lock(&qos_mutex);
-	stale = (qos_refreshed != time(NULL));
-	slurm_mutex_unlock(&qos_mutex);
-	if (stale)
-		gps_qos_names_refresh();
-	return _qos_lookup(id, buf, len) ? buf : NULL;
-}
-
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
 			 gp_job_t *out, char **part_buf,
@@ -350,7 +262,6 @@ typedef struct {
 	gp_snapshot_t *snap;
 	const gps_tres_t *t;
 	bool running_only;
-	gps_our_hold_f our_hold;
 	uint32_t jobs;
 } job_add_t;
 
@@ -374,7 +285,7 @@ static int _add_job(void *x, void *arg)
 	 * quota the moment it becomes eligible.
 	 */
 	if ((state == GP_JOB_PENDING) && (job_ptr->priority == 0) &&
-	    !(add->our_hold && add->our_hold(job_ptr)))
+	    !gps_hold_is_ours(job_ptr))
 		job.user_held = 1;
 	if (gp_snapshot_add_job(add->snap, &job) == GP_OK)
 		add->jobs++;
@@ -383,8 +294,7 @@ static int _add_job(void *x, void *arg)
 }
 
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
-					 bool running_only,
-					 gps_our_hold_f our_hold, time_t now,
+					 bool running_only, time_t now,
 					 uint32_t *job_cnt)
 {
 	gp_snapshot_t *snap;
@@ -447,8 +357,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 
 	if (job_list) {
 		job_add_t add = { .snap = snap, .t = t,
-				  .running_only = running_only,
-				  .our_hold = our_hold };
+				  .running_only = running_only };
 		/*
 		 * list_for_each, not an iterator: since Slurm 25.11
 		 * preempt/gpupool refreshes from inside
@@ -463,16 +372,4 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	if (job_cnt)
 		*job_cnt = jobs;
 	return snap;
-}
-
-extern const char *gps_rule_name(int rule)
-{
-	switch (rule) {
-	case GP_RULE_INPOOL:
-		return "InPool";
-	case GP_RULE_RECLAIM:
-		return "Reclaim";
-	default:
-		return "None";
-	}
 }

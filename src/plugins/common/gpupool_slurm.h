@@ -17,12 +17,6 @@
 
 #include "gpupool.h"
 
-/*
- * Every reason text gpupool gives the jobs it holds starts with this, so
- * that its own holds can be told from a user's or admin's.
- */
-#define GPS_HOLD_PREFIX "GpuPool"
-
 /* How a job's tracked resource (gpupool.conf QuotaTRES=) is counted. */
 typedef struct {
 	int tres_pos;          /* index in tres_req_cnt/tres_alloc_cnt, -1 */
@@ -33,11 +27,13 @@ typedef struct {
 } gps_tres_t;
 
 /*
- * Read QuotaTRES from the shared engine and find its position in the TRES
- * arrays (takes and releases the assoc_mgr TRES read lock itself; callers
- * may hold slurmctld locks, which come before assoc_mgr locks).
+ * How to count QuotaTRES (the shared engine's, the staged one after a
+ * reload) now: the one lookup of the tracked resource, which every caller
+ * uses.  Looks it up again when QuotaTRES or slurmctld's TRES change, under
+ * the assoc_mgr TRES read lock, which it takes itself: callers may hold
+ * slurmctld locks (they come before assoc_mgr locks), no assoc_mgr lock.
  */
-extern void gps_tres_init(gps_tres_t *t);
+extern void gps_tres_get(gps_tres_t *t);
 
 /*
  * The job's count of the tracked resource: allocated for a job that holds
@@ -89,21 +85,17 @@ extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr);
 /* gpupool state of a job record; -1 for jobs that hold and want nothing. */
 extern int gps_job_state(job_record_t *job_ptr);
 
-/* Callback: true if gpupool itself holds this pending job. */
-typedef bool (*gps_our_hold_f)(job_record_t *job_ptr);
-
 /*
  * Snapshot of the cluster: nodes with their configured count of the
  * tracked GRES, partitions, and every unfinished job.  `running_only`
  * leaves out nodes, partitions and pending jobs (for
- * gp_engine_refresh_running).  `our_hold` tells gpupool's own holds from
- * user/admin holds (NULL: every priority-0 pending job is user-held).
+ * gp_engine_refresh_running).  A priority-0 pending job that is not
+ * gpupool's hold (gps_hold_is_ours) is its user's or an admin's.
  * Caller holds job read, node read and partition read locks and no
  * assoc_mgr lock (see gps_job_fill).  NULL on allocation failure.
  */
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
-					 bool running_only,
-					 gps_our_hold_f our_hold, time_t now,
+					 bool running_only, time_t now,
 					 uint32_t *job_cnt);
 
 /*
@@ -112,8 +104,5 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
  * and returns SLURM_ERROR, so that slurmctld does not start with it.
  */
 extern int gps_abi_check(const char *plugin_type);
-
-/* Preempt mode name for logs. */
-extern const char *gps_rule_name(int rule);
 
 #endif /* GPUPOOL_SLURM_H */

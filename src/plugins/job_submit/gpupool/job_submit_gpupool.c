@@ -22,7 +22,7 @@
 #include "src/common/xstring.h"
 
 #include "gpupool_compat.h"
-#include "gpupool_slurm.h"
+#include "gpupool_hold.h"
 
 const char plugin_name[] = "gpupool job submit: user and admin holds";
 const char plugin_type[] = "job_submit/gpupool";
@@ -43,27 +43,16 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid,
 	return SLURM_SUCCESS;
 }
 
-/* Held by gpupool for quota, and by nobody else. */
-static bool _gpupool_hold(job_record_t *job_ptr)
-{
-	return IS_JOB_PENDING(job_ptr) && (job_ptr->priority == 0) &&
-	       !job_ptr->direct_set_prio &&
-	       (job_ptr->state_reason == WAIT_HELD) && job_ptr->state_desc &&
-	       !xstrncmp(job_ptr->state_desc, GPS_HOLD_PREFIX,
-			 strlen(GPS_HOLD_PREFIX));
-}
-
 extern int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr,
 		      uint32_t submit_uid GPS_JOB_MODIFY_EXTRA_PARAMS)
 {
 	/* A hold request is priority 0 (scontrol hold/uhold, sbatch -H). */
-	if (!job_ptr || (job_desc->priority != 0) || !_gpupool_hold(job_ptr))
+	if (!job_ptr || (job_desc->priority != 0) || !gps_hold_is_ours(job_ptr))
 		return SLURM_SUCCESS;
 	info("gpupool: hold requested by uid %u on JobId=%u, which gpupool holds for quota (%s): the hold is theirs now",
 	     submit_uid, job_ptr->job_id, job_ptr->state_desc);
+	gps_hold_release(job_ptr);
 	/* Any priority above the requested 0 lets _update_job hold it. */
 	job_ptr->priority = 1;
-	job_ptr->state_reason = WAIT_NO_REASON;
-	xfree(job_ptr->state_desc);
 	return SLURM_SUCCESS;
 }

@@ -34,6 +34,7 @@
 #include "gpupool.h"
 #include "gpupool_compat.h"
 #include "gpupool_slurm.h"
+#include "preempt_gpupool.h"
 
 /* Fallbacks for a process that is not slurmctld (see priority_gpupool.c). */
 #if !defined(__APPLE__)
@@ -48,25 +49,8 @@ const char plugin_name[] = "Preempt gpupool plugin (GPU pool reclaim)";
 const char plugin_type[] = "preempt/gpupool";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/*
- * Last allowed verdict per victim, so the preemption that follows can be
- * logged with its preemptor and rule (Slurm asks the victim's grace time
- * exactly once, when it really preempts it).
- */
-#define VCACHE_SIZE 4096
-typedef struct {
-	uint32_t victim_id;
-	uint32_t preemptor_id;
-	uint32_t victim_gpus;
-	gp_verdict_t verdict;
-} vcache_t;
-static vcache_t vcache[VCACHE_SIZE];
-static pthread_mutex_t vcache_mutex = PTHREAD_MUTEX_INITIALIZER;
-
 static time_t last_refresh = (time_t) -1;
 static time_t last_refresh_at = 0;	/* when that refresh ran */
-static gps_tres_t tres;
-static bool tres_ready = false;
 static bool qos_seeded = false;
 
 extern int init(void)
@@ -95,14 +79,6 @@ extern void fini(void)
 {
 }
 
-static void _tres_ensure(void)
-{
-	if (!tres_ready || (tres.tres_cnt != slurmctld_tres_cnt)) {
-		gps_tres_init(&tres);
-		tres_ready = true;
-	}
-}
-
 /*
  * Jobs started or ended since the engine's last look: refresh its pool
  * usage and victim order from the running jobs.  Caller holds job read,
@@ -112,6 +88,7 @@ static void _refresh_running(void)
 {
 	gp_engine_t *e = gp_shared_engine();
 	gp_snapshot_t *snap;
+	gps_tres_t tres;
 	time_t now, seen = last_node_update;
 	uint32_t jobs = 0;
 	int rc;
@@ -128,9 +105,8 @@ static void _refresh_running(void)
 	if (!job_list || (gp_engine_pool_count(e) == 0))
 		return;
 	now = time(NULL);
-	gps_tres_init(&tres);
-	tres_ready = true;
-	if (!(snap = gps_snapshot_build(&tres, true, NULL, now, &jobs)))
+	gps_tres_get(&tres);
+	if (!(snap = gps_snapshot_build(&tres, true, now, &jobs)))
 		return;
 	rc = gp_engine_refresh_running(e, snap, (int64_t) now);
 	gp_snapshot_destroy(snap);
@@ -194,6 +170,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 {
 	gp_job_t victim, pre;
 	gp_verdict_t v;
+	gps_tres_t tres;
 	char *vparts = NULL, *pparts = NULL;
 	char vqos[GPS_QOS_LEN], pqos[GPS_QOS_LEN];
 	int rc;
@@ -211,7 +188,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 	if (GPS_PREEMPT_PREPARE_IN_PREEMPTABLE)
 		_preempt_prepare();
 
-	_tres_ensure();
+	gps_tres_get(&tres);
 	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, &victim, &vparts,
 		     vqos);
 	gps_job_fill(preemptor, GP_JOB_PENDING, &tres, preemptor->part_ptr,
@@ -228,17 +205,11 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 		debug2("gpupool: JobId=%u %s preempt JobId=%u (pool %s, %u/%u) rule %s: %s",
 		       preemptor->job_id, v.allowed ? "may" : "may not",
 		       preemptee->job_id, v.victim_pool, v.victim_pool_used,
-		       v.victim_pool_quota, gps_rule_name(v.rule), v.why);
+		       v.victim_pool_quota, gp_rule_name(v.rule), v.why);
 	}
-	if (v.allowed) {
-		vcache_t *c = &vcache[preemptee->job_id % VCACHE_SIZE];
-		slurm_mutex_lock(&vcache_mutex);
-		c->victim_id = preemptee->job_id;
-		c->preemptor_id = preemptor->job_id;
-		c->victim_gpus = victim.gpus;
-		c->verdict = v;
-		slurm_mutex_unlock(&vcache_mutex);
-	}
+	if (v.allowed)
+		gpe_record_verdict(preemptee->job_id, preemptor->job_id,
+				   victim.gpus, &v);
 	xfree(vparts);
 	xfree(pparts);
 	return v.allowed ? true : false;
@@ -309,138 +280,6 @@ static uint32_t _grace_time(job_record_t *job_ptr)
 	return grace;
 }
 
-/*
- * Send the job's SystemComment to slurmdbd, for the job's newest record:
- * the run being preempted.  As Slurm's burst buffer plugins do
- * (bb_update_system_comment): JOBCOND_FLAG_NO_WAIT queues it for
- * slurmctld's slurmdbd agent, so the job write lock never waits on
- * slurmdbd, and the agent sends it before the end record of the run.
- * Slurm 22.05 sends no SystemComment with that end record (nor with the
- * next run's start), which therefore leaves this one in place.
- */
-static void _store_system_comment(job_record_t *job_ptr)
-{
-	slurmdb_job_cond_t job_cond;
-	slurmdb_job_rec_t job_rec;
-	slurm_selected_step_t step;
-	list_t *ret_list;
-
-	if (!job_ptr->details || !slurm_conf.cluster_name)
-		return;
-	memset(&job_cond, 0, sizeof(job_cond));
-	memset(&job_rec, 0, sizeof(job_rec));
-	memset(&step, 0, sizeof(step));
-	step.array_task_id = NO_VAL;
-	step.het_job_offset = NO_VAL;
-	step.step_id.job_id = job_ptr->job_id;
-	step.step_id.step_id = NO_VAL;
-	step.step_id.step_het_comp = NO_VAL;
-	job_cond.step_list = list_create(NULL);
-	list_append(job_cond.step_list, &step);
-	job_cond.cluster_list = list_create(NULL);
-	list_append(job_cond.cluster_list, slurm_conf.cluster_name);
-	job_cond.flags = JOBCOND_FLAG_NO_WAIT | JOBCOND_FLAG_NO_DEFAULT_USAGE;
-	/* Any scheduling flags: 0 would match only records with none. */
-	job_cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
-	job_cond.usage_start = job_ptr->details->submit_time;
-	job_rec.derived_ec = NO_VAL;	/* change nothing but the comment */
-	job_rec.system_comment = job_ptr->system_comment;
-	ret_list = acct_storage_g_modify_job(acct_db_conn,
-					     slurm_conf.slurm_user_id,
-					     &job_cond, &job_rec);
-	FREE_NULL_LIST(ret_list);
-	FREE_NULL_LIST(job_cond.step_list);
-	FREE_NULL_LIST(job_cond.cluster_list);
-}
-
-/*
- * Records that outlive slurmctld's log: a line of gpupool's event log,
- * queued in memory (priority/gpupool's agent writes it with no lock held),
- * and the job's SystemComment, which slurmdbd keeps with the record of the
- * run preempted (sacct -D -o SystemComment).  The job's name goes only
- * into the JSON line, as a string value.  Caller holds the job write lock
- * and no assoc_mgr lock.
- */
-static void _record_preemption(job_record_t *job_ptr, const vcache_t *c,
-			       uint16_t mode, uint32_t grace)
-{
-	gp_engine_t *e = gp_shared_engine();
-	job_record_t *preemptor = find_job_record(c->preemptor_id);
-	gp_preemption_t p;
-	gp_tier_info_t vt, pt;
-	char vqos[GPS_QOS_LEN], pqos[GPS_QOS_LEN];
-	char comment[GP_SYSTEM_COMMENT_MAX + 1];
-	int rc;
-
-	memset(&p, 0, sizeof(p));
-	p.time = (int64_t) time(NULL);
-	p.victim_job_id = job_ptr->job_id;
-	p.victim_name = job_ptr->name;
-	p.victim_user_id = job_ptr->user_id;
-	p.victim_pool = c->verdict.victim_pool;
-	if (gp_engine_tier_of_qos(e, _qos(job_ptr, true, vqos), &vt) == GP_OK)
-		p.victim_tier = vt.name;
-	p.victim_gpus = c->victim_gpus;
-	p.victim_start_time = (int64_t) job_ptr->start_time;
-	p.victim_pool_used = c->verdict.victim_pool_used;
-	p.victim_pool_quota = c->verdict.victim_pool_quota;
-	p.preemptor_job_id = c->preemptor_id;
-	p.preemptor_pool = c->verdict.preemptor_pool;
-	if (preemptor &&
-	    (gp_engine_tier_of_qos(e, _qos(preemptor, true, pqos), &pt) ==
-	     GP_OK))
-		p.preemptor_tier = pt.name;
-	p.rule = c->verdict.rule;
-	p.mode = (mode == PREEMPT_MODE_REQUEUE) ? GP_MODE_REQUEUE :
-		 (mode == PREEMPT_MODE_CANCEL)  ? GP_MODE_CANCEL :
-		 (mode == PREEMPT_MODE_SUSPEND) ? GP_MODE_SUSPEND :
-						  GP_MODE_DEFAULT;
-	p.grace_time = grace;
-	p.why = c->verdict.why;
-
-	if ((rc = gp_engine_note_preemption(e, &p)) != GP_OK)
-		error("gpupool: JobId=%u: preemption not queued for the event log: %s",
-		      job_ptr->job_id, gp_status_str(rc));
-	rc = gp_preemption_comment(job_ptr->system_comment, &p, comment,
-				   sizeof(comment));
-	if (rc != GP_OK) {
-		error("gpupool: JobId=%u: no SystemComment: %s",
-		      job_ptr->job_id, gp_status_str(rc));
-		return;
-	}
-	xfree(job_ptr->system_comment);
-	job_ptr->system_comment = xstrdup(comment);
-	_store_system_comment(job_ptr);
-}
-
-/* Slurm asks a victim's grace time once, when it really preempts it. */
-static void _log_preemption(job_record_t *job_ptr, uint32_t grace)
-{
-	vcache_t c;
-	uint16_t mode = _job_mode(job_ptr);
-	const char *what = (mode == PREEMPT_MODE_REQUEUE) ? "requeue" :
-			   (mode == PREEMPT_MODE_CANCEL)  ? "cancel" :
-			   (mode == PREEMPT_MODE_SUSPEND) ? "suspend" :
-							    "preempt";
-
-	slurm_mutex_lock(&vcache_mutex);
-	c = vcache[job_ptr->job_id % VCACHE_SIZE];
-	slurm_mutex_unlock(&vcache_mutex);
-	if (c.victim_id != job_ptr->job_id) {
-		info("gpupool: preempt victim JobId=%u (%s, grace %us): no verdict on record",
-		     job_ptr->job_id, what, grace);
-		return;
-	}
-	info("gpupool: preempt victim JobId=%u (pool %s, used %u/%u -> %u) for JobId=%u (pool %s) rule %s: %s [%s, grace %us]",
-	     job_ptr->job_id, c.verdict.victim_pool,
-	     c.verdict.victim_pool_used, c.verdict.victim_pool_quota,
-	     (c.verdict.victim_pool_used > c.victim_gpus) ?
-		     c.verdict.victim_pool_used - c.victim_gpus : 0,
-	     c.preemptor_id, c.verdict.preemptor_pool,
-	     gps_rule_name(c.verdict.rule), c.verdict.why, what, grace);
-	_record_preemption(job_ptr, &c, mode, grace);
-}
-
 /* Slurm preempts in ascending order: R6 rank, first = 1. */
 static uint32_t _victim_prio(job_record_t *job_ptr)
 {
@@ -454,7 +293,7 @@ static uint32_t _grace_and_log(job_record_t *job_ptr)
 	uint32_t grace = _grace_time(job_ptr);
 
 	if (job_ptr)
-		_log_preemption(job_ptr, grace);
+		gpe_record_preemption(job_ptr, _job_mode(job_ptr), grace);
 	return grace;
 }
 

@@ -15,6 +15,7 @@
 
 #include "gpupool.h"
 #include "gpupool_compat.h"
+#include "gpupool_ids.h"
 #include "start_parts.h"
 
 /*
@@ -31,17 +32,8 @@ static size_t narrowed_cnt = 0, narrowed_cap = 0;
 
 static size_t _find_pos(uint32_t id, bool *found)
 {
-	size_t lo = 0, hi = narrowed_cnt;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (narrowed[mid].job_id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = (lo < narrowed_cnt) && (narrowed[lo].job_id == id);
-	return lo;
+	return gps_ids_find(narrowed, narrowed_cnt, sizeof(*narrowed), id,
+			    found);
 }
 
 static narrowed_t *_find(uint32_t id)
@@ -56,6 +48,7 @@ static void _remember(uint32_t id, const char *listed)
 {
 	bool found;
 	size_t pos = _find_pos(id, &found);
+	narrowed_t *n;
 
 	if (found) {
 		if (xstrcmp(narrowed[pos].listed, listed)) {
@@ -64,15 +57,9 @@ static void _remember(uint32_t id, const char *listed)
 		}
 		return;
 	}
-	if (narrowed_cnt == narrowed_cap) {
-		narrowed_cap = narrowed_cap ? narrowed_cap * 2 : 16;
-		xrecalloc(narrowed, narrowed_cap, sizeof(*narrowed));
-	}
-	memmove(&narrowed[pos + 1], &narrowed[pos],
-		(narrowed_cnt - pos) * sizeof(*narrowed));
-	narrowed[pos].job_id = id;
-	narrowed[pos].listed = xstrdup(listed);
-	narrowed_cnt++;
+	n = gps_ids_insert((void **) &narrowed, &narrowed_cnt, &narrowed_cap,
+			   sizeof(*narrowed), pos, id);
+	n->listed = xstrdup(listed);
 }
 
 static void _forget(uint32_t id)
@@ -83,9 +70,7 @@ static void _forget(uint32_t id)
 	if (!found)
 		return;
 	xfree(narrowed[pos].listed);
-	memmove(&narrowed[pos], &narrowed[pos + 1],
-		(narrowed_cnt - pos - 1) * sizeof(*narrowed));
-	narrowed_cnt--;
+	gps_ids_remove(narrowed, &narrowed_cnt, sizeof(*narrowed), pos);
 }
 
 /* Is `name` one of the comma-separated `names`? */
@@ -126,6 +111,29 @@ static int _same_name(void *x, void *key)
 }
 
 /*
+ * Partitions of `names` that exist and are not in `l` (partition read lock
+ * held): their count; `append`: appended to `l`.
+ */
+static int _missing_parts(list_t *l, const char *names, bool append)
+{
+	part_record_t *part_ptr;
+	char *copy = xstrdup(names), *tok, *save = NULL;
+	int n = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (list_find_first(l, _same_name, tok) ||
+		    !(part_ptr = find_part_record(tok)))
+			continue;
+		n++;
+		if (append)
+			list_append(l, part_ptr);
+	}
+	xfree(copy);
+	return n;
+}
+
+/*
  * Make the job's part_ptr_list the partitions of `names` (in place: Slurm
  * may hold an iterator over it), adding partitions only with the partition
  * lock.  Leaves it alone and returns false if it would be left empty.
@@ -136,7 +144,6 @@ static bool _set_parts(job_record_t *job_ptr, const char *names,
 	list_t *l = job_ptr->part_ptr_list;
 	list_itr_t *it;
 	part_record_t *part_ptr;
-	char *copy, *tok, *save = NULL;
 	int keep = 0, have = 0, add = 0;
 
 	it = list_iterator_create(l);
@@ -146,15 +153,8 @@ static bool _set_parts(job_record_t *job_ptr, const char *names,
 			keep++;
 	}
 	list_iterator_destroy(it);
-	if (part_locked) {
-		copy = xstrdup(names);
-		for (tok = strtok_r(copy, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save))
-			if (!list_find_first(l, _same_name, tok) &&
-			    find_part_record(tok))
-				add++;
-		xfree(copy);
-	}
+	if (part_locked)
+		add = _missing_parts(l, names, false);
 	if ((keep == have) && !add)
 		return true;	/* already so */
 	if (!keep && !add)
@@ -166,13 +166,7 @@ static bool _set_parts(job_record_t *job_ptr, const char *names,
 			list_delete_item(it);
 	list_iterator_destroy(it);
 	if (add) {
-		copy = xstrdup(names);
-		for (tok = strtok_r(copy, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save))
-			if (!list_find_first(l, _same_name, tok) &&
-			    (part_ptr = find_part_record(tok)))
-				list_append(l, part_ptr);
-		xfree(copy);
+		(void) _missing_parts(l, names, true);
 		/* Slurm's own order of a job's partitions */
 		list_sort(l, priority_sort_part_tier);
 	}

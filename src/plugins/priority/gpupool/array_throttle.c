@@ -1,0 +1,128 @@
+/*
+ * array_throttle.c - the throttle of pending job array records.
+ *
+ * Slurm starts task after task from one pending array meta record in a
+ * single scheduling pass (job_scheduler.c: "goto next_task"; backfill
+ * likewise); its only brake is the array throttle: no task starts while
+ * array_recs->tot_run_tasks >= max_run_tasks (job_array_start_test, also
+ * in backfill and job_independent), 0 meaning none.  The core computes
+ * the throttle of an NP array record (gp_array_throttle: its running tasks
+ * plus those admitted, never above the user's own --array=...%N or
+ * ArrayTaskThrottle); this file keeps, per record gpupool capped, the
+ * user's throttle to put back, and sets what the core says.
+ *
+ * Every function needs the slurmctld job write lock, which protects the
+ * table.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "src/common/log.h"
+
+#include "gpupool_slurm.h"
+#include "priority_gpupool.h"
+
+typedef struct {
+	uint32_t job_id;
+	gp_array_throttle_t t;	/* capped: the record's entry is kept */
+} array_cap_t;
+
+static array_cap_t *caps = NULL;
+static size_t cap_cnt = 0, cap_alloc = 0;
+
+static array_cap_t *_cap_find(uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < cap_cnt; i++)
+		if (caps[i].job_id == id)
+			return &caps[i];
+	return NULL;
+}
+
+static void _cap_del(array_cap_t *c)
+{
+	*c = caps[--cap_cnt];
+}
+
+/*
+ * Ask the core for the throttle of the record `job_ptr` (r NULL: no longer
+ * a pending array), keep its entry while the cap is gpupool's, set it.
+ * `c`: the record's entry or NULL.  Returns 1 if more tasks may start.
+ */
+static int _throttle(job_record_t *job_ptr, array_cap_t *c,
+		     const gp_pending_result_t *r, bool lower_only,
+		     bool *changed)
+{
+	job_array_struct_t *ar = job_ptr->array_recs;
+	gp_array_throttle_t t;
+	uint32_t old = ar->max_run_tasks;
+	int raised;
+
+	if (c) {
+		t = c->t;
+	} else {
+		memset(&t, 0, sizeof(t));
+	}
+	t.max_run_tasks = old;
+	raised = gp_array_throttle(&t, r, gps_array_pending_tasks(job_ptr),
+				   lower_only);
+	if (t.capped && !c) {
+		if (cap_cnt == cap_alloc) {
+			cap_alloc = cap_alloc ? cap_alloc * 2 : 16;
+			xrecalloc(caps, cap_alloc, sizeof(*caps));
+		}
+		c = &caps[cap_cnt++];
+		c->job_id = job_ptr->job_id;
+	}
+	if (c)
+		c->t = t;
+	if (t.max_run_tasks != old) {
+		ar->max_run_tasks = t.max_run_tasks;
+		*changed = true;
+		debug("gpupool: JobId=%u array throttle %u -> %u (user's %u)",
+		      job_ptr->job_id, old, t.max_run_tasks,
+		      t.capped ? t.user_max : t.max_run_tasks);
+	}
+	if (c && !t.capped)
+		_cap_del(c);
+	return raised;
+}
+
+extern int gpp_throttle_apply(job_record_t *job_ptr,
+			      const gp_pending_result_t *r, bool lower_only,
+			      bool *changed)
+{
+	array_cap_t *c = _cap_find(job_ptr->job_id);
+
+	if (!job_ptr->array_recs) {
+		if (c)
+			_cap_del(c);
+		return 0;
+	}
+	return _throttle(job_ptr, c, r, lower_only, changed);
+}
+
+extern void gpp_throttle_prune(bool *changed)
+{
+	size_t i = 0;
+
+	while (i < cap_cnt) {
+		job_record_t *j = find_job_record(caps[i].job_id);
+		if (j && (gps_array_pending_tasks(j) > 1)) {
+			i++;
+			continue;
+		}
+		if (j && j->array_recs)
+			(void) _throttle(j, &caps[i], NULL, false, changed);
+		else
+			_cap_del(&caps[i]);
+	}
+}
+
+extern void gpp_throttle_fini(void)
+{
+	xfree(caps);
+	cap_cnt = cap_alloc = 0;
+}

@@ -1,0 +1,84 @@
+/*
+ * job_end.c - a job ended, was cancelled or was requeued
+ * (priority_p_job_end, under the job write lock): priority/basic's
+ * accounting duty, then its GPUs go back to the engine, which redoes
+ * admission at once, so a job held for quota may start in the very next
+ * scheduling pass.
+ */
+#include "config.h"
+
+#include <time.h>
+
+#include "src/common/log.h"
+
+#include "priority_gpupool.h"
+#include "start_parts.h"
+
+/* used -= unused, never below 0, for each TRES. */
+static void _give_back(uint64_t *used, const uint64_t *unused)
+{
+	int i;
+
+	for (i = 0; i < slurmctld_tres_cnt; i++)
+		used[i] -= MIN(unused[i], used[i]);
+}
+
+/* priority/basic's accounting duty: give back the unused run seconds. */
+static void _return_unused_run_secs(job_record_t *job_ptr)
+{
+	uint64_t time_limit_secs = (uint64_t) job_ptr->time_limit * 60;
+	slurmdb_assoc_rec_t *assoc_ptr;
+	uint64_t *unused;
+	int i;
+	assoc_mgr_lock_t locks = { .assoc = WRITE_LOCK, .qos = WRITE_LOCK };
+
+	if (!job_ptr->tres_alloc_cnt || (slurmctld_tres_cnt <= 0))
+		return;
+	unused = xcalloc(slurmctld_tres_cnt, sizeof(uint64_t));
+	for (i = 0; i < slurmctld_tres_cnt; i++) {
+		if (job_ptr->tres_alloc_cnt[i] == NO_CONSUME_VAL64)
+			continue;
+		unused[i] = job_ptr->tres_alloc_cnt[i] * time_limit_secs;
+	}
+
+	assoc_mgr_lock(&locks);
+	if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage) {
+		slurmdb_qos_rec_t *qos_ptr = job_ptr->qos_ptr;
+		gps_qos_return_run_secs(job_ptr, qos_ptr, unused,
+					slurmctld_tres_cnt);
+		_give_back(qos_ptr->usage->grp_used_tres_run_secs, unused);
+	}
+	assoc_ptr = job_ptr->assoc_ptr;
+	while (assoc_ptr && assoc_ptr->usage) {
+		_give_back(assoc_ptr->usage->grp_used_tres_run_secs, unused);
+		assoc_ptr = assoc_ptr->usage->parent_assoc_ptr;
+	}
+	assoc_mgr_unlock(&locks);
+	xfree(unused);
+}
+
+extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
+{
+	time_t now = time(NULL);
+	int rc, released;
+
+	_return_unused_run_secs(job_ptr);
+	if (!in_ctld)
+		return;
+
+	parts_left_queue(job_ptr, false);
+	rc = gp_engine_job_ended(gp_shared_engine(), job_ptr->job_id,
+				 (int64_t) now);
+	if (rc == 1) {
+		released = gpp_results_apply_engine_pending(now);
+		if (released) {
+			debug("gpupool: JobId=%u ended: %d job(s) admitted",
+			      job_ptr->job_id, released);
+			queue_job_scheduler();
+		}
+	} else if (rc < 0) {
+		error("gpupool: JobId=%u end: %s", job_ptr->job_id,
+		      gp_status_str(-rc));
+	}
+	gpp_agent_wake();
+}
