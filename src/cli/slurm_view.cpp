@@ -66,7 +66,7 @@ uint32_t job_gpus(const slurm_job_info_t &j, bool allocated, const std::string &
     return *n > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(*n);
 }
 
-// priority_gpupool.c _is_our_hold: pending, priority 0, WAIT_HELD (or no
+// gps_hold_is_ours (src/plugins/common/gpupool_hold.c): pending, priority 0, WAIT_HELD (or no
 // reason) with gpupool's reason text.
 bool our_hold(const slurm_job_info_t &j) {
     if (j.priority != 0) return false;

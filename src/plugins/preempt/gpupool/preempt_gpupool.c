@@ -15,7 +15,7 @@
  * answering preemptable().  The running-job refresh is done when
  * PREEMPT_DATA_ENABLED is asked (slurm_find_preemptable_jobs asks it just
  * before that list_for_each, with job write, node write, part read held).
- * QOS names come from gpupool_slurm.c's copy (assoc_mgr lock facts there):
+ * QOS names come from gpupool_qos.c's copy (assoc_mgr lock facts there):
  * PREEMPT_DATA_MODE is asked by pack_job() under assoc_mgr's QOS read lock.
  */
 #include "config.h"

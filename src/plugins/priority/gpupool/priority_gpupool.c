@@ -8,7 +8,7 @@
  *
  * Locks (Slurm 22.05.8):
  *  - priority_p_set: caller holds the job write lock (set_job_prio) and no
- *    assoc_mgr lock (callers listed in gpupool_slurm.c).
+ *    assoc_mgr lock (callers listed in gpupool_qos.c).
  *  - priority_p_job_end: caller holds the job write lock (deallocate_nodes
  *    -> acct_policy_job_fini); no assoc_mgr lock yet.
  *  - priority_p_get_priority_factors_list: no lock; we take job/node/part
