@@ -1,173 +1,114 @@
 // How the plugins apply a result where it depends on what only Slurm
 // knows (the C ABI of ABI 7): a new job that waits for the next pass, the
 // throttle of a job array record, the hold-reason prefix, rule names.
+// Each case is keyed by the sentence it checks.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "gpupool.h"
 
 namespace {
-gp_pending_result_t result(int admission, uint32_t priority = 500) {
+gp_pending_result_t result(int admission, uint32_t running = 0, uint32_t admitted = 1) {
     gp_pending_result_t r{};
     r.job_id = 7;
     r.admission = admission;
-    r.priority = priority;
-    r.admitted_tasks = admission == GP_HELD_QUOTA ? 0 : 1;
-    return r;
-}
-gp_array_throttle_t throttle(uint32_t now, int capped = 0, uint32_t user = 0, uint32_t ours = 0) {
-    gp_array_throttle_t t{};
-    t.max_run_tasks = now;
-    t.capped = capped;
-    t.user_max = user;
-    t.our_max = ours;
-    return t;
-}
-gp_pending_result_t array_admitted(uint32_t running, uint32_t admitted) {
-    gp_pending_result_t r = result(GP_ADMIT_QUOTA);
+    r.priority = admission == GP_HELD_QUOTA ? 0 : 500;
+    r.admitted_tasks = admission == GP_HELD_QUOTA ? 0 : admitted;
     r.array_running = running;
-    r.admitted_tasks = admitted;
+    if (admission == GP_HELD_QUOTA) std::strcpy(r.reason, "GpuPoolQuota:pool1 2/2");
     return r;
 }
 }  // namespace
 
-// A new admitted job that Slurm has not tested may be an array record it
-// has not made yet: it waits for the next pass, held as GpuPoolStarting.
-TEST(HoldUntilPass, AnUntestedNewAdmittedJobWaitsForTheNextPass) {
-    gp_pending_result_t r = result(GP_ADMIT_QUOTA);
-    EXPECT_EQ(gp_hold_until_pass(&r, GP_PLACE_SUBMIT | GP_PLACE_UNTESTED), 1);
-    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
-    EXPECT_EQ(r.priority, 0u);
-    EXPECT_STREQ(r.reason, "GpuPoolStarting");
-}
-
-TEST(HoldUntilPass, AJobSlurmFoundMayStartNowStartsAtOnce) {
-    gp_pending_result_t r = result(GP_ADMIT_QUOTA);
-    EXPECT_EQ(gp_hold_until_pass(&r, GP_PLACE_SUBMIT), 0);
-    EXPECT_EQ(r.admission, GP_ADMIT_QUOTA);
-    EXPECT_EQ(r.priority, 500u);
-    EXPECT_STREQ(r.reason, "");
-}
-
-TEST(HoldUntilPass, AKnownArrayRecordOrAJobAlreadySubmittedDoesNotWait) {
-    gp_pending_result_t r = result(GP_ADMIT_QUOTA);
-    EXPECT_EQ(gp_hold_until_pass(&r, GP_PLACE_SUBMIT | GP_PLACE_ARRAY | GP_PLACE_UNTESTED), 0);
-    EXPECT_EQ(gp_hold_until_pass(&r, GP_PLACE_UNTESTED), 0);
-    EXPECT_EQ(r.admission, GP_ADMIT_QUOTA);
-}
-
-// Quota does not apply to it: nothing for a pass to cap.
-TEST(HoldUntilPass, AJobFreeOfQuotaDoesNotWaitAtSubmit) {
-    gp_pending_result_t r = result(GP_ADMIT_FREE);
-    EXPECT_EQ(gp_hold_until_pass(&r, GP_PLACE_SUBMIT | GP_PLACE_UNTESTED), 0);
-    EXPECT_EQ(r.admission, GP_ADMIT_FREE);
-}
-
-TEST(HoldUntilPass, AnAdmittedJobWithNoPartitionItMayStartInWaits) {
-    for (int admission : {GP_ADMIT_QUOTA, GP_ADMIT_FREE}) {
-        gp_pending_result_t r = result(admission);
-        EXPECT_EQ(gp_hold_until_pass(&r, GP_PLACE_NO_ROOM), 1);
-        EXPECT_EQ(r.admission, GP_HELD_QUOTA);
-        EXPECT_STREQ(r.reason, "GpuPoolStarting");
+TEST(HoldUntilPass, NewJobsWaitOnlyWhereSlurmCouldStartTooMuch) {
+    struct Case {
+        const char *sentence;
+        int admission;
+        uint32_t facts;
+        bool waits;
+    };
+    const uint32_t kNew = GP_PLACE_SUBMIT | GP_PLACE_UNTESTED;
+    const std::vector<Case> cases = {
+        {"a new admitted job Slurm has not tested may be an array it has not made yet: it waits", GP_ADMIT_QUOTA,
+         kNew, true},
+        {"a new job Slurm found may start now starts at once", GP_ADMIT_QUOTA, GP_PLACE_SUBMIT, false},
+        {"a new record Slurm already made an array is capped at once instead", GP_ADMIT_QUOTA,
+         kNew | GP_PLACE_ARRAY, false},
+        {"a job placed again (update, release) does not wait", GP_ADMIT_QUOTA, GP_PLACE_UNTESTED, false},
+        {"a job free of quota has nothing for a pass to cap", GP_ADMIT_FREE, kNew, false},
+        {"an admitted job with no partition it may start in waits for a pass", GP_ADMIT_QUOTA, GP_PLACE_NO_ROOM,
+         true},
+        {"so does one free of quota", GP_ADMIT_FREE, GP_PLACE_NO_ROOM, true},
+        {"a job held for quota keeps its own reason", GP_HELD_QUOTA, kNew | GP_PLACE_NO_ROOM, false},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        gp_pending_result_t r = result(c.admission);
+        const gp_pending_result_t before = r;
+        EXPECT_EQ(gp_hold_until_pass(&r, c.facts), c.waits ? 1 : 0);
+        if (c.waits) {
+            EXPECT_EQ(r.admission, GP_HELD_QUOTA);
+            EXPECT_EQ(r.priority, 0u);
+            EXPECT_STREQ(r.reason, "GpuPoolStarting");
+        } else {
+            EXPECT_EQ(r.admission, before.admission);
+            EXPECT_EQ(r.priority, before.priority);
+            EXPECT_STREQ(r.reason, before.reason);
+        }
     }
-}
-
-TEST(HoldUntilPass, AJobHeldForQuotaKeepsItsReason) {
-    gp_pending_result_t r = result(GP_HELD_QUOTA, 0);
-    std::strcpy(r.reason, "GpuPoolQuota:pool1 2/2");
-    EXPECT_EQ(gp_hold_until_pass(&r, GP_PLACE_SUBMIT | GP_PLACE_UNTESTED | GP_PLACE_NO_ROOM), 0);
-    EXPECT_STREQ(r.reason, "GpuPoolQuota:pool1 2/2");
     EXPECT_EQ(gp_hold_until_pass(nullptr, GP_PLACE_NO_ROOM), 0);
 }
 
-// An NP array record admitted with k tasks may run its running tasks + k.
-TEST(ArrayThrottle, AnAdmittedRecordIsCappedAtItsRunningTasksPlusThoseAdmitted) {
-    gp_array_throttle_t t = throttle(0);
-    gp_pending_result_t r = array_admitted(1, 2);
-    EXPECT_EQ(gp_array_throttle(&t, &r, 5, 0), 0);  // from none to 3: fewer may start
-    EXPECT_EQ(t.max_run_tasks, 3u);
-    EXPECT_EQ(t.capped, 1);
-    EXPECT_EQ(t.user_max, 0u);
-    EXPECT_EQ(t.our_max, 3u);
-}
-
-TEST(ArrayThrottle, ACapIsAtLeastOneTask) {
-    gp_array_throttle_t t = throttle(0);
-    gp_pending_result_t r = array_admitted(0, 0);
-    gp_array_throttle(&t, &r, 4, 0);
-    EXPECT_EQ(t.max_run_tasks, 1u);
-}
-
-TEST(ArrayThrottle, TheUsersTighterThrottleStaysAndNeedsNoCap) {
-    gp_array_throttle_t t = throttle(2);
-    gp_pending_result_t r = array_admitted(0, 4);
-    EXPECT_EQ(gp_array_throttle(&t, &r, 6, 0), 0);
-    EXPECT_EQ(t.max_run_tasks, 2u);
-    EXPECT_EQ(t.capped, 0);
-}
-
-TEST(ArrayThrottle, ACapGoingUpLetsMoreTasksStart) {
-    gp_array_throttle_t t = throttle(3, 1, 10, 3);
-    gp_pending_result_t r = array_admitted(2, 3);
-    EXPECT_EQ(gp_array_throttle(&t, &r, 4, 0), 1);
-    EXPECT_EQ(t.max_run_tasks, 5u);
-    EXPECT_EQ(t.user_max, 10u);
-    EXPECT_EQ(t.our_max, 5u);
-}
-
-// priority_p_set may hold a result older than tasks started since.
-TEST(ArrayThrottle, LowerOnlyNeverRaisesTheCapSetBefore) {
-    gp_array_throttle_t t = throttle(3, 1, 0, 3);
-    gp_pending_result_t r = array_admitted(2, 3);
-    EXPECT_EQ(gp_array_throttle(&t, &r, 4, 1), 0);
-    EXPECT_EQ(t.max_run_tasks, 3u);
-    gp_pending_result_t less = array_admitted(1, 1);
-    EXPECT_EQ(gp_array_throttle(&t, &less, 4, 1), 0);
-    EXPECT_EQ(t.max_run_tasks, 2u);
-}
-
-// A throttle changed by its user or an admin since gpupool set it is theirs.
-TEST(ArrayThrottle, AThrottleChangedSinceTheCapBecomesTheUsers) {
-    gp_array_throttle_t t = throttle(4, 1, 0, 3);
-    gp_pending_result_t r = array_admitted(0, 6);
-    EXPECT_EQ(gp_array_throttle(&t, &r, 8, 0), 0);
-    EXPECT_EQ(t.max_run_tasks, 4u);
-    EXPECT_EQ(t.capped, 0);
-}
-
-TEST(ArrayThrottle, AHeldRecordKeepsItsCap) {
-    gp_array_throttle_t t = throttle(3, 1, 0, 3);
-    gp_pending_result_t r = result(GP_HELD_QUOTA, 0);
-    EXPECT_EQ(gp_array_throttle(&t, &r, 4, 0), 0);
-    EXPECT_EQ(t.max_run_tasks, 3u);
-    EXPECT_EQ(t.capped, 1);
-}
-
-TEST(ArrayThrottle, ACapNoLongerNeededGivesTheUsersThrottleBack) {
-    gp_array_throttle_t t = throttle(3, 1, 8, 3);
-    gp_pending_result_t free_ = result(GP_ADMIT_FREE);
-    EXPECT_EQ(gp_array_throttle(&t, &free_, 4, 1), 1);
-    EXPECT_EQ(t.max_run_tasks, 8u);
-    EXPECT_EQ(t.capped, 0);
-    // No longer a pending array (NULL result): none gives "no throttle".
-    gp_array_throttle_t u = throttle(3, 1, 0, 3);
-    EXPECT_EQ(gp_array_throttle(&u, nullptr, 0, 0), 1);
-    EXPECT_EQ(u.max_run_tasks, 0u);
-    EXPECT_EQ(u.capped, 0);
-}
-
-TEST(ArrayThrottle, ARecordGpupoolNeverCappedIsLeftAlone) {
-    gp_array_throttle_t t = throttle(6);
-    gp_pending_result_t r = result(GP_ADMIT_FREE);
-    EXPECT_EQ(gp_array_throttle(&t, &r, 4, 0), 0);
-    EXPECT_EQ(gp_array_throttle(&t, nullptr, 0, 0), 0);
-    EXPECT_EQ(t.max_run_tasks, 6u);
-    EXPECT_EQ(t.capped, 0);
-    // One task left pending: an ordinary job, no cap.
-    gp_pending_result_t one = array_admitted(3, 1);
-    EXPECT_EQ(gp_array_throttle(&t, &one, 1, 0), 0);
-    EXPECT_EQ(t.max_run_tasks, 6u);
+TEST(ArrayThrottle, TheCoreComputesTheThrottleThePluginSets) {
+    struct Case {
+        const char *sentence;
+        gp_array_throttle_t before;  // max_run_tasks, capped, user_max, our_max
+        int admission;               // -1: no longer a pending array (NULL)
+        uint32_t running, admitted, pending_tasks;
+        bool lower_only;
+        gp_array_throttle_t after;
+        int raised;
+    };
+    const std::vector<Case> cases = {
+        {"an NP array record admitted with k tasks may run its running tasks + k", {0, 0, 0, 0}, GP_ADMIT_QUOTA, 1,
+         2, 5, false, {3, 1, 0, 3}, 0},
+        {"a cap is at least one task", {0, 0, 0, 0}, GP_ADMIT_QUOTA, 0, 0, 4, false, {1, 1, 0, 1}, 0},
+        {"the user's tighter throttle stays and needs no cap", {2, 0, 0, 0}, GP_ADMIT_QUOTA, 0, 4, 6, false,
+         {2, 0, 0, 0}, 0},
+        {"a cap going up lets more tasks start; the user's throttle is kept", {3, 1, 10, 3}, GP_ADMIT_QUOTA, 2, 3, 4,
+         false, {5, 1, 10, 5}, 1},
+        {"with lower_only (a result older than tasks started since) the cap never goes up", {3, 1, 0, 3},
+         GP_ADMIT_QUOTA, 2, 3, 4, true, {3, 1, 0, 3}, 0},
+        {"but it goes down", {3, 1, 0, 3}, GP_ADMIT_QUOTA, 1, 1, 4, true, {2, 1, 0, 2}, 0},
+        {"a throttle changed since gpupool set it is the user's", {4, 1, 0, 3}, GP_ADMIT_QUOTA, 0, 6, 8, false,
+         {4, 0, 0, 0}, 0},
+        {"a held record keeps its cap (priority 0 stops it)", {3, 1, 0, 3}, GP_HELD_QUOTA, 0, 0, 4, false,
+         {3, 1, 0, 3}, 0},
+        {"a cap no longer needed gives the user's throttle back", {3, 1, 8, 3}, GP_ADMIT_FREE, 0, 1, 4, true,
+         {8, 0, 0, 0}, 1},
+        {"a record no longer a pending array gets no throttle back when its user had none", {3, 1, 0, 3}, -1, 0, 0,
+         0, false, {0, 0, 0, 0}, 1},
+        {"a record gpupool never capped is left alone", {6, 0, 0, 0}, GP_ADMIT_FREE, 0, 1, 4, false, {6, 0, 0, 0},
+         0},
+        {"nor when it is no longer a pending array", {6, 0, 0, 0}, -1, 0, 0, 0, false, {6, 0, 0, 0}, 0},
+        {"one task left pending is an ordinary job: no cap", {6, 0, 0, 0}, GP_ADMIT_QUOTA, 3, 1, 1, false,
+         {6, 0, 0, 0}, 0},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        gp_array_throttle_t t = c.before;
+        gp_pending_result_t r = result(c.admission < 0 ? GP_ADMIT_FREE : c.admission, c.running, c.admitted);
+        EXPECT_EQ(gp_array_throttle(&t, c.admission < 0 ? nullptr : &r, c.pending_tasks, c.lower_only ? 1 : 0),
+                  c.raised);
+        EXPECT_EQ(t.max_run_tasks, c.after.max_run_tasks);
+        EXPECT_EQ(t.capped, c.after.capped);
+        if (t.capped) {
+            EXPECT_EQ(t.user_max, c.after.user_max);
+            EXPECT_EQ(t.our_max, c.after.our_max);
+        }
+    }
 }
 
 TEST(HoldPrefix, EveryReasonOfAGpupoolHoldStartsWithThePrefix) {
