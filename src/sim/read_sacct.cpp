@@ -101,6 +101,7 @@ struct JobRecords {
     uint64_t line = 0;         // its first record
     int64_t submit = -1;       // the first record's
     int64_t first_start = -1;  // the first run's
+    std::vector<int64_t> restarts;  // the later runs' starts
     uint32_t records = 0;
     bool has_run = false;
     int64_t last_run = -1;     // run time of the last run; -1 unknown
@@ -303,7 +304,14 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
         if (j.gpus == 0 && gpus > 0) j.gpus = static_cast<uint32_t>(std::min<int64_t>(gpus, UINT32_MAX));
         j.last_state = state;
         if (ran) {
-            if (j.first_start < 0 || start < j.first_start) j.first_start = start;
+            // Runs in start order, whatever the order of the records.
+            if (j.first_start < 0) {
+                j.first_start = start;
+            } else {
+                int64_t later = std::max(start, j.first_start);
+                j.first_start = std::min(start, j.first_start);
+                j.restarts.insert(std::upper_bound(j.restarts.begin(), j.restarts.end(), later), later);
+            }
             j.has_run = true;
             j.last_run_open = end < 0;
             j.last_run = elapsed >= 0 ? elapsed : end >= 0 ? std::max<int64_t>(0, end - start) : -1;
@@ -364,6 +372,7 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
         s.qos = std::move(j.qos);
         s.user = std::move(j.user);
         s.recorded_start = j.first_start;
+        s.recorded_restarts = std::move(j.restarts);
         w.jobs.push_back(std::move(s));
     }
     std::sort(w.jobs.begin(), w.jobs.end(), [](const SimJob &a, const SimJob &b) {

@@ -232,6 +232,7 @@ private:
     World w_;
     std::unique_ptr<Policy> policy_;
     ReplayResult result_;
+    std::vector<std::pair<uint32_t, int64_t>> restarts_;  // (job, time) of jobs with a recorded start
 
     std::vector<uint32_t> free_;                       // per node
     std::vector<MaxTree> trees_;                       // per partition
@@ -544,7 +545,10 @@ void Replay::start(uint32_t j, int32_t p, int64_t t) {
     s.start = t;
     s.end = t + s.duration;
     o.wait += t - s.pending_since;
-    if (o.first_start < 0) o.first_start = t;
+    if (o.first_start < 0)
+        o.first_start = t;
+    else if (workload_.jobs[j].recorded_start >= 0)
+        restarts_.emplace_back(j, t);  // for the start order check
     o.last_start = t;
     o.partition = p;
     w_.part_used[static_cast<size_t>(p)] += s.gpus;
@@ -926,7 +930,8 @@ ReplayResult Replay::run() {
         if (part >= 0) job_pool[j] = w_.pool_of_part[static_cast<size_t>(part)];
     }
     recorder_->finish(prev, result_.jobs, job_pool, result_.metrics, &result_.samples);
-    result_.order_check = check_start_order(workload_, result_.jobs, std::max<int64_t>(0, w_.options.order_tolerance));
+    result_.order_check = check_start_order(workload_, result_.jobs, restarts_,
+                                            std::max<int64_t>(0, w_.options.order_tolerance));
     result_.stats.passes = policy_->counters.passes;
     result_.stats.refreshes = policy_->counters.refreshes;
     result_.stats.wall_seconds =

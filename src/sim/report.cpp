@@ -159,13 +159,14 @@ void write_text(std::ostream &out, const SimCluster &cluster, const Workload &wo
     if (any_recorded) {
         out << "\nStart order against the recorded starts (pairs more than " << results.front().order_check.tolerance
             << " s apart)\n";
-        Table to({"POLICY", "JOBS", "PAIRS", "DISCORDANT", "FIRST_MISMATCH"});
+        Table to({"POLICY", "JOBS", "STARTS", "UNMATCHED_RESTARTS", "PAIRS", "DISCORDANT", "FIRST_MISMATCH"});
         for (const ReplayResult &r : results) {
             const StartOrderCheck &c = r.order_check;
-            to.add({policy_name(r.policy), std::to_string(c.jobs), std::to_string(c.pairs), std::to_string(c.discordant),
+            to.add({policy_name(r.policy), std::to_string(c.jobs), std::to_string(c.starts),
+                    std::to_string(c.unmatched_restarts), std::to_string(c.pairs), std::to_string(c.discordant),
                     c.first_mismatch >= 0 ? job_name(workload, static_cast<uint32_t>(c.first_mismatch)) : "-"});
         }
-        to.print(out, {false, true, true, true, false});
+        to.print(out, {false, true, true, true, true, true, false});
     }
     for (const ReplayResult &r : results)
         for (const std::string &n : r.notes) out << "Note (" << policy_name(r.policy) << "): " << n << "\n";
@@ -280,6 +281,8 @@ void write_json(std::ostream &out, const SimCluster &cluster, const Workload &wo
         json_t *ord = json_object();
         json_object_set_new(ord, "tolerance", jint(oc.tolerance));
         json_object_set_new(ord, "jobs", jint(static_cast<int64_t>(oc.jobs)));
+        json_object_set_new(ord, "starts", jint(static_cast<int64_t>(oc.starts)));
+        json_object_set_new(ord, "unmatched_restarts", jint(static_cast<int64_t>(oc.unmatched_restarts)));
         json_object_set_new(ord, "pairs", jint(static_cast<int64_t>(oc.pairs)));
         json_object_set_new(ord, "discordant", jint(static_cast<int64_t>(oc.discordant)));
         json_object_set_new(ord, "first_mismatch",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "fairshare.hpp"
 
@@ -38,22 +39,43 @@ double jain_index(const std::vector<double> &x) {
 }
 
 StartOrderCheck check_start_order(const Workload &workload, const std::vector<JobOutcome> &jobs,
-                                  int64_t tolerance) {
+                                  const std::vector<std::pair<uint32_t, int64_t>> &restarts, int64_t tolerance) {
     StartOrderCheck out;
     out.tolerance = tolerance;
-    std::vector<uint32_t> sel;
-    for (size_t j = 0; j < jobs.size(); ++j)
-        if (workload.jobs[j].recorded_start >= 0 && jobs[j].first_start >= 0) sel.push_back(static_cast<uint32_t>(j));
-    out.jobs = sel.size();
-    auto rec = [&](uint32_t j) { return workload.jobs[j].recorded_start; };
-    auto sim = [&](uint32_t j) { return jobs[j].first_start; };
-    std::sort(sel.begin(), sel.end(), [&](uint32_t a, uint32_t b) {
-        return std::make_pair(rec(a), workload.jobs[a].id) < std::make_pair(rec(b), workload.jobs[b].id);
+    // One entry per start compared: the job, the recorded time, the replay's.
+    struct Start {
+        uint32_t job;
+        uint32_t run;  // 0: first start, N: the Nth start after a requeue
+        int64_t rec, sim;
+    };
+    std::vector<Start> sel;
+    // The replay's restarts of each job, in order (CSR).
+    std::vector<size_t> first(jobs.size() + 1, 0);
+    for (const auto &[j, t] : restarts) first[j + 1]++;
+    for (size_t j = 0; j < jobs.size(); ++j) first[j + 1] += first[j];
+    std::vector<int64_t> again_at(restarts.size());
+    std::vector<size_t> fill(first.begin(), first.end() - 1);
+    for (const auto &[j, t] : restarts) again_at[fill[j]++] = t;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        const SimJob &w = workload.jobs[j];
+        if (w.recorded_start < 0 || jobs[j].first_start < 0) continue;
+        ++out.jobs;
+        sel.push_back({static_cast<uint32_t>(j), 0, w.recorded_start, jobs[j].first_start});
+        const size_t again = first[j + 1] - first[j];
+        const size_t both = std::min(again, w.recorded_restarts.size());
+        for (size_t k = 0; k < both; ++k)
+            sel.push_back({static_cast<uint32_t>(j), static_cast<uint32_t>(k + 1), w.recorded_restarts[k],
+                           again_at[first[j] + k]});
+        out.unmatched_restarts += std::max(again, w.recorded_restarts.size()) - both;
+    }
+    out.starts = sel.size();
+    std::sort(sel.begin(), sel.end(), [&](const Start &a, const Start &b) {
+        return std::make_tuple(a.rec, workload.jobs[a.job].id, a.run) < std::make_tuple(b.rec, workload.jobs[b.job].id, b.run);
     });
-    // Fenwick tree over the replay's start times (compressed) of the jobs
+    // Fenwick tree over the replay's start times (compressed) of the starts
     // recorded more than `tolerance` before the one at hand.
     std::vector<int64_t> times;
-    for (uint32_t j : sel) times.push_back(sim(j));
+    for (const Start &e : sel) times.push_back(e.sim);
     std::sort(times.begin(), times.end());
     times.erase(std::unique(times.begin(), times.end()), times.end());
     const size_t n = times.size();
@@ -64,17 +86,17 @@ StartOrderCheck check_start_order(const Workload &workload, const std::vector<Jo
     auto below = [&](size_t i) { uint64_t s = 0; for (; i > 0; i -= i & (~i + 1)) s += tree[i]; return s; };
     uint64_t inserted = 0;
     size_t next = 0;
-    for (uint32_t j : sel) {
-        while (next < sel.size() && rec(sel[next]) + tolerance < rec(j)) {
-            add(upto(sim(sel[next])));
+    for (const Start &e : sel) {
+        while (next < sel.size() && sel[next].rec + tolerance < e.rec) {
+            add(upto(sel[next].sim));
             ++inserted;
             ++next;
         }
-        // Recorded clearly before j, started clearly after it here.
-        const uint64_t later = inserted - below(upto(sim(j) + tolerance));
+        // Recorded clearly before e, made clearly after it here.
+        const uint64_t later = inserted - below(upto(e.sim + tolerance));
         out.pairs += inserted;
         out.discordant += later;
-        if (later && out.first_mismatch < 0) out.first_mismatch = j;
+        if (later && out.first_mismatch < 0) out.first_mismatch = e.job;
     }
     return out;
 }

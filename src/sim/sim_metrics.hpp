@@ -21,8 +21,11 @@ Percentiles percentiles(std::vector<int64_t> &values);
 // all are equal; 0 for none (or all 0).
 double jain_index(const std::vector<double> &x);
 
-// Compare the replay's first starts with the recorded ones.
-StartOrderCheck check_start_order(const Workload &workload, const std::vector<JobOutcome> &jobs, int64_t tolerance);
+// Compare the replay's starts with the recorded ones (StartOrderCheck):
+// first starts from `jobs`, restarts from `restarts`, the replay's starts
+// after a requeue as (Workload index, time) in time order.
+StartOrderCheck check_start_order(const Workload &workload, const std::vector<JobOutcome> &jobs,
+                                  const std::vector<std::pair<uint32_t, int64_t>> &restarts, int64_t tolerance);
 
 // Pools sharing nodes, as the core groups them ("domains"): for each
 // gpupool.conf pool, the index of its node set (-1: no partition or no

@@ -37,6 +37,7 @@ struct SimJob {
     std::string qos;                  // empty: gpupool.conf's DefaultTier
     std::string user;
     int64_t recorded_start = -1;      // when it started on the real cluster; -1: unknown
+    std::vector<int64_t> recorded_restarts;  // when it started again after a requeue (sacct -D), in order
 };
 
 struct Workload {
@@ -101,7 +102,8 @@ uint64_t total_gpus(const SimCluster &cluster);
 // - step lines (JobID with '.') are skipped; array tasks (1234_5) and
 //   heterogeneous job components (1234+1) are jobs of their own;
 // - several records of one JobID (sacct -D: a requeued job): submit = the
-//   first record's, recorded_start = the first start, duration = the last
+//   first record's, recorded_start = the first start, recorded_restarts =
+//   the later runs' starts, duration = the last
 //   run's Elapsed (End - Start without that column);
 // - jobs that never started (PENDING, or CANCELLED before they started) and
 //   jobs without GPUs are skipped, noted; a run of 0 s is replayed as 1 s;

@@ -297,6 +297,7 @@ TEST(SimSacct, RequeuedJobsKeepTheFirstSubmitAndStartAndRunTheLastRun) {
     EXPECT_EQ(a.label, "49551134");
     EXPECT_EQ(a.submit, 1700000015);
     EXPECT_EQ(a.recorded_start, 1700000016);
+    EXPECT_EQ(a.recorded_restarts, std::vector<int64_t>{1700000024});  // the second run's start
     EXPECT_EQ(a.duration, 6);
     EXPECT_EQ(a.gpus, 1u);
     EXPECT_EQ(a.pools, std::vector<std::string>{"pool3"});
@@ -314,6 +315,7 @@ TEST(SimSacct, RequeuedJobsKeepTheFirstSubmitAndStartAndRunTheLastRun) {
     EXPECT_EQ(c.id, 49551146u);
     EXPECT_EQ(c.submit, 1700000039);
     EXPECT_EQ(c.recorded_start, 1700000039);
+    EXPECT_TRUE(c.recorded_restarts.empty());  // no second run
     EXPECT_EQ(c.duration, 1);
     EXPECT_EQ(c.pools, std::vector<std::string>{"pool1"});
     EXPECT_EQ(w.notes, (std::vector<std::string>{
@@ -468,6 +470,18 @@ TEST(SimSacct, JobsAreSortedBySubmitThenId) {
     EXPECT_EQ(w.jobs[0].id, 20u);
     EXPECT_EQ(w.jobs[1].id, 10u);
     EXPECT_EQ(w.jobs[2].id, 30u);
+}
+
+TEST(SimSacct, RestartsAreInStartOrderWhateverTheOrderOfTheRecords) {
+    Workload w = sacct("JobID|Submit|Start|End|Partition|State|AllocTRES\n"
+                       "7|130|140|150|p|COMPLETED|gres/gpu=1\n"
+                       "7|100|100|110|p|PREEMPTED|gres/gpu=1\n"
+                       "7|110|120|125|p|PREEMPTED|gres/gpu=1\n"
+                       "7|125|135|135|p|CANCELLED|\n");  // cancelled pending: no run
+    ASSERT_EQ(w.jobs.size(), 1u);
+    EXPECT_EQ(w.jobs[0].submit, 100);
+    EXPECT_EQ(w.jobs[0].recorded_start, 100);
+    EXPECT_EQ(w.jobs[0].recorded_restarts, (std::vector<int64_t>{120, 140}));
 }
 
 // A dump taken from the live test cluster (tests/unit/data/README.md) reads

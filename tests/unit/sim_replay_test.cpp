@@ -199,6 +199,45 @@ TEST(SimLiveScenarios, BackendAiVictimsAreCancelledNotRequeued) {
     EXPECT_EQ(r.jobs[1].preemptions, 0u);
 }
 
+// Issue 9, acceptance 4, without a cluster: the sacct dump that
+// test_sim_replays_sacct took on the live cluster under the example
+// gpupool.conf (tests/unit/data/README.md) replays without error, preempts
+// the jobs the cluster preempted, and makes every start, first starts and
+// starts again after a requeue, in the order the cluster made them.
+TEST(SimLiveScenarios, ALiveDumpUnderOneConfigReplaysInTheRecordedStartOrder) {
+    const std::string path = srcdir() + "/tests/unit/data/sacct-sim-replay.txt";
+    std::ifstream probe(path);
+    if (!probe) GTEST_SKIP() << path << " not found";
+    const Workload w = read_sacct(path);
+    ASSERT_EQ(w.jobs.size(), 11u);
+    EXPECT_EQ(w.notes, (std::vector<std::string>{
+                           "3 jobs with several records (requeued): submit and recorded start from the first, run "
+                           "time from the last run (e.g. 50146411, 50146412, 50146413)",
+                       }));
+    std::set<uint32_t> recorded_victims;
+    for (const SimJob &j : w.jobs)
+        if (!j.recorded_restarts.empty()) recorded_victims.insert(j.id);
+    EXPECT_EQ(recorded_victims.size(), 3u);
+    for (bool reference : {false, true}) {
+        SCOPED_TRACE(reference ? "reference walk" : "class walk");
+        ReplayOptions o;
+        o.reference_walk = reference;
+        const ReplayResult r = run(live_cluster(), w, example("gpupool.conf.example"), PolicyKind::Gpupool, o);
+        std::set<uint32_t> victims;
+        for (const StartRecord &s : r.starts)
+            for (uint32_t v : s.victims) victims.insert(w.jobs[v].id);
+        EXPECT_EQ(victims, recorded_victims);
+        EXPECT_EQ(r.metrics.completed, 11u);
+        const StartOrderCheck &c = r.order_check;
+        EXPECT_EQ(c.jobs, 11u);
+        EXPECT_EQ(c.starts, 14u);  // every first start and every start again
+        EXPECT_EQ(c.unmatched_restarts, 0u);
+        EXPECT_EQ(c.pairs, 69u);
+        EXPECT_EQ(c.discordant, 0u);
+        EXPECT_EQ(c.first_mismatch, -1);
+    }
+}
+
 // --- what tells the baselines apart ------------------------------------------------
 
 struct BaselineCase {
@@ -454,26 +493,59 @@ TEST(SimMetrics, StartOrderAgainstTheRecordedOne) {
     w.jobs[0].recorded_start = 0;
     w.jobs[1].recorded_start = 10;
     w.jobs[2].recorded_start = 20;
-    StartOrderCheck chk = check_start_order(w, out, 0);
+    StartOrderCheck chk = check_start_order(w, out, {}, 0);
     EXPECT_EQ(chk.jobs, 3u);
     EXPECT_EQ(chk.pairs, 3u);
     EXPECT_EQ(chk.discordant, 1u);
     EXPECT_EQ(chk.first_mismatch, 2);
     // Recorded in the same second: no order to keep.
     w.jobs[2].recorded_start = 10;
-    chk = check_start_order(w, out, 0);
+    chk = check_start_order(w, out, {}, 0);
     EXPECT_EQ(chk.pairs, 2u);
     EXPECT_EQ(chk.discordant, 0u);
     // With a tolerance of 10 s, starts 10 s apart are simultaneous.
     w.jobs[2].recorded_start = 20;
-    chk = check_start_order(w, out, 10);
+    chk = check_start_order(w, out, {}, 10);
     EXPECT_EQ(chk.pairs, 1u);  // a, c
     EXPECT_EQ(chk.discordant, 0u);
     EXPECT_EQ(chk.first_mismatch, -1);
     out[0].first_start = 21;  // a replayed 11 s after c, recorded 20 s before it
-    chk = check_start_order(w, out, 10);
+    chk = check_start_order(w, out, {}, 10);
     EXPECT_EQ(chk.discordant, 1u);
     EXPECT_EQ(chk.first_mismatch, 2);
+}
+
+TEST(SimMetrics, RestartsAreComparedWithTheRecordedRestartsInTurn) {
+    // Recorded: a@0, b@10, a again@30, c@40; replayed: a@0, b@10, c@20, a
+    // again@50: a's restart and c swapped.
+    Workload w = workload_of({{"a", 0, 10, "p", "low"}, {"b", 0, 10, "p", "normal"}, {"c", 0, 10, "p", "normal"}});
+    std::vector<JobOutcome> out(3);
+    out[0].first_start = 0;
+    out[1].first_start = 10;
+    out[2].first_start = 20;
+    w.jobs[0].recorded_start = 0;
+    w.jobs[0].recorded_restarts = {30};
+    w.jobs[1].recorded_start = 10;
+    w.jobs[2].recorded_start = 40;
+    StartOrderCheck chk = check_start_order(w, out, {{0, 50}}, 0);
+    EXPECT_EQ(chk.jobs, 3u);
+    EXPECT_EQ(chk.starts, 4u);
+    EXPECT_EQ(chk.unmatched_restarts, 0u);
+    EXPECT_EQ(chk.pairs, 6u);
+    EXPECT_EQ(chk.discordant, 1u);
+    EXPECT_EQ(chk.first_mismatch, 2);  // c
+    // Replayed again at 15, before c: in order.
+    chk = check_start_order(w, out, {{0, 15}}, 0);
+    EXPECT_EQ(chk.discordant, 0u);
+    // A restart only the replay has, and one only the record has, are not
+    // compared but counted.
+    chk = check_start_order(w, out, {{0, 15}, {1, 60}}, 0);
+    EXPECT_EQ(chk.starts, 4u);
+    EXPECT_EQ(chk.unmatched_restarts, 1u);
+    chk = check_start_order(w, out, {}, 0);
+    EXPECT_EQ(chk.starts, 3u);
+    EXPECT_EQ(chk.unmatched_restarts, 1u);
+    EXPECT_EQ(chk.discordant, 0u);
 }
 
 // --- the fast walk against the reference walk --------------------------------------------
