@@ -1492,3 +1492,85 @@ test_cli_why_preempted() {
   assert test "$(jget "[d['job']['in_queue'], d['job']['state'], $last['preemptor_job_id'], $last['preemptor_pool'], $last['rule']]" <<<"$js")" = "False CANCELLED $wf5 pool2 Reclaim" ||
     { ilog "$js"; return 1; }
 }
+
+# ---------------------------------------------------------------- issue 9: replay of the live cluster
+# `gpupool sim --sacct` on a dump of this cluster, under the one
+# gpupool.conf in force (the example), starts the jobs in the order they
+# started here.
+
+# The workload: NAME POOL QOS RUN_S GROUP, "sleep RUN_S" (no job is
+# cancelled: sacct's run times are the jobs' own).  Each group is submitted
+# once every job of the one before runs and the clock has left the second
+# it started in, so that no preemption decision rests on jobs started in
+# the same second (victims are taken newest first).  Groups 0-2 fill the 6
+# GPUs, pool1 borrowing one of pool2's; in group 3 n1 takes that GPU back
+# from pool1 (a3, the newest borrower) and h1 evicts pool3's newest LOW
+# job c2; in group 4 m1 evicts pool1's own LOW job a2, m3 waits for pool1's
+# quota, l1 for pool3's GPUs.  Then c2 comes back before l1 (first submit
+# time), a2 takes a4's GPU, m3 a1's quota, a3 n1's GPU.  Run times keep the
+# events that compete for the same GPUs 5 s or more apart and let the
+# requeued jobs wait out cred_expire first, with room for the live
+# scheduler's lag (up to 2 s per start; the replay starts at once): about
+# 45 s in all.
+SIM_REPLAY_PLAN='a1 pool1 normal 31 0
+c1 pool3 low 24 0
+a4 pool2 low 25 0
+a2 pool1 low 18 1
+c2 pool3 low 13 1
+a3 pool1 low 8 2
+n1 pool2 normal 28 3
+h1 pool3 high 10 3
+m1 pool1 normal 30 4
+m3 pool1 normal 6 4
+l1 pool3 low 5 4'
+
+# sacct_all_completed ID...: accounting has each job's last record, COMPLETED.
+sacct_all_completed() {
+  local ids=$*
+  [[ $(sacct -n -X -P -j "${ids// /,}" -o State 2>/dev/null | grep -c '^COMPLETED$') == "$#" ]]
+}
+
+# Issue 9, acceptance 4: a sacct dump of the workload above replays
+# without error, and the replay makes every start in the order it was made
+# on this cluster, first starts and the requeued jobs' starts again (no
+# discordant pair in `gpupool sim`'s start-order check; every job here is
+# in a pool, ordered by gpupool), preempting the same jobs.
+test_sim_replays_sacct() {
+  local dir=$GPUPOOL_CLUSTER_DIR/log/sim-replay name pool qos run out id ids=() js live_pre sim_pre
+  mkdir -p "$dir"
+  local group=0 g started=()
+  while read -r name pool qos run g; do
+    if (( g != group )); then
+      # The group before runs, and its start second is over.
+      for id in "${started[@]}"; do
+        assert wait_state "$id" RUNNING 30 && assert past_start_second "$id" || return 1
+      done
+      started=() group=$g
+    fi
+    out=$(sbatch --parsable -J "$name" -p "$pool" --qos="$qos" --gres=gpu:1 -N1 -n1 \
+            -o /dev/null -e /dev/null --wrap "sleep $run") || return 1
+    ids+=("${out%%;*}") started+=("${out%%;*}")
+  done <<<"$SIM_REPLAY_PLAN"
+  assert wait_until 90 eval '[[ -z $(squeue -h -o %i) ]]' || return 1
+  assert wait_until 30 sacct_all_completed "${ids[@]}" ||
+    { sacct -X -D -P -j "$(IFS=,; echo "${ids[*]}")" -o JobIDRaw,State >&2; return 1; }
+  # Times as seconds since the epoch: no time zone to agree on.
+  SLURM_TIME_FORMAT=%s sacct -a -D --parsable2 -j "$(IFS=,; echo "${ids[*]}")" \
+    -o JobID,JobIDRaw,JobName,User,Partition,QOS,Submit,Start,End,Elapsed,State,ReqTRES,AllocTRES \
+    >"$dir/sacct.txt" || return 1
+  cp "$GPUPOOL_CONF" "$dir/gpupool.conf"
+  gp sim --cluster="$SLURM_CONF" --sacct="$dir/sacct.txt" --conf="$dir/gpupool.conf" --policy=gpupool \
+    --json --start-log="$dir/starts.csv" --jobs-csv="$dir/jobs.csv" >"$dir/sim.json" 2>"$dir/sim.err" ||
+    { ilog "gpupool sim failed: $(cat "$dir/sim.err")"; return 1; }
+  js=$(cat "$dir/sim.json")
+  # Jobs preempted here (a PREEMPTED record each time) and in the replay.
+  live_pre=$(awk -F'|' '$11 == "PREEMPTED" {print $2}' "$dir/sacct.txt" | sort -n | tr '\n' ' ')
+  sim_pre=$(awk -F, 'NR > 1 && $7 != "" {print $7}' "$dir/starts.csv" | tr ' ' '\n' | sort -n | tr '\n' ' ')
+  ilog "preempted: live $live_pre; replay $sim_pre; start order $(jget "d['policies'][0]['start_order']" <<<"$js")"
+  assert test "$(jget "d['workload']['jobs']" <<<"$js")" = "${#ids[@]}" &&
+    assert test "$(jget "[n for n in d['workload']['notes'] if 'skipped' in n]" <<<"$js")" = "" &&
+    assert test "$(wc -w <<<"$live_pre")" -ge 3 && assert test "$sim_pre" = "$live_pre" &&
+    assert test "$(jget "[d['policies'][0]['start_order'][k] for k in ('jobs', 'starts', 'unmatched_restarts', 'discordant')]" <<<"$js")" = \
+      "${#ids[@]} $(( ${#ids[@]} + $(wc -w <<<"$live_pre") )) 0 0" ||
+    { ilog "replay: $js"; cat "$dir/sacct.txt" "$dir/starts.csv" >&2; return 1; }
+}
