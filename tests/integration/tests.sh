@@ -1507,11 +1507,12 @@ test_cli_why_preempted() {
 # from pool1 (a3, the newest borrower) and h1 evicts pool3's newest LOW
 # job c2; in group 4 m1 evicts pool1's own LOW job a2, m3 waits for pool1's
 # quota, l1 for pool3's GPUs.  Then c2 comes back before l1 (first submit
-# time), a2 takes a4's GPU, m3 a1's quota, a3 n1's GPU.  Run times keep the
-# events that compete for the same GPUs 5 s or more apart and let the
-# requeued jobs wait out cred_expire first, with room for the live
-# scheduler's lag (up to 2 s per start; the replay starts at once): about
-# 45 s in all.
+# time), a2 takes a4's GPU, m3 a1's quota, a3 n1's GPU.  Run times keep
+# two events that could give the same GPU to different jobs 5 s or more
+# apart, let every victim run until it is preempted and the requeued jobs
+# wait out cred_expire first, with room for the live scheduler's lag (up to
+# 2 s per start; the replay starts at once): about 45 s in all
+# (doc/evaluation.md, "The live test cluster, replayed").
 SIM_REPLAY_PLAN='a1 pool1 normal 31 0
 c1 pool3 low 24 0
 a4 pool2 low 25 0

@@ -212,7 +212,7 @@ TEST(SimLiveScenarios, ALiveDumpUnderOneConfigReplaysInTheRecordedStartOrder) {
     ASSERT_EQ(w.jobs.size(), 11u);
     EXPECT_EQ(w.notes, (std::vector<std::string>{
                            "3 jobs with several records (requeued): submit and recorded start from the first, run "
-                           "time from the last run (e.g. 50146411, 50146412, 50146413)",
+                           "time from the last run (e.g. 50161403, 50161404, 50161405)",
                        }));
     std::set<uint32_t> recorded_victims;
     for (const SimJob &j : w.jobs)
@@ -232,10 +232,19 @@ TEST(SimLiveScenarios, ALiveDumpUnderOneConfigReplaysInTheRecordedStartOrder) {
         EXPECT_EQ(c.jobs, 11u);
         EXPECT_EQ(c.starts, 14u);  // every first start and every start again
         EXPECT_EQ(c.unmatched_restarts, 0u);
-        EXPECT_EQ(c.pairs, 69u);
+        EXPECT_EQ(c.pairs, 74u);
         EXPECT_EQ(c.discordant, 0u);
         EXPECT_EQ(c.first_mismatch, -1);
     }
+    // The check tells policies apart: without borrowing (strict quotas) or
+    // without quotas (borrow), the same dump starts out of order.
+    const StartOrderCheck strict =
+        run(live_cluster(), w, example("gpupool.conf.example"), PolicyKind::Strict).order_check;
+    EXPECT_EQ(strict.unmatched_restarts, 3u);  // nothing preempted
+    EXPECT_EQ(strict.discordant, 3u);
+    const StartOrderCheck borrow =
+        run(live_cluster(), w, example("gpupool.conf.example"), PolicyKind::Borrow).order_check;
+    EXPECT_EQ(borrow.discordant, 2u);
 }
 
 // --- what tells the baselines apart ------------------------------------------------
