@@ -1527,8 +1527,9 @@ l1 pool3 low 5 4'
 
 # sacct_all_completed ID...: accounting has each job's last record, COMPLETED.
 sacct_all_completed() {
-  local ids=$*
-  [[ $(sacct -n -X -P -j "${ids// /,}" -o State 2>/dev/null | grep -c '^COMPLETED$') == "$#" ]]
+  local list
+  list=$(IFS=,; echo "$*")
+  [[ $(sacct -n -X -P -j "$list" -o State 2>/dev/null | grep -c '^COMPLETED$') == "$#" ]]
 }
 
 # Issue 9, acceptance 4: a sacct dump of the workload above replays
