@@ -109,14 +109,17 @@ extern void gpp_throttle_prune(bool *changed)
 	size_t i = 0;
 
 	while (i < cap_cnt) {
-		job_record_t *j = find_job_record(caps[i].job_id);
+		uint32_t id = caps[i].job_id;
+		job_record_t *j = find_job_record(id);
 		if (j && (gps_array_pending_tasks(j) > 1)) {
 			i++;
 			continue;
 		}
 		if (j && j->array_recs)
 			(void) _throttle(j, &caps[i], NULL, false, changed);
-		else
+		/* Whatever _throttle did: this loop runs under the job write
+		 * lock and must end, so the entry goes either way. */
+		if ((i < cap_cnt) && (caps[i].job_id == id))
 			_cap_del(&caps[i]);
 	}
 }
