@@ -91,28 +91,29 @@ if [[ -z $ran ]] || { ! grep -q '^OK' <<<"$out" && (( bad == 0 )); }; then bad=1
 echo "checker: $(( ran - bad )) passed, $bad failed"
 passed=$(( passed + ran - bad )); failed=$(( failed + bad ))
 
+# Runs a live suite (the command's output shown as it goes) and adds the
+# counts of its last line matching "PREFIX N passed, N failed"; no such
+# line (the suite did not finish) counts as one failure.
+run_suite() {
+  local prefix=$1 out line
+  shift
+  out=$(mktemp)
+  "$@" 2>&1 | tee "$out"
+  line=$(grep -E "^$prefix [0-9]+ passed, [0-9]+ failed" "$out" | tail -1)
+  if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
+  else
+    failed=$(( failed + 1 ))
+  fi
+  rm -f "$out"
+}
+
 if [[ ${1:-} != --unit-only ]]; then
   step "integration tests (live cluster)"
-  out=$(mktemp)
-  bash tests/integration/run.sh 2>&1 | tee "$out"
-  line=$(grep -E '^integration: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
-  if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-    passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
-  else
-    failed=$(( failed + 1 ))
-  fi
-  rm -f "$out"
+  run_suite 'integration:' bash tests/integration/run.sh
 
   step "integration tests on Slurm 26.05 (scripts/test-matrix.sh 26.05; builds Slurm 26.05 first)"
-  out=$(mktemp)
-  bash scripts/test-matrix.sh 26.05 2>&1 | tee "$out"
-  line=$(grep -E '^matrix 26\.05: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
-  if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-    passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
-  else
-    failed=$(( failed + 1 ))
-  fi
-  rm -f "$out"
+  run_suite 'matrix 26\.05:' bash scripts/test-matrix.sh 26.05
 fi
 
 echo
