@@ -81,7 +81,7 @@ void fill(gp_pending_result_t *out, const PendingResult &r, const Engine &e) {
     out->factor_fairshare = r.factor_fairshare;
     out->factor_age = r.factor_age;
     out->orig_submit_time = r.orig_submit;
-    put(out->reason, e.reason_of(r));
+    e.reason_into(r, out->reason, sizeof(out->reason));
     out->admitted_tasks = r.admitted_tasks;
     out->array_running = r.array_tasks > 1 ? e.array_running(r.job_id) : 0;
     out->refused_pools = static_cast<uint32_t>(r.refused.size());
@@ -392,7 +392,13 @@ GP_EXPORT int gp_engine_provisional(gp_engine_t *e, const gp_job_t *job, int64_t
     if (!e || !job || !out) return GP_ERR_ARG;
     std::lock_guard<std::mutex> lock(e->mu);
     if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
-    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { fill(out, e->engine.provisional(to_snap_job(job), now), e->engine); });
+    // The job's strings are read where they are (no copy: slurmctld's
+    // submit path calls this once per job, see FlatIdMap).
+    JobRef ref = to_ref(job);
+    ref.submit_time = job->submit_time;
+    ref.restart_cnt = job->restart_cnt;
+    ref.array_tasks = job->array_tasks;
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { fill(out, e->engine.provisional(ref, now), e->engine); });
 }
 
 GP_EXPORT int gp_engine_job_ended(gp_engine_t *e, uint32_t job_id, int64_t now) {

@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
@@ -106,15 +107,15 @@ int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, uint32_t restart_
     // order keys subtract them.
     submit_time = clamp_time(submit_time);
     now = clamp_time(now);
-    auto [it, fresh] = jobs_.try_emplace(job_id, JobMemory{submit_time, now});
+    auto [m, fresh] = jobs_.try_emplace(job_id, JobMemory{submit_time, now});
     if (!fresh) {
-        it->second.last_seen = std::max(it->second.last_seen, now);
+        m->last_seen = std::max(m->last_seen, now);
         if (restart_cnt == 0)
-            it->second.orig_submit = submit_time;  // also an id used again after slurmctld -c
-        else if (submit_time > 0 && submit_time < it->second.orig_submit)
-            it->second.orig_submit = submit_time;
+            m->orig_submit = submit_time;  // also an id used again after slurmctld -c
+        else if (submit_time > 0 && submit_time < m->orig_submit)
+            m->orig_submit = submit_time;
     }
-    return it->second.orig_submit;
+    return m->orig_submit;
 }
 
 PoolList Engine::managed_pools(const std::vector<std::string> &parts) const {
@@ -124,6 +125,18 @@ PoolList Engine::managed_pools(const std::vector<std::string> &parts) const {
         if (it != eval_.pool_index.end() && !out.contains(it->second)) out.push_back(it->second);
     }
     return out;
+}
+
+// Does the comma-separated list name a configured pool?
+bool Engine::names_pool(std::string_view parts) const {
+    size_t start = 0;
+    while (start <= parts.size()) {
+        size_t end = parts.find(',', start);
+        if (end == std::string_view::npos) end = parts.size();
+        if (end > start && pool_names_.count(std::string(parts.substr(start, end - start)))) return true;
+        start = end + 1;
+    }
+    return false;
 }
 
 PoolList Engine::managed_pools(std::string_view parts) const {
@@ -193,22 +206,41 @@ void Engine::admit_one(PendingResult &r, Evaluation &ev) const {
 }
 
 std::string Engine::reason_of(const PendingResult &r) const {
-    if (r.hold == Hold::Starting) return starting_reason();
-    if (r.hold != Hold::Quota && r.hold != Hold::QuotaTooSmall) return "";
-    std::string out = r.hold == Hold::QuotaTooSmall ? GP_HOLD_PREFIX "QuotaTooSmall:" : GP_HOLD_PREFIX "Quota:";
+    char buf[512];
+    reason_into(r, buf, sizeof(buf));
+    return buf;
+}
+
+// Into a caller's buffer (cut to fit): the C ABI fills results this way,
+// with no heap allocation, on slurmctld's submit path and for every held
+// job of a pass.
+size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const {
+    if (!len) return 0;
+    buf[0] = '\0';
+    size_t n = 0;
+    auto add = [&](const char *fmt, auto... args) {
+        if (n + 1 >= len) return;
+        int w = std::snprintf(buf + n, len - n, fmt, args...);
+        if (w > 0) n = std::min(len - 1, n + static_cast<size_t>(w));
+    };
+    if (r.hold == Hold::Starting) {
+        add("%s", starting_reason());
+        return n;
+    }
+    if (r.hold != Hold::Quota && r.hold != Hold::QuotaTooSmall) return n;
+    add("%s", r.hold == Hold::QuotaTooSmall ? GP_HOLD_PREFIX "QuotaTooSmall:" : GP_HOLD_PREFIX "Quota:");
     const char *sep = "";
     for (const Refusal &x : r.refused) {
         const bool known = x.pool >= 0 && static_cast<size_t>(x.pool) < eval_.pools.size();
-        const std::string name = known ? eval_.pools[static_cast<size_t>(x.pool)].name : "?";
+        const char *name = known ? eval_.pools[static_cast<size_t>(x.pool)].name.c_str() : "?";
         const uint32_t quota = known ? eval_.pools[static_cast<size_t>(x.pool)].quota : 0;
-        out += sep + name;
         if (r.gpus > quota)
-            out += " needs " + std::to_string(r.gpus) + " quota " + std::to_string(quota);
+            add("%s%s needs %u quota %u", sep, name, r.gpus, quota);
         else
-            out += " " + std::to_string(x.taken) + "/" + std::to_string(quota);
+            add("%s%s %u/%u", sep, name, x.taken, quota);
         sep = ",";
     }
-    return out;
+    return n;
 }
 
 std::string Engine::start_partitions(uint32_t job_id, std::string_view listed) const {
@@ -431,7 +463,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         r.job_id = j.id;
         r.tier = tier_of_qos(j.qos);
         r.gpus = j.gpus;
-        r.orig_submit = jobs_.at(j.id).orig_submit;
+        r.orig_submit = jobs_.find(j.id)->orig_submit;  // noted by evaluate()
         r.pools = managed_pools(j.partitions);
         r.array_tasks = j.array_tasks;
         r.group_standing = unmanaged_standing;  // set once fairshare is known
@@ -549,11 +581,22 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     count_running(snap, ev);
 
     for (const SnapJob &j : snap.jobs) note_job(j.id, j.submit_time, j.restart_cnt, now);
-    for (auto it = jobs_.begin(); it != jobs_.end();) {
+    std::vector<uint32_t> forget;
+    jobs_.for_each([&](uint32_t id, JobMemory &m) {
         // Seen "after now" means the clock went back: seen now.
-        it->second.last_seen = std::min(it->second.last_seen, now);
-        it = now - it->second.last_seen > kForgetAfter ? jobs_.erase(it) : std::next(it);
-    }
+        m.last_seen = std::min(m.last_seen, now);
+        if (now - m.last_seen > kForgetAfter) forget.push_back(id);
+    });
+    for (uint32_t id : forget) jobs_.erase(id);
+    // Room for the jobs submitted before the next pass (note_job from
+    // provisional(), in slurmctld's submit path), allocated here.
+    jobs_.reserve(jobs_.size() + std::max<size_t>(4096, jobs_.size() / 2));
+    // The placements' array is kept from pass to pass, with room for twice
+    // the most seen between two passes.
+    provisional_peak_ = std::max(provisional_peak_, eval_.provisional.size());
+    ev.provisional = std::move(eval_.provisional);
+    ev.provisional.clear();
+    ev.provisional.reserve(std::max<size_t>(1024, 2 * provisional_peak_));
 
     account_usage(ev, now);
     order_pending(snap, ev, now);  // collects demand; sorted below
@@ -627,9 +670,9 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     for (PoolState &ps : eval_.pools) ps.np_reserved = 0;
     auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_); };
     for (const PendingResult &r : eval_.pending)
-        if (!eval_.provisional.count(r.job_id)) reserve(r);
+        if (!eval_.provisional.contains(r.job_id)) reserve(r);
     // Jobs placed since the pass keep their reservation too.
-    for (const auto &[id, r] : eval_.provisional) reserve(r);
+    for (const PendingResult &r : eval_.provisional) reserve(r);
     std::vector<uint32_t> standing;
     for (const PoolState &ps : eval_.pools) standing.push_back(ps.standing);
     compute_fairshare(eval_);
@@ -760,7 +803,7 @@ void Engine::fold_provisional() {
     };
     std::vector<PendingResult> placed;
     placed.reserve(eval_.provisional.size());
-    for (auto &[id, r] : eval_.provisional) placed.push_back(std::move(r));
+    for (PendingResult &r : eval_.provisional) placed.push_back(std::move(r));
     std::sort(placed.begin(), placed.end(), before);
     // The pass's key clamps submit times more than 2^32 s apart, which R1
     // orders: then sort the whole queue.
@@ -769,7 +812,7 @@ void Engine::fold_provisional() {
     merged.reserve(eval_.pending.size() + placed.size());
     auto p = placed.begin();
     for (PendingResult &r : eval_.pending) {
-        if (eval_.provisional.count(r.job_id)) continue;
+        if (eval_.provisional.contains(r.job_id)) continue;
         while (in_order && p != placed.end() && before(*p, r)) merged.push_back(std::move(*p++));
         merged.push_back(std::move(r));
     }
@@ -783,15 +826,28 @@ void Engine::fold_provisional() {
 const PendingResult *Engine::pending_result(uint32_t job_id) const {
     uint32_t pos = eval_.pending_index.find(job_id);
     if (pos != IdIndex::kNone) return &eval_.pending[pos];
-    auto pit = eval_.provisional.find(job_id);
-    return pit != eval_.provisional.end() ? &pit->second : nullptr;
+    return eval_.provisional.find(job_id);
 }
 
 PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
+    std::string parts;
+    for (const std::string &p : job.partitions) parts += (parts.empty() ? "" : ",") + p;
+    JobRef ref;
+    ref.id = job.id;
+    ref.partitions = parts;
+    ref.qos = job.qos;
+    ref.gpus = job.gpus;
+    ref.submit_time = job.submit_time;
+    ref.restart_cnt = job.restart_cnt;
+    ref.array_tasks = job.array_tasks;
+    return provisional(ref, now);
+}
+
+PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     if (!config_) throw std::logic_error("no configuration loaded");
     PendingResult r;
     r.job_id = job.id;
-    r.tier = tier_of_qos(job.qos);
+    r.tier = tier_of_qos(std::string(job.qos));
     r.gpus = job.gpus;
     r.array_tasks = job.array_tasks;
     r.admitted_tasks = r.task_count();
@@ -801,8 +857,7 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
         // first pass, NP ones so as not to go over quota, preemptible ones
         // so as not to start ahead of jobs the pass will put first (and
         // be preempted back out).
-        bool managed = false;
-        for (const std::string &p : job.partitions) managed |= pool_names_.count(p) != 0;
+        bool managed = names_pool(job.partitions);
         r.priority = r.nominal = r.factor_tier = 2;
         if (managed && job.gpus > 0) {
             r.admission = Admission::Held;
@@ -848,7 +903,7 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     // Reserve now so that a burst of submits between passes cannot admit
     // more than the quota.
     admit_one(r, eval_);
-    eval_.provisional[job.id] = r;
+    eval_.provisional.put(r);
     // Its admission (and where it may start) is what preemptable() reads.
     preemptor_cache_.valid = false;
     return r;

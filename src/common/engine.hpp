@@ -142,13 +142,17 @@ struct RunningInfo {
     uint32_t rank = 0;          // R6 victim order, 1 = first
 };
 
-// A job as the preempt plugin hands it over, without copying its strings.
+// A job as the plugins hand it over, without copying its strings.
 struct JobRef {
     uint32_t id = 0;
     std::string_view partitions;  // comma-separated; running: one
     std::string_view qos;
     uint32_t gpus = 0;
     int64_t start = 0;
+    // Pending jobs (provisional): as in SnapJob.
+    int64_t submit_time = 0;
+    uint32_t restart_cnt = 0;
+    uint32_t array_tasks = 0;
 };
 
 struct Verdict {
@@ -194,6 +198,156 @@ private:
     size_t mask_ = 0;
 };
 
+// Job id -> V in one open-addressing array (linear probing).  Adding an
+// entry allocates only when the array grows, and reserve() grows it ahead
+// of time, in the thread that calls it.  For what slurmctld's submit path
+// adds per job (priority_p_set): a heap allocation there per job lands
+// between slurmctld's own job records, and freed later by the agent thread
+// it leaves holes that later records fill; either way the job list that
+// every scheduling cycle walks is scattered over memory (measured: the
+// scheduler's walk of 10k jobs 3x slower).
+template <typename V>
+class FlatIdMap {
+public:
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    // Room for n entries without growing.
+    void reserve(size_t n) {
+        if (2 * n > slots_.size()) rehash(n);
+    }
+    V *find(uint32_t id) {
+        size_t i = slot_of(id);
+        return i != kNoSlot && slots_[i].used ? &slots_[i].value : nullptr;
+    }
+    const V *find(uint32_t id) const { return const_cast<FlatIdMap *>(this)->find(id); }
+    bool contains(uint32_t id) const { return find(id) != nullptr; }
+    // The entry of `id`, added as `v` if there was none; true if added.
+    std::pair<V *, bool> try_emplace(uint32_t id, const V &v) {
+        if (2 * (size_ + 1) > slots_.size()) rehash(2 * (size_ + 1));
+        size_t i = slot_of(id);
+        if (slots_[i].used) return {&slots_[i].value, false};
+        slots_[i].id = id;
+        slots_[i].used = true;
+        slots_[i].value = v;
+        ++size_;
+        return {&slots_[i].value, true};
+    }
+    bool erase(uint32_t id) {
+        size_t i = slot_of(id);
+        if (i == kNoSlot || !slots_[i].used) return false;
+        // Backward shift: entries after it that probed past it move up.
+        const size_t mask = slots_.size() - 1;
+        for (size_t j = (i + 1) & mask; slots_[j].used; j = (j + 1) & mask) {
+            size_t home = hash(slots_[j].id) & mask;
+            bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+            if (stays) continue;
+            slots_[i] = std::move(slots_[j]);
+            i = j;
+        }
+        slots_[i].used = false;
+        slots_[i].value = V{};
+        --size_;
+        return true;
+    }
+    // Empty, keeping the array.
+    void clear() {
+        for (Slot &s : slots_)
+            if (s.used) s = Slot{};
+        size_ = 0;
+    }
+    template <typename F>
+    void for_each(F f) {
+        for (Slot &s : slots_)
+            if (s.used) f(s.id, s.value);
+    }
+    template <typename F>
+    void for_each(F f) const {
+        for (const Slot &s : slots_)
+            if (s.used) f(s.id, s.value);
+    }
+
+private:
+    static constexpr size_t kNoSlot = SIZE_MAX;
+    struct Slot {
+        uint32_t id = 0;
+        bool used = false;
+        V value{};
+    };
+    static size_t hash(uint32_t id) { return static_cast<size_t>(id) * 0x9E3779B97F4A7C15ull >> 17; }
+    // The slot holding `id`, or the free one where it would go.
+    size_t slot_of(uint32_t id) const {
+        if (slots_.empty()) return kNoSlot;
+        const size_t mask = slots_.size() - 1;
+        size_t i = hash(id) & mask;
+        while (slots_[i].used && slots_[i].id != id) i = (i + 1) & mask;
+        return i;
+    }
+    // At least 2n slots (a power of two), entries moved over.
+    void rehash(size_t n) {
+        size_t cap = 16;
+        while (cap < 2 * n) cap <<= 1;
+        std::vector<Slot> old(cap);
+        old.swap(slots_);
+        size_ = 0;
+        for (Slot &s : old)
+            if (s.used) {
+                size_t i = slot_of(s.id);
+                slots_[i] = std::move(s);
+                ++size_;
+            }
+    }
+    std::vector<Slot> slots_;
+    size_t size_ = 0;
+};
+
+// Jobs placed by provisional() since the last pass: results in one array
+// (any order), found by id.  Kept from pass to pass with its room (see
+// FlatIdMap), so that a submit adds one without a heap allocation.
+class ProvisionalSet {
+public:
+    size_t size() const { return items_.size(); }
+    bool empty() const { return items_.empty(); }
+    void reserve(size_t n) {
+        items_.reserve(n);
+        index_.reserve(n);
+    }
+    const PendingResult *find(uint32_t id) const {
+        const uint32_t *i = index_.find(id);
+        return i ? &items_[*i] : nullptr;
+    }
+    bool contains(uint32_t id) const { return index_.contains(id); }
+    void put(const PendingResult &r) {
+        auto [i, added] = index_.try_emplace(r.job_id, static_cast<uint32_t>(items_.size()));
+        if (added)
+            items_.push_back(r);
+        else
+            items_[*i] = r;
+    }
+    void erase(uint32_t id) {
+        const uint32_t *i = index_.find(id);
+        if (!i) return;
+        uint32_t pos = *i;
+        index_.erase(id);
+        if (pos + 1 != items_.size()) {
+            items_[pos] = std::move(items_.back());
+            *index_.find(items_[pos].job_id) = pos;
+        }
+        items_.pop_back();
+    }
+    void clear() {
+        items_.clear();
+        index_.clear();
+    }
+    std::vector<PendingResult>::iterator begin() { return items_.begin(); }
+    std::vector<PendingResult>::iterator end() { return items_.end(); }
+    std::vector<PendingResult>::const_iterator begin() const { return items_.begin(); }
+    std::vector<PendingResult>::const_iterator end() const { return items_.end(); }
+
+private:
+    std::vector<PendingResult> items_;
+    FlatIdMap<uint32_t> index_;
+};
+
 // Everything the last pass decided.
 struct Evaluation {
     int64_t now = 0;
@@ -206,7 +360,7 @@ struct Evaluation {
     // Job array id -> its tasks among `running`.
     std::unordered_map<uint32_t, uint32_t> array_running;
     // Jobs placed by provisional() since this pass.
-    std::unordered_map<uint32_t, PendingResult> provisional;
+    ProvisionalSet provisional;
     std::vector<std::string> warnings;
 };
 
@@ -241,6 +395,10 @@ public:
     // pending demand stay from the last full pass.
     void refresh_running(const Snapshot &snap, int64_t now);
 
+    // Placement of a job that arrived after the last pass (priority_p_set:
+    // slurmctld's submit path, under its job write lock; no heap
+    // allocation per job while the room the last pass reserved lasts).
+    PendingResult provisional(const JobRef &job, int64_t now);
     PendingResult provisional(const SnapJob &job, int64_t now);
     // A job ended, was cancelled or requeued: give back what it held or had
     // reserved and redo admission in the last pass's order at once, so a
@@ -257,6 +415,8 @@ public:
     // "GpuPoolQuota:pool1 2/2" for a held job ("GpuPoolQuota:pool1 2/2,
     // pool2 2/2" when it lists several pools), "" otherwise.
     std::string reason_of(const PendingResult &r) const;
+    // The same into buf (cut to fit, NUL-terminated); returns its length.
+    size_t reason_into(const PendingResult &r, char *buf, size_t len) const;
     // Of `listed` (a pending job's comma-separated partitions), those Slurm
     // may start it in now: every partition that is not a pool, and the
     // pools whose quota admitted it (R2).  A held job: none.  Throws
@@ -320,6 +480,7 @@ private:
     uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const std::vector<std::string> &parts) const;
     PoolList managed_pools(std::string_view parts) const;
+    bool names_pool(std::string_view parts) const;
     // Fits the quota of every pool (a job not seen by a pass, which Slurm
     // may start in any of them).
     bool fits_quota(const PoolList &pools, uint32_t gpus) const;
@@ -352,7 +513,8 @@ private:
     std::unordered_set<std::string> pool_names_;  // config_'s pools, for lookups per job
     std::unique_ptr<LoadedConfig> staged_;        // applies at the next evaluate()
     Evaluation eval_;
-    std::unordered_map<uint32_t, JobMemory> jobs_;
+    FlatIdMap<JobMemory> jobs_;
+    size_t provisional_peak_ = 0;  // most placements between two passes
     std::map<std::string, PoolHistory> history_;
     int64_t last_account_ = 0;
     std::vector<std::string> config_warnings_;

@@ -112,7 +112,8 @@ UsageSeries series_from(json_t *obj, const std::string &where) {
 Engine::PersistentState Engine::persistent_state() const {
     PersistentState st;
     st.history = history_;
-    st.jobs.assign(jobs_.begin(), jobs_.end());
+    st.jobs.reserve(jobs_.size());
+    jobs_.for_each([&](uint32_t id, const JobMemory &m) { st.jobs.emplace_back(id, m); });
     st.last_account = last_account_;
     return st;
 }
@@ -200,10 +201,10 @@ void Engine::load_state_json(const std::string &text) {
     last_account_ = last_account;
     // Jobs already seen in this run keep the earlier submit time.
     for (auto &[id, m] : jobs) {
-        auto [it, fresh] = jobs_.try_emplace(id, m);
+        auto [kept, fresh] = jobs_.try_emplace(id, m);
         if (!fresh) {
-            it->second.orig_submit = std::min(it->second.orig_submit, m.orig_submit);
-            it->second.last_seen = std::max(it->second.last_seen, m.last_seen);
+            kept->orig_submit = std::min(kept->orig_submit, m.orig_submit);
+            kept->last_seen = std::max(kept->last_seen, m.last_seen);
         }
     }
 }

@@ -208,3 +208,66 @@ TEST(Property, PrioritiesAtLargeQueueLength) {
     EXPECT_EQ(p.back().priority, 5u);
     for (size_t k = 1; k < p.size(); ++k) ASSERT_GT(p[k - 1].priority, p[k].priority);
 }
+
+// FlatIdMap (the engine's job memory and the provisional placements' index)
+// against std::map over random adds and erases: ids crowd a few home slots
+// so that erasing shifts probe chains.  Then the same for ProvisionalSet.
+TEST(Property, FlatIdMapMatchesStdMap) {
+    std::mt19937 rng(7);
+    FlatIdMap<uint32_t> flat;
+    std::map<uint32_t, uint32_t> ref;
+    for (int step = 0; step < 200000; ++step) {
+        uint32_t id = std::uniform_int_distribution<uint32_t>(1, 3000)(rng);
+        switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+        case 0:
+        case 1: {
+            auto [v, added] = flat.try_emplace(id, id * 3);
+            ASSERT_EQ(added, ref.emplace(id, id * 3).second) << "id " << id;
+            ASSERT_EQ(*v, ref.at(id));
+            break;
+        }
+        case 2:
+            ASSERT_EQ(flat.erase(id), ref.erase(id) == 1) << "id " << id;
+            break;
+        default:
+            if (std::uniform_int_distribution<int>(0, 1000)(rng) == 0) flat.reserve(ref.size() + 5000);
+            break;
+        }
+        ASSERT_EQ(flat.size(), ref.size());
+    }
+    for (uint32_t id = 1; id <= 3000; ++id) {
+        const uint32_t *v = flat.find(id);
+        auto it = ref.find(id);
+        ASSERT_EQ(v != nullptr, it != ref.end()) << "id " << id;
+        if (v) EXPECT_EQ(*v, it->second);
+    }
+    size_t seen = 0;
+    flat.for_each([&](uint32_t id, uint32_t v) {
+        EXPECT_EQ(ref.at(id), v);
+        ++seen;
+    });
+    EXPECT_EQ(seen, ref.size());
+
+    ProvisionalSet set;
+    std::map<uint32_t, uint32_t> prio;
+    set.reserve(64);
+    for (int step = 0; step < 20000; ++step) {
+        uint32_t id = std::uniform_int_distribution<uint32_t>(1, 200)(rng);
+        if (std::uniform_int_distribution<int>(0, 2)(rng)) {
+            PendingResult r;
+            r.job_id = id;
+            r.priority = static_cast<uint32_t>(step);
+            set.put(r);
+            prio[id] = r.priority;
+        } else {
+            set.erase(id);
+            prio.erase(id);
+        }
+        ASSERT_EQ(set.size(), prio.size());
+    }
+    for (uint32_t id = 1; id <= 200; ++id) {
+        const PendingResult *r = set.find(id);
+        ASSERT_EQ(r != nullptr, prio.count(id) == 1) << "id " << id;
+        if (r) EXPECT_EQ(r->priority, prio.at(id));
+    }
+}
