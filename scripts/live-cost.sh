@@ -3,7 +3,7 @@
 # native scheduling (priority/multifactor + preempt/qos), side by side on
 # the local cluster of scripts/cluster.sh.
 #
-#   scripts/live-cost.sh [--out DIR] [--idle S] [--modes "native gpupool"] [N...]
+#   scripts/live-cost.sh [--out DIR] [--idle S] [--modes "native gpupool"] [--layout] [N...]
 #
 # For each N (default: 2000 10000), native then gpupool, back to back, each
 # on a fresh cluster of 4 nodes x 2 fake GPUs (8 GPUs) with 4 overlapping
@@ -126,6 +126,12 @@ PreemptType=preempt/qos"
   sleep "$idle"
   c2=$(ctld_cpu "$pid"); threads "$pid" >"$dir/threads.2"
   sdiag >"$dir/sdiag.idle"
+  # --layout: where job_list's nodes and job records lie (every scheduling
+  # cycle walks them; a regular stride is what the prefetcher follows).
+  if [[ ${LIVE_COST_LAYOUT:-0} == 1 ]]; then
+    gdb -p "$pid" -batch -x "$REPO/scripts/job-list-layout.py" 2>&1 \
+      | grep -E '^(jobs|list nodes|job records|node\+job)' >"$dir/layout"
+  fi
   {
     echo "load_after $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "sbatch_failed $fails"
@@ -191,6 +197,7 @@ while (( $# )); do
     --out) OUT=$2; shift 2 ;;
     --idle) IDLE=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
+    --layout) export LIVE_COST_LAYOUT=1; shift ;;
     -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
     *) sed -n '2,37p' "$0" >&2; exit 2 ;;
@@ -233,6 +240,10 @@ summary() {
   done
   printf '%-34s %25s\n' "load average (1 5 15) before" "native: $(grep load_before "$d/native/figures" 2>/dev/null | cut -d' ' -f2-)"
   printf '%-34s %25s\n' "" "gpupool: $(grep load_before "$d/gpupool/figures" 2>/dev/null | cut -d' ' -f2-)"
+  for key in native gpupool; do
+    [[ -s $d/$key/layout ]] && sed "s/^/layout, $key: /" "$d/$key/layout"
+  done
+  return 0
 }
 
 rc=0
