@@ -1,5 +1,6 @@
 // The C ABI over the engine.  Every entry point catches everything: no C++
 // exception may reach slurmctld.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -19,6 +20,9 @@
 using namespace gpupool;
 
 struct gp_engine {
+    // engine.config_serial() as of the last call under mu that may have
+    // applied a configuration, readable without mu (gp_engine_config_serial).
+    std::atomic<uint64_t> config_serial{0};
     std::mutex mu;       // the engine; slurmctld's hooks take it under their locks
     std::mutex save_mu;  // one state save at a time, in the order of their copies
     Engine engine;
@@ -181,6 +185,7 @@ GP_EXPORT int gp_engine_load_config_file(gp_engine_t *e, const char *path, char 
         Config cfg = load_config_file(path, &text);
         std::lock_guard<std::mutex> lock(e->mu);
         e->engine.set_config(std::move(cfg));
+        e->config_serial.store(e->engine.config_serial(), std::memory_order_release);
         e->config_text = std::move(text);
     });
 }
@@ -206,6 +211,7 @@ GP_EXPORT int gp_engine_load_config_text(gp_engine_t *e, const char *text, const
         Config cfg = parse_config(text, source ? source : "gpupool.conf");
         std::lock_guard<std::mutex> lock(e->mu);
         e->engine.set_config(std::move(cfg));
+        e->config_serial.store(e->engine.config_serial(), std::memory_order_release);
         e->config_text = text;
     });
 }
@@ -275,6 +281,10 @@ GP_EXPORT size_t gp_engine_quota_tres(gp_engine_t *e, char *buf, size_t buf_len)
     return tres.size();
 }
 
+GP_EXPORT uint64_t gp_engine_config_serial(gp_engine_t *e) {
+    return e ? e->config_serial.load(std::memory_order_acquire) : 0;
+}
+
 GP_EXPORT int gp_engine_tier_of_qos(gp_engine_t *e, const char *qos, gp_tier_info_t *out) {
     if (!e || !out) return GP_ERR_ARG;
     return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] {
@@ -339,7 +349,10 @@ GP_EXPORT int gp_engine_evaluate(gp_engine_t *e, const gp_snapshot_t *s, int64_t
     if (!e || !s) return GP_ERR_ARG;
     std::lock_guard<std::mutex> lock(e->mu);
     if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
-    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.evaluate(s->snap, now); });
+    int rc = guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.evaluate(s->snap, now); });
+    // A staged configuration took effect at the start of the pass.
+    e->config_serial.store(e->engine.config_serial(), std::memory_order_release);
+    return rc;
 }
 
 GP_EXPORT int gp_engine_refresh_running(gp_engine_t *e, const gp_snapshot_t *s, int64_t now) {

@@ -53,6 +53,7 @@ void Engine::set_config(Config cfg) {
 }
 
 void Engine::apply_config(LoadedConfig next) {
+    ++config_serial_;
     config_ = std::move(next.config);
     qos_tier_ = std::move(next.qos_tier);
     default_tier_ = next.default_tier;

@@ -395,6 +395,10 @@ public:
     // pending demand stay from the last full pass.
     void refresh_running(const Snapshot &snap, int64_t now);
 
+    // Raised each time a configuration takes effect (what tier_of_qos()
+    // and every decision read): a caller's cache of answers keyed on it.
+    uint64_t config_serial() const { return config_serial_; }
+
     // Placement of a job that arrived after the last pass (priority_p_set:
     // slurmctld's submit path, under its job write lock; no heap
     // allocation per job while the room the last pass reserved lasts).
@@ -515,6 +519,7 @@ private:
     Evaluation eval_;
     FlatIdMap<JobMemory> jobs_;
     size_t provisional_peak_ = 0;  // most placements between two passes
+    uint64_t config_serial_ = 0;
     std::map<std::string, PoolHistory> history_;
     int64_t last_account_ = 0;
     std::vector<std::string> config_warnings_;

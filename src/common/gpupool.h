@@ -29,7 +29,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 7
+#define GP_ABI_VERSION 8
 
 typedef enum {
 	GP_OK = 0,
@@ -144,6 +144,14 @@ typedef struct {
 /* Tier of a QOS name (NULL or "" or unknown: DefaultTier).  */
 int gp_engine_tier_of_qos(gp_engine_t *engine, const char *qos,
 			  gp_tier_info_t *out);
+
+/*
+ * ABI 8.  Changes whenever another configuration takes effect (a load
+ * before the first pass, or the pass that applies a staged one); answers
+ * of gp_engine_tier_of_qos() cached under one value stay right until it
+ * changes.  Lock-free: cheap enough to ask at every call of a hot path.
+ */
+uint64_t gp_engine_config_serial(gp_engine_t *engine);
 
 /* ------------------------------------------------------------------ */
 /* Cluster snapshot: nodes, partitions, jobs                           */

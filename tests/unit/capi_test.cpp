@@ -126,10 +126,52 @@ TEST(CApi, NoConfigAndNullArgumentsAreErrorsNotCrashes) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 7u);
+    EXPECT_EQ(gp_abi_version(), 8u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
+}
+
+// preempt/gpupool caches tier answers per QOS under the configuration
+// serial: it must change exactly when another configuration takes effect
+// (at once before the first pass; a reload after it at the next pass).
+TEST(CApi, ConfigSerialChangesWhenAConfigurationTakesEffect) {
+    const char *other =
+        "Tier=normal QOS=normal Priority=200 Preemptible=yes\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    EXPECT_EQ(gp_engine_config_serial(nullptr), 0u);
+    EXPECT_EQ(gp_engine_config_serial(e), 0u);
+    ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    const uint64_t first = gp_engine_config_serial(e);
+    EXPECT_NE(first, 0u);
+    // A refused file changes nothing.
+    EXPECT_EQ(gp_engine_load_config_text(e, "Tier=x Priority=abc\n", "gpupool.conf", err, sizeof err),
+              GP_ERR_CONFIG);
+    EXPECT_EQ(gp_engine_config_serial(e), first);
+    gp_snapshot_t *s = four_nodes({"pool1", "pool2"});
+    gp_job_t a = job(1, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
+    ASSERT_EQ(gp_snapshot_add_job(s, &a), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+    EXPECT_EQ(gp_engine_config_serial(e), first);
+    // Staged after a pass: the old tiers and serial until the next pass.
+    ASSERT_EQ(gp_engine_load_config_text(e, other, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_tier_info_t t;
+    ASSERT_EQ(gp_engine_tier_of_qos(e, "normal", &t), GP_OK);
+    EXPECT_EQ(t.preemptible, 0);
+    EXPECT_EQ(gp_engine_config_serial(e), first);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 120), GP_OK);
+    const uint64_t second = gp_engine_config_serial(e);
+    EXPECT_NE(second, first);
+    ASSERT_EQ(gp_engine_tier_of_qos(e, "normal", &t), GP_OK);
+    EXPECT_EQ(t.preemptible, 1);
+    // A pass with nothing staged keeps it.
+    ASSERT_EQ(gp_engine_evaluate(e, s, 130), GP_OK);
+    EXPECT_EQ(gp_engine_config_serial(e), second);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
 }
 
 TEST(CApi, JobArraysThroughTheAbi) {

@@ -144,24 +144,70 @@ static const char *_qos(job_record_t *job_ptr, bool may_lock,
 	return gps_job_qos(job_ptr, may_lock, buf, GPS_QOS_LEN);
 }
 
+/*
+ * The tier of each QOS id, for preempt_p_job_preempt_check(): the job
+ * queue's sort asks it twice per comparison (some 10^5 times a scheduling
+ * cycle at 10,000 pending jobs), and looking the QOS name and its tier up
+ * each time cost more than the rest of the sort.  One word per id: the
+ * engine's configuration serial it was looked up under (other serials:
+ * stale), a valid bit, preemptible, the tier's priority.  A QOS id keeps
+ * its name (gpupool_qos.c), so the serial is all that can change it.
+ */
+#define QOS_TIER_IDS 1024
+#define QOS_TIER_VALID (UINT64_C(1) << 31)
+#define QOS_TIER_PREEMPTIBLE (UINT64_C(1) << 30)
+#define QOS_TIER_PRIO ((UINT64_C(1) << 30) - 1)
+static uint64_t qos_tier[QOS_TIER_IDS];
+
+static bool _qos_tier(job_record_t *job_ptr, uint32_t *prio, bool *preemptible)
+{
+	gp_engine_t *e = gp_shared_engine();
+	uint32_t serial = (uint32_t) gp_engine_config_serial(e);
+	uint32_t id = job_ptr->qos_id;
+	bool cacheable = serial && (id < QOS_TIER_IDS);
+	const char *name;
+	char qos[GPS_QOS_LEN];
+	gp_tier_info_t t;
+	uint64_t w;
+
+	if (cacheable) {
+		w = __atomic_load_n(&qos_tier[id], __ATOMIC_RELAXED);
+		if (((uint32_t) (w >> 32) == serial) && (w & QOS_TIER_VALID)) {
+			*prio = (uint32_t) (w & QOS_TIER_PRIO);
+			*preemptible = (w & QOS_TIER_PREEMPTIBLE) != 0;
+			return true;
+		}
+	}
+	name = _qos(job_ptr, true, qos);
+	if (gp_engine_tier_of_qos(e, name, &t) != GP_OK)
+		return false;
+	*prio = t.priority;
+	*preemptible = t.preemptible != 0;
+	/* Not a QOS missing from the names (known later, maybe). */
+	if (cacheable && name && (t.priority <= QOS_TIER_PRIO) &&
+	    (serial == (uint32_t) gp_engine_config_serial(e)))
+		__atomic_store_n(&qos_tier[id],
+				 ((uint64_t) serial << 32) | QOS_TIER_VALID |
+				 (t.preemptible ? QOS_TIER_PREEMPTIBLE : 0) |
+				 t.priority, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* Return true if the preemptor's job sorts before the preemptee's. */
 extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 					job_queue_rec_t *preemptee)
 {
-	gp_engine_t *e = gp_shared_engine();
-	gp_tier_info_t a, b;
-	char qa[GPS_QOS_LEN], qb[GPS_QOS_LEN];
+	uint32_t a, b;
+	bool a_preemptible, b_preemptible;
 
 	if (!preemptor || !preemptee || !preemptor->job_ptr ||
 	    !preemptee->job_ptr)
 		return false;
-	if ((gp_engine_tier_of_qos(e, _qos(preemptor->job_ptr, true, qa),
-				   &a) != GP_OK) ||
-	    (gp_engine_tier_of_qos(e, _qos(preemptee->job_ptr, true, qb),
-				   &b) != GP_OK))
+	if (!_qos_tier(preemptor->job_ptr, &a, &a_preemptible) ||
+	    !_qos_tier(preemptee->job_ptr, &b, &b_preemptible))
 		return false;
 	/* A higher tier that may preempt the other's (preemptible) tier. */
-	return b.preemptible && (a.priority > b.priority);
+	return b_preemptible && (a > b);
 }
 
 /* Note the order of the arguments (as preempt/qos). */
