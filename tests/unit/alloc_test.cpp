@@ -87,3 +87,47 @@ TEST(SubmitPath, NoHeapAllocationPerSubmittedJob) {
     EXPECT_EQ(held, 500);
     gp_engine_destroy(e);
 }
+
+// A pass builds a snapshot of every job (slurmctld's agent thread, every
+// few seconds): after the first, building it again and evaluating it
+// allocates nothing per job (the snapshot's job lists are recycled), so
+// passes do not churn the heap between slurmctld's job records.
+TEST(PassPath, SnapshotRebuiltWithoutAnAllocationPerJob) {
+    const char *conf =
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e, conf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    auto pass = [&](int64_t now) {
+        gp_snapshot_t *s = gp_snapshot_create();
+        int32_t idx[2];
+        for (int i = 0; i < 2; ++i) idx[i] = gp_snapshot_add_node(s, i ? "node2" : "node1", 2);
+        EXPECT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 2), GP_OK);
+        EXPECT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+        gp_snapshot_reserve(s, 2, 10004);
+        uint32_t id = 1;
+        for (int i = 0; i < 4; ++i) {
+            gp_job_t r = job(id++, GP_JOB_RUNNING, i < 2 ? "pool1" : "pool2", "normal", 100);
+            EXPECT_EQ(gp_snapshot_add_job(s, &r), GP_OK);
+        }
+        for (int i = 0; i < 10000; ++i) {
+            gp_job_t p = job(id++, GP_JOB_PENDING, i == 8 ? "pool1,pool2" : i % 2 ? "pool1" : "pool2",
+                             (i / 2) % 2 ? "low" : "normal", 200 + i);
+            EXPECT_EQ(gp_snapshot_add_job(s, &p), GP_OK);
+        }
+        EXPECT_EQ(gp_engine_evaluate(e, s, now), GP_OK);
+        gp_snapshot_destroy(s);
+    };
+    pass(20000);
+    long before = allocations.load();
+    pass(20010);
+    // A few dozen per pass (the pass's own arrays), not one per job.
+    EXPECT_LT(allocations.load() - before, 200);
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 13, &r), GP_OK);  // i == 8: NORMAL, both pools
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
+    EXPECT_EQ(std::strncmp(r.reason, GP_HOLD_PREFIX "Quota:pool1 2/2,pool2 2/2", 40), 0) << r.reason;
+    gp_engine_destroy(e);
+}
