@@ -21,6 +21,7 @@
 #include "src/slurmctld/locks.h"
 
 #include "gpupool_slurm.h"
+#include "job_digest.h"
 #include "priority_gpupool.h"
 
 #define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
@@ -34,6 +35,9 @@ static bool wake = false;
 /* priority_p_reconfig asked for a reload (reconfig_full: by a reconfigure) */
 static bool reconfig_pending = false;
 static bool reconfig_full = false;
+/* jobs_digest() as the last pass left the jobs (agent thread only). */
+static uint64_t pass_digest = 0;
+static bool pass_digest_valid = false;
 
 /* Microseconds since *mark (monotonic clock); *mark moves to now. */
 static uint64_t _usec_since(struct timespec *mark)
@@ -86,6 +90,9 @@ static void _pass(gp_pass_time_t *pt)
 	if (rc == GP_OK)
 		released = gpp_results_apply_pass(now, &held);
 	pt->apply_usec = _usec_since(&mark);
+	/* What this pass leaves, for _jobs_changed(). */
+	pass_digest = jobs_digest();
+	pass_digest_valid = (rc == GP_OK);
 	unlock_slurmctld(locks);
 	END_TIMER;
 
@@ -99,6 +106,29 @@ static void _pass(gp_pass_time_t *pt)
 	debug2("gpupool: pass over %u jobs: %d held by quota, %d released, %s",
 	      jobs, held, released, GPS_TIMER_STR);
 	gpp_conf_log_warnings(false);
+}
+
+/*
+ * Did any job change in what a pass reads since the last pass (see
+ * job_digest.h)?  If not, *seen_job_update moves to the last_job_update
+ * it read.  Takes the job read lock.
+ */
+static bool _jobs_changed(time_t *seen_job_update)
+{
+	slurmctld_lock_t job_read = { .job = READ_LOCK };
+	uint64_t digest;
+	time_t seen;
+
+	if (!pass_digest_valid)
+		return true;
+	lock_slurmctld(job_read);
+	seen = last_job_update;
+	digest = jobs_digest();
+	unlock_slurmctld(job_read);
+	if (digest != pass_digest)
+		return true;
+	*seen_job_update = seen;
+	return false;
 }
 
 static void *_agent(void *arg)
@@ -117,7 +147,7 @@ static void *_agent(void *arg)
 	(void) prctl(PR_SET_NAME, "gpupool", NULL, NULL, NULL);
 #endif
 	while (true) {
-		bool run = false, reload, full;
+		bool run = false, reload, full, jobs_only = false;
 		time_t now;
 		struct timeval t0, t1;
 		long usec;
@@ -142,8 +172,11 @@ static void *_agent(void *arg)
 			 */
 			else if (((last_node_update != seen_node_update) ||
 				  (last_job_update != seen_job_update)) &&
-				 (now - last_pass >= gap))
+				 (now - last_pass >= gap)) {
 				run = true;
+				jobs_only = (last_node_update ==
+					     seen_node_update);
+			}
 			if (run)
 				break;
 			ts.tv_sec = now + 1;
@@ -160,6 +193,9 @@ static void *_agent(void *arg)
 		}
 		slurm_mutex_unlock(&agent_mutex);
 
+		/* Woken by last_job_update alone: maybe nothing a pass reads. */
+		if (jobs_only && !_jobs_changed(&seen_job_update))
+			continue;
 		if (reload)
 			gpp_conf_reload(full);
 		gpp_conf_save_copy_if_new();
