@@ -119,6 +119,7 @@ PreemptType=preempt/qos"
   t1=$(date +%s.%N)
   c1=$(ctld_cpu "$pid"); threads "$pid" >"$dir/threads.1"
   sdiag >"$dir/sdiag.submit"
+  cp "$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool_stats.json" "$dir/stats.submit" 2>/dev/null || true
   sdiag -r >/dev/null
   echo "load_submit_end $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/figures"
 
@@ -126,6 +127,7 @@ PreemptType=preempt/qos"
   sleep "$idle"
   c2=$(ctld_cpu "$pid"); threads "$pid" >"$dir/threads.2"
   sdiag >"$dir/sdiag.idle"
+  cp "$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool_stats.json" "$dir/stats.idle" 2>/dev/null || true
   # --layout: where job_list's nodes and job records lie (every scheduling
   # cycle walks them; a regular stride is what the prefetcher follows).
   if [[ ${LIVE_COST_LAYOUT:-0} == 1 ]]; then
@@ -143,6 +145,10 @@ PreemptType=preempt/qos"
     awk -v a="$c1" -v b="$c2" -v s="$idle" 'BEGIN { printf "cpu_idle %.2f\n", (b - a) * 60 / s }'
     sdiag_means "$dir/sdiag.submit" submit
     sdiag_means "$dir/sdiag.idle" idle
+    # gpupool's passes so far (its stats file, written at most every 10 s)
+    for f in submit idle; do
+      [[ -s $dir/stats.$f ]] && printf 'gpupool_passes_%s %s\n' "$f" "$(grep -o '"passes":[0-9]*' "$dir/stats.$f" | cut -d: -f2)"
+    done
   } >>"$dir/figures"
   cp "$GPUPOOL_CLUSTER_DIR/log/slurmctld.log" "$dir/" 2>/dev/null || true
   return 0
