@@ -132,7 +132,7 @@ PreemptType=preempt/qos"
   # cycle walks them; a regular stride is what the prefetcher follows).
   if [[ ${LIVE_COST_LAYOUT:-0} == 1 ]]; then
     gdb -p "$pid" -batch -x "$REPO/scripts/job-list-layout.py" 2>&1 \
-      | grep -E '^(jobs|list nodes|job records|node\+job)' >"$dir/layout"
+      | grep -E '^(jobs|list nodes|job records|node\+job|chunks)' >"$dir/layout"
   fi
   {
     echo "load_after $(cut -d' ' -f1-3 /proc/loadavg)"
