@@ -1,6 +1,7 @@
 // The C ABI over the engine.  Every entry point catches everything: no C++
 // exception may reach slurmctld.
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -497,7 +498,7 @@ GP_EXPORT int gp_engine_preemptable(gp_engine_t *e, const gp_job_t *victim, cons
             out->victim_pool_quota = ps.quota;
         }
         if (v.preemptor_pool >= 0) put(out->preemptor_pool, pools[static_cast<size_t>(v.preemptor_pool)].name);
-        put(out->why, v.why);
+        std::snprintf(out->why, sizeof(out->why), "%s", v.why.c_str());
     });
 }
 

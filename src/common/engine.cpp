@@ -936,12 +936,12 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         return v;
     }
     if (!preemptible_tier(vi.tier)) {
-        v.why = "victim tier " + config_->tiers[static_cast<size_t>(vi.tier)].name + " is not preemptible";
+        v.why.set("victim tier %s is not preemptible", config_->tiers[static_cast<size_t>(vi.tier)].name.c_str());
         return v;
     }
     const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
     if (vps.min_runtime > 0 && sat_sub(now, vi.start) < vps.min_runtime) {
-        v.why = "victim within MinRuntime of " + vps.name;
+        v.why.set("victim within MinRuntime of %s", vps.name.c_str());
         return v;
     }
 
@@ -987,7 +987,8 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     if (!pc.admitted) {
         if (pc.refused_pool >= 0) {
             v.preemptor_pool = pc.refused_pool;
-            v.why = "preemptor does not fit the quota of " + eval_.pools[static_cast<size_t>(pc.refused_pool)].name;
+            v.why.set("preemptor does not fit the quota of %s",
+                      eval_.pools[static_cast<size_t>(pc.refused_pool)].name.c_str());
         } else {
             v.why = "preemptor is held by quota";
         }
@@ -1006,8 +1007,8 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
                 if (!np && config_->reclaim_by == ReclaimBy::All && vi.cls != VictimClass::OverFairshare &&
                     vi.cls != VictimClass::OverQuota && borrows_after_start(qps, pc.tier, preemptor.gpus)) {
                     v.preemptor_pool = q;
-                    v.why = "preemptor would borrow in " + qps.name + " (quota " + std::to_string(qps.quota) +
-                            ") and the victim is within it";
+                    v.why.set("preemptor would borrow in %s (quota %u) and the victim is within it",
+                              qps.name.c_str(), static_cast<unsigned>(qps.quota));
                     continue;
                 }
                 v.allowed = true;
@@ -1030,19 +1031,20 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         }
         if (uint64_t(qps.used()) + preemptor.gpus > qps.quota) {
             v.preemptor_pool = q;
-            v.why = "preemptor pool " + qps.name + " not entitled: " + std::to_string(qps.used()) + "+" +
-                    std::to_string(preemptor.gpus) + " > quota " + std::to_string(qps.quota);
+            v.why.set("preemptor pool %s not entitled: %llu+%u > quota %u", qps.name.c_str(),
+                      static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(preemptor.gpus),
+                      static_cast<unsigned>(qps.quota));
             continue;
         }
         if (vi.cls != VictimClass::OverFairshare && vi.cls != VictimClass::OverQuota) {
-            v.why = "victim pool " + vps.name + " is not over its quota for this job (" + std::to_string(vps.used()) +
-                    "/" + std::to_string(vps.quota) + ")";
+            v.why.set("victim pool %s is not over its quota for this job (%llu/%u)", vps.name.c_str(),
+                      static_cast<unsigned long long>(vps.used()), static_cast<unsigned>(vps.quota));
             continue;
         }
         v.allowed = true;
         v.rule = Rule::Reclaim;
         v.preemptor_pool = q;
-        v.why = std::string("borrowed excess (") + victim_class_name(vi.cls) + ") of " + vps.name;
+        v.why.set("borrowed excess (%s) of %s", victim_class_name(vi.cls), vps.name.c_str());
         return v;
     }
     return v;

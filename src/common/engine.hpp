@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -155,11 +158,35 @@ struct JobRef {
     uint32_t array_tasks = 0;
 };
 
+// Why a preemption is or is not allowed: made without a heap allocation
+// (preemptable() runs in slurmctld's request, scheduler and backfill
+// threads, for every running job at each job tested; a string made and
+// freed there each time lands between slurmctld's job records).
+class WhyText {
+public:
+    template <typename... A>
+    void set(const char *fmt, A... args) {
+        std::snprintf(buf_, sizeof(buf_), fmt, args...);
+    }
+    WhyText &operator=(const char *text) {
+        set("%s", text);
+        return *this;
+    }
+    const char *c_str() const { return buf_; }
+    bool empty() const { return buf_[0] == '\0'; }
+    friend bool operator==(const WhyText &w, const char *text) { return std::strcmp(w.buf_, text) == 0; }
+    friend bool operator==(const WhyText &w, const std::string &text) { return text == w.buf_; }
+    friend std::ostream &operator<<(std::ostream &o, const WhyText &w) { return o << w.buf_; }
+
+private:
+    char buf_[128] = "";  // as gp_verdict_t.why
+};
+
 struct Verdict {
     bool allowed = false;
     Rule rule = Rule::None;
     int victim_pool = -1, preemptor_pool = -1;
-    std::string why;
+    WhyText why;
 };
 
 // Job id -> position, rebuilt every pass: open addressing in one array, so

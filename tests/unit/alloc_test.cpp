@@ -131,3 +131,44 @@ TEST(PassPath, SnapshotRebuiltWithoutAnAllocationPerJob) {
     EXPECT_EQ(std::strncmp(r.reason, GP_HOLD_PREFIX "Quota:pool1 2/2,pool2 2/2", 40), 0) << r.reason;
     gp_engine_destroy(e);
 }
+
+// preempt_p_preemptable asks about every running job for each job Slurm
+// tests (request threads at submit, the scheduler, backfill): its answer,
+// the why text included, allocates nothing.
+TEST(PreemptPath, PreemptableAllocatesNothing) {
+    const char *conf =
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e, conf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t idx[2];
+    for (int i = 0; i < 2; ++i) idx[i] = gp_snapshot_add_node(s, i ? "node2" : "node1", 2);
+    ASSERT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 2), GP_OK);
+    ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+    gp_job_t run[4];
+    for (int i = 0; i < 4; ++i) {
+        // pool1: NORMAL, LOW (borrowing pool2's quota); pool2: LOW, LOW
+        run[i] = job(static_cast<uint32_t>(i + 1), GP_JOB_RUNNING, i < 2 ? "pool1" : "pool2", i == 0 ? "normal" : "low",
+                     100 + i);
+        ASSERT_EQ(gp_snapshot_add_job(s, &run[i]), GP_OK);
+    }
+    ASSERT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+    gp_snapshot_destroy(s);
+    gp_job_t pre[3] = {job(10, GP_JOB_PENDING, "pool2", "normal", 150), job(11, GP_JOB_PENDING, "pool1", "low", 151),
+                       job(12, GP_JOB_PENDING, "pool1,pool2", "normal", 152)};
+    long before = allocations.load();
+    int allowed = 0;
+    for (const gp_job_t &p : pre)
+        for (const gp_job_t &v : run) {
+            gp_verdict_t out;
+            ASSERT_EQ(gp_engine_preemptable(e, &v, &p, 300, &out), GP_OK);
+            EXPECT_NE(out.why[0], '\0');
+            allowed += out.allowed;
+        }
+    EXPECT_EQ(allocations.load() - before, 0);
+    EXPECT_GT(allowed, 0);
+    gp_engine_destroy(e);
+}
