@@ -175,40 +175,44 @@ extern int gps_job_state(job_record_t *job_ptr)
 	return -1;
 }
 
-static char *_job_partitions(job_record_t *job_ptr, int state,
-			     part_record_t *use_part)
+/*
+ * The job's partitions, comma-separated: the job record's own string where
+ * there is one (no copy: this runs for every job of a pass and at every
+ * submit and preemption check, under the job lock), else a list made into
+ * *buf (the caller xfree()s it).
+ */
+static const char *_job_partitions(job_record_t *job_ptr, int state,
+				   part_record_t *use_part, char **buf)
 {
-	char *buf = NULL;
 	part_record_t *part_ptr;
 	list_itr_t *it;
 
+	*buf = NULL;
 	if ((state != GP_JOB_PENDING) || use_part) {
 		part_ptr = use_part ? use_part : job_ptr->part_ptr;
 		if (part_ptr && part_ptr->name)
-			return xstrdup(part_ptr->name);
-		return xstrdup(job_ptr->partition);
+			return part_ptr->name;
+		return job_ptr->partition;
 	}
 	/*
 	 * A pending job's string is the list its user gave; part_ptr_list may
 	 * be narrowed to where gpupool admits it (start_parts.h).
 	 */
 	if (job_ptr->part_ptr_list && job_ptr->partition)
-		return xstrdup(job_ptr->partition);
+		return job_ptr->partition;
 	if (job_ptr->part_ptr_list) {
 		it = list_iterator_create(job_ptr->part_ptr_list);
 		while ((part_ptr = list_next(it)))
 			if (part_ptr->name)
-				xstrfmtcat(buf, "%s%s", buf ? "," : "",
+				xstrfmtcat(*buf, "%s%s", *buf ? "," : "",
 					   part_ptr->name);
 		list_iterator_destroy(it);
+		if (*buf)
+			return *buf;
 	}
-	if (!buf) {
-		if (job_ptr->part_ptr && job_ptr->part_ptr->name)
-			buf = xstrdup(job_ptr->part_ptr->name);
-		else
-			buf = xstrdup(job_ptr->partition);
-	}
-	return buf;
+	if (job_ptr->part_ptr && job_ptr->part_ptr->name)
+		return job_ptr->part_ptr->name;
+	return job_ptr->partition;
 }
 
 extern void gps_job_fill(job_record_t *job_ptr, int state,
@@ -219,8 +223,7 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	memset(out, 0, sizeof(*out));
 	out->job_id = job_ptr->job_id;
 	out->state = state;
-	*part_buf = _job_partitions(job_ptr, state, use_part);
-	out->partitions = *part_buf;
+	out->partitions = _job_partitions(job_ptr, state, use_part, part_buf);
 	out->qos = gps_job_qos(job_ptr, true, qos_buf, GPS_QOS_LEN);
 	out->gpus = gps_job_gpus(job_ptr, t, state != GP_JOB_PENDING);
 	out->submit_time = job_ptr->details ?

@@ -62,8 +62,9 @@ extern const char *gps_job_qos(job_record_t *job_ptr, bool may_lock,
 
 /*
  * Fill `out` for `job_ptr` in gpupool's state `state` (GP_JOB_*).  The
- * partition string is xmalloc'd into *part_buf (caller xfree's it; `out`
- * points into it), the QOS name copied into qos_buf (`out` points there).
+ * partition string is the job record's own (valid under the job lock) or,
+ * when made from its list, xmalloc'd into *part_buf (caller xfree's it,
+ * NULL otherwise); the QOS name is copied into qos_buf (`out` points there).
  * Running jobs: their one partition; pending jobs: `use_part` if given
  * (the partition the scheduler is trying), else every partition their user
  * listed (the job's partition string: gpupool may have narrowed its list).
