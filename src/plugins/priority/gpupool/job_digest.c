@@ -60,7 +60,12 @@ static int _digest_job(void *x, void *arg)
 		    job_ptr->restart_cnt);
 	h = _mix(h, job_ptr->qos_id);
 	h = _mix(h, (uint64_t) job_ptr->start_time);
-	h = _mix(h, (uint64_t) (uintptr_t) job_ptr->part_ptr);
+	/*
+	 * A pending job listing several partitions is read by its string:
+	 * the scheduler moves its part_ptr from one to the next every cycle.
+	 */
+	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr_list)
+		h = _mix(h, (uint64_t) (uintptr_t) job_ptr->part_ptr);
 	h = _mix_str(h, job_ptr->partition);
 	if (job_ptr->details)
 		h = _mix(h, (uint64_t) job_ptr->details->submit_time);
