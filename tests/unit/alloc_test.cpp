@@ -39,24 +39,40 @@ gp_job_t job(uint32_t id, int state, const char *part, const char *qos, int64_t 
     j.start_time = state == GP_JOB_RUNNING ? t : 0;
     return j;
 }
-}  // namespace
-
-// A full cluster of two pools (quota 2 each), 10,000 jobs pending: the
-// next 1,000 submits (NORMAL held over quota, LOW free, one listing both
-// pools) allocate nothing, held reasons included.
-TEST(SubmitPath, NoHeapAllocationPerSubmittedJob) {
+// Tiers normal (NP) and low (P); pools pool1 and pool2, quota 2 each.
+gp_engine_t *two_pools() {
     const char *conf =
         "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
         "Tier=low QOS=low Priority=100 Preemptible=yes\n"
         "DefaultTier=normal\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
     gp_engine_t *e = gp_engine_create();
     char err[256];
-    ASSERT_EQ(gp_engine_load_config_text(e, conf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    if (gp_engine_load_config_text(e, conf, "gpupool.conf", err, sizeof err) != GP_OK) {
+        ADD_FAILURE() << err;
+        gp_engine_destroy(e);
+        return nullptr;
+    }
+    return e;
+}
+
+// Two 2-GPU nodes, pool1 and pool2 over both.
+gp_snapshot_t *two_nodes() {
     gp_snapshot_t *s = gp_snapshot_create();
     int32_t idx[2];
-    for (int i = 0; i < 2; ++i) idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 2);
-    ASSERT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 2), GP_OK);
-    ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+    for (int i = 0; i < 2; ++i) idx[i] = gp_snapshot_add_node(s, i ? "node2" : "node1", 2);
+    EXPECT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 2), GP_OK);
+    EXPECT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+    return s;
+}
+}  // namespace
+
+// A full cluster of two pools (quota 2 each), 10,000 jobs pending: the
+// next 1,000 submits (NORMAL held over quota, LOW free, one listing both
+// pools) allocate nothing, held reasons included.
+TEST(SubmitPath, NoHeapAllocationPerSubmittedJob) {
+    gp_engine_t *e = two_pools();
+    ASSERT_NE(e, nullptr);
+    gp_snapshot_t *s = two_nodes();
     uint32_t id = 1;
     for (int i = 0; i < 4; ++i) {
         gp_job_t r = job(id++, GP_JOB_RUNNING, i < 2 ? "pool1" : "pool2", "normal", 100);
@@ -93,19 +109,10 @@ TEST(SubmitPath, NoHeapAllocationPerSubmittedJob) {
 // allocates nothing per job (the snapshot's job lists are recycled), so
 // passes do not churn the heap between slurmctld's job records.
 TEST(PassPath, SnapshotRebuiltWithoutAnAllocationPerJob) {
-    const char *conf =
-        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-        "DefaultTier=normal\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
-    gp_engine_t *e = gp_engine_create();
-    char err[256];
-    ASSERT_EQ(gp_engine_load_config_text(e, conf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_engine_t *e = two_pools();
+    ASSERT_NE(e, nullptr);
     auto pass = [&](int64_t now) {
-        gp_snapshot_t *s = gp_snapshot_create();
-        int32_t idx[2];
-        for (int i = 0; i < 2; ++i) idx[i] = gp_snapshot_add_node(s, i ? "node2" : "node1", 2);
-        EXPECT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 2), GP_OK);
-        EXPECT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+        gp_snapshot_t *s = two_nodes();
         gp_snapshot_reserve(s, 2, 10004);
         uint32_t id = 1;
         for (int i = 0; i < 4; ++i) {
@@ -136,18 +143,9 @@ TEST(PassPath, SnapshotRebuiltWithoutAnAllocationPerJob) {
 // tests (request threads at submit, the scheduler, backfill): its answer,
 // the why text included, allocates nothing.
 TEST(PreemptPath, PreemptableAllocatesNothing) {
-    const char *conf =
-        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-        "DefaultTier=normal\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
-    gp_engine_t *e = gp_engine_create();
-    char err[256];
-    ASSERT_EQ(gp_engine_load_config_text(e, conf, "gpupool.conf", err, sizeof err), GP_OK) << err;
-    gp_snapshot_t *s = gp_snapshot_create();
-    int32_t idx[2];
-    for (int i = 0; i < 2; ++i) idx[i] = gp_snapshot_add_node(s, i ? "node2" : "node1", 2);
-    ASSERT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 2), GP_OK);
-    ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+    gp_engine_t *e = two_pools();
+    ASSERT_NE(e, nullptr);
+    gp_snapshot_t *s = two_nodes();
     gp_job_t run[4];
     for (int i = 0; i < 4; ++i) {
         // pool1: NORMAL, LOW (borrowing pool2's quota); pool2: LOW, LOW
