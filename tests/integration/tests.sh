@@ -177,6 +177,38 @@ test_admin_hold_kept() {
   assert wait_state "$n3" RUNNING 30
 }
 
+# 4b'. A hold request on a job gpupool holds for quota: from another user it
+#      is refused and changes nothing; from the owner with a field Slurm
+#      refuses after job_submit/gpupool ran, the job stays held (never
+#      runnable over quota) and runs once released with quota free.
+test_rejected_hold_update() {
+  setup_test_user || return 1
+  local n1 n2 n3 out long deadline
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
+  n3=$(submit n3 pool1 normal) || return 1
+  assert wait_until 10 eval '[[ "$(job_reason '"$n3"')" == GpuPoolQuota* ]]' || return 1
+  out=$(as_user scontrol hold "$n3" 2>&1) &&
+    { ilog "ASSERT FAILED: another user's hold accepted: $out"; return 1; }
+  assert test "$(job_priority "$n3")" = 0 || return 1
+  assert eval '[[ "$(job_reason '"$n3"')" == GpuPoolQuota* ]]' || { ilog "reason: $(job_reason "$n3")"; return 1; }
+  long=$(printf 'x%.0s' {1..1100})
+  out=$(scontrol update jobid="$n3" priority=0 comment="$long" 2>&1) &&
+    { ilog "ASSERT FAILED: a 1100-character comment accepted"; return 1; }
+  ilog "rejected update: $out"
+  assert test "$(job_priority "$n3")" = 0 || return 1
+  assert wait_until 10 eval '[[ "$(job_reason '"$n3"')" == JobHeldAdmin ]]' || { ilog "reason: $(job_reason "$n3")"; return 1; }
+  scancel "$n1"
+  deadline=$(( SECONDS + 6 ))
+  while (( SECONDS < deadline )); do
+    [[ $(job_state "$n3") == PENDING ]] || { ilog "n3 is $(job_state "$n3") ($(job_reason "$n3"))"; return 1; }
+    sleep 0.5
+  done
+  scontrol release "$n3" || return 1
+  assert wait_state "$n3" RUNNING 30 || return 1
+  rm -rf "$USER_DIR"
+}
+
 # 4c. Changes slurmctld calls no priority hook for are seen within seconds:
 #     a quota-held job moved to QOS low runs (LOW is never held); another
 #     moved to a pool with room runs.

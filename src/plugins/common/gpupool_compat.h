@@ -330,4 +330,16 @@ extern void gps_qos_return_run_secs(job_record_t *job_ptr,
 #define GPS_JOB_MODIFY_EXTRA_PARAMS
 #endif
 
+/*
+ * Is `uid` a coordinator of `acct` (no assoc_mgr lock held)?  Since 23.11
+ * assoc_mgr_is_user_acct_coord() says whether the caller holds its locks.
+ */
+#if GPS_SLURM_AT_LEAST(23, 11)
+#define GPS_IS_ACCT_COORD(uid, acct) \
+	assoc_mgr_is_user_acct_coord(acct_db_conn, (uid), (acct), false)
+#else
+#define GPS_IS_ACCT_COORD(uid, acct) \
+	assoc_mgr_is_user_acct_coord(acct_db_conn, (uid), (acct))
+#endif
+
 #endif /* GPUPOOL_COMPAT_H */

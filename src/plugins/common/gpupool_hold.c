@@ -105,6 +105,15 @@ extern void gps_hold_release(job_record_t *job_ptr)
 	_held_del(job_ptr->job_id);
 }
 
+extern void gps_hold_give(job_record_t *job_ptr, uint32_t reason)
+{
+	gps_set_priority(job_ptr, 0);
+	job_ptr->direct_set_prio = 1;
+	job_ptr->state_reason = reason;
+	xfree(job_ptr->state_desc);
+	_held_del(job_ptr->job_id);
+}
+
 extern void gps_hold_prune(void)
 {
 	size_t i, k = 0;

@@ -44,6 +44,13 @@ extern bool gps_hold(job_record_t *job_ptr, const char *reason);
  */
 extern void gps_hold_release(job_record_t *job_ptr);
 
+/*
+ * Turn gpupool's hold on a pending job into a user's (WAIT_HELD_USER) or
+ * an admin's (WAIT_HELD) hold, as Slurm's own hold leaves a job: priority
+ * 0, direct_set_prio, no reason text.  gpupool never undoes such a hold.
+ */
+extern void gps_hold_give(job_record_t *job_ptr, uint32_t reason);
+
 /* Set the job's priority (and any per-partition copies of it). */
 extern void gps_set_priority(job_record_t *job_ptr, uint32_t prio);
 

@@ -51,6 +51,7 @@ static pthread_mutex_t qos_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char **qos_names = NULL;		/* by id; NULL: no such QOS seen */
 static uint32_t qos_names_cnt = 0;
 static time_t qos_refreshed = 0;
+static uint32_t qos_misses = 0;		/* ids still unknown after a refresh */
 
 /* Copy the name of QOS `id` into buf; false if not in our copy. */
 static bool _qos_lookup(uint32_t id, char *buf, size_t len)
@@ -123,5 +124,20 @@ extern const char *gps_job_qos(job_record_t *job_ptr, bool may_lock,
 	slurm_mutex_unlock(&qos_mutex);
 	if (stale)
 		gps_qos_names_refresh();
-	return _qos_lookup(id, buf, len) ? buf : NULL;
+	if (_qos_lookup(id, buf, len))
+		return buf;
+	slurm_mutex_lock(&qos_mutex);
+	qos_misses++;
+	slurm_mutex_unlock(&qos_mutex);
+	return NULL;
+}
+
+extern uint32_t gps_qos_miss_count(void)
+{
+	uint32_t n;
+
+	slurm_mutex_lock(&qos_mutex);
+	n = qos_misses;
+	slurm_mutex_unlock(&qos_mutex);
+	return n;
 }

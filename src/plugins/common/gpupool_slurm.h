@@ -61,6 +61,12 @@ extern const char *gps_job_qos(job_record_t *job_ptr, bool may_lock,
 			       char *buf, size_t len);
 
 /*
+ * How many times gps_job_qos (may_lock true) met a QOS id whose name it
+ * still did not know after a refresh, since the plugin loaded (per .so).
+ */
+extern uint32_t gps_qos_miss_count(void);
+
+/*
  * Fill `out` for `job_ptr` in gpupool's state `state` (GP_JOB_*).  The
  * partition string is the job record's own (valid under the job lock) or,
  * when made from its list, xmalloc'd into *part_buf (caller xfree's it,

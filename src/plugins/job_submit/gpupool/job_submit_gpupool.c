@@ -2,18 +2,23 @@
  * job_submit/gpupool - keeps a user's or admin's hold on a job that
  * priority/gpupool holds for quota.
  *
- * gpupool holds a job by giving it priority 0.  Slurm 22.05 ignores
- * `scontrol hold` (and a user's own hold) on a job whose priority is
- * already 0, so without help the request would leave no trace and gpupool
- * would release the job once quota frees.  This plugin sees the request
- * first (job_modify runs before _update_job applies it): it lifts gpupool's
- * hold, so that Slurm's own hold code then holds the job as the user's or
- * the admin's (direct_set_prio, WAIT_HELD/WAIT_HELD_USER), which gpupool
- * never undoes.  Optional: JobSubmitPlugins=gpupool in slurm.conf.
+ * gpupool holds a job by giving it priority 0.  Slurm ignores `scontrol
+ * hold` (and a user's own hold) on a job whose priority is already 0, so
+ * without help the request would leave no trace and gpupool would release
+ * the job once quota frees.  This plugin sees the request first
+ * (job_modify runs before _update_job applies it) and makes gpupool's hold
+ * the user's or the admin's (direct_set_prio, WAIT_HELD_USER/WAIT_HELD),
+ * which gpupool never undoes; _update_job then finds the job already at
+ * the priority asked.  The job never leaves priority 0 on the way: were
+ * the rest of the update refused after this (a later job_submit plugin,
+ * bad features, a field too long), a runnable job could start over quota
+ * before the next pass; instead it stays held, as the request asked.
+ * Optional: JobSubmitPlugins=gpupool in slurm.conf.
  */
 #include "config.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
@@ -22,6 +27,7 @@
 #include "src/common/xstring.h"
 
 #include "gpupool_compat.h"
+#include "src/slurmctld/acct_policy.h"
 #include "gpupool_hold.h"
 
 const char plugin_name[] = "gpupool job submit: user and admin holds";
@@ -46,13 +52,28 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid,
 extern int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr,
 		      uint32_t submit_uid GPS_JOB_MODIFY_EXTRA_PARAMS)
 {
+	bool operator, admin;
+
 	/* A hold request is priority 0 (scontrol hold/uhold, sbatch -H). */
 	if (!job_ptr || (job_desc->priority != 0) || !gps_hold_is_ours(job_ptr))
 		return SLURM_SUCCESS;
-	info("gpupool: hold requested by uid %u on JobId=%u, which gpupool holds for quota (%s): the hold is theirs now",
-	     submit_uid, job_ptr->job_id, job_ptr->state_desc);
-	gps_hold_release(job_ptr);
-	/* Any priority above the requested 0 lets _update_job hold it. */
-	job_ptr->priority = 1;
+	/*
+	 * _update_job checks who may update the job only after this plugin:
+	 * anyone else is left to it to refuse, with the job as it is.
+	 */
+	operator = validate_operator(submit_uid);
+	if ((job_ptr->user_id != submit_uid) && !operator &&
+	    !GPS_IS_ACCT_COORD(submit_uid, job_ptr->account))
+		return SLURM_SUCCESS;
+	/* Slurm's rule (_update_job): an operator's hold is an admin's. */
+	admin = operator && (job_desc->alloc_sid != ALLOC_SID_USER_HOLD);
+	info("gpupool: hold requested by uid %u on JobId=%u, which gpupool holds for quota (%s): the hold is %s now",
+	     submit_uid, job_ptr->job_id, job_ptr->state_desc,
+	     admin ? "the admin's" : "the user's");
+	gps_hold_give(job_ptr, admin ? WAIT_HELD : WAIT_HELD_USER);
+	/* As Slurm's _hold_job_rec: no accrue time while held. */
+	if (job_ptr->details && (job_ptr->details->begin_time < time(NULL)))
+		job_ptr->details->begin_time = 0;
+	acct_policy_remove_accrue_time(job_ptr, false);
 	return SLURM_SUCCESS;
 }

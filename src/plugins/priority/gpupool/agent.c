@@ -62,7 +62,7 @@ static void _pass(gp_pass_time_t *pt)
 				   .node = READ_LOCK, .part = READ_LOCK };
 	gp_snapshot_t *snap = NULL;
 	gps_tres_t tres;
-	uint32_t jobs = 0;
+	uint32_t jobs = 0, qos_misses = gps_qos_miss_count();
 	int rc = GP_OK, released = 0, held = 0;
 	time_t now;
 	struct timespec mark;
@@ -90,9 +90,14 @@ static void _pass(gp_pass_time_t *pt)
 	if (rc == GP_OK)
 		released = gpp_results_apply_pass(now, &held);
 	pt->apply_usec = _usec_since(&mark);
-	/* What this pass leaves, for _jobs_changed(). */
-	pass_digest = jobs_digest();
-	pass_digest_valid = (rc == GP_OK);
+	/*
+	 * What this pass leaves, for _jobs_changed().  None after a job whose
+	 * QOS name was not known yet: its qos_id will not change when the
+	 * name comes, so only a pass can give it its tier.
+	 */
+	pass_digest = jobs_digest(&tres);
+	pass_digest_valid = (rc == GP_OK) &&
+			    (gps_qos_miss_count() == qos_misses);
 	unlock_slurmctld(locks);
 	END_TIMER;
 
@@ -116,14 +121,16 @@ static void _pass(gp_pass_time_t *pt)
 static bool _jobs_changed(time_t *seen_job_update)
 {
 	slurmctld_lock_t job_read = { .job = READ_LOCK };
+	gps_tres_t tres;
 	uint64_t digest;
 	time_t seen;
 
 	if (!pass_digest_valid)
 		return true;
+	gps_tres_get(&tres);
 	lock_slurmctld(job_read);
 	seen = last_job_update;
-	digest = jobs_digest();
+	digest = jobs_digest(&tres);
 	unlock_slurmctld(job_read);
 	if (digest != pass_digest)
 		return true;
@@ -134,7 +141,7 @@ static bool _jobs_changed(time_t *seen_job_update)
 static void *_agent(void *arg)
 {
 	time_t last_pass = 0, last_save = time(NULL);
-	time_t seen_node_update = 0, seen_job_update = 0;
+	time_t seen_node_update = 0, seen_part_update = 0, seen_job_update = 0;
 	/*
 	 * Least gap between event-driven passes: a second, or 20 times what
 	 * the last pass took, so that a busy queue (100k jobs: ~0.1 s a
@@ -171,11 +178,14 @@ static void *_agent(void *arg)
 			 * slurmctld calls no priority hook for most of these.
 			 */
 			else if (((last_node_update != seen_node_update) ||
+				  (last_part_update != seen_part_update) ||
 				  (last_job_update != seen_job_update)) &&
 				 (now - last_pass >= gap)) {
 				run = true;
 				jobs_only = (last_node_update ==
-					     seen_node_update);
+					     seen_node_update) &&
+					    (last_part_update ==
+					     seen_part_update);
 			}
 			if (run)
 				break;
@@ -193,34 +203,40 @@ static void *_agent(void *arg)
 		}
 		slurm_mutex_unlock(&agent_mutex);
 
-		/* Woken by last_job_update alone: maybe nothing a pass reads. */
-		if (jobs_only && !_jobs_changed(&seen_job_update))
-			continue;
-		if (reload)
-			gpp_conf_reload(full);
-		gpp_conf_save_copy_if_new();
-		seen_node_update = last_node_update;
-		gettimeofday(&t0, NULL);
-		clock_gettime(CLOCK_MONOTONIC, &pass_start);
-		_pass(&pt);
-		pt.total_usec = _usec_since(&pass_start);
-		gettimeofday(&t1, NULL);
-		/* What the pass itself changed is no news to the next one. */
-		seen_job_update = last_job_update;
-		usec = (t1.tv_sec - t0.tv_sec) * 1000000L +
-		       (t1.tv_usec - t0.tv_usec);
-		gap = MAX((time_t) EVENT_MIN_GAP, (time_t) (usec * 20 / 1000000));
-		last_pass = time(NULL);
-		(void) gp_engine_note_pass(gp_shared_engine(), &pt,
-					   (int64_t) last_pass);
+		/*
+		 * Woken by last_job_update alone: maybe nothing a pass reads
+		 * changed.  The files below are still written on time.
+		 */
+		if (!jobs_only || _jobs_changed(&seen_job_update)) {
+			if (reload)
+				gpp_conf_reload(full);
+			gpp_conf_save_copy_if_new();
+			seen_node_update = last_node_update;
+			seen_part_update = last_part_update;
+			gettimeofday(&t0, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &pass_start);
+			_pass(&pt);
+			pt.total_usec = _usec_since(&pass_start);
+			gettimeofday(&t1, NULL);
+			/* What the pass changed is no news to the next one. */
+			seen_job_update = last_job_update;
+			usec = (t1.tv_sec - t0.tv_sec) * 1000000L +
+			       (t1.tv_usec - t0.tv_usec);
+			gap = MAX((time_t) EVENT_MIN_GAP,
+				  (time_t) (usec * 20 / 1000000));
+			last_pass = time(NULL);
+			(void) gp_engine_note_pass(gp_shared_engine(), &pt,
+						   (int64_t) last_pass);
+		}
 		/* No slurmctld lock is held here: slow storage stalls no one. */
-		if (last_pass - last_save >=
+		now = time(NULL);
+		if (now - last_save >=
 		    (time_t) gp_engine_state_save_interval(gp_shared_engine())) {
-			gpp_state_save(last_pass);
+			gpp_state_save(now);
 			last_save = time(NULL);
 		}
-		gpp_state_flush_events(last_pass);
-		gpp_state_save_stats(last_pass);
+		gpp_state_flush_events(now);
+		gpp_state_save_stats(now);
 	}
 	return NULL;
 }

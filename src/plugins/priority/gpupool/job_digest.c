@@ -14,19 +14,25 @@
 
 /* Defined by slurmctld (or by the plugin outside it). */
 extern list_t *job_list;
-extern int slurmctld_tres_cnt;
 
 typedef struct {
 	uint64_t h;
+	const gps_tres_t *tres;
 } digest_t;
 
 /*
- * FNV-1a over 64-bit words: each step is a bijection of the running value
- * for a given word, so any one changed word changes the result.
+ * Each word goes through splitmix64's finaliser before it is folded in, so
+ * that changes to several words (or to high bits only) do not cancel out;
+ * the fold is a bijection of the running value for a given word.
  */
 static inline uint64_t _mix(uint64_t h, uint64_t v)
 {
-	return (h ^ v) * UINT64_C(0x100000001b3);
+	v ^= v >> 30;
+	v *= UINT64_C(0xbf58476d1ce4e5b9);
+	v ^= v >> 27;
+	v *= UINT64_C(0x94d049bb133111eb);
+	v ^= v >> 31;
+	return (h ^ v) * UINT64_C(0x100000001b3) + UINT64_C(0x9e3779b97f4a7c15);
 }
 
 static uint64_t _mix_str(uint64_t h, const char *s)
@@ -51,42 +57,47 @@ static int _digest_job(void *x, void *arg)
 {
 	job_record_t *job_ptr = x;
 	digest_t *d = arg;
-	uint64_t h = d->h, *tres;
-	int i;
+	uint64_t h = d->h;
+	bool pending = IS_JOB_PENDING(job_ptr);
 
 	h = _mix(h, ((uint64_t) job_ptr->job_id << 32) | job_ptr->job_state);
 	h = _mix(h, ((uint64_t) job_ptr->priority << 32) |
 		    ((uint64_t) job_ptr->direct_set_prio << 16) |
 		    job_ptr->restart_cnt);
 	h = _mix(h, job_ptr->qos_id);
-	h = _mix(h, (uint64_t) job_ptr->start_time);
+	/*
+	 * A pending job's start_time is backfill's expected start, moved
+	 * every backfill cycle; passes read it of running jobs only.
+	 */
+	if (!pending)
+		h = _mix(h, (uint64_t) job_ptr->start_time);
 	/*
 	 * A pending job listing several partitions is read by its string:
 	 * the scheduler moves its part_ptr from one to the next every cycle.
 	 */
-	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr_list)
+	if (!pending || !job_ptr->part_ptr_list)
 		h = _mix(h, (uint64_t) (uintptr_t) job_ptr->part_ptr);
 	h = _mix_str(h, job_ptr->partition);
 	if (job_ptr->details)
 		h = _mix(h, (uint64_t) job_ptr->details->submit_time);
-	tres = IS_JOB_PENDING(job_ptr) ? job_ptr->tres_req_cnt :
-					 job_ptr->tres_alloc_cnt;
-	for (i = 0; tres && (i < slurmctld_tres_cnt); i++)
-		h = _mix(h, tres[i]);
+	/* The count a pass reads, from the TRES arrays or the GRES lists. */
+	h = _mix(h, gps_job_gpus(job_ptr, d->tres, !pending));
 	h = _mix(h, ((uint64_t) job_ptr->array_job_id << 32) |
 		    job_ptr->array_task_id);
 	if (job_ptr->array_recs)
 		h = _mix(h, ((uint64_t) job_ptr->array_recs->task_cnt << 32) |
 			    job_ptr->array_recs->max_run_tasks);
-	if (IS_JOB_PENDING(job_ptr) && (job_ptr->priority == 0))
-		h = _mix(h, gps_hold_is_ours(job_ptr) ? 1 : 2);
+	/* Whose hold, and whether its text is still there to show. */
+	if (pending && (job_ptr->priority == 0))
+		h = _mix(h, (gps_hold_is_ours(job_ptr) ? 1 : 2) |
+			    (job_ptr->state_desc ? 4 : 0));
 	d->h = h;
 	return 0;
 }
 
-extern uint64_t jobs_digest(void)
+extern uint64_t jobs_digest(const gps_tres_t *tres)
 {
-	digest_t d = { .h = UINT64_C(0xcbf29ce484222325) };
+	digest_t d = { .h = UINT64_C(0xcbf29ce484222325), .tres = tres };
 
 	if (!job_list)
 		return 0;

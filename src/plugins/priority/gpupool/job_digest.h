@@ -22,13 +22,17 @@
 
 #include <stdint.h>
 
+#include "gpupool_slurm.h"
 
 /*
  * Per job: id, state, priority, admin-set priority, QOS id, partition
- * (name and record), submit and start time, restart count, the TRES it
- * asks (pending) or holds, its array record, and, for a held job, whether
- * the hold is gpupool's (gps_hold_is_ours).  Order of job_list included.
+ * (name and record), submit time, start time (not pending), restart
+ * count, the GPUs it asks (pending) or holds as gps_job_gpus counts them
+ * with `tres`, its array record, and, for a held job, whether the hold is
+ * gpupool's (gps_hold_is_ours) and has its text.  Order of job_list
+ * included.  QOS names not yet known are the agent's business (a pass
+ * that met one leaves no digest).
  */
-extern uint64_t jobs_digest(void);
+extern uint64_t jobs_digest(const gps_tres_t *tres);
 
 #endif
