@@ -363,6 +363,19 @@ start_munge() {
 
 sql() { mariadb --no-defaults -S "$SQL_SOCK" -u root "$@"; }
 
+# A run that submitted faster than first_job_id's clock (16 ids/s: the
+# live-cost script's 10,000 jobs) leaves ids ahead of it in the reused
+# accounting DB: start above the highest one, or sacct -j mixes runs.
+raise_first_job_id() {
+  local max first
+  max=$(sql -N -e "SELECT COALESCE(MAX(id_job), 0) FROM \`$SQL_DB\`.\`${CLUSTER}_job_table\`" 2>/dev/null) || return 0
+  first=$(sed -n 's/^FirstJobId=//p' "$CONF")
+  [[ $max =~ ^[0-9]+$ && $first =~ ^[0-9]+$ ]] || return 0
+  if (( max >= first && max + 1000 < 67000000 )); then
+    sed -i "s/^FirstJobId=.*/FirstJobId=$(( max + 1000 ))/" "$CONF"
+  fi
+}
+
 start_mariadb() {
   # Private MariaDB on its own socket/port; the data dir is reused between
   # runs (initializing it is the slowest part of "up").
@@ -482,6 +495,7 @@ cmd_up() {
   write_configs
   log "starting munged";      start_munge
   log "starting MariaDB";     start_mariadb
+  raise_first_job_id
   log "starting slurmdbd";    start_slurmdbd
   log "accounting: cluster, QOS, account, user"; setup_accounting
   log "starting slurmctld";   start_slurmctld
