@@ -13,6 +13,7 @@
 #include "events.hpp"
 #include "gpupool.h"
 #include "placement.hpp"
+#include "preemption.hpp"
 #include "stats.hpp"
 #include "trust.hpp"
 
@@ -303,6 +304,22 @@ GP_EXPORT size_t gp_engine_quota_tres(gp_engine_t *e, char *buf, size_t buf_len)
 
 GP_EXPORT uint64_t gp_engine_config_serial(gp_engine_t *e) {
     return e ? e->config_serial.load(std::memory_order_acquire) : 0;
+}
+
+GP_EXPORT int gp_tier_preempts(const gp_tier_info_t *preemptor, const gp_tier_info_t *preemptee) {
+    if (!preemptor || !preemptee) return 0;
+    return tier_preempts(preemptor->priority, preemptee->priority, preemptee->preemptible != 0) ? 1 : 0;
+}
+
+GP_EXPORT int gp_preempt_mode(const gp_tier_info_t *t, int site_mode, int requeueable) {
+    if (!t) return GP_MODE_OFF;  // no tier known (no configuration yet): nothing to preempt for
+    return preempt_mode(t->preemptible != 0, t->preempt_mode, site_mode, requeueable != 0);
+}
+
+GP_EXPORT int gp_grace_time_from_qos(const gp_tier_info_t *t) { return !t || grace_from_qos(t->grace_time) ? 1 : 0; }
+
+GP_EXPORT uint32_t gp_grace_time(const gp_tier_info_t *t, uint32_t qos_grace_time) {
+    return t ? grace_time(t->grace_time, qos_grace_time) : qos_grace_time;
 }
 
 GP_EXPORT int gp_engine_tier_of_qos(gp_engine_t *e, const char *qos, gp_tier_info_t *out) {

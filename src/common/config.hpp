@@ -18,7 +18,7 @@ struct Tier {
     uint32_t priority = 0;
     bool preemptible = false;
     PreemptMode preempt_mode = PreemptMode::Default;
-    int32_t grace_time = -1;       // seconds; -1 = slurm.conf's
+    int32_t grace_time = -1;       // seconds; -1 = the QOS's
     int line = 0;                  // where it was defined, for messages
 };
 

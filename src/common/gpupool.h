@@ -29,7 +29,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 8
+#define GP_ABI_VERSION 9
 
 typedef enum {
 	GP_OK = 0,
@@ -132,13 +132,14 @@ size_t gp_engine_quota_tres(gp_engine_t *engine, char *buf, size_t buf_len);
 #define GP_MODE_REQUEUE 1
 #define GP_MODE_CANCEL 2
 #define GP_MODE_SUSPEND 3
+#define GP_MODE_OFF 4     /* ABI 9: never preempted (gp_preempt_mode) */
 
 typedef struct {
 	char name[64];
 	uint32_t priority;
 	int preemptible;         /* 1 = P tier, 0 = NP tier */
 	int preempt_mode;        /* GP_MODE_* */
-	int32_t grace_time;      /* seconds; -1 = slurm.conf's */
+	int32_t grace_time;      /* seconds; -1 = the QOS's */
 } gp_tier_info_t;
 
 /* Tier of a QOS name (NULL or "" or unknown: DefaultTier).  */
@@ -152,6 +153,35 @@ int gp_engine_tier_of_qos(gp_engine_t *engine, const char *qos,
  * changes.  Lock-free: cheap enough to ask at every call of a hot path.
  */
 uint64_t gp_engine_config_serial(gp_engine_t *engine);
+
+/*
+ * ABI 9.  The job queue's order for preemption (preempt_p_job_preempt_check):
+ * 1 if a job of tier `preemptor` sorts before one of tier `preemptee`
+ * because it may preempt it, by tier alone (R4: a higher priority over a
+ * preemptible tier); else 0, also for NULL.  Reads only `priority` and
+ * `preemptible`, takes no lock: a shim may rebuild both from its cache.
+ */
+int gp_tier_preempts(const gp_tier_info_t *preemptor,
+		     const gp_tier_info_t *preemptee);
+
+/*
+ * ABI 9.  How a victim of tier `t` is stopped (R7), as a GP_MODE_*:
+ * GP_MODE_OFF for an NP tier (or `t` NULL: no tier known); else the tier's
+ * PreemptMode, or with GP_MODE_DEFAULT `site_mode` (slurm.conf's
+ * PreemptMode as GP_MODE_REQUEUE, _CANCEL, _SUSPEND or _OFF); a REQUEUE
+ * becomes GP_MODE_CANCEL for a job that is not `requeueable` (--no-requeue,
+ * JobRequeue=0, not a batch job).  No lock.
+ */
+int gp_preempt_mode(const gp_tier_info_t *t, int site_mode, int requeueable);
+
+/*
+ * ABI 9.  A victim's grace time: its tier's GraceTime, else its QOS's
+ * (`qos_grace_time`, seconds).  gp_grace_time_from_qos() says whether the
+ * QOS's is used (1: the tier has none, or `t` is NULL), so that a shim
+ * reads it, under its lock, only then.  No lock.
+ */
+int gp_grace_time_from_qos(const gp_tier_info_t *t);
+uint32_t gp_grace_time(const gp_tier_info_t *t, uint32_t qos_grace_time);
 
 /* ------------------------------------------------------------------ */
 /* Cluster snapshot: nodes, partitions, jobs                           */
