@@ -159,7 +159,8 @@ static const char *_qos(job_record_t *job_ptr, bool may_lock,
 #define QOS_TIER_PRIO ((UINT64_C(1) << 30) - 1)
 static uint64_t qos_tier[QOS_TIER_IDS];
 
-static bool _qos_tier(job_record_t *job_ptr, uint32_t *prio, bool *preemptible)
+/* The job's tier, as far as gp_tier_preempts() reads it (no lock). */
+static bool _qos_tier(job_record_t *job_ptr, gp_tier_info_t *tier)
 {
 	gp_engine_t *e = gp_shared_engine();
 	uint32_t serial = (uint32_t) gp_engine_config_serial(e);
@@ -167,29 +168,26 @@ static bool _qos_tier(job_record_t *job_ptr, uint32_t *prio, bool *preemptible)
 	bool cacheable = serial && (id < QOS_TIER_IDS);
 	const char *name;
 	char qos[GPS_QOS_LEN];
-	gp_tier_info_t t;
 	uint64_t w;
 
 	if (cacheable) {
 		w = __atomic_load_n(&qos_tier[id], __ATOMIC_RELAXED);
 		if (((uint32_t) (w >> 32) == serial) && (w & QOS_TIER_VALID)) {
-			*prio = (uint32_t) (w & QOS_TIER_PRIO);
-			*preemptible = (w & QOS_TIER_PREEMPTIBLE) != 0;
+			tier->priority = (uint32_t) (w & QOS_TIER_PRIO);
+			tier->preemptible = (w & QOS_TIER_PREEMPTIBLE) != 0;
 			return true;
 		}
 	}
 	name = _qos(job_ptr, true, qos);
-	if (gp_engine_tier_of_qos(e, name, &t) != GP_OK)
+	if (gp_engine_tier_of_qos(e, name, tier) != GP_OK)
 		return false;
-	*prio = t.priority;
-	*preemptible = t.preemptible != 0;
 	/* Not a QOS missing from the names (known later, maybe). */
-	if (cacheable && name && (t.priority <= QOS_TIER_PRIO) &&
+	if (cacheable && name && (tier->priority <= QOS_TIER_PRIO) &&
 	    (serial == (uint32_t) gp_engine_config_serial(e)))
 		__atomic_store_n(&qos_tier[id],
 				 ((uint64_t) serial << 32) | QOS_TIER_VALID |
-				 (t.preemptible ? QOS_TIER_PREEMPTIBLE : 0) |
-				 t.priority, __ATOMIC_RELAXED);
+				 (tier->preemptible ? QOS_TIER_PREEMPTIBLE : 0) |
+				 tier->priority, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -197,17 +195,15 @@ static bool _qos_tier(job_record_t *job_ptr, uint32_t *prio, bool *preemptible)
 extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 					job_queue_rec_t *preemptee)
 {
-	uint32_t a, b;
-	bool a_preemptible, b_preemptible;
+	gp_tier_info_t a, b;
 
 	if (!preemptor || !preemptee || !preemptor->job_ptr ||
 	    !preemptee->job_ptr)
 		return false;
-	if (!_qos_tier(preemptor->job_ptr, &a, &a_preemptible) ||
-	    !_qos_tier(preemptee->job_ptr, &b, &b_preemptible))
+	if (!_qos_tier(preemptor->job_ptr, &a) ||
+	    !_qos_tier(preemptee->job_ptr, &b))
 		return false;
-	/* A higher tier that may preempt the other's (preemptible) tier. */
-	return b_preemptible && (a > b);
+	return gp_tier_preempts(&a, &b) ? true : false;
 }
 
 /* Note the order of the arguments (as preempt/qos). */
@@ -261,69 +257,71 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 	return v.allowed ? true : false;
 }
 
+/* slurm.conf's PreemptMode as GP_MODE_* (GANG, WITHIN, PRIORITY: flags). */
+static int _site_mode(void)
+{
+	switch (slurm_conf.preempt_mode & (PREEMPT_MODE_SUSPEND |
+					   PREEMPT_MODE_REQUEUE |
+					   PREEMPT_MODE_CANCEL)) {
+	case PREEMPT_MODE_REQUEUE:
+		return GP_MODE_REQUEUE;
+	case PREEMPT_MODE_CANCEL:
+		return GP_MODE_CANCEL;
+	case PREEMPT_MODE_SUSPEND:
+		/* Slurm suspends only with gang scheduling (PreemptMode=...,GANG) */
+		return GP_MODE_SUSPEND;
+	default:
+		return GP_MODE_OFF;
+	}
+}
+
 static uint16_t _job_mode(job_record_t *job_ptr)
 {
-	gp_tier_info_t t;
-	uint16_t mode;
+	gp_tier_info_t t, *tier = NULL;
 	char qos[GPS_QOS_LEN];
+	bool requeueable;
 
-	/* pack_job asks under assoc_mgr's QOS read lock: no lookup here. */
-	if (!job_ptr ||
-	    (gp_engine_tier_of_qos(gp_shared_engine(),
-				   _qos(job_ptr, false, qos), &t) != GP_OK))
+	if (!job_ptr)
 		return PREEMPT_MODE_OFF;
-	if (!t.preemptible)
-		return PREEMPT_MODE_OFF;	/* NP tiers are never preempted */
-
-	switch (t.preempt_mode) {
+	/* pack_job asks under assoc_mgr's QOS read lock: no lookup here. */
+	if (gp_engine_tier_of_qos(gp_shared_engine(),
+				  _qos(job_ptr, false, qos), &t) == GP_OK)
+		tier = &t;
+	requeueable = job_ptr->details && job_ptr->details->requeue &&
+		      job_ptr->batch_flag;
+	switch (gp_preempt_mode(tier, _site_mode(), requeueable)) {
 	case GP_MODE_REQUEUE:
-		mode = PREEMPT_MODE_REQUEUE;
-		break;
+		return PREEMPT_MODE_REQUEUE;
 	case GP_MODE_CANCEL:
-		mode = PREEMPT_MODE_CANCEL;
-		break;
+		return PREEMPT_MODE_CANCEL;
 	case GP_MODE_SUSPEND:
-		/* Slurm suspends only with gang scheduling (PreemptMode=...,GANG) */
-		mode = PREEMPT_MODE_SUSPEND;
-		break;
+		return PREEMPT_MODE_SUSPEND;
 	default:
-		mode = slurm_conf.preempt_mode;
-		break;
+		return PREEMPT_MODE_OFF;
 	}
-	mode &= ~PREEMPT_MODE_GANG;
-	mode &= ~PREEMPT_MODE_WITHIN;
-
-	/*
-	 * R7: a job that may not be requeued (--no-requeue, JobRequeue=0,
-	 * not a batch job) is cancelled instead.  Slurm would kill it anyway
-	 * after the requeue fails; saying so avoids the failed attempt.
-	 */
-	if ((mode == PREEMPT_MODE_REQUEUE) &&
-	    (!job_ptr->details || !job_ptr->details->requeue ||
-	     !job_ptr->batch_flag))
-		mode = PREEMPT_MODE_CANCEL;
-	return mode;
 }
 
 /* Caller holds no assoc_mgr lock (slurm_job_get_grace_time). */
 static uint32_t _grace_time(job_record_t *job_ptr)
 {
 	assoc_mgr_lock_t locks = { .qos = READ_LOCK };
-	gp_tier_info_t t;
-	uint32_t grace = 0;
+	gp_tier_info_t t, *tier = NULL;
+	uint32_t qos_grace = 0;
 	char qos[GPS_QOS_LEN];
 
 	if (!job_ptr)
 		return 0;
-	if ((gp_engine_tier_of_qos(gp_shared_engine(),
-				   _qos(job_ptr, true, qos), &t) == GP_OK) &&
-	    (t.grace_time >= 0))
-		return (uint32_t) t.grace_time;
-	assoc_mgr_lock(&locks);
-	if (job_ptr->qos_ptr)
-		grace = job_ptr->qos_ptr->grace_time;
-	assoc_mgr_unlock(&locks);
-	return grace;
+	if (gp_engine_tier_of_qos(gp_shared_engine(),
+				  _qos(job_ptr, true, qos), &t) == GP_OK)
+		tier = &t;
+	/* The QOS (slurmdbd's) only where the tier has no GraceTime. */
+	if (gp_grace_time_from_qos(tier)) {
+		assoc_mgr_lock(&locks);
+		if (job_ptr->qos_ptr)
+			qos_grace = job_ptr->qos_ptr->grace_time;
+		assoc_mgr_unlock(&locks);
+	}
+	return gp_grace_time(tier, qos_grace);
 }
 
 /* Slurm preempts in ascending order: R6 rank, first = 1. */
