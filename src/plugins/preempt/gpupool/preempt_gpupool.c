@@ -195,7 +195,7 @@ static bool _qos_tier(job_record_t *job_ptr, gp_tier_info_t *tier)
 extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 					job_queue_rec_t *preemptee)
 {
-	gp_tier_info_t a, b;
+	gp_tier_info_t a = { 0 }, b = { 0 };	/* a cache hit fills two fields */
 
 	if (!preemptor || !preemptee || !preemptor->job_ptr ||
 	    !preemptee->job_ptr)
