@@ -830,18 +830,24 @@ const PendingResult *Engine::pending_result(uint32_t job_id) const {
     return eval_.provisional.find(job_id);
 }
 
-PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
-    std::string parts;
+JobRef job_ref(const SnapJob &job, std::string &parts) {
+    parts.clear();
     for (const std::string &p : job.partitions) parts += (parts.empty() ? "" : ",") + p;
     JobRef ref;
     ref.id = job.id;
     ref.partitions = parts;
     ref.qos = job.qos;
     ref.gpus = job.gpus;
+    ref.start = job.start_time;
     ref.submit_time = job.submit_time;
     ref.restart_cnt = job.restart_cnt;
     ref.array_tasks = job.array_tasks;
-    return provisional(ref, now);
+    return ref;
+}
+
+PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
+    std::string parts;
+    return provisional(job_ref(job, parts), now);
 }
 
 PendingResult Engine::provisional(const JobRef &job, int64_t now) {

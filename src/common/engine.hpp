@@ -158,6 +158,10 @@ struct JobRef {
     uint32_t array_tasks = 0;
 };
 
+// A snapshot job as a JobRef; `parts` keeps its partitions joined by
+// commas, and must outlive the JobRef.
+JobRef job_ref(const SnapJob &job, std::string &parts);
+
 // Why a preemption is or is not allowed: made without a heap allocation
 // (preemptable() runs in slurmctld's request, scheduler and backfill
 // threads, for every running job at each job tested; a string made and

@@ -217,18 +217,6 @@ void add_jobs(FuzzedDataProvider &f, World &w) {
     }
 }
 
-JobRef ref_of(const SnapJob &j, std::string &parts) {
-    parts.clear();
-    for (const std::string &p : j.partitions) parts += (parts.empty() ? "" : ",") + p;
-    JobRef r;
-    r.id = j.id;
-    r.partitions = parts;
-    r.qos = j.qos;
-    r.gpus = j.gpus;
-    r.start = j.start_time;
-    return r;
-}
-
 const Tier &tier_of(const Engine &e, std::string_view qos) {
     return e.config().tiers[static_cast<size_t>(e.tier_of_qos(std::string(qos)))];
 }
@@ -300,7 +288,7 @@ void check_ranks(const Engine &e) {
 // and the victims exactly as the last pass saw them).
 void check_verdicts(Engine &e, const Snapshot &snap, const SnapJob &pre, int64_t now, bool whole, size_t max_victims) {
     std::string pre_parts, vic_parts;
-    const JobRef pref = ref_of(pre, pre_parts);
+    const JobRef pref = job_ref(pre, pre_parts);
     const Tier &ptier = tier_of(e, pref.qos);
     const PendingResult *known = e.pending_result(pre.id);
     const bool held = known && known->admission == Admission::Held && !ptier.preemptible && pre.gpus > 0;
@@ -309,7 +297,7 @@ void check_verdicts(Engine &e, const Snapshot &snap, const SnapJob &pre, int64_t
     for (const SnapJob &v : snap.jobs) {
         if (v.state != JobState::Running) continue;
         if (++asked > max_victims) break;
-        const JobRef vref = ref_of(v, vic_parts);
+        const JobRef vref = job_ref(v, vic_parts);
         Verdict vd = e.preemptable(vref, pref, now);
         if (!vd.allowed) continue;
         FUZZ_CHECK(!held);
