@@ -58,6 +58,44 @@ for a, b in zip(nodes, jobs):
     seq += [a, b]
 stats("node+job   ", seq)
 
+
+
+# Which malloc arena each lies in: the main arena is the [heap] mapping;
+# every other arena is a 64 MiB-aligned mmap'd heap (glibc HEAP_MAX_SIZE).
+# Walks that hop between arenas lose the prefetcher's stride.
+def arenas():
+    regions = []
+    with open("/proc/%d/maps" % inf.pid) as f:
+        for line in f:
+            parts = line.split()
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            regions.append((lo, hi, parts[5] if len(parts) > 5 else ""))
+    return regions
+
+
+regions = arenas()
+
+
+def arena_of(addr):
+    for lo, hi, name in regions:
+        if lo <= addr < hi:
+            return name if name == "[heap]" else "arena@%x" % (addr & ~(64 * 2**20 - 1))
+    return "?"
+
+
+def arena_stats(name, a):
+    c = collections.Counter(arena_of(x) for x in a)
+    hops = sum(1 for i in range(len(a) - 1) if arena_of(a[i]) != arena_of(a[i + 1]))
+    print("arenas %s: %d arenas, %d hops between arenas; %s" % (
+        name, len(c), hops, ", ".join("%s:%d" % kv for kv in c.most_common(6))))
+
+
+arena_stats("list nodes ", nodes)
+arena_stats("job records", jobs)
+print("arenas in process: %d non-main heaps" % len({
+    lo & ~(64 * 2**20 - 1) for lo, hi, name in regions
+    if name == "" and (lo & (64 * 2**20 - 1)) == 0 and hi - lo <= 64 * 2**20}))
+
 nodeset, jobset = set(nodes), set(jobs)
 
 

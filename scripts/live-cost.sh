@@ -5,6 +5,14 @@
 #
 #   scripts/live-cost.sh [--out DIR] [--idle S] [--modes "native gpupool"] [--layout] [N...]
 #
+# Modes: native, gpupool, and native-held: native scheduling with the
+# NORMAL jobs submitted held (`sbatch -H`), the same jobs that gpupool
+# holds for quota.  Slurm takes a shorter path for a job held at submit
+# (no scheduling attempt), which alone changes where slurmctld's heap puts
+# job records and job_list's nodes, and so the cost of every backfill
+# walk; native-held measures that, so that gpupool's own cost can be told
+# from it.
+#
 # For each N (default: 2000 10000), native then gpupool, back to back, each
 # on a fresh cluster of 4 nodes x 2 fake GPUs (8 GPUs) with 4 overlapping
 # pools (pool1, pool2: node[1-4]; pool3: node[1-2]; pool4: node[3-4];
@@ -60,7 +68,7 @@ PartitionName=pool4 Nodes=node[3-4] MaxTime=INFINITE State=UP"
   done
   export GPUPOOL_CONF_SRC=$dir/gpupool.conf
   extra="MaxJobCount=50000"
-  if [[ $mode == native ]]; then
+  if [[ $mode == native* ]]; then
     export GPUPOOL_PLUGINS=0
     extra+="
 PriorityType=priority/multifactor
@@ -80,7 +88,7 @@ PreemptType=preempt/qos"
   exec 4>&2 2>>"$dir/clients.err"
   CLOG_FD=4
   cp "$SLURM_CONF" "$dir/slurm.conf"
-  if [[ $mode == native ]]; then
+  if [[ $mode == native* ]]; then
     sacctmgr -i modify qos normal set preempt=low >/dev/null \
       || { clog "sacctmgr: QOS normal preempt=low failed"; return 1; }
   fi
@@ -90,7 +98,7 @@ PreemptType=preempt/qos"
   # pool1 and pool2, each pair running before the next is submitted.
   local running=0 deadline
   for part in "${FILL_PARTS[@]}"; do
-    sbatch --parsable -J fill -p "$part" --qos=normal --gres=gpu:1 -N1 -n1 \
+    client sbatch --parsable -J fill -p "$part" --qos=normal --gres=gpu:1 -N1 -n1 \
       -t 120 -o /dev/null -e /dev/null --wrap 'sleep 7200' >/dev/null \
       || { clog "filler job refused"; return 1; }
     running=$(( running + 1 ))
@@ -110,8 +118,10 @@ PreemptType=preempt/qos"
   t0=$(date +%s.%N)
   for (( k = 0; k < n; k++ )); do
     part=${POOLS[k % 4]}
+    hold=()
     if (( (k / 4) % 2 )); then qos=low; else qos=normal; fi
-    sbatch --parsable -J "c$k" -p "$part" --qos="$qos" --gres=gpu:1 -N1 -n1 \
+    [[ $mode == native-held && $qos == normal ]] && hold=(-H)
+    client sbatch "${hold[@]}" --parsable -J "c$k" -p "$part" --qos="$qos" --gres=gpu:1 -N1 -n1 \
       -t 10 -o /dev/null -e /dev/null --wrap 'sleep 600' >/dev/null 2>>"$dir/sbatch.err" \
       || fails=$(( fails + 1 ))
     (( (k + 1) % 1000 )) || clog "$mode: $(( k + 1 )) of $n submitted"
@@ -132,7 +142,7 @@ PreemptType=preempt/qos"
   # cycle walks them; a regular stride is what the prefetcher follows).
   if [[ ${LIVE_COST_LAYOUT:-0} == 1 ]]; then
     gdb -p "$pid" -batch -x "$REPO/scripts/job-list-layout.py" 2>&1 \
-      | grep -E '^(jobs|list nodes|job records|node\+job|chunks)' >"$dir/layout"
+      | grep -E '^(jobs|list nodes|job records|node\+job|chunks|arenas)' >"$dir/layout"
   fi
   {
     echo "load_after $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -140,6 +150,7 @@ PreemptType=preempt/qos"
     echo "pending $(squeue -h -t PENDING -o %i | wc -l)"
     echo "running $(squeue -h -t RUNNING -o %i | wc -l)"
     echo "held_quota $(squeue -h -t PENDING -o %r | grep -c '^GpuPool' || true)"
+    echo "held $(squeue -h -t PENDING -o %Q | grep -cx 0 || true)"
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "submit_wall %.1f\n", b - a }'
     awk -v a="$c0" -v b="$c1" 'BEGIN { printf "cpu_submit %.2f\n", b - a }'
     awk -v a="$c1" -v b="$c2" -v s="$idle" 'BEGIN { printf "cpu_idle %.2f\n", (b - a) * 60 / s }'
@@ -152,6 +163,16 @@ PreemptType=preempt/qos"
   } >>"$dir/figures"
   cp "$GPUPOOL_CLUSTER_DIR/log/slurmctld.log" "$dir/" 2>/dev/null || true
   return 0
+}
+
+# A client command with the same environment in both modes.  sbatch sends
+# its whole environment with every job, and slurmctld's request threads
+# allocate and free buffers of those sizes: a different environment (this
+# script's per-mode exports) alone moved where the job records and
+# job_list's nodes fall in slurmctld's heap, which every backfill walk of
+# job_list pays for.
+client() {
+  env -i PATH="$PATH" HOME=/root LANG=C SLURM_CONF="$SLURM_CONF" "$@"
 }
 
 # slurmctld's CPU seconds so far (all threads, the dead ones included).
@@ -204,9 +225,9 @@ while (( $# )); do
     --idle) IDLE=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
-    *) sed -n '2,37p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,42p' "$0" >&2; exit 2 ;;
   esac
 done
 (( ${#NS[@]} )) || NS=(2000 10000)
@@ -218,12 +239,21 @@ clog "build $GPUPOOL_BUILD, output in $OUT"
 fig() { awk -v k="$2" '$1 == k { print $2 }' "$1/figures" 2>/dev/null; }
 
 summary() {
-  local n=$1 d="$OUT/n$1" key label a b
+  local n=$1 d="$OUT/n$1" key label m v base
+  local -a cols=()
+  for m in native native-held gpupool; do
+    [[ -s $d/$m/figures ]] && cols+=("$m")
+  done
   printf '\nN=%s pending (4 nodes x 2 GPUs, 4 pools; sbatch one at a time, then %s s idle)\n' "$n" "$IDLE"
-  printf '%-34s %12s %12s %8s\n' figure native gpupool ratio
+  printf '%-34s' figure
+  for m in "${cols[@]}"; do printf ' %12s' "$m"; done
+  for base in native native-held; do
+    [[ -s $d/$base/figures && -s $d/gpupool/figures ]] && printf ' %14s' "gpupool/${base#native}"
+  done
+  printf '\n'
   for key in cpu_submit cpu_idle main_mean_submit bf_mean_submit main_mean_idle bf_mean_idle \
              submit_wall main_cycles_submit bf_cycles_submit main_cycles_idle bf_cycles_idle \
-             pending held_quota sbatch_failed; do
+             pending held held_quota sbatch_failed; do
     case $key in
       cpu_submit) label="slurmctld CPU submitting (s)" ;;
       cpu_idle) label="slurmctld CPU idle (s per min)" ;;
@@ -237,17 +267,24 @@ summary() {
       main_cycles_idle) label="main cycles, idle" ;;
       bf_cycles_idle) label="backfill cycles, idle" ;;
       pending) label="jobs pending at the end" ;;
+      held) label="of them held (priority 0)" ;;
       held_quota) label="of them held by gpupool quota" ;;
       sbatch_failed) label="sbatch failures" ;;
     esac
-    a=$(fig "$d/native" "$key"); b=$(fig "$d/gpupool" "$key")
-    printf '%-34s %12s %12s %8s\n' "$label" "${a:--}" "${b:--}" \
-      "$(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b != "") printf "%.2fx", b / a; else print "-" }')"
+    printf '%-34s' "$label"
+    for m in "${cols[@]}"; do v=$(fig "$d/$m" "$key"); printf ' %12s' "${v:--}"; done
+    for base in native native-held; do
+      [[ -s $d/$base/figures && -s $d/gpupool/figures ]] || continue
+      printf ' %14s' "$(awk -v a="$(fig "$d/$base" "$key")" -v b="$(fig "$d/gpupool" "$key")" \
+        'BEGIN { if (a + 0 > 0 && b != "") printf "%.2fx", b / a; else print "-" }')"
+    done
+    printf '\n'
   done
-  printf '%-34s %25s\n' "load average (1 5 15) before" "native: $(grep load_before "$d/native/figures" 2>/dev/null | cut -d' ' -f2-)"
-  printf '%-34s %25s\n' "" "gpupool: $(grep load_before "$d/gpupool/figures" 2>/dev/null | cut -d' ' -f2-)"
-  for key in native gpupool; do
-    [[ -s $d/$key/layout ]] && sed "s/^/layout, $key: /" "$d/$key/layout"
+  for m in "${cols[@]}"; do
+    printf '%-34s %s\n' "load average before, $m" "$(grep load_before "$d/$m/figures" | cut -d' ' -f2-)"
+  done
+  for m in "${cols[@]}"; do
+    [[ -s $d/$m/layout ]] && sed "s/^/layout, $m: /" "$d/$m/layout"
   done
   return 0
 }
