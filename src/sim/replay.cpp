@@ -49,6 +49,8 @@
 
 #include "sim_metrics.hpp"
 #include "policy.hpp"
+#include "gpupool.h"
+#include "preemption.hpp"
 
 namespace gpupool::sim {
 
@@ -322,9 +324,13 @@ void Replay::setup() {
         ti.name = t.name;
         ti.priority = t.priority;
         ti.preemptible = t.preemptible;
-        // Default: slurm.conf's PreemptMode, REQUEUE on the live cluster.
-        ti.removable = t.preempt_mode != PreemptMode::Suspend;
-        ti.requeue = t.preempt_mode != PreemptMode::Cancel;
+        // How a victim of this tier is stopped, by the core's R7 (as
+        // preempt/gpupool asks it): slurm.conf's PreemptMode is REQUEUE on
+        // the live cluster; every replayed job is requeueable.  Whether
+        // the tier may be preempted at all is each policy's rule.
+        const int mode = preempt_mode(true, static_cast<int>(t.preempt_mode), GP_MODE_REQUEUE, true);
+        ti.removable = mode == GP_MODE_REQUEUE || mode == GP_MODE_CANCEL;
+        ti.requeue = mode == GP_MODE_REQUEUE;
         w_.tiers.push_back(ti);
     }
     // Partitions and pools.
