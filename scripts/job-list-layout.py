@@ -96,6 +96,13 @@ print("arenas in process: %d non-main heaps" % len({
     lo & ~(64 * 2**20 - 1) for lo, hi, name in regions
     if name == "" and (lo & (64 * 2**20 - 1)) == 0 and hi - lo <= 64 * 2**20}))
 
+# What a walk of job_list costs in pages: each page it steps onto that is
+# not the one it is on may be a TLB miss.
+pages = [x >> 12 for x in seq]
+print("pages: %d distinct 4 KiB pages, %d page changes in a walk of %d jobs" % (
+    len(set(pages)), sum(1 for i in range(len(pages) - 1) if pages[i] != pages[i + 1]),
+    len(jobs)))
+
 nodeset, jobset = set(nodes), set(jobs)
 
 

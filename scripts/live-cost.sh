@@ -32,6 +32,8 @@
 # PreemptMode=REQUEUE. gpupool: priority/gpupool, preempt/gpupool,
 # job_submit/gpupool. Both: MaxJobCount=50000, and scripts/cluster.sh's
 # scheduler settings (sched_interval=2, bf_interval=2).
+# GPUPOOL_CTLD_TUNABLES (scripts/cluster.sh): slurmctld's GLIBC_TUNABLES in
+# every mode, e.g. glibc.malloc.hugetlb=1 (doc/performance.md).
 #
 # Takes /tmp/gpupool-live.lock itself (do not wrap it in flock): once for
 # both modes of an N up to 3000, once per mode above (other live runs may
@@ -113,6 +115,7 @@ PreemptType=preempt/qos"
 
   # 2. N jobs, one sbatch at a time.
   echo "load_before $(cut -d' ' -f1-3 /proc/loadavg)" >"$dir/figures"
+  echo "ctld_tunables ${GPUPOOL_CTLD_TUNABLES:-none}" >>"$dir/figures"
   sdiag -r >/dev/null
   c0=$(ctld_cpu "$pid"); threads "$pid" >"$dir/threads.0"
   t0=$(date +%s.%N)
@@ -142,7 +145,7 @@ PreemptType=preempt/qos"
   # cycle walks them; a regular stride is what the prefetcher follows).
   if [[ ${LIVE_COST_LAYOUT:-0} == 1 ]]; then
     gdb -p "$pid" -batch -x "$REPO/scripts/job-list-layout.py" 2>&1 \
-      | grep -E '^(jobs|list nodes|job records|node\+job|chunks|arenas)' >"$dir/layout"
+      | grep -E '^(jobs|list nodes|job records|node\+job|chunks|arenas|pages)' >"$dir/layout"
   fi
   {
     echo "load_after $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -151,6 +154,8 @@ PreemptType=preempt/qos"
     echo "running $(squeue -h -t RUNNING -o %i | wc -l)"
     echo "held_quota $(squeue -h -t PENDING -o %r | grep -c '^GpuPool' || true)"
     echo "held $(squeue -h -t PENDING -o %Q | grep -cx 0 || true)"
+    echo "ctld_anon_huge_kb $(awk '/^AnonHugePages:/ { print $2 }' "/proc/$pid/smaps_rollup")"
+    echo "ctld_rss_kb $(awk '/^Rss:/ { print $2 }' "/proc/$pid/smaps_rollup")"
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "submit_wall %.1f\n", b - a }'
     awk -v a="$c0" -v b="$c1" 'BEGIN { printf "cpu_submit %.2f\n", b - a }'
     awk -v a="$c1" -v b="$c2" -v s="$idle" 'BEGIN { printf "cpu_idle %.2f\n", (b - a) * 60 / s }'
@@ -225,9 +230,9 @@ while (( $# )); do
     --idle) IDLE=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
-    *) sed -n '2,42p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,44p' "$0" >&2; exit 2 ;;
   esac
 done
 (( ${#NS[@]} )) || NS=(2000 10000)
@@ -248,12 +253,12 @@ summary() {
   printf '%-34s' figure
   for m in "${cols[@]}"; do printf ' %12s' "$m"; done
   for base in native native-held; do
-    [[ -s $d/$base/figures && -s $d/gpupool/figures ]] && printf ' %14s' "gpupool/${base#native}"
+    [[ -s $d/$base/figures && -s $d/gpupool/figures ]] && printf ' %19s' "gpupool/$base"
   done
   printf '\n'
   for key in cpu_submit cpu_idle main_mean_submit bf_mean_submit main_mean_idle bf_mean_idle \
              submit_wall main_cycles_submit bf_cycles_submit main_cycles_idle bf_cycles_idle \
-             pending held held_quota sbatch_failed; do
+             pending held held_quota sbatch_failed ctld_rss_kb ctld_anon_huge_kb; do
     case $key in
       cpu_submit) label="slurmctld CPU submitting (s)" ;;
       cpu_idle) label="slurmctld CPU idle (s per min)" ;;
@@ -270,12 +275,14 @@ summary() {
       held) label="of them held (priority 0)" ;;
       held_quota) label="of them held by gpupool quota" ;;
       sbatch_failed) label="sbatch failures" ;;
+      ctld_rss_kb) label="slurmctld RSS at the end (KiB)" ;;
+      ctld_anon_huge_kb) label="of it in huge pages (KiB)" ;;
     esac
     printf '%-34s' "$label"
     for m in "${cols[@]}"; do v=$(fig "$d/$m" "$key"); printf ' %12s' "${v:--}"; done
     for base in native native-held; do
       [[ -s $d/$base/figures && -s $d/gpupool/figures ]] || continue
-      printf ' %14s' "$(awk -v a="$(fig "$d/$base" "$key")" -v b="$(fig "$d/gpupool" "$key")" \
+      printf ' %19s' "$(awk -v a="$(fig "$d/$base" "$key")" -v b="$(fig "$d/gpupool" "$key")" \
         'BEGIN { if (a + 0 > 0 && b != "") printf "%.2fx", b / a; else print "-" }')"
     done
     printf '\n'
@@ -283,6 +290,7 @@ summary() {
   for m in "${cols[@]}"; do
     printf '%-34s %s\n' "load average before, $m" "$(grep load_before "$d/$m/figures" | cut -d' ' -f2-)"
   done
+  printf '%-34s %s\n' "slurmctld's GLIBC_TUNABLES" "$(fig "$d/${cols[0]}" ctld_tunables)"
   for m in "${cols[@]}"; do
     [[ -s $d/$m/layout ]] && sed "s/^/layout, $m: /" "$d/$m/layout"
   done
