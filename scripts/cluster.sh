@@ -32,8 +32,6 @@
 #   GPUPOOL_UP_TIMEOUT   seconds to wait for daemons / idle nodes      [60]
 #   GPUPOOL_CTLD_PRELOAD LD_PRELOAD for slurmctld (up, restart-ctld,
 #                        start-ctld), e.g. tests/integration/slowfsync.c []
-#   GPUPOOL_CTLD_TUNABLES GLIBC_TUNABLES for slurmctld, e.g.
-#                        glibc.malloc.hugetlb=1 (doc/performance.md) []
 set -euo pipefail
 # gpupool refuses a gpupool.conf or state directory that others may write.
 umask 022
@@ -448,13 +446,13 @@ setup_accounting() {
     || die "accounting setup failed (root@research qos='$q')"
 }
 
-# slurmctld ARGS...: with GPUPOOL_CTLD_PRELOAD as LD_PRELOAD and
-# GPUPOOL_CTLD_TUNABLES as GLIBC_TUNABLES, each if set.
+# slurmctld ARGS...: with GPUPOOL_CTLD_PRELOAD as LD_PRELOAD if set.
 run_slurmctld() {
-  local -a env=()
-  [[ -n ${GPUPOOL_CTLD_PRELOAD:-} ]] && env+=("LD_PRELOAD=$GPUPOOL_CTLD_PRELOAD")
-  [[ -n ${GPUPOOL_CTLD_TUNABLES:-} ]] && env+=("GLIBC_TUNABLES=$GPUPOOL_CTLD_TUNABLES")
-  env "${env[@]}" slurmctld "$@"
+  if [[ -n ${GPUPOOL_CTLD_PRELOAD:-} ]]; then
+    LD_PRELOAD=$GPUPOOL_CTLD_PRELOAD slurmctld "$@"
+  else
+    slurmctld "$@"
+  fi
 }
 
 start_slurmctld() {

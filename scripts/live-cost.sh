@@ -32,8 +32,6 @@
 # PreemptMode=REQUEUE. gpupool: priority/gpupool, preempt/gpupool,
 # job_submit/gpupool. Both: MaxJobCount=50000, and scripts/cluster.sh's
 # scheduler settings (sched_interval=2, bf_interval=2).
-# GPUPOOL_CTLD_TUNABLES (scripts/cluster.sh): slurmctld's GLIBC_TUNABLES in
-# every mode, e.g. glibc.malloc.hugetlb=1 (doc/performance.md).
 #
 # Takes /tmp/gpupool-live.lock itself (do not wrap it in flock): once for
 # both modes of an N up to 3000, once per mode above (other live runs may
@@ -115,7 +113,6 @@ PreemptType=preempt/qos"
 
   # 2. N jobs, one sbatch at a time.
   echo "load_before $(cut -d' ' -f1-3 /proc/loadavg)" >"$dir/figures"
-  echo "ctld_tunables ${GPUPOOL_CTLD_TUNABLES:-none}" >>"$dir/figures"
   sdiag -r >/dev/null
   c0=$(ctld_cpu "$pid"); threads "$pid" >"$dir/threads.0"
   t0=$(date +%s.%N)
@@ -230,9 +227,9 @@ while (( $# )); do
     --idle) IDLE=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
-    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
-    *) sed -n '2,44p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,42p' "$0" >&2; exit 2 ;;
   esac
 done
 (( ${#NS[@]} )) || NS=(2000 10000)
@@ -290,7 +287,6 @@ summary() {
   for m in "${cols[@]}"; do
     printf '%-34s %s\n' "load average before, $m" "$(grep load_before "$d/$m/figures" | cut -d' ' -f2-)"
   done
-  printf '%-34s %s\n' "slurmctld's GLIBC_TUNABLES" "$(fig "$d/${cols[0]}" ctld_tunables)"
   for m in "${cols[@]}"; do
     [[ -s $d/$m/layout ]] && sed "s/^/layout, $m: /" "$d/$m/layout"
   done
