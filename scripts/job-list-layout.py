@@ -59,7 +59,6 @@ for a, b in zip(nodes, jobs):
 stats("node+job   ", seq)
 
 
-
 # Which malloc arena each lies in: the main arena is the [heap] mapping;
 # every other arena is a 64 MiB-aligned mmap'd heap (glibc HEAP_MAX_SIZE).
 # Walks that hop between arenas lose the prefetcher's stride.
@@ -84,8 +83,9 @@ def arena_of(addr):
 
 
 def arena_stats(name, a):
-    c = collections.Counter(arena_of(x) for x in a)
-    hops = sum(1 for i in range(len(a) - 1) if arena_of(a[i]) != arena_of(a[i + 1]))
+    where = [arena_of(x) for x in a]
+    c = collections.Counter(where)
+    hops = sum(1 for i in range(len(where) - 1) if where[i] != where[i + 1])
     print("arenas %s: %d arenas, %d hops between arenas; %s" % (
         name, len(c), hops, ", ".join("%s:%d" % kv for kv in c.most_common(6))))
 

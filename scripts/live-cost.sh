@@ -22,7 +22,8 @@
 #      by its own `sbatch`, one at a time: they all stay pending (gpupool
 #      holds the NORMAL ones over quota; nothing may preempt NORMAL);
 #   3. 60 s (--idle) with nothing happening.
-# Printed per mode and as the ratio gpupool/native: slurmctld's CPU seconds
+# Printed per mode and as the ratios gpupool/native (and gpupool/native-held
+# when that mode ran): slurmctld's CPU seconds
 # (utime + stime of all its threads, /proc/PID/stat) while submitting and
 # while idle, and sdiag's mean main and backfill cycle in each phase (sdiag
 # is reset at the start of each phase).
@@ -227,9 +228,9 @@ while (( $# )); do
     --idle) IDLE=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
-    *) sed -n '2,42p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,43p' "$0" >&2; exit 2 ;;
   esac
 done
 (( ${#NS[@]} )) || NS=(2000 10000)
