@@ -32,6 +32,8 @@ PKGS=(
   # `gpupool sim`'s pictures (utilisation over time, Gantt charts):
   # scripts/sim-plots.sh draws them with gnuplot (no X needed)
   gnuplot-nox
+  # scripts/live-cost.sh runs slurmctld with jemalloc (doc/performance.md)
+  libjemalloc2
   # tools the cluster/test scripts use (pgrep/pkill, ps, ip; python3 for
   # tests/soak/checker.py, standard library only)
   procps iproute2 ca-certificates python3

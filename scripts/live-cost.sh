@@ -3,7 +3,8 @@
 # native scheduling (priority/multifactor + preempt/qos), side by side on
 # the local cluster of scripts/cluster.sh.
 #
-#   scripts/live-cost.sh [--out DIR] [--idle S] [--modes "native gpupool"] [--layout] [N...]
+#   scripts/live-cost.sh [--out DIR] [--idle S] [--modes "native gpupool"]
+#                        [--malloc jemalloc|glibc] [--layout] [N...]
 #
 # Modes: native, gpupool, and native-held: native scheduling with the
 # NORMAL jobs submitted held (`sbatch -H`), the same jobs that gpupool
@@ -27,6 +28,17 @@
 # (utime + stime of all its threads, /proc/PID/stat) while submitting and
 # while idle, and sdiag's mean main and backfill cycle in each phase (sdiag
 # is reset at the start of each phase).
+#
+# slurmctld's malloc (--malloc, the same in every mode): jemalloc (default,
+# Debian's libjemalloc2 preloaded into slurmctld only) or glibc.  Every
+# backfill cycle walks job_list about three times per job it tests, and at
+# 10,000 jobs what such a walk costs is where the job records and the
+# list's nodes lie.  glibc puts them where the request threads' last frees
+# left room, so the layout follows the mix of submit paths, not the
+# plugins: native Slurm holding the same jobs (native-held) pays 1.4x for
+# it with no gpupool code loaded.  jemalloc keeps each size in its own
+# slabs, in allocation order, whatever the mix, so the figures measure the
+# scheduling, not the heap (doc/performance.md has both).
 #
 # Native: PriorityType=priority/multifactor (PriorityWeightQOS=10000,
 # Age and Fairshare 100), PreemptType=preempt/qos, QOS normal preempts low,
@@ -81,6 +93,11 @@ PreemptType=preempt/qos"
     export GPUPOOL_PLUGINS=1
   fi
   export GPUPOOL_SLURM_CONF_EXTRA=$extra
+  if [[ $LIVE_COST_MALLOC == glibc ]]; then
+    unset GPUPOOL_CTLD_PRELOAD
+  else
+    export GPUPOOL_CTLD_PRELOAD=$LIVE_COST_MALLOC_LIB
+  fi
 
   trap 'scancel -u root >/dev/null 2>&1; bash "$CLUSTER" down >&"$CLOG_FD" 2>&1 || clog "cluster down failed"' EXIT
   bash "$CLUSTER" up >&2 || { clog "$mode: cluster did not come up"; return 1; }
@@ -94,6 +111,10 @@ PreemptType=preempt/qos"
       || { clog "sacctmgr: QOS normal preempt=low failed"; return 1; }
   fi
   pid=$(tr -dc '0-9' <"$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid")
+  if [[ $LIVE_COST_MALLOC != glibc ]] && ! grep -qF "$LIVE_COST_MALLOC_LIB" "/proc/$pid/maps"; then
+    clog "$mode: slurmctld did not load $LIVE_COST_MALLOC_LIB"
+    return 1
+  fi
 
   # 1. A full cluster: pool3, then pool4 (half the nodes each), then
   # pool1 and pool2, each pair running before the next is submitted.
@@ -113,7 +134,10 @@ PreemptType=preempt/qos"
   sleep 5   # let the starts settle (job ends of nothing, first passes)
 
   # 2. N jobs, one sbatch at a time.
-  echo "load_before $(cut -d' ' -f1-3 /proc/loadavg)" >"$dir/figures"
+  {
+    echo "load_before $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "malloc $LIVE_COST_MALLOC"
+  } >"$dir/figures"
   sdiag -r >/dev/null
   c0=$(ctld_cpu "$pid"); threads "$pid" >"$dir/threads.0"
   t0=$(date +%s.%N)
@@ -141,9 +165,12 @@ PreemptType=preempt/qos"
   cp "$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool_stats.json" "$dir/stats.idle" 2>/dev/null || true
   # --layout: where job_list's nodes and job records lie (every scheduling
   # cycle walks them; a regular stride is what the prefetcher follows).
+  # Heap chunks and arenas are glibc's: left out under jemalloc.
   if [[ ${LIVE_COST_LAYOUT:-0} == 1 ]]; then
+    local keep='jobs|list nodes|job records|node\+job|pages'
+    [[ $LIVE_COST_MALLOC == glibc ]] && keep+='|chunks|arenas'
     gdb -p "$pid" -batch -x "$REPO/scripts/job-list-layout.py" 2>&1 \
-      | grep -E '^(jobs|list nodes|job records|node\+job|chunks|arenas|pages)' >"$dir/layout"
+      | grep -E "^($keep)" >"$dir/layout"
   fi
   {
     echo "load_after $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -221,18 +248,28 @@ if [[ ${1:-} == --each ]]; then
 fi
 
 # ---------------------------------------------------------------- driver
-OUT= IDLE=60 MODES="native gpupool" NS=()
+OUT= IDLE=60 MODES="native gpupool" NS=() MALLOC=jemalloc
 while (( $# )); do
   case $1 in
     --out) OUT=$2; shift 2 ;;
     --idle) IDLE=$2; shift 2 ;;
     --modes) MODES=$2; shift 2 ;;
+    --malloc) MALLOC=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,55p' "$0"; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
-    *) sed -n '2,43p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,55p' "$0" >&2; exit 2 ;;
   esac
 done
+case $MALLOC in
+  glibc) LIVE_COST_MALLOC_LIB= ;;
+  jemalloc)
+    LIVE_COST_MALLOC_LIB=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
+    [[ -n $LIVE_COST_MALLOC_LIB ]] \
+      || { echo "live-cost.sh: no libjemalloc.so.2: apt-get install libjemalloc2 (or --malloc glibc)" >&2; exit 2; } ;;
+  *) echo "live-cost.sh: --malloc jemalloc or glibc, not '$MALLOC'" >&2; exit 2 ;;
+esac
+export LIVE_COST_MALLOC=$MALLOC LIVE_COST_MALLOC_LIB
 (( ${#NS[@]} )) || NS=(2000 10000)
 OUT=${OUT:-/var/tmp/gpupool-live-cost/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
@@ -247,7 +284,8 @@ summary() {
   for m in native native-held gpupool; do
     [[ -s $d/$m/figures ]] && cols+=("$m")
   done
-  printf '\nN=%s pending (4 nodes x 2 GPUs, 4 pools; sbatch one at a time, then %s s idle)\n' "$n" "$IDLE"
+  printf '\nN=%s pending (4 nodes x 2 GPUs, 4 pools; sbatch one at a time, then %s s idle; slurmctld with %s malloc)\n' \
+    "$n" "$IDLE" "$MALLOC"
   printf '%-34s' figure
   for m in "${cols[@]}"; do printf ' %12s' "$m"; done
   for base in native native-held; do
