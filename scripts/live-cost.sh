@@ -37,8 +37,9 @@
 # left room, so the layout follows the mix of submit paths, not the
 # plugins: native Slurm holding the same jobs (native-held) pays 1.4x for
 # it with no gpupool code loaded.  jemalloc keeps each size in its own
-# slabs, in allocation order, whatever the mix, so the figures measure the
-# scheduling, not the heap (doc/performance.md has both).
+# slabs and hands out the lowest free region first, whatever the mix, so
+# the figures measure the scheduling, not the heap (doc/performance.md
+# has both).
 #
 # Native: PriorityType=priority/multifactor (PriorityWeightQOS=10000,
 # Age and Fairshare 100), PreemptType=preempt/qos, QOS normal preempts low,
@@ -256,9 +257,9 @@ while (( $# )); do
     --modes) MODES=$2; shift 2 ;;
     --malloc) MALLOC=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
-    -h|--help) sed -n '2,55p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,56p' "$0"; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
-    *) sed -n '2,55p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,56p' "$0" >&2; exit 2 ;;
   esac
 done
 case $MALLOC in
