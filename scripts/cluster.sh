@@ -5,7 +5,8 @@
 # node with fake GPUs. Everything lives under one directory and listens on
 # 127.0.0.1 on unusual ports, so nothing clashes with a system install.
 #
-#   scripts/cluster.sh up|down|status|env|restart-ctld|kill-ctld [--when-saved]|start-ctld
+#   scripts/cluster.sh up|down|status|env|restart-ctld|kill-ctld [--when-saved]|start-ctld|ctld-pid
+#   (ctld-pid prints the running slurmctld's pid; the pid file can be stale)
 #
 # Environment:
 #   GPUPOOL_SLURM_PREFIX run Slurm from this prefix (scripts/build-slurm.sh,
@@ -116,7 +117,12 @@ pid_alive() {
 }
 # all_dead PID...: true when none of them is alive any more.
 all_dead() { local p; for p in "$@"; do ! pid_alive "$p" || return 1; done; }
-pidfile_pid() { [[ -s $1 ]] && tr -dc '0-9' <"$1" || true; }
+# The pid on a pid file's first line, as Slurm reads it (fscanf "%lu"):
+# Slurm 26.05's slurmctld, re-executed by "scontrol reconfigure", rewrites
+# the file in place without truncating it, so a shorter pid (pids wrap at
+# pid_max, 32768 on many machines) leaves the old one's last digits on a
+# second line.
+pidfile_pid() { [[ -s $1 ]] && awk 'NR == 1 && $1 ~ /^[0-9]+$/ { print $1 } { exit }' "$1" 2>/dev/null || true; }
 
 # The process's cmdline/environ, NUL -> space (empty if it's gone).
 proc_cmd() { tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" || true; }
@@ -151,13 +157,19 @@ cluster_pids() {
   done
 }
 
-# stop_group WAIT_S NAME:PIDFILE...: SIGTERM them all at once (each slurmd
-# takes ~2 s to shut down; in sequence that adds up), wait, then SIGKILL.
+# stop_group WAIT_S NAME:PIDFILE|NAME=PID...: SIGTERM them all at once
+# (each slurmd takes ~2 s to shut down; in sequence that adds up), wait,
+# then SIGKILL.
 stop_group() {
-  local wait_s=$1 item name pf pid pids=(); shift
+  local wait_s=$1 item name pf pid pids=() names=(); shift
   for item in "$@"; do
-    name=${item%%:*} pf=${item#*:}
-    pid=$(pidfile_pid "$pf")
+    if [[ $item == *=* ]]; then
+      name=${item%%=*} pid=${item#*=} pf=
+    else
+      name=${item%%:*} pf=${item#*:}
+      pid=$(pidfile_pid "$pf")
+    fi
+    names+=("$name")
     # Only signal it if the pid still is that daemon (pid files go stale).
     if pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name"* ]]; then
       kill -TERM "$pid" 2>/dev/null || true
@@ -165,15 +177,51 @@ stop_group() {
       kill -CONT "$pid" 2>/dev/null || true
       pids+=("$pid")
     fi
-    rm -f "$pf"
+    [[ -z $pf ]] || rm -f "$pf"
   done
   (( ${#pids[@]} )) || return 0
-  if ! wait_for "${*%%:*} to exit" "$wait_s" all_dead "${pids[@]}"; then
+  if ! wait_for "${names[*]} to exit" "$wait_s" all_dead "${pids[@]}"; then
     kill -KILL "${pids[@]}" 2>/dev/null || true
   fi
 }
 
-ctld_up() { pid_alive "$(pidfile_pid "$RUN/slurmctld.pid")"; }
+# Live slurmctld processes of this cluster (not slurmscriptd, whose comm
+# is its own), from /proc: the pid file alone can be stale.
+ctld_pids() {
+  local f pid comm
+  for f in /proc/[0-9]*/comm; do
+    pid=${f#/proc/}; pid=${pid%/comm}
+    read -r comm 2>/dev/null <"$f" || continue
+    [[ $comm == slurmctld ]] && pid_alive "$pid" || continue
+    [[ $(proc_cmd "$pid") == *"$CONF"* || $(proc_env "$pid") == *"SLURM_CONF=$CONF"* ]] && echo "$pid"
+  done
+}
+
+# ctld_pid: print the pid of this cluster's slurmctld; false when none runs.
+# "scontrol reconfigure" on 23.11+ starts a new slurmctld process and
+# answers before the old one has exited and the new one has written its
+# pid (it waits for the old one's lock on the file): for up to 5 s, wait
+# until one slurmctld is left and the file names it; then trust /proc.
+ctld_pid() {
+  local deadline=$(( SECONDS + 5 )) pids file
+  while true; do
+    mapfile -t pids < <(ctld_pids)
+    (( ${#pids[@]} )) || return 1
+    file=$(pidfile_pid "$RUN/slurmctld.pid")
+    if (( ${#pids[@]} == 1 )) && [[ $file == "${pids[0]}" ]]; then
+      echo "$file"; return 0
+    fi
+    (( SECONDS < deadline )) || break
+    sleep 0.1
+  done
+  if (( ${#pids[@]} == 1 )); then
+    log "warning: $RUN/slurmctld.pid names ${file:-no pid}, but slurmctld runs as pid ${pids[0]}"
+    echo "${pids[0]}"; return 0
+  fi
+  log "warning: ${#pids[@]} slurmctld processes run for this cluster: ${pids[*]}"
+  return 1
+}
+ctld_up() { ctld_pid >/dev/null; }
 
 show_logs() {
   local f
@@ -534,7 +582,7 @@ cmd_down() {
   log "stopping slurmd x${#NODES[@]}, slurmctld, slurmdbd"
   local items=()
   for n in "${NODES[@]}"; do items+=("slurmd:$RUN/slurmd-$n.pid"); done
-  stop_group 20 "${items[@]}" "slurmctld:$RUN/slurmctld.pid" "slurmdbd:$RUN/slurmdbd.pid"
+  stop_group 20 "${items[@]}" "slurmctld=$(ctld_pid || true)" "slurmdbd:$RUN/slurmdbd.pid"
   log "stopping MariaDB + munged"
   stop_group 60 "mariadbd:$SQL_DIR/mysqld.pid" "munged:$MUNGE_DIR/munged.pid"
   # Anything else of ours (slurmstepd, job scripts, daemons whose pid file
@@ -569,9 +617,10 @@ cmd_status() {
 # Restart slurmctld alone, keeping its state (no -c): what an upgrade or a
 # crash does; jobs, slurmd and the database stay.
 cmd_restart_ctld() {
-  ctld_up || die "slurmctld is not running"
+  local pid
+  pid=$(ctld_pid) || die "slurmctld is not running"
   log "restarting slurmctld"
-  stop_group 20 "slurmctld:$RUN/slurmctld.pid"
+  stop_group 20 "slurmctld=$pid"
   cmd_start_ctld
 }
 
@@ -614,9 +663,7 @@ ctld_state_current() {
 # stake; an "scontrol update job" just before makes Slurm save at once.
 cmd_kill_ctld() {
   local pid when_saved=${1:-} deadline=$(( SECONDS + 60 )) poke=$(( SECONDS + 10 )) current= id
-  pid=$(pidfile_pid "$RUN/slurmctld.pid")
-  pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmctld* ]] \
-    || die "slurmctld is not running"
+  pid=$(ctld_pid) || die "slurmctld is not running"
   if [[ $when_saved == --when-saved ]]; then
     # A frozen slurmctld is never left behind: whatever ends this script
     # (die, a signal) before the kill lets it run on.
@@ -672,5 +719,6 @@ case ${1:-} in
   restart-ctld) cmd_restart_ctld ;;
   kill-ctld) cmd_kill_ctld "${2:-}" ;;
   start-ctld) cmd_start_ctld ;;
-  *) echo "usage: $0 up|down|status|env|restart-ctld|kill-ctld [--when-saved]|start-ctld" >&2; exit 2 ;;
+  ctld-pid) ctld_pid ;;
+  *) echo "usage: $0 up|down|status|env|restart-ctld|kill-ctld [--when-saved]|start-ctld|ctld-pid" >&2; exit 2 ;;
 esac

@@ -111,7 +111,7 @@ PreemptType=preempt/qos"
     sacctmgr -i modify qos normal set preempt=low >/dev/null \
       || { clog "sacctmgr: QOS normal preempt=low failed"; return 1; }
   fi
-  pid=$(tr -dc '0-9' <"$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid")
+  pid=$(bash "$CLUSTER" ctld-pid) || { clog "$mode: slurmctld is not running"; return 1; }
   if [[ $LIVE_COST_MALLOC != glibc ]] && ! grep -qF "$LIVE_COST_MALLOC_LIB" "/proc/$pid/maps"; then
     clog "$mode: slurmctld did not load $LIVE_COST_MALLOC_LIB"
     return 1

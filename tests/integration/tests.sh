@@ -469,6 +469,31 @@ test_reconfigure_keeps_pass() {
   assert log_has "preempt.*JobId=$wf3.*JobId=$wf5.*Reclaim" || { log_since | grep gpupool >&2; return 1; }
 }
 
+# "scontrol reconfigure" on 23.11+ replaces slurmctld with a new process,
+# which rewrites the pid file in place without truncating it: a pid with
+# fewer digits than the old one (pids wrap at pid_max) leaves the old one's
+# last digits on a second line.  Reading all the digits then named a dead
+# pid, and restart-ctld said "slurmctld is not running" (seen once on
+# 26.05).  Here the next pid is made short on purpose; cluster.sh still
+# finds the one slurmctld and restarts it.  (On 22.05 the pid stays.)
+test_reconfigure_new_pid() {
+  local cl="$GPUPOOL_REPO/scripts/cluster.sh" pf="$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid"
+  local old new live
+  old=$(bash "$cl" ctld-pid) || return 1
+  # Pids below 30 belong to the kernel's and init's first processes.
+  echo 30 >/proc/sys/kernel/ns_last_pid || { ilog "cannot set /proc/sys/kernel/ns_last_pid"; return 1; }
+  assert scontrol reconfigure || return 1
+  new=$(bash "$cl" ctld-pid) || return 1
+  live=$(ps -C slurmctld -o pid=,stat= | awk '$2 !~ /^Z/ { print $1 }' | xargs)
+  ilog "slurmctld pid $old -> $new (live: $live); pid file: $(tr '\n' ' ' <"$pf")"
+  assert test "$live" = "$new" || return 1
+  assert test "$(head -n1 "$pf")" = "$new" || return 1
+  assert scontrol ping >/dev/null || return 1
+  bash "$cl" restart-ctld >&2 || return 1
+  new=$(bash "$cl" ctld-pid) || return 1
+  assert test "$(head -n1 "$pf")" = "$new"
+}
+
 # Runs as the test user, from a directory it can read.
 TEST_USER=gpupooltest
 as_user() { (cd "$USER_DIR" && runuser -u "$TEST_USER" -- env SLURM_CONF="$SLURM_CONF" "$@"); }
@@ -551,7 +576,7 @@ test_untrusted_paths() {
   # A world-writable state directory: slurmctld refuses to start.
   local state=$GPUPOOL_CLUSTER_DIR/state/ctld out rc=0
   local pid
-  pid=$(tr -dc 0-9 <"$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid")
+  pid=$(bash "$GPUPOOL_REPO/scripts/cluster.sh" ctld-pid) || return 1
   kill -TERM "$pid" && assert wait_until 30 eval "! kill -0 $pid" || return 1
   chmod 777 "$state"
   mark_log
@@ -840,7 +865,7 @@ test_restart_with_bad_config() {
 
   # No good copy: slurmctld refuses to start.
   local pid out rc=0 msg
-  pid=$(tr -dc 0-9 <"$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid")
+  pid=$(bash "$GPUPOOL_REPO/scripts/cluster.sh" ctld-pid) || return 1
   kill -TERM "$pid" && assert wait_until 30 eval "! kill -0 $pid" || return 1
   rm -f "$copy"
   printf '%s\n' "${good/Pool=pool1 Quota=2/Pool=pool1 Quota=lots}" >"$GPUPOOL_CONF"
@@ -1073,7 +1098,7 @@ test_preempt_needs_priority() {
   local bad out rc=0 pid msg
   bad=$(dirname "$SLURM_CONF")/slurm-priority-basic.conf
   sed 's|^PriorityType=.*|PriorityType=priority/basic|' "$SLURM_CONF" >"$bad"
-  pid=$(tr -dc 0-9 <"$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid")
+  pid=$(bash "$GPUPOOL_REPO/scripts/cluster.sh" ctld-pid) || { rm -f "$bad"; return 1; }
   kill -TERM "$pid" && assert wait_until 30 eval "! kill -0 $pid" || { rm -f "$bad"; return 1; }
   mark_log
   out=$(timeout 60 slurmctld -D -f "$bad" 2>&1) || rc=$?
