@@ -33,6 +33,11 @@
 #   GPUPOOL_UP_TIMEOUT   seconds to wait for daemons / idle nodes      [60]
 #   GPUPOOL_CTLD_PRELOAD LD_PRELOAD for slurmctld (up, restart-ctld,
 #                        start-ctld), e.g. tests/integration/slowfsync.c []
+#   GPUPOOL_CTLD_PID_NS  N: start slurmctld (up, restart-ctld, start-ctld)
+#                        in a pid namespace of its own whose pids go on
+#                        from N (unshare --pid), for tests of pid handling:
+#                        pids there can be steered (ns_last_pid is per
+#                        namespace) without touching the machine's      []
 set -euo pipefail
 # gpupool refuses a gpupool.conf or state directory that others may write.
 umask 022
@@ -124,6 +129,15 @@ all_dead() { local p; for p in "$@"; do ! pid_alive "$p" || return 1; done; }
 # second line.
 pidfile_pid() { [[ -s $1 ]] && awk 'NR == 1 && $1 ~ /^[0-9]+$/ { print $1 } { exit }' "$1" 2>/dev/null || true; }
 
+# The pid a process has in its own pid namespace (what it writes in its
+# pid file; GPUPOOL_CTLD_PID_NS), from /proc's NSpid (the pid itself
+# where the kernel has no NSpid).
+ns_pid() {
+  local k v ns=
+  while read -r k v; do [[ $k == NSpid: ]] && { ns=${v##*[[:space:]]}; break; }; done 2>/dev/null <"/proc/$1/status"
+  echo "${ns:-$1}"
+}
+
 # The process's cmdline/environ, NUL -> space (empty if it's gone).
 proc_cmd() { tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" || true; }
 proc_env() { tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" || true; }
@@ -150,6 +164,8 @@ cluster_pids() {
         fi ;;
     esac
     [[ $cmd == *"$D/spool/"* ]] && { echo "$pid"; continue; }
+    # The pid namespace's first process (and unshare) of GPUPOOL_CTLD_PID_NS.
+    [[ $cmd == *"gpupool-ctld-pidns $CONF "* ]] && { echo "$pid"; continue; }
     envs=$(proc_env "$pid")
     if [[ $envs == *"SLURM_CONF=$CONF"* && $envs == *SLURM_JOB_ID=* ]]; then
       echo "$pid"
@@ -198,6 +214,8 @@ ctld_pids() {
 }
 
 # ctld_pid: print the pid of this cluster's slurmctld; false when none runs.
+# The pid file holds its pid in its own pid namespace (GPUPOOL_CTLD_PID_NS),
+# this prints the machine's.
 # "scontrol reconfigure" on 23.11+ starts a new slurmctld process and
 # answers before the old one has exited and the new one has written its
 # pid (it waits for the old one's lock on the file): for up to 5 s, wait
@@ -208,8 +226,8 @@ ctld_pid() {
     mapfile -t pids < <(ctld_pids)
     (( ${#pids[@]} )) || return 1
     file=$(pidfile_pid "$RUN/slurmctld.pid")
-    if (( ${#pids[@]} == 1 )) && [[ $file == "${pids[0]}" ]]; then
-      echo "$file"; return 0
+    if (( ${#pids[@]} == 1 )) && [[ $file == "$(ns_pid "${pids[0]}")" ]]; then
+      echo "${pids[0]}"; return 0
     fi
     (( SECONDS < deadline )) || break
     sleep 0.1
@@ -494,13 +512,44 @@ setup_accounting() {
     || die "accounting setup failed (root@research qos='$q')"
 }
 
-# slurmctld ARGS...: with GPUPOOL_CTLD_PRELOAD as LD_PRELOAD if set.
+# slurmctld ARGS...: with GPUPOOL_CTLD_PRELOAD as LD_PRELOAD if set; in a
+# pid namespace of its own with GPUPOOL_CTLD_PID_NS.
 run_slurmctld() {
-  if [[ -n ${GPUPOOL_CTLD_PRELOAD:-} ]]; then
-    LD_PRELOAD=$GPUPOOL_CTLD_PRELOAD slurmctld "$@"
+  local run=(slurmctld "$@")
+  [[ -z ${GPUPOOL_CTLD_PRELOAD:-} ]] || run=(env "LD_PRELOAD=$GPUPOOL_CTLD_PRELOAD" "${run[@]}")
+  if [[ -n ${GPUPOOL_CTLD_PID_NS:-} ]]; then
+    run_in_pid_ns "$GPUPOOL_CTLD_PID_NS" "${run[@]}"
   else
-    slurmctld "$@"
+    "${run[@]}"
   fi
+}
+
+# run_in_pid_ns N slurmctld ARGS...: slurmctld (which daemonizes) in a new
+# pid namespace where the next pid is N+1; its exit status.  The
+# namespace's first process (pid 1, a bash) stays: when it exits, the
+# kernel kills all the namespace.  It reaps the namespace's orphans (a
+# 23.11+ reconfigure's new slurmctld outlives its parent) and exits once no
+# slurmctld is left in it.  Its command line names $CONF after the marker
+# gpupool-ctld-pidns, so that cluster_pids finds it.
+run_in_pid_ns() {
+  local last=$1 rcfile=$RUN/ctld-pidns.rc; shift
+  [[ $last =~ ^[0-9]+$ ]] || die "GPUPOOL_CTLD_PID_NS=$last: a pid number"
+  local init='
+    rcfile=$2; echo "$3" >/proc/sys/kernel/ns_last_pid || { echo 1 >"$rcfile"; exit 1; }
+    shift 3; "$@"; echo $? >"$rcfile"
+    while :; do
+      alive=
+      for f in /proc/[0-9]*/comm; do
+        read -r c 2>/dev/null <"$f" && [[ $c == slurmctld ]] && alive=1
+      done
+      [[ -n $alive ]] || exit 0
+      sleep 0.5
+    done'
+  rm -f "$rcfile"
+  setsid unshare --pid --fork --mount-proc bash -c "$init" gpupool-ctld-pidns "$CONF" "$rcfile" "$last" "$@" \
+    </dev/null >>"$LOG/ctld-pidns.log" 2>&1 &
+  wait_for "slurmctld to start in its pid namespace" "$TIMEOUT" test -s "$rcfile" || return 1
+  return "$(cat "$rcfile")"
 }
 
 start_slurmctld() {

@@ -100,3 +100,34 @@ cancel_all() {
 
 # assert CMD...: run CMD, fail the test with a message if it fails.
 assert() { "$@" || { ilog "ASSERT FAILED: $*"; return 1; }; }
+
+# Processes of this cluster are told by what is theirs, never by name
+# alone: another Slurm cluster may run on the same machine
+# (tests/integration/other-cluster.sh).
+#
+# ns_pid PID: the pid it has in its own pid namespace (what it writes in
+# its pid file), from /proc's NSpid.
+ns_pid() {
+  local k v ns=
+  while read -r k v; do [[ $k == NSpid: ]] && { ns=${v##*[[:space:]]}; break; }; done 2>/dev/null <"/proc/$1/status"
+  echo "${ns:-$1}"
+}
+
+# cluster_ctld_pids: live slurmctld processes of this cluster (the
+# slurm.conf in their command line or SLURM_CONF), one per line.
+cluster_ctld_pids() {
+  local f pid comm st rest args=() envs=()
+  for f in /proc/[0-9]*; do
+    pid=${f#/proc/}
+    read -r comm 2>/dev/null <"$f/comm" && [[ $comm == slurmctld ]] || continue
+    read -r rest 2>/dev/null <"$f/stat" || continue
+    st=${rest##*) }; st=${st%% *}
+    [[ $st != Z ]] || continue
+    mapfile -d '' -t args 2>/dev/null <"$f/cmdline"
+    mapfile -d '' -t envs 2>/dev/null <"$f/environ"
+    if printf '%s\n' "${args[@]}" | grep -qxF "$SLURM_CONF" ||
+       printf '%s\n' "${envs[@]}" | grep -qxF "SLURM_CONF=$SLURM_CONF"; then
+      echo "$pid"
+    fi
+  done
+}

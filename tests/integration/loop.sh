@@ -10,6 +10,9 @@
 # /var/tmp/gpupool-loop/<date-time>); the failing run's log is kept and
 # named. The last line is "loop: K of N runs passed"; exit status 0 only
 # if all N passed. Set GPUPOOL_BUILD as for run.sh. Do not wrap it in flock.
+# GPUPOOL_OTHER_CLUSTER=1: each run goes beside a second, unrelated Slurm
+# cluster with a running job (tests/integration/other-cluster.sh, started
+# and checked untouched by run.sh, under the same lock).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -20,6 +23,7 @@ DIR=${GPUPOOL_LOOP_DIR:-/var/tmp/gpupool-loop/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$DIR"
 
 passed=0
+[[ ${GPUPOOL_OTHER_CLUSTER:-0} != 1 ]] || echo "loop: each run beside another Slurm cluster (GPUPOOL_OTHER_CLUSTER=1)"
 for (( i = 1; i <= N; i++ )); do
   log=$DIR/run-$i.log
   t0=$SECONDS

@@ -4,6 +4,9 @@
 #   tests/integration/run.sh [TEST_NAME...]     (default: all, in order)
 # Prints "PASS name (Ns)" / "FAIL name (Ns)" per test and, last,
 # "integration: N passed, N failed".  Exit status 0 only if all passed.
+# GPUPOOL_OTHER_CLUSTER=1: first start a second, unrelated Slurm cluster
+# with a running job (other-cluster.sh), check at the end that the suite
+# left it untouched ("other-cluster-untouched"), then stop it.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export GPUPOOL_REPO=$REPO
@@ -18,16 +21,55 @@ tests=("$@")
 
 passed=0 failed=0
 started=$SECONDS
+# Processes of this cluster still alive, one "pid comm args" a line. Told by
+# what is theirs, never by name alone (another Slurm cluster may run on
+# this machine): anything whose command line names the cluster's directory
+# (its daemons' configs, munged's socket, MariaDB's data dir, job scripts
+# in its spool), and slurmstepd or job processes with its slurm.conf as
+# SLURM_CONF.  Not zombies (dead already; this machine's init reaps them a
+# little later), not this shell or its ancestors.  Builtins only: a forked
+# helper would carry SLURM_CONF too.
+ours_left() {
+  local d=${GPUPOOL_CLUSTER_DIR%/}/ conf=$SLURM_CONF skip=" " p=$$ k v f pid comm rest st e conf_env job args=() envs=()
+  while (( p > 1 )); do
+    skip+="$p "
+    v=1
+    while read -r k rest; do [[ $k == PPid: ]] && { v=$rest; break; }; done 2>/dev/null <"/proc/$p/status"
+    p=$v
+  done
+  skip+="$BASHPID "
+  for f in /proc/[0-9]*; do
+    pid=${f#/proc/}
+    [[ $skip == *" $pid "* ]] && continue
+    read -r comm 2>/dev/null <"$f/comm" || continue
+    read -r rest 2>/dev/null <"$f/stat" || continue
+    st=${rest##*) }; st=${st%% *}
+    [[ $st != Z ]] || continue
+    mapfile -d '' -t args 2>/dev/null <"$f/cmdline" || continue
+    if [[ " ${args[*]} " != *"$d"* ]]; then
+      mapfile -d '' -t envs 2>/dev/null <"$f/environ" || continue
+      conf_env= job=
+      for e in "${envs[@]}"; do
+        [[ $e == "SLURM_CONF=$conf" ]] && conf_env=1
+        [[ $e == SLURM_JOB_ID=* ]] && job=1
+      done
+      [[ -n $conf_env && ( -n $job || $comm == slurmstepd ) ]] || continue
+    fi
+    echo "$pid $comm ${args[*]}"
+  done
+}
+
+# GPUPOOL_OTHER_CLUSTER=1: the suite runs beside a second, unrelated Slurm
+# cluster with a running job (tests/integration/other-cluster.sh), which
+# must be left untouched.
+OTHER=${GPUPOOL_OTHER_CLUSTER:-0}
+OTHER_CLUSTER="$REPO/tests/integration/other-cluster.sh"
+
 finish() {
   bash "$CLUSTER" down >&2 || true
-  # down must leave no daemon of the suite behind.
+  # down must leave no process of this cluster behind.
   local left
-  # Zombies are dead already; this machine's init reaps them a little later.
-  # By process name (not command line: a build of Slurm names slurmd in
-  # its arguments), or anything running out of the cluster's directory.
-  left=$(ps -eo stat=,pid=,comm=,args= |
-         awk '$1 !~ /^Z/ && ($3 ~ /^(slurmctld|slurmd|slurmdbd|munged|mariadbd|mysqld|slurmstepd)$/ ||
-                              index($0, "gpupool" "-cluster"))' || true)
+  left=$(eval "$(bash "$CLUSTER" env)"; ours_left)
   if [[ -n $left ]]; then
     echo "FAIL down-leaves-nothing: $left"
     failed=$(( failed + 1 ))
@@ -35,10 +77,26 @@ finish() {
     echo "PASS down-leaves-nothing"
     passed=$(( passed + 1 ))
   fi
+  if [[ $OTHER == 1 ]]; then
+    if bash "$OTHER_CLUSTER" check; then
+      echo "PASS other-cluster-untouched"
+      passed=$(( passed + 1 ))
+    else
+      echo "FAIL other-cluster-untouched"
+      failed=$(( failed + 1 ))
+    fi
+    bash "$OTHER_CLUSTER" down >&2 || true
+  fi
   echo "integration suite took $(( SECONDS - started )) s"
   echo "integration: $passed passed, $failed failed"
 }
 
+if [[ $OTHER == 1 ]] && ! bash "$OTHER_CLUSTER" up >&2; then
+  echo "FAIL other-cluster-up"
+  bash "$OTHER_CLUSTER" down >&2 || true
+  echo "integration: $passed passed, 1 failed"
+  exit 1
+fi
 if ! GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
   echo "FAIL cluster-up"
   failed=$(( ${#tests[@]} + 1 ))

@@ -476,21 +476,31 @@ test_reconfigure_keeps_pass() {
 # pid, and restart-ctld said "slurmctld is not running" (seen once on
 # 26.05).  Here the next pid is made short on purpose; cluster.sh still
 # finds the one slurmctld and restarts it.  (On 22.05 the pid stays.)
+# The pids are steered in a pid namespace of slurmctld's own (cluster.sh
+# GPUPOOL_CTLD_PID_NS): ns_last_pid is per namespace, so the machine's
+# pids are left alone.  Only this cluster's slurmctld are counted: another
+# cluster's may run on the same machine.
 test_reconfigure_new_pid() {
   local cl="$GPUPOOL_REPO/scripts/cluster.sh" pf="$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid"
   local old new live
+  # Started with 5-digit pids in its namespace.
+  GPUPOOL_CTLD_PID_NS=20000 bash "$cl" restart-ctld >&2 || return 1
   old=$(bash "$cl" ctld-pid) || return 1
-  # Pids below 30 belong to the kernel's and init's first processes.
-  echo 30 >/proc/sys/kernel/ns_last_pid || { ilog "cannot set /proc/sys/kernel/ns_last_pid"; return 1; }
+  assert test "$(ns_pid "$old")" -gt 20000 || return 1
+  # Its namespace's next pid is short: 2 digits.
+  nsenter --target "$old" --pid --mount sh -c 'echo 30 >/proc/sys/kernel/ns_last_pid' ||
+    { ilog "cannot set ns_last_pid in slurmctld's pid namespace"; return 1; }
   assert scontrol reconfigure || return 1
   new=$(bash "$cl" ctld-pid) || return 1
-  live=$(ps -C slurmctld -o pid=,stat= | awk '$2 !~ /^Z/ { print $1 }' | xargs)
-  ilog "slurmctld pid $old -> $new (live: $live); pid file: $(tr '\n' ' ' <"$pf")"
+  live=$(cluster_ctld_pids | xargs)
+  ilog "slurmctld pid $old -> $new (in its namespace $(ns_pid "$old") -> $(ns_pid "$new"); live: $live); pid file: $(tr '\n' ' ' <"$pf")"
   assert test "$live" = "$new" || return 1
-  assert test "$(head -n1 "$pf")" = "$new" || return 1
+  assert test "$(head -n1 "$pf")" = "$(ns_pid "$new")" || return 1
   assert scontrol ping >/dev/null || return 1
+  # Back in the machine's pid namespace.
   bash "$cl" restart-ctld >&2 || return 1
   new=$(bash "$cl" ctld-pid) || return 1
+  assert test "$(ns_pid "$new")" = "$new" || return 1
   assert test "$(head -n1 "$pf")" = "$new"
 }
 
