@@ -15,7 +15,9 @@
 #   GPUPOOL_BUILD=DEST
 # which is what scripts/cluster.sh, scripts/demo.sh and tests/integration/
 # run.sh take.  Everything else goes to stderr.  Exit status 3: that Slurm
-# release could not be had; 4: gpupool did not build against it.
+# release's source tarball could not be had (scripts/build-slurm.sh: not in
+# GPUPOOL_SLURM_VENDOR, no download); 4: gpupool did not build against it;
+# 5: that Slurm release did not build (or 22.05's source was not fetched).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rel=${1:?usage: $0 RELEASE DEST [build-slurm.sh options]}
@@ -28,10 +30,12 @@ prefix='' src=''
 if [[ $rel == 22.05 ]]; then
   src=$(bash "$REPO/scripts/fetch-slurm-source.sh" | tail -n 1) || src=''
 else
-  out=$(bash "$REPO/scripts/build-slurm.sh" "$rel" "$@") &&
-    eval "$(tail -n 2 <<<"$out")" && prefix=$SLURM_PREFIX src=$SLURM_SOURCE
+  out=$(bash "$REPO/scripts/build-slurm.sh" "$rel" "$@")
+  rc=$?
+  (( rc != 3 )) || { log "no source tarball of Slurm $rel"; exit 3; }
+  (( rc != 0 )) || { eval "$(tail -n 2 <<<"$out")" && prefix=$SLURM_PREFIX src=$SLURM_SOURCE; }
 fi
-[[ -n $src && -f $src/config.h ]] || { log "no configured source of Slurm $rel"; exit 3; }
+[[ -n $src && -f $src/config.h ]] || { log "no configured source of Slurm $rel"; exit 5; }
 
 # The gpupool command talks to the cluster through libslurm: that
 # release's (Debian's for 22.05), found through CPPFLAGS and LDFLAGS.

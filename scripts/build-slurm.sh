@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
-# Build one vendored Slurm release (../shared/vendor/slurm) into its own
-# prefix, with munge auth and slurmdbd's MySQL/MariaDB accounting, so the
-# local cluster (scripts/cluster.sh) can run that release and the plugins can
-# be compiled against its configured source tree.
+# Build one Slurm release from its source tarball into its own prefix, with
+# munge auth and slurmdbd's MySQL/MariaDB accounting, so the local cluster
+# (scripts/cluster.sh) can run that release and the plugins can be compiled
+# against its configured source tree.
 #
 #   usage: scripts/build-slurm.sh VERSION [--prefix DIR] [--src-root DIR]
 #                                 [--vendor DIR] [--jobs N]
-#     VERSION   23.11, 24.11, 25.11, 26.05 or a full X.Y.Z with a tarball
+#     VERSION   23.11, 24.11, 25.11, 26.05 or a full X.Y.Z listed in
+#               scripts/slurm-releases.sha256
 #     --prefix  install prefix (default /opt/slurm/X.Y); sysconfdir PREFIX/etc
 #     --src-root where the configured source is kept (default /opt/slurm/src):
 #               SRC_ROOT/slurm-X.Y.Z, never inside the git tree; it belongs
 #               to one prefix (a second prefix of the same release needs
 #               its own --src-root)
-#     --vendor  directory with slurm-X.Y.Z.tar.xz and SHA256SUMS
+#     --vendor  directory with the tarballs (slurm-X.Y.Z.tar.xz)
 #               (default: GPUPOOL_SLURM_VENDOR or <repo>/../shared/vendor/slurm)
 #     --jobs    make -j N (default: nproc)
 #
-# The tarball is verified against SHA256SUMS first. A finished build records
+# The tarball comes from the vendor directory when it holds it, else from
+# a download (GPUPOOL_SLURM_URL/NAME, default SchedMD's download site
+# https://download.schedmd.com/slurm; GPUPOOL_SLURM_DOWNLOAD=0: never),
+# kept in SRC_ROOT/downloads. Either way it is verified against the
+# checksum committed in scripts/slurm-releases.sha256 before anything
+# trusts it; a tarball not listed there is refused. Exit status 3: no
+# tarball could be had (no vendor directory holding it, no download): the
+# caller may skip that release. A finished build records
 # the tarball's sha256 and the configure flags in PREFIX/.gpupool-build; a
 # later run with the same checksum and flags returns at once. Heavy: about
 # N min on 2 cores, so run it under `nice -n 19` on a shared machine.
@@ -33,6 +41,9 @@ usage() { sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2; e
 
 version='' prefix='' src_root=/opt/slurm/src jobs=''
 vendor=${GPUPOOL_SLURM_VENDOR:-$REPO/../shared/vendor/slurm}
+SUMS=$REPO/scripts/slurm-releases.sha256
+url=${GPUPOOL_SLURM_URL:-https://download.schedmd.com/slurm}
+url=${url%/}
 while [[ $# -gt 0 ]]; do
   case $1 in
     --prefix)   [[ $# -ge 2 ]] || die "--prefix needs a directory"; prefix=$2; shift 2 ;;
@@ -52,16 +63,15 @@ done
 [[ -n $version ]] || { log "VERSION missing"; usage 2; }
 [[ -z $jobs || $jobs =~ ^[1-9][0-9]*$ ]] || die "--jobs: '$jobs' is not a positive number"
 jobs=${jobs:-$(nproc)}
-[[ -d $vendor ]] || die "vendor directory $vendor not found (set --vendor or GPUPOOL_SLURM_VENDOR)"
-vendor=$(cd "$vendor" && pwd)
-[[ -f $vendor/SHA256SUMS ]] || die "$vendor/SHA256SUMS not found"
+[[ -f $SUMS ]] || die "$SUMS not found"
+# Tarball names with a committed checksum, in the file's order.
+listed=$(awk '!/^[[:space:]]*(#|$)/ && NF == 2 { n = $2; sub(/^\*/, "", n); print n }' "$SUMS")
 
-# Short release (26.05) -> the full version of the vendored tarball.
+# Short release (26.05) -> the newest full version listed for it.
 case $version in
   [0-9][0-9].[0-9][0-9])
-    full=$(cd "$vendor" && ls slurm-"$version".*.tar.xz 2>/dev/null \
-             | sed -n 's/^slurm-\([0-9.]*\)\.tar\.xz$/\1/p' | sort -V | tail -n 1 || true)
-    [[ -n $full ]] || die "no tarball slurm-$version.*.tar.xz in $vendor" ;;
+    full=$(sed -n "s/^slurm-\($version\.[0-9]*\)\.tar\.[a-z0-9]*\$/\1/p" <<<"$listed" | sort -V | tail -n 1)
+    [[ -n $full ]] || die "no Slurm $version tarball listed in $SUMS" ;;
   [0-9][0-9].[0-9][0-9].[0-9]*)
     full=$version ;;
   *) die "VERSION '$version' is not X.Y or X.Y.Z (e.g. 26.05 or 26.05.3)" ;;
@@ -71,11 +81,12 @@ case $release in
   23.11|24.11|25.11|26.05) ;;
   *) die "release $release is not one gpupool supports (23.11, 24.11, 25.11, 26.05)" ;;
 esac
-tarball=slurm-$full.tar.xz
-[[ -f $vendor/$tarball ]] || die "$vendor/$tarball not found"
+names=$(grep -E "^slurm-${full//./\\.}\.tar\.[a-z0-9]+\$" <<<"$listed" || true)
+[[ -n $names ]] || die "no tarball of Slurm $full listed in $SUMS (add its name and sha256 there)"
+[[ $src_root == /* ]] || src_root=$(pwd)/$src_root
+
 prefix=${prefix:-/opt/slurm/$release}
 [[ $prefix == /* ]] || prefix=$(pwd)/$prefix
-[[ $src_root == /* ]] || src_root=$(pwd)/$src_root
 src=$src_root/slurm-$full
 case $src/ in "$REPO"/*) die "--src-root must be outside the git tree ($REPO)" ;; esac
 
@@ -94,23 +105,89 @@ flags=(--prefix="$prefix" --sysconfdir="$prefix/etc" --with-munge
 fast_flags=(--disable-static --disable-dependency-tracking --disable-slurmrestd
             --disable-sview)
 
-# Verify the tarball before trusting a stamp or unpacking anything.
-want=$(awk -v f="$tarball" '$2 == f || $2 == "*" f {print $1}' "$vendor/SHA256SUMS")
-[[ -n $want ]] || die "$tarball is not listed in $vendor/SHA256SUMS"
-got=$(sha256sum "$vendor/$tarball" | cut -d' ' -f1)
-[[ $got == "$want" ]] || die "$tarball: sha256 $got does not match SHA256SUMS ($want)"
-
-stamp_text="sha256=$got flags=${flags[*]} src=$src"
+want_sha() { awk -v f="$1" '!/^[[:space:]]*#/ && ($2 == f || $2 == "*" f) { print $1 }' "$SUMS"; }
+stamp_for() { echo "sha256=$1 flags=${flags[*]} src=$src"; }
 print_result() { echo "SLURM_PREFIX=$prefix"; echo "SLURM_SOURCE=$src"; }
-is_built() {
-  [[ -f $prefix/$STAMP_NAME && $(cat "$prefix/$STAMP_NAME") == "$stamp_text" \
+is_built() {   # is_built SHA256: built from the tarball with that checksum
+  [[ -f $prefix/$STAMP_NAME && $(cat "$prefix/$STAMP_NAME") == "$(stamp_for "$1")" \
      && -x $prefix/sbin/slurmctld && -f $src/config.h && -f $src/slurm/slurm_version.h ]]
 }
-if is_built; then
-  log "$full already built in $prefix"
-  print_result
-  exit 0
+# A finished build from a tarball with a committed checksum needs no tarball.
+for name in $names; do
+  if is_built "$(want_sha "$name")"; then
+    log "$full already built in $prefix (from $name)"
+    print_result
+    exit 0
+  fi
+done
+
+# sha_ok FILE NAME: FILE's sha256 is the one committed for NAME.
+sha_ok() {
+  local want got
+  want=$(want_sha "$2")
+  got=$(sha256sum "$1" | cut -d' ' -f1)
+  [[ -n $want && $got == "$want" ]] && return 0
+  log "$1: sha256 $got is not the one committed for $2 (${want:-none}) in $SUMS"
+  return 1
+}
+# fetch URL FILE: download, quietly; false (with curl's reason) if it fails.
+fetch() {
+  if command -v curl >/dev/null; then
+    curl -fsSL --retry 2 --connect-timeout 20 -o "$2" "$1" 2>&1 | tail -n 1 >&2
+    return "${PIPESTATUS[0]}"
+  elif command -v wget >/dev/null; then
+    wget -q --tries=2 --timeout=20 -O "$2" "$1"
+  else
+    log "neither curl nor wget installed"; return 1
+  fi
+}
+
+# The tarball: from the vendor directory, else a verified earlier download,
+# else a download now.
+tarball='' tarball_path=''
+for name in $names; do
+  [[ -f $vendor/$name ]] || continue
+  sha_ok "$vendor/$name" "$name" || die "$vendor/$name does not match its committed checksum: refusing it"
+  tarball=$name tarball_path=$(cd "$vendor" && pwd)/$name
+  log "tarball $tarball_path (sha256 ok)"
+  break
+done
+downloads=$src_root/downloads
+if [[ -z $tarball ]]; then
+  for name in $names; do
+    if [[ -f $downloads/$name ]] && sha_ok "$downloads/$name" "$name"; then
+      tarball=$name tarball_path=$downloads/$name
+      log "tarball $tarball_path (downloaded before, sha256 ok)"
+      break
+    fi
+  done
 fi
+why=''
+if [[ -z $tarball && ${GPUPOOL_SLURM_DOWNLOAD:-1} != 0 ]]; then
+  mkdir -p "$downloads"
+  for name in $names; do
+    log "downloading $url/$name"
+    rm -f "$downloads/$name.part"
+    if ! fetch "$url/$name" "$downloads/$name.part"; then
+      rm -f "$downloads/$name.part"
+      why+="; the download of $url/$name failed"
+      continue
+    fi
+    sha_ok "$downloads/$name.part" "$name" || { rm -f "$downloads/$name.part"; die "the download of $url/$name does not match its committed checksum: refusing it"; }
+    mv "$downloads/$name.part" "$downloads/$name"
+    tarball=$name tarball_path=$downloads/$name
+    log "tarball $tarball_path (downloaded, sha256 ok)"
+    break
+  done
+elif [[ -z $tarball ]]; then
+  why="; downloads are off (GPUPOOL_SLURM_DOWNLOAD=0)"
+fi
+if [[ -z $tarball ]]; then
+  log "SKIP Slurm $full: no source tarball: $(echo $names | sed 's/ /, /g') not in $vendor (set GPUPOOL_SLURM_VENDOR to a directory holding it)$why"
+  exit 3
+fi
+got=$(want_sha "$tarball")
+stamp_text=$(stamp_for "$got")
 
 for tool in make gcc xz; do
   command -v $tool >/dev/null || die "$tool missing: run scripts/install-deps.sh"
@@ -123,7 +200,7 @@ done
 mkdir -p "$prefix" "$src_root"
 exec 9>"$prefix.build.lock"
 flock 9
-if is_built; then
+if is_built "$got"; then
   log "$full already built in $prefix (by a concurrent run)"
   print_result
   exit 0
@@ -151,7 +228,7 @@ t_all=$SECONDS
 rm -f "$prefix/$STAMP_NAME"
 rm -rf "$src" "$src.unpack"
 mkdir -p "$src.unpack"
-run tar -xJf "$vendor/$tarball" -C "$src.unpack"
+run tar -xf "$tarball_path" -C "$src.unpack"
 [[ -d $src.unpack/slurm-$full ]] || die "$tarball did not contain slurm-$full/"
 mv "$src.unpack/slurm-$full" "$src"
 rmdir "$src.unpack"
