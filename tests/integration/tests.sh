@@ -482,18 +482,19 @@ test_reconfigure_keeps_pass() {
 # cluster's may run on the same machine.
 test_reconfigure_new_pid() {
   local cl="$GPUPOOL_REPO/scripts/cluster.sh" pf="$GPUPOOL_CLUSTER_DIR/run/slurmctld.pid"
-  local old new live
+  local old old_ns new live
   # Started with 5-digit pids in its namespace.
   GPUPOOL_CTLD_PID_NS=20000 bash "$cl" restart-ctld >&2 || return 1
   old=$(bash "$cl" ctld-pid) || return 1
-  assert test "$(ns_pid "$old")" -gt 20000 || return 1
+  old_ns=$(ns_pid "$old")
+  assert test "$old_ns" -gt 20000 || return 1
   # Its namespace's next pid is short: 2 digits.
   nsenter --target "$old" --pid --mount sh -c 'echo 30 >/proc/sys/kernel/ns_last_pid' ||
     { ilog "cannot set ns_last_pid in slurmctld's pid namespace"; return 1; }
   assert scontrol reconfigure || return 1
   new=$(bash "$cl" ctld-pid) || return 1
   live=$(cluster_ctld_pids | xargs)
-  ilog "slurmctld pid $old -> $new (in its namespace $(ns_pid "$old") -> $(ns_pid "$new"); live: $live); pid file: $(tr '\n' ' ' <"$pf")"
+  ilog "slurmctld pid $old -> $new (in its namespace $old_ns -> $(ns_pid "$new"); live: $live); pid file: $(tr '\n' ' ' <"$pf")"
   assert test "$live" = "$new" || return 1
   assert test "$(head -n1 "$pf")" = "$(ns_pid "$new")" || return 1
   assert scontrol ping >/dev/null || return 1
