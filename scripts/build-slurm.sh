@@ -183,7 +183,7 @@ elif [[ -z $tarball ]]; then
   why="; downloads are off (GPUPOOL_SLURM_DOWNLOAD=0)"
 fi
 if [[ -z $tarball ]]; then
-  log "SKIP Slurm $full: no source tarball: $(echo $names | sed 's/ /, /g') not in $vendor (set GPUPOOL_SLURM_VENDOR to a directory holding it)$why"
+  log "SKIP Slurm $full: no source tarball: $(echo $names | sed 's/ /, /g') not in $(realpath -m "$vendor") (set GPUPOOL_SLURM_VENDOR to a directory holding it)$why"
   exit 3
 fi
 got=$(want_sha "$tarball")
