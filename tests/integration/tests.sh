@@ -630,12 +630,15 @@ pending_out_of_order_confirmed() {
 }
 
 # Job ids that have more than one job process (sleep) alive: one job
-# running twice.
+# running twice.  Only this cluster's jobs (SLURM_CONF names its
+# slurm.conf): another cluster's may run on the machine.
 jobs_running_twice() {
-  local p id
+  local p id envs
   for p in /proc/[0-9]*; do
     [[ $(cat "$p/comm" 2>/dev/null) == sleep ]] || continue
-    id=$(tr '\0' '\n' <"$p/environ" 2>/dev/null | sed -n 's/^SLURM_JOB_ID=//p') || true
+    envs=$(tr '\0' '\n' 2>/dev/null <"$p/environ") || continue
+    grep -qxF "SLURM_CONF=$SLURM_CONF" <<<"$envs" || continue
+    id=$(sed -n 's/^SLURM_JOB_ID=//p' <<<"$envs") || true
     if [[ -n $id ]]; then echo "$id"; fi
   done | sort | uniq -d
 }
