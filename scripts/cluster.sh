@@ -173,6 +173,13 @@ cluster_pids() {
   done
 }
 
+# is_ours PID: a process of this cluster: its command line names $D/ (our
+# daemons' configs, munged's socket, MariaDB's data dir) or its environment
+# has our SLURM_CONF (slurmdbd, which takes no arguments).
+is_ours() {
+  [[ $(proc_cmd "$1") == *"$D/"* ]] || proc_env "$1" | grep -qxF "SLURM_CONF=$CONF"
+}
+
 # stop_group WAIT_S NAME:PIDFILE|NAME=PID...: SIGTERM them all at once
 # (each slurmd takes ~2 s to shut down; in sequence that adds up), wait,
 # then SIGKILL.
@@ -186,8 +193,9 @@ stop_group() {
       pid=$(pidfile_pid "$pf")
     fi
     names+=("$name")
-    # Only signal it if the pid still is that daemon (pid files go stale).
-    if pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name"* ]]; then
+    # Only signal it if the pid still is that daemon, and ours: pid files go
+    # stale, and another cluster's daemon of that name may have the pid now.
+    if pid_alive "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name"* ]] && is_ours "$pid"; then
       kill -TERM "$pid" 2>/dev/null || true
       # One left frozen (kill-ctld --when-saved) handles the TERM now.
       kill -CONT "$pid" 2>/dev/null || true

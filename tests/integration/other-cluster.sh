@@ -14,6 +14,7 @@
 #            same pid, the same name) and its job is still RUNNING; else
 #            prints what is missing
 #     down   cancel its job and stop it
+#     pid NAME  the pid "up" recorded for NAME (munged, slurmctld, slurmd, ...)
 #
 # Run as root, under the live lock (flock /tmp/gpupool-live.lock): the
 # suite of an older checkout would count its processes as its own.
@@ -77,6 +78,12 @@ other_pids() {
     [[ -n $job || $comm == slurmstepd ]] && echo "$pid"
   done
   return 0
+}
+
+job_sleep_runs() {
+  local pid
+  for pid in $(other_pids); do [[ $(cat "/proc/$pid/comm" 2>/dev/null) == sleep ]] && return 0; done
+  return 1
 }
 
 write_config() {
@@ -143,7 +150,7 @@ cmd_up() {
   job=$(sbatch --parsable -J other-sleep -o /dev/null -e /dev/null --wrap 'sleep 100000') || die "sbatch failed"
   wait_for "job $job running" 60 bash -c "squeue -h -j $job -o %T | grep -qx RUNNING" || die "job $job did not start"
   # Its job's processes: slurmstepd, the batch script and sleep.
-  wait_for "job $job's sleep" 30 bash -c "ps -eo comm=,args= | grep -q '^sleep  *sleep 100000'"
+  wait_for "job $job's sleep" 30 job_sleep_runs
   {
     echo "job $job"
     echo "munged $(pidfile "$MUNGE_DIR/munged.pid")"
@@ -209,5 +216,6 @@ case ${1:-} in
   down) cmd_down ;;
   check) cmd_check ;;
   status) cmd_status ;;
-  *) echo "usage: $0 up|down|check|status" >&2; exit 2 ;;
+  pid) awk -v n="${2:-}" '$1 == n { print $2; f = 1; exit } END { exit !f }' "$RUN/recorded" ;;
+  *) echo "usage: $0 up|down|check|status|pid NAME" >&2; exit 2 ;;
 esac

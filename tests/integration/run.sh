@@ -91,11 +91,20 @@ finish() {
   echo "integration: $passed passed, $failed failed"
 }
 
-if [[ $OTHER == 1 ]] && ! bash "$OTHER_CLUSTER" up >&2; then
-  echo "FAIL other-cluster-up"
-  bash "$OTHER_CLUSTER" down >&2 || true
-  echo "integration: $passed passed, 1 failed"
-  exit 1
+if [[ $OTHER == 1 ]]; then
+  if ! bash "$OTHER_CLUSTER" up >&2; then
+    echo "FAIL other-cluster-up"
+    bash "$OTHER_CLUSTER" down >&2 || true
+    echo "integration: $passed passed, 1 failed"
+    exit 1
+  fi
+  # Stale pid files of this cluster that name the other cluster's slurmd
+  # and munged (pids get reused): "down" must leave those alone too.
+  d=$(bash "$CLUSTER" env | sed -n 's/^export GPUPOOL_CLUSTER_DIR=//p')
+  mkdir -p "$d/run" "$d/munge"
+  bash "$OTHER_CLUSTER" pid slurmd >"$d/run/slurmd-node1.pid"
+  bash "$OTHER_CLUSTER" pid munged >"$d/munge/munged.pid"
+  bash "$CLUSTER" down >&2
 fi
 if ! GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
   echo "FAIL cluster-up"
