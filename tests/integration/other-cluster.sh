@@ -22,7 +22,8 @@
 set -euo pipefail
 umask 022
 # Daemons must not inherit the caller's descriptors (the live lock).
-for fd in $(ls /proc/$$/fd); do
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
   case $fd in 0|1|2|255) ;; *) eval "exec $fd>&-" 2>/dev/null || true ;; esac
 done
 
@@ -68,7 +69,7 @@ other_pids() {
     mapfile -d '' -t args 2>/dev/null <"$f/cmdline" || continue
     if [[ " ${args[*]} " == *"$OD/"* ]]; then echo "$pid"; continue; fi
     mapfile -d '' -t envs 2>/dev/null <"$f/environ" || continue
-    conf= job=
+    conf='' job=''
     for e in "${envs[@]}"; do
       [[ $e == "SLURM_CONF=$CONF" ]] && conf=1
       [[ $e == SLURM_JOB_ID=* ]] && job=1

@@ -48,7 +48,7 @@ ours_left() {
     mapfile -d '' -t args 2>/dev/null <"$f/cmdline" || continue
     if [[ " ${args[*]} " != *"$d"* ]]; then
       mapfile -d '' -t envs 2>/dev/null <"$f/environ" || continue
-      conf_env= job=
+      conf_env='' job=''
       for e in "${envs[@]}"; do
         [[ $e == "SLURM_CONF=$conf" ]] && conf_env=1
         [[ $e == SLURM_JOB_ID=* ]] && job=1
