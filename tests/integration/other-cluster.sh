@@ -202,7 +202,7 @@ cmd_down() {
   wait_for "its daemons to exit" 20 bash -c "! kill -0 ${ours[*]:-999999999} 2>/dev/null" || true
   pids=$(other_pids)
   [[ -z $pids ]] || { kill -KILL $pids 2>/dev/null || true; sleep 0.5; }
-  rm -f "$MUNGE_SOCK" "$RUN/recorded"
+  rm -f "$MUNGE_SOCK" "$RUN/recorded" "$RUN"/*.pid
   log "down"
 }
 
