@@ -520,14 +520,18 @@ Config parse_config(const std::string &text, const std::string &source) {
 }
 
 Config load_config_file(const std::string &path, std::string *text_out) {
-    auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     // O_NONBLOCK: a FIFO must not block the open; it is refused below.
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) throw cannot_read(errno);
+    if (fd < 0) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
     struct Closer {
         int fd;
         ~Closer() { ::close(fd); }
     } closer{fd};
+    return load_config_fd(fd, path, text_out);
+}
+
+Config load_config_fd(int fd, const std::string &path, std::string *text_out) {
+    auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     struct stat st;
     if (::fstat(fd, &st) != 0) throw cannot_read(errno);
     if (S_ISDIR(st.st_mode)) throw cannot_read(EISDIR);
