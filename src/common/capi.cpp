@@ -12,6 +12,8 @@
 #include "engine.hpp"
 #include "events.hpp"
 #include "gpupool.h"
+
+#include <unistd.h>
 #include "placement.hpp"
 #include "preemption.hpp"
 #include "stats.hpp"
@@ -209,6 +211,35 @@ GP_EXPORT int gp_engine_load_config_file(gp_engine_t *e, const char *path, char 
         e->config_serial.store(e->engine.config_serial(), std::memory_order_release);
         e->config_text = std::move(text);
     });
+}
+
+GP_EXPORT int gp_engine_load_trusted_config_file(gp_engine_t *e, const char *path, uint32_t slurm_uid,
+                                                char *err, size_t err_len) {
+    if (!e || !path) return GP_ERR_ARG;
+    int fd = -1;
+    bool io_error = false;
+    std::string why;
+    try {
+        why = open_trusted_path(path, "gpupool.conf", static_cast<uid_t>(slurm_uid), false, &fd, &io_error);
+    } catch (...) {
+        put(err, err_len, "out of memory");
+        return GP_ERR_INTERNAL;
+    }
+    if (!why.empty()) {
+        put(err, err_len, why);
+        return io_error ? GP_ERR_IO : GP_ERR_CONFIG;
+    }
+    // Parse what was checked: the descriptor, not the name again.
+    int rc = guarded(GP_ERR_CONFIG, err, err_len, [&] {
+        std::string text;
+        Config cfg = load_config_fd(fd, path, &text);
+        std::lock_guard<std::mutex> lock(e->mu);
+        e->engine.set_config(std::move(cfg));
+        e->config_serial.store(e->engine.config_serial(), std::memory_order_release);
+        e->config_text = std::move(text);
+    });
+    ::close(fd);
+    return rc;
 }
 
 GP_EXPORT int gp_engine_save_config_copy(gp_engine_t *e, const char *path, char *err, size_t err_len) {

@@ -354,11 +354,17 @@ void Parser::tier_line(const std::vector<std::string> &words) {
             tier.preemptible = e == "yes" || e == "true" || e == "1";
             has_preemptible = true;
         } else if (t.lkey == "preemptmode") {
-            std::string e = get_enum("PreemptMode", v, {"requeue", "cancel", "suspend"},
-                                     "requeue, cancel or suspend");
-            tier.preempt_mode = e == "requeue"  ? PreemptMode::Requeue
-                                : e == "cancel" ? PreemptMode::Cancel
-                                                : PreemptMode::Suspend;
+            // Slurm keeps a suspended job's GRES allocated, so suspending a
+            // victim frees none of the GPUs a quota counts: refuse it rather
+            // than let reclaim silently never happen.
+            if (lower(v) == "suspend")
+                fail("PreemptMode=suspend" + where +
+                     ": Slurm keeps a suspended job's GPUs allocated, so suspending it frees "
+                     "nothing for the job that preempts; use requeue or cancel (jobs that "
+                     "checkpoint: GraceTime= with SlurmctldParameters=preempt_send_user_signal, then "
+                     "requeue)");
+            std::string e = get_enum("PreemptMode", v, {"requeue", "cancel"}, "requeue or cancel");
+            tier.preempt_mode = e == "requeue" ? PreemptMode::Requeue : PreemptMode::Cancel;
         } else if (t.lkey == "gracetime") {
             int64_t secs = -1;
             if (all_digits(v)) {
@@ -514,14 +520,18 @@ Config parse_config(const std::string &text, const std::string &source) {
 }
 
 Config load_config_file(const std::string &path, std::string *text_out) {
-    auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     // O_NONBLOCK: a FIFO must not block the open; it is refused below.
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) throw cannot_read(errno);
+    if (fd < 0) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
     struct Closer {
         int fd;
         ~Closer() { ::close(fd); }
     } closer{fd};
+    return load_config_fd(fd, path, text_out);
+}
+
+Config load_config_fd(int fd, const std::string &path, std::string *text_out) {
+    auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     struct stat st;
     if (::fstat(fd, &st) != 0) throw cannot_read(errno);
     if (S_ISDIR(st.st_mode)) throw cannot_read(EISDIR);

@@ -91,6 +91,9 @@ Config parse_config(const std::string &text, const std::string &source);
 // Read and parse a file; a file that cannot be read is a ConfigError too.
 // `text`, if given, receives what was parsed.
 Config load_config_file(const std::string &path, std::string *text = nullptr);
+// The same from an open file (read from its current offset; not closed):
+// the trusted-path check reads exactly the file it checked.
+Config load_config_fd(int fd, const std::string &path, std::string *text = nullptr);
 
 // Slurm time forms: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM",
 // "D-HH:MM:SS"; also "0", "INFINITE"/"UNLIMITED" (returns 0).  Returns

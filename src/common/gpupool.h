@@ -29,7 +29,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 9
+#define GP_ABI_VERSION 10
 
 typedef enum {
 	GP_OK = 0,
@@ -117,6 +117,17 @@ uint32_t gp_engine_state_save_interval(gp_engine_t *engine);
 int gp_check_trusted_path(const char *path, const char *what,
 			  uint32_t slurm_uid, int is_dir, char *err,
 			  size_t err_len);
+
+/*
+ * ABI 10.  gp_check_trusted_path and gp_engine_load_config_file in one, with no
+ * window between them: the file is opened once (each directory on the way
+ * from "/" without following symlinks), checked by fstat of what was
+ * opened, and parsed from that descriptor, so a file put in its place
+ * after the check is never the one read.  Errors as the two functions'.
+ */
+int gp_engine_load_trusted_config_file(gp_engine_t *engine, const char *path,
+				       uint32_t slurm_uid, char *err,
+				       size_t err_len);
 
 /*
  * The tracked resource (QuotaTRES=) as configured: "gres/gpu" or

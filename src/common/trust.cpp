@@ -1,6 +1,7 @@
 // trust.cpp - see trust.hpp.
 #include "trust.hpp"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,9 +49,10 @@ bool trusted_owner(uid_t uid, uid_t slurm_uid) { return uid == 0 || uid == slurm
 
 }  // namespace
 
-std::string check_trusted_path(const std::string &path, const std::string &what,
-                               uid_t slurm_uid, bool is_dir, bool *io_error) {
+std::string open_trusted_path(const std::string &path, const std::string &what,
+                              uid_t slurm_uid, bool is_dir, int *fd_out, bool *io_error) {
     if (io_error) *io_error = false;
+    *fd_out = -1;
     const std::string must = "; " + what + " must be writable only by root or SlurmUser " +
                              user_name(slurm_uid, false);
     auto fail_io = [&](const std::string &where) {
@@ -64,8 +66,53 @@ std::string check_trusted_path(const std::string &path, const std::string &what,
     std::free(real_c);
     const std::string shown = real == path ? path : path + " (resolves to " + real + ")";
 
+    // Open "/", then each component below it relative to its parent's
+    // descriptor, never following a symlink: what is judged (fstat) is
+    // what was opened, and a component swapped since realpath fails here.
+    struct Dir {
+        std::string name;
+        struct stat st;
+    };
+    std::vector<Dir> dirs;  // "/" first
+    int parent = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (parent < 0) return fail_io(shown + ": directory /");
+    std::string at = "/";
+    size_t pos = 1;
+    int fd = parent;
+    while (true) {
+        struct stat ds;
+        if (::fstat(parent, &ds) != 0) {
+            std::string why = fail_io(shown + ": directory " + at);
+            ::close(parent);
+            return why;
+        }
+        if (pos >= real.size()) break;  // the path is "/" itself
+        size_t slash = real.find('/', pos);
+        std::string name = real.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+        bool last = slash == std::string::npos;
+        dirs.push_back({at, ds});
+        int flags = O_NOFOLLOW | O_CLOEXEC;
+        // O_NONBLOCK: a FIFO must not block the open (refused below).
+        flags |= (last && !is_dir) ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_PATH;
+        if (!last) flags |= O_DIRECTORY;
+        fd = ::openat(parent, name.c_str(), flags);
+        std::string child = at == "/" ? "/" + name : at + "/" + name;
+        ::close(parent);
+        if (fd < 0) return fail_io(last ? shown : shown + ": directory " + child);
+        if (last) break;
+        parent = fd;
+        at = child;
+        pos = slash + 1;
+    }
+    struct Closer {
+        int *fd;
+        ~Closer() {
+            if (*fd >= 0) ::close(*fd);
+        }
+    } closer{&fd};
+
     struct stat st;
-    if (stat(real.c_str(), &st) != 0) return fail_io(shown);
+    if (::fstat(fd, &st) != 0) return fail_io(shown);
     if (is_dir && !S_ISDIR(st.st_mode)) return shown + ": not a directory";
     if (!is_dir && !S_ISREG(st.st_mode)) return shown + ": not a regular file";
     if (!trusted_owner(st.st_uid, slurm_uid))
@@ -75,15 +122,11 @@ std::string check_trusted_path(const std::string &path, const std::string &what,
     if (!w.empty())
         return shown + ": writable by " + w + " (mode " + mode_str(st.st_mode) + ")" + must;
 
-    // Every directory above: whoever may rename entries in it could put
-    // another file (or directory) in place of this one.
-    std::string dir = real;
-    while (dir.size() > 1) {
-        size_t slash = dir.find_last_of('/');
-        dir = slash == 0 ? "/" : dir.substr(0, slash);
-        struct stat ds;
-        if (stat(dir.c_str(), &ds) != 0) return fail_io(shown + ": directory " + dir);
-        const std::string where = shown + ": directory " + dir + " is ";
+    // Every directory above, nearest first: whoever may rename entries in
+    // it could put another file (or directory) in place of this one.
+    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) {
+        const struct stat &ds = d->st;
+        const std::string where = shown + ": directory " + d->name + " is ";
         if (!trusted_owner(ds.st_uid, slurm_uid))
             return where + "owned by " + user_name(ds.st_uid, true) + ", so " + what +
                    " could be replaced" + must;
@@ -92,7 +135,17 @@ std::string check_trusted_path(const std::string &path, const std::string &what,
             return where + "writable by " + w + " (mode " + mode_str(ds.st_mode) +
                    "), so " + what + " could be replaced" + must;
     }
+    *fd_out = fd;
+    fd = -1;  // the caller's now
     return "";
+}
+
+std::string check_trusted_path(const std::string &path, const std::string &what,
+                               uid_t slurm_uid, bool is_dir, bool *io_error) {
+    int fd = -1;
+    std::string why = open_trusted_path(path, what, slurm_uid, is_dir, &fd, io_error);
+    if (fd >= 0) ::close(fd);
+    return why;
 }
 
 }  // namespace gpupool

@@ -25,6 +25,16 @@ std::string check_trusted_path(const std::string &path, const std::string &what,
                                uid_t slurm_uid, bool is_dir,
                                bool *io_error = nullptr);
 
+// The same check without a window between checking and using: every
+// component of the resolved path is opened once, from "/" down, without
+// following symlinks, and judged by fstat of what was opened; on success
+// *fd is the open file (read-only, non-blocking; a directory: O_PATH) that
+// passed, for the caller to read and close.  A file renamed into place
+// after the check is never the one read.  *fd is -1 on failure.
+std::string open_trusted_path(const std::string &path, const std::string &what,
+                              uid_t slurm_uid, bool is_dir, int *fd,
+                              bool *io_error = nullptr);
+
 }  // namespace gpupool
 
 #endif

@@ -1647,3 +1647,26 @@ test_sim_replays_sacct() {
       "${#ids[@]} $(( ${#ids[@]} + $(wc -w <<<"$live_pre") )) 0 0" ||
     { ilog "replay: $js"; cat "$dir/sacct.txt" "$dir/starts.csv" >&2; return 1; }
 }
+
+# Issue 22, item 12: a tier's PreemptMode=suspend would free no GPU (Slurm
+# keeps a suspended job's GRES), so a reconfigure with it is refused with
+# the file, the line and the reason, and the previous configuration (LOW
+# requeued) stays in force: a NORMAL job in full pool3 requeues a LOW one.
+test_tier_suspend_refused() {
+  local good bad badline l1 l2 n1
+  good=$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")
+  bad=$(sed -E 's/^(Tier=low .*)$/\1 PreemptMode=suspend/' <<<"$good")
+  badline=$(grep -n '^Tier=low ' <<<"$bad" | cut -d: -f1)
+  assert test -n "$badline" || return 1
+  reconfigure_with "$bad"
+  assert wait_until 20 log_has "gpupool.conf:$badline: PreemptMode=suspend in Tier=low: Slurm keeps a suspended job's GPUs allocated" ||
+    { log_since | grep gpupool | tail -5 >&2; return 1; }
+  assert log_has 'keeping the previous configuration' || return 1
+  l1=$(submit l1 pool3 low) && l2=$(submit l2 pool3 low) || return 1
+  assert wait_state "$l1" RUNNING 30 && assert wait_state "$l2" RUNNING 30 || return 1
+  mark_log
+  n1=$(submit n1 pool3 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 || return 1
+  assert wait_until 10 eval '[[ "$(job_state '"$l1"') $(job_state '"$l2"')" =~ (PENDING|REQUEUED) ]]' || return 1
+  assert log_has "preempt.*JobId=($l1|$l2).*JobId=$n1" || { log_since | grep gpupool >&2; return 1; }
+}

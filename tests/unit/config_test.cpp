@@ -144,7 +144,7 @@ TEST(ConfigParse, TierKeys) {
         "Tier=inference QOS=inf,inference,serve Priority=125 Preemptible=false "
         "PreemptMode=CANCEL GraceTime=30\n"
         "Tier=build Priority=100 Preemptible=0 PreemptMode=Requeue GraceTime=2:00\n"
-        "Tier=interactive Priority=75 Preemptible=true PreemptMode=suspend GraceTime=0\n"
+        "Tier=interactive Priority=75 Preemptible=true PreemptMode=cancel GraceTime=0\n"
         "Tier=train Priority=50 Preemptible=1 GraceTime=1-00:00:01\n"
         "DefaultTier=train\n",
         "x");
@@ -157,7 +157,7 @@ TEST(ConfigParse, TierKeys) {
     EXPECT_EQ(c.tiers[1].preempt_mode, PreemptMode::Requeue);
     EXPECT_EQ(c.tiers[1].grace_time, 120);      // a duration
     EXPECT_TRUE(c.tiers[2].preemptible);
-    EXPECT_EQ(c.tiers[2].preempt_mode, PreemptMode::Suspend);
+    EXPECT_EQ(c.tiers[2].preempt_mode, PreemptMode::Cancel);
     EXPECT_EQ(c.tiers[2].grace_time, 0);
     EXPECT_TRUE(c.tiers[3].preemptible);
     EXPECT_EQ(c.tiers[3].preempt_mode, PreemptMode::Default);
@@ -453,7 +453,15 @@ TEST(ConfigErrors, BadEnumWord) {
               "gp.conf:1: bad value 'maybe' for Preemptible: "
               "expected yes, no, true, false, 1 or 0");
     EXPECT_EQ(error_of("Tier=a Priority=1 Preemptible=yes PreemptMode=gang\n"),
-              "gp.conf:1: bad value 'gang' for PreemptMode: expected requeue, cancel or suspend");
+              "gp.conf:1: bad value 'gang' for PreemptMode: expected requeue or cancel");
+    // Slurm keeps a suspended job's GRES: suspending frees no GPU (issue 22, item 12).
+    for (const char *p : {"yes", "no"})
+        EXPECT_EQ(error_of(std::string("Tier=a Priority=1 Preemptible=") + p +
+                           " PreemptMode=Suspend\n"),
+                  "gp.conf:1: PreemptMode=suspend in Tier=a: Slurm keeps a suspended job's GPUs "
+                  "allocated, so suspending it frees nothing for the job that preempts; use "
+                  "requeue or cancel (jobs that checkpoint: GraceTime= with "
+                  "SlurmctldParameters=preempt_send_user_signal, then requeue)");
     const std::string tres = ": expected gres/gpu or gres/gpu:TYPE";
     for (const char *v : {"cpu", "gres/gpu:", "GRES/GPU", "gres/gpus", "gres/gpu:a:b",
                           "gres/mps", "gres/gpu:a,b"})

@@ -151,3 +151,57 @@ TEST_F(TrustTest, MissingPathAndCApi) {
     EXPECT_EQ(std::string(err),
               file_ + ": writable by group and others (mode 0666)" + kRootMust);
 }
+
+// Issue 22, item 11: the check and the read are one open.  A file renamed
+// into gpupool.conf's place after the check is not what gets read: the
+// descriptor that passed the check is.
+TEST_F(TrustTest, TheFileReadIsTheFileChecked) {
+    if (!root()) GTEST_SKIP() << "needs root";
+    int fd = -1;
+    ASSERT_EQ(open_trusted_path(file_, "gpupool.conf", 0, false, &fd), "");
+    ASSERT_GE(fd, 0);
+    const std::string other = dir_ + "/planted.conf";
+    std::ofstream(other) << "Tier=planted Priority=9\n";
+    ASSERT_EQ(rename(other.c_str(), file_.c_str()), 0);
+    char buf[64] = "";
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    ASSERT_GT(n, 0);
+    EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), "Tier=a Priority=1\n");
+}
+
+TEST_F(TrustTest, RefusedPathsLeaveNoDescriptor) {
+    if (!root()) GTEST_SKIP() << "needs root";
+    int fd = 7;
+    ASSERT_EQ(chmod(file_.c_str(), 0664), 0);
+    EXPECT_EQ(open_trusted_path(file_, "gpupool.conf", 0, false, &fd),
+              file_ + ": writable by group (mode 0664)" + kRootMust);
+    EXPECT_EQ(fd, -1);
+    // A FIFO is refused at once, not waited on.
+    const std::string fifo = dir_ + "/fifo.conf";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+    EXPECT_EQ(open_trusted_path(fifo, "gpupool.conf", 0, false, &fd), fifo + ": not a regular file");
+    EXPECT_EQ(fd, -1);
+    EXPECT_EQ(check(dir_, true, 0, "StateSaveLocation"), "");
+    EXPECT_EQ(check("/", true, 0, "StateSaveLocation"), "");
+}
+
+// The plugins' one call: checks, then parses what it checked.
+TEST_F(TrustTest, LoadTrustedConfigFileCApi) {
+    if (!root()) GTEST_SKIP() << "needs root";
+    std::ofstream(file_) << "Tier=a Priority=1 Preemptible=no\nPool=p Quota=1\n";
+    gp_engine_t *e = gp_engine_create();
+    ASSERT_NE(e, nullptr);
+    char err[512] = "";
+    EXPECT_EQ(gp_engine_load_trusted_config_file(e, file_.c_str(), 0, err, sizeof err), GP_OK) << err;
+    ASSERT_EQ(chmod(file_.c_str(), 0666), 0);
+    EXPECT_EQ(gp_engine_load_trusted_config_file(e, file_.c_str(), 0, err, sizeof err), GP_ERR_CONFIG);
+    EXPECT_EQ(std::string(err), file_ + ": writable by group and others (mode 0666)" + kRootMust);
+    const std::string missing = dir_ + "/nope.conf";
+    EXPECT_EQ(gp_engine_load_trusted_config_file(e, missing.c_str(), 0, err, sizeof err), GP_ERR_IO);
+    ASSERT_EQ(chmod(file_.c_str(), 0644), 0);
+    std::ofstream(file_) << "Pool=p Quota=lots\n";
+    EXPECT_EQ(gp_engine_load_trusted_config_file(e, file_.c_str(), 0, err, sizeof err), GP_ERR_CONFIG);
+    EXPECT_NE(std::string(err).find(file_ + ":1:"), std::string::npos) << err;
+    gp_engine_destroy(e);
+}

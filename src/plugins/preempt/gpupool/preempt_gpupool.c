@@ -71,6 +71,16 @@ extern int init(void)
 		      plugin_type);
 		return SLURM_ERROR;
 	}
+	/*
+	 * Slurm keeps a suspended job's GRES allocated: suspending a victim
+	 * frees no GPU, so a reclaim would wait for ever (gpupool.conf refuses
+	 * a tier's PreemptMode=suspend for the same reason).
+	 */
+	if (slurm_conf.preempt_mode & PREEMPT_MODE_SUSPEND) {
+		error("%s: slurm.conf PreemptMode=SUSPEND: Slurm keeps a suspended job's GPUs allocated, so suspending a victim frees nothing for the job that preempts; set PreemptMode=REQUEUE or CANCEL (jobs that checkpoint: GraceTime with SlurmctldParameters=preempt_send_user_signal, then requeue)",
+		      plugin_type);
+		return SLURM_ERROR;
+	}
 	verbose("%s loaded", plugin_type);
 	return SLURM_SUCCESS;
 }
@@ -267,8 +277,7 @@ static int _site_mode(void)
 		return GP_MODE_REQUEUE;
 	case PREEMPT_MODE_CANCEL:
 		return GP_MODE_CANCEL;
-	case PREEMPT_MODE_SUSPEND:
-		/* Slurm suspends only with gang scheduling (PreemptMode=...,GANG) */
+	case PREEMPT_MODE_SUSPEND:	/* refused by init(): kept for clarity */
 		return GP_MODE_SUSPEND;
 	default:
 		return GP_MODE_OFF;

@@ -97,11 +97,8 @@ static int _load_config(const char *path, uid_t slurm_uid, char *err,
 {
 	int rc;
 
-	rc = gp_check_trusted_path(path, "gpupool.conf", slurm_uid, 0, err,
-				   err_len);
-	if (rc == GP_OK)
-		rc = gp_engine_load_config_file(gp_shared_engine(), path, err,
-						err_len);
+	rc = gp_engine_load_trusted_config_file(gp_shared_engine(), path,
+						slurm_uid, err, err_len);
 	if ((rc != GP_OK) && !err[0])
 		snprintf(err, err_len, "%s: %s", path, gp_status_str(rc));
 	return rc;
