@@ -116,8 +116,10 @@ run_suite() {
 }
 
 if [[ ${1:-} != --unit-only ]]; then
-  step "integration tests (live cluster)"
-  run_suite 'integration:' bash tests/integration/run.sh
+  # Beside an unrelated Slurm cluster (tests/integration/other-cluster.sh),
+  # as on a site's test controller: the suite must touch only its own.
+  step "integration tests (live cluster, beside an unrelated one)"
+  run_suite 'integration:' env GPUPOOL_OTHER_CLUSTER=1 bash tests/integration/run.sh
 
   step "integration tests on Slurm 26.05 (scripts/test-matrix.sh 26.05; builds Slurm 26.05 first)"
   run_suite 'matrix 26\.05:' bash scripts/test-matrix.sh 26.05
