@@ -51,6 +51,8 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 static time_t last_refresh = (time_t) -1;
 static time_t last_refresh_at = 0;	/* when that refresh ran */
+static uint32_t last_preemptor = 0;	/* 25.11+: whose walk last asked */
+static uint64_t refresh_count = 0;	/* refreshes since load (logged) */
 static bool qos_seeded = false;
 
 extern int init(void)
@@ -94,7 +96,7 @@ extern void fini(void)
  * usage and victim order from the running jobs.  Caller holds job read,
  * part read locks and is not inside a job_list iteration.
  */
-static void _refresh_running(void)
+static void _refresh_running(uint32_t preemptor)
 {
 	gp_engine_t *e = gp_shared_engine();
 	gp_snapshot_t *snap;
@@ -111,6 +113,18 @@ static void _refresh_running(void)
 	 */
 	if ((seen == last_refresh) && (last_refresh_at > seen))
 		return;
+	/*
+	 * Since 25.11 this runs once per running job that a pending job's
+	 * walk asks about (preempt_p_preemptable), all under one job write
+	 * lock: nothing starts or ends during a walk, so one refresh per walk
+	 * is exact.  Without this, every job start kept the second "open"
+	 * and each call rebuilt the snapshot: running x tried pending walks
+	 * of job_list per cycle (issue 22, item 1).
+	 */
+	if (preemptor && (seen == last_refresh) &&
+	    (preemptor == last_preemptor))
+		return;
+	last_preemptor = preemptor;
 	/* Only after priority/gpupool's first full pass (pools known). */
 	if (!job_list || (gp_engine_pool_count(e) == 0))
 		return;
@@ -127,7 +141,9 @@ static void _refresh_running(void)
 	}
 	last_refresh = seen;
 	last_refresh_at = now;
-	debug2("gpupool: refreshed %u running jobs", jobs);
+	refresh_count++;
+	debug2("gpupool: refreshed %u running jobs (refresh %"PRIu64")",
+	       jobs, refresh_count);
 }
 
 /*
@@ -138,13 +154,19 @@ static void _refresh_running(void)
  * first scheduling pass on.  All callers hold the job write lock and no
  * job_list iterator: the one safe place to look at running jobs.
  */
-static void _preempt_prepare(void)
+static void _preempt_prepare_for(uint32_t preemptor)
 {
 	if (!qos_seeded) {
 		gps_qos_names_refresh();
 		qos_seeded = true;
 	}
-	_refresh_running();
+	_refresh_running(preemptor);
+}
+
+/* <= 24.11: asked once per walk, before it (PREEMPT_DATA_ENABLED). */
+static void _preempt_prepare(void)
+{
+	_preempt_prepare_for(0);
 }
 
 /* The job's QOS name (see gps_job_qos: may_lock false under pack_job). */
@@ -238,7 +260,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 	 * (job write lock held), where the snapshot's list_for_each nests.
 	 */
 	if (GPS_PREEMPT_PREPARE_IN_PREEMPTABLE)
-		_preempt_prepare();
+		_preempt_prepare_for(preemptor->job_id);
 
 	gps_tres_get(&tres);
 	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, &victim, &vparts,
