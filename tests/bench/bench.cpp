@@ -185,6 +185,102 @@ void BM_VictimRank(benchmark::State &state) {
 }
 BENCHMARK(BM_VictimRank)->Unit(benchmark::kMicrosecond);
 
+// One job end at 100,000 pending jobs (issue 22 item 5), through the C ABI
+// as priority_p_job_end calls it: every pool's quota is full of running
+// non-preemptible 1-GPU jobs and its pending ones wait (held), so each end
+// gives one GPU back to a pool whose queue is long.  Timed: the core's part
+// of the job end, gp_engine_job_ended() and reading back every result the
+// plugin then writes; `touched` counts those results (jobs the plugin
+// looks up and rewrites under slurmctld's job write lock).
+struct JobEndFixture {
+    gp_engine_t *e = nullptr;
+    gp_snapshot_t *snap = nullptr;
+    std::vector<uint32_t> ends;  // running NP jobs, pools taken in turn
+    std::vector<std::string> parts;
+    int64_t now = 5000;
+
+    explicit JobEndFixture(int pending) {
+        e = gp_engine_create();
+        char err[256];
+        gp_engine_load_config_text(e, bench_config().c_str(), "bench.conf", err, sizeof err);
+        std::mt19937 rng(7);
+        snap = gp_snapshot_create();
+        gp_snapshot_reserve(snap, kNodes, static_cast<size_t>(pending) + 30000);
+        std::vector<int32_t> idx;
+        for (int n = 0; n < kNodes; ++n) gp_snapshot_add_node(snap, ("node" + std::to_string(n)).c_str(), kGpusPerNode);
+        const int block = kNodes / (kPools / 2);
+        for (int p = 0; p < kPools; ++p) {
+            idx.clear();
+            for (int n = (p / 2) * block; n < (p / 2 + 1) * block; ++n) idx.push_back(n);
+            gp_snapshot_add_partition(snap, ("pool" + std::to_string(p)).c_str(), idx.data(), idx.size());
+        }
+        parts.reserve(static_cast<size_t>(pending) + 30000);
+        uint32_t id = 1;
+        std::vector<std::vector<uint32_t>> by_pool(kPools);
+        auto add = [&](int state, std::string part, const char *qos, uint32_t gpus, int64_t submit) {
+            parts.push_back(std::move(part));
+            gp_job_t g{};
+            g.job_id = id++;
+            g.state = state;
+            g.partitions = parts.back().c_str();
+            g.qos = qos;
+            g.gpus = gpus;
+            g.submit_time = submit;
+            g.start_time = state == GP_JOB_RUNNING ? 2000 : 0;
+            gp_snapshot_add_job(snap, &g);
+            return g.job_id;
+        };
+        // Quota (384) full: non-preemptible 1-GPU jobs; and preemptible
+        // jobs borrowing beside them.
+        for (int p = 0; p < kPools; ++p)
+            for (int k = 0; k < 384; ++k)
+                by_pool[static_cast<size_t>(p)].push_back(add(GP_JOB_RUNNING, "pool" + std::to_string(p), "normal", 1, 1000));
+        for (int k = 0; k < 4096; ++k) add(GP_JOB_RUNNING, "pool" + std::to_string(rng() % kPools), "low", 1, 1000);
+        const char *qos[] = {"high", "normal", "normal", "low"};
+        for (int k = 0; k < pending; ++k) {
+            std::string part = "pool" + std::to_string(rng() % kPools);
+            if (rng() % 10 == 0) part += ",pool" + std::to_string(rng() % kPools);
+            add(GP_JOB_PENDING, part, qos[rng() % 4], 1 + rng() % 2, 1000 + rng() % 100000);
+        }
+        for (int k = 0; k < 384; ++k)
+            for (int p = 0; p < kPools; ++p) ends.push_back(by_pool[static_cast<size_t>(p)][static_cast<size_t>(k)]);
+        gp_engine_evaluate(e, snap, now);
+    }
+    ~JobEndFixture() {
+        gp_snapshot_destroy(snap);
+        gp_engine_destroy(e);
+    }
+};
+
+void BM_JobEnd(benchmark::State &state) {
+    JobEndFixture f(static_cast<int>(state.range(0)));
+    size_t next = 0;
+    uint64_t touched = 0, ended = 0;
+    for (auto _ : state) {
+        if (next == f.ends.size()) {
+            // Every running job ended: back to the pass's picture.
+            state.PauseTiming();
+            gp_engine_evaluate(f.e, f.snap, ++f.now);
+            next = 0;
+            state.ResumeTiming();
+        }
+        int rc = gp_engine_job_ended(f.e, f.ends[next++], f.now);
+        if (rc == 1) {
+            // As gpp_results_apply_engine_pending() reads them.
+            size_t n = gp_engine_pending_count(f.e);
+            for (size_t i = 0; i < n; ++i) {
+                gp_pending_result_t r;
+                if (gp_engine_pending_at(f.e, i, &r) == GP_OK) ++touched;
+                benchmark::DoNotOptimize(r);
+            }
+        }
+        ++ended;
+    }
+    state.counters["pending"] = static_cast<double>(state.range(0));
+    state.counters["touched_per_end"] = ended ? static_cast<double>(touched) / static_cast<double>(ended) : 0;
+}
+BENCHMARK(BM_JobEnd)->Arg(100000)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
