@@ -265,14 +265,13 @@ void BM_JobEnd(benchmark::State &state) {
             state.ResumeTiming();
         }
         int rc = gp_engine_job_ended(f.e, f.ends[next++], f.now);
-        if (rc == 1) {
-            // As gpp_results_apply_engine_pending() reads them.
-            size_t n = gp_engine_pending_count(f.e);
-            for (size_t i = 0; i < n; ++i) {
-                gp_pending_result_t r;
-                if (gp_engine_pending_at(f.e, i, &r) == GP_OK) ++touched;
-                benchmark::DoNotOptimize(r);
-            }
+        // As gpp_results_apply_changed() reads them (before ABI 10 the
+        // plugin read all pending jobs' results, gp_engine_pending_at,
+        // whenever an admission changed: 12.9 ms, 100,000 touched).
+        for (int i = 0; i < rc; ++i) {
+            gp_pending_result_t r;
+            if (gp_engine_changed_at(f.e, static_cast<size_t>(i), &r) == GP_OK) ++touched;
+            benchmark::DoNotOptimize(r);
         }
         ++ended;
     }
