@@ -310,7 +310,10 @@ typedef struct {
 int gp_engine_pending_result(gp_engine_t *engine, uint32_t job_id,
 			     gp_pending_result_t *out);
 size_t gp_engine_pending_count(gp_engine_t *engine);
-/* i-th pending job in R1 order. */
+/*
+ * i-th pending job of the last pass in R1 order.  ABI 10: jobs placed since
+ * (gp_engine_provisional) are not listed, also after a job end.
+ */
 int gp_engine_pending_at(gp_engine_t *engine, size_t i,
 			 gp_pending_result_t *out);
 
