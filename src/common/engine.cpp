@@ -918,12 +918,23 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
         }
         return best;
     };
-    // Placed since the pass and able to gain: few, sorted here.
+    // Placed since the pass and able to gain: those that fit the rooms as
+    // they are now (rooms only shrink along the walk), sorted here.
+    auto may_gain = [&](const PendingResult &r) {
+        if (r.pools.empty() || r.gpus == 0) return false;
+        if (r.admission == Admission::Held) {
+            for (int p : r.pools)
+                if (quota_room(eval_.pools[static_cast<size_t>(p)]) >= r.gpus) return true;
+            return false;
+        }
+        if (r.admission != Admission::Quota || r.admitted_tasks >= r.task_count()) return false;
+        for (int p : r.pools)
+            if (!r.refuses(p) && quota_room(eval_.pools[static_cast<size_t>(p)]) < r.gpus) return false;
+        return true;
+    };
     std::vector<PendingResult *> placed;
     for (PendingResult &r : eval_.provisional)
-        if (!r.pools.empty() && (r.admission == Admission::Held ||
-                                 (r.admission == Admission::Quota && r.admitted_tasks < r.task_count())))
-            placed.push_back(&r);
+        if (may_gain(r)) placed.push_back(&r);
     auto before = [&](const PendingResult &a, const PendingResult &b) {
         return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
     };

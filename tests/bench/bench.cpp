@@ -247,6 +247,22 @@ struct JobEndFixture {
             for (int p = 0; p < kPools; ++p) ends.push_back(by_pool[static_cast<size_t>(p)][static_cast<size_t>(k)]);
         gp_engine_evaluate(e, snap, now);
     }
+    // Jobs submitted since the pass (priority_p_set): held, as the pools
+    // are full.
+    void place(int n) {
+        static const std::string pools[] = {"pool0", "pool1", "pool2", "pool3"};
+        for (int k = 0; k < n; ++k) {
+            gp_job_t g{};
+            g.job_id = 900000 + static_cast<uint32_t>(k);
+            g.state = GP_JOB_PENDING;
+            g.partitions = pools[k % 4].c_str();
+            g.qos = "normal";
+            g.gpus = 1;
+            g.submit_time = now;
+            gp_pending_result_t r;
+            gp_engine_provisional(e, &g, now, &r);
+        }
+    }
     ~JobEndFixture() {
         gp_snapshot_destroy(snap);
         gp_engine_destroy(e);
@@ -255,6 +271,8 @@ struct JobEndFixture {
 
 void BM_JobEnd(benchmark::State &state) {
     JobEndFixture f(static_cast<int>(state.range(0)));
+    const int placed = static_cast<int>(state.range(1));
+    f.place(placed);
     size_t next = 0;
     uint64_t touched = 0, ended = 0;
     for (auto _ : state) {
@@ -262,6 +280,7 @@ void BM_JobEnd(benchmark::State &state) {
             // Every running job ended: back to the pass's picture.
             state.PauseTiming();
             gp_engine_evaluate(f.e, f.snap, ++f.now);
+            f.place(placed);
             next = 0;
             state.ResumeTiming();
         }
@@ -277,9 +296,11 @@ void BM_JobEnd(benchmark::State &state) {
         ++ended;
     }
     state.counters["pending"] = static_cast<double>(state.range(0));
+    state.counters["placed_since_pass"] = placed;
     state.counters["touched_per_end"] = ended ? static_cast<double>(touched) / static_cast<double>(ended) : 0;
 }
-BENCHMARK(BM_JobEnd)->Arg(100000)->Unit(benchmark::kMicrosecond);
+// Args: pending jobs of the pass, jobs placed since (held).
+BENCHMARK(BM_JobEnd)->Args({100000, 0})->Args({100000, 2000})->Unit(benchmark::kMicrosecond);
 
 // priority/gpupool's lookup of a job array record's cap, once per pending
 // job a pass writes (issue 22 item 6), with 10,000 capped arrays: by the
