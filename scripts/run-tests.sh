@@ -97,6 +97,23 @@ if [[ -z $ran ]] || { ! grep -q '^OK' <<<"$out" && (( bad == 0 )); }; then bad=1
 echo "checker: $(( ran - bad )) passed, $bad failed"
 passed=$(( passed + ran - bad )); failed=$(( failed + bad ))
 
+step "benchmarks build and run (make bench, make bench-sim: each case once, briefly)"
+# Printed figures, not targets: this only keeps both from rotting (a build
+# or run failure counts as one failure each).
+if make -j"$(nproc)" bench BENCH_ARGS='--benchmark_min_time=0.001 --benchmark_repetitions=1' \
+    >bench.log 2>&1; then
+  echo "make bench: $(grep -c '^BM_' bench.log) cases ran"; passed=$(( passed + 1 ))
+else
+  tail -5 bench.log; echo "make bench: FAILED (bench.log)"; failed=$(( failed + 1 ))
+fi
+if make -j"$(nproc)" bench-sim \
+    BENCH_SIM_ARGS='--jobs=2000 --nodes=16x8 --pools=2 --sched-interval=60 --pass-interval=300' \
+    >bench-sim.log 2>&1; then
+  echo "make bench-sim: $(grep -m1 '^gpupool ' bench-sim.log)"; passed=$(( passed + 1 ))
+else
+  tail -5 bench-sim.log; echo "make bench-sim: FAILED (bench-sim.log)"; failed=$(( failed + 1 ))
+fi
+
 # Runs a live suite (the command's output shown as it goes) and adds the
 # counts of its last line matching "PREFIX N passed, N failed"; no such
 # line (the suite did not finish) counts as one failure.

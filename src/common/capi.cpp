@@ -520,9 +520,26 @@ GP_EXPORT int gp_engine_provisional(gp_engine_t *e, const gp_job_t *job, int64_t
 GP_EXPORT int gp_engine_job_ended(gp_engine_t *e, uint32_t job_id, int64_t now) {
     if (!e) return -GP_ERR_ARG;
     std::lock_guard<std::mutex> lock(e->mu);
-    bool changed = false;
-    int rc = guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { changed = e->engine.job_ended(job_id, now); });
-    return rc != GP_OK ? -rc : changed ? 1 : 0;
+    int rc = guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.job_ended(job_id, now); });
+    if (rc != GP_OK) return -rc;
+    return static_cast<int>(std::min<size_t>(e->engine.job_end_changes().size(), INT32_MAX));
+}
+
+GP_EXPORT size_t gp_engine_changed_count(gp_engine_t *e) {
+    if (!e) return 0;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->engine.job_end_changes().size();
+}
+
+GP_EXPORT int gp_engine_changed_at(gp_engine_t *e, size_t i, gp_pending_result_t *out) {
+    if (!e || !out) return GP_ERR_ARG;
+    std::lock_guard<std::mutex> lock(e->mu);
+    const auto &ids = e->engine.job_end_changes();
+    if (i >= ids.size()) return GP_ERR_ARG;
+    const PendingResult *r = e->engine.pending_result(ids[i]);
+    if (!r) return GP_ERR_ARG;
+    fill(out, *r, e->engine);
+    return GP_OK;
 }
 
 GP_EXPORT int gp_engine_preemptable(gp_engine_t *e, const gp_job_t *victim, const gp_job_t *preemptor, int64_t now,

@@ -41,6 +41,10 @@ struct PoolState {
     uint32_t np_used = 0, p_used = 0;
     std::vector<uint32_t> p_used_by_tier;  // p_used per tier index
     uint32_t np_reserved = 0;   // admitted NP jobs not yet running
+    // Reserved twice: a job placed again by provisional() keeps its former
+    // placement's reservation in np_reserved until the next job end (or
+    // refresh) takes this back.
+    uint32_t np_overcount = 0;
     uint32_t pending_jobs = 0, pending_gpus = 0, held_jobs = 0;
     uint32_t fairshare = 0, lent = 0;
     double decayed_usage = 0, usage_share = 0;
@@ -379,6 +383,51 @@ private:
     FlatIdMap<uint32_t> index_;
 };
 
+// Smallest value over a range of slots, and the first slot from a given one
+// whose value is at most a limit, both in O(log n).
+class MinTree {
+public:
+    static constexpr size_t kNone = SIZE_MAX;
+    static constexpr uint32_t kEmpty = UINT32_MAX;
+    void build(const std::vector<uint32_t> &values) {
+        n_ = values.size();
+        size_ = 1;
+        while (size_ < n_) size_ <<= 1;
+        t_.assign(2 * size_, kEmpty);
+        std::copy(values.begin(), values.end(), t_.begin() + static_cast<std::ptrdiff_t>(size_));
+        for (size_t i = size_ - 1; i > 0; --i) t_[i] = std::min(t_[2 * i], t_[2 * i + 1]);
+    }
+    void set(size_t i, uint32_t v) {
+        i += size_;
+        t_[i] = v;
+        for (i >>= 1; i > 0; i >>= 1) t_[i] = std::min(t_[2 * i], t_[2 * i + 1]);
+    }
+    size_t first_at_most(size_t from, uint32_t limit) const {
+        if (from >= n_) return kNone;
+        return first(1, 0, size_, from, limit);
+    }
+
+private:
+    size_t first(size_t node, size_t lo, size_t hi, size_t from, uint32_t limit) const {
+        if (hi <= from || t_[node] > limit) return kNone;
+        if (hi - lo == 1) return lo;
+        const size_t mid = (lo + hi) / 2;
+        size_t r = first(2 * node, lo, mid, from, limit);
+        return r != kNone ? r : first(2 * node + 1, mid, hi, from, limit);
+    }
+    size_t n_ = 0, size_ = 1;
+    std::vector<uint32_t> t_;
+};
+
+// A pool's pass jobs that a job end may admit (more of): held ones listing
+// the pool, and job arrays admitted there with tasks still waiting.  `pos`:
+// their places in the order (ascending); `gpus`: the GPUs each needs,
+// kEmpty once it can gain nothing more before the next pass.
+struct PoolCandidates {
+    std::vector<uint32_t> pos;
+    MinTree gpus;
+};
+
 // Everything the last pass decided.
 struct Evaluation {
     int64_t now = 0;
@@ -392,6 +441,10 @@ struct Evaluation {
     std::unordered_map<uint32_t, uint32_t> array_running;
     // Jobs placed by provisional() since this pass.
     ProvisionalSet provisional;
+    // Per pool (config order), for job_ended().
+    std::vector<PoolCandidates> candidates;
+    // Pass jobs that left the queue (refresh_running) since the last job end.
+    std::vector<uint32_t> cleared;
     std::vector<std::string> warnings;
 };
 
@@ -438,8 +491,20 @@ public:
     // A job ended, was cancelled or requeued: give back what it held or had
     // reserved and redo admission in the last pass's order at once, so a
     // held job can start in the very next scheduling pass.  Returns true if
-    // any pending job's admission changed.
+    // any pending job's result changed; job_end_changes() lists them.
+    // Costs what the jobs it changes cost, not what the queue holds: only
+    // the jobs that can gain are visited (PoolCandidates).  A job that
+    // stays held keeps the counts of its reason ("2/4") until the next
+    // pass, which the plugin starts at every job end.
     bool job_ended(uint32_t job_id, int64_t now);
+    // Pending jobs (ids) whose priority, admission, admitted tasks,
+    // refused pools or running array tasks the last job_ended() changed,
+    // the job that ended left out.
+    const std::vector<uint32_t> &job_end_changes() const { return changes_; }
+    // The same decisions as job_ended() by a walk over the whole queue
+    // (which also renumbers it): the reference the unit tests hold
+    // job_ended() to.
+    bool job_ended_full(uint32_t job_id, int64_t now);
     Verdict preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now);
     // Pass result or provisional placement of a pending job; null if none.
     const PendingResult *pending_result(uint32_t job_id) const;
@@ -511,6 +576,11 @@ private:
     void rank_victims(Evaluation &ev) const;
     void fold_provisional();
     void admit_more(Evaluation &ev) const;
+    void build_candidates(Evaluation &ev) const;
+    void update_candidate(Evaluation &ev, uint32_t pos) const;
+    static void add_reservation(const PendingResult &r, Evaluation &ev, int sign);
+    static void uncount_held(const PendingResult &r, Evaluation &ev);
+    void clear_left(PendingResult &r, Evaluation &ev) const;
     void number_pending(Evaluation &ev) const;
     uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const std::vector<std::string> &parts) const;
@@ -550,6 +620,7 @@ private:
     Evaluation eval_;
     FlatIdMap<JobMemory> jobs_;
     size_t provisional_peak_ = 0;  // most placements between two passes
+    std::vector<uint32_t> changes_;  // of the last job_ended()
     uint64_t config_serial_ = 0;
     std::map<std::string, PoolHistory> history_;
     int64_t last_account_ = 0;

@@ -321,7 +321,10 @@ typedef struct {
 int gp_engine_pending_result(gp_engine_t *engine, uint32_t job_id,
 			     gp_pending_result_t *out);
 size_t gp_engine_pending_count(gp_engine_t *engine);
-/* i-th pending job in R1 order. */
+/*
+ * i-th pending job of the last pass in R1 order.  ABI 10: jobs placed since
+ * (gp_engine_provisional) are not listed, also after a job end.
+ */
 int gp_engine_pending_at(gp_engine_t *engine, size_t i,
 			 gp_pending_result_t *out);
 
@@ -402,10 +405,24 @@ int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_t *r,
 /*
  * A job ended, was cancelled or was requeued (priority_p_job_end): what it
  * held or reserved is given back and admission is redone at once in the
- * last pass's order.  Returns 1 if some pending job's admission changed
- * (re-read them with gp_engine_pending_result), 0 if none, <0 on error.
+ * last pass's order.  ABI 10: returns how many pending jobs' results it
+ * changed (0: none; <0 on error), which gp_engine_changed_at() gives; its
+ * cost follows those jobs, not the length of the queue.  A changed result
+ * differs in priority, admission, admitted_tasks, refused_pools or
+ * array_running; a job that stays held keeps the counts of its reason
+ * ("2/4") until the next gp_engine_evaluate().  The job that ended is never
+ * among them.
  */
 int gp_engine_job_ended(gp_engine_t *engine, uint32_t job_id, int64_t now);
+
+/*
+ * ABI 10.  The jobs whose results the last gp_engine_job_ended() changed:
+ * their count, and the i-th one's result as it is now (GP_ERR_ARG if `i`
+ * is out of range or the job has no result any more).
+ */
+size_t gp_engine_changed_count(gp_engine_t *engine);
+int gp_engine_changed_at(gp_engine_t *engine, size_t i,
+			 gp_pending_result_t *out);
 
 /* ------------------------------------------------------------------ */
 /* Preemption                                                           */

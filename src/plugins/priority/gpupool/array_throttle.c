@@ -21,6 +21,7 @@
 #include "src/common/log.h"
 
 #include "gpupool_slurm.h"
+#include "id_index.h"
 #include "priority_gpupool.h"
 
 typedef struct {
@@ -30,20 +31,43 @@ typedef struct {
 
 static array_cap_t *caps = NULL;
 static size_t cap_cnt = 0, cap_alloc = 0;
+/* job id -> place in caps: asked for every pending job a pass writes. */
+static gpp_id_index_t cap_index;
+static bool cap_index_lost = false;	/* out of memory once: linear */
 
 static array_cap_t *_cap_find(uint32_t id)
 {
 	size_t i;
+	long at;
 
+	if (!cap_index_lost) {
+		at = gpp_id_find(&cap_index, id);
+		return (at >= 0) ? &caps[at] : NULL;
+	}
 	for (i = 0; i < cap_cnt; i++)
 		if (caps[i].job_id == id)
 			return &caps[i];
 	return NULL;
 }
 
+static void _cap_index_put(uint32_t id, size_t pos)
+{
+	if (!cap_index_lost && !gpp_id_put(&cap_index, id, pos)) {
+		error("gpupool: out of memory for the array cap index: searching it linearly");
+		cap_index_lost = true;
+		gpp_id_free(&cap_index);
+	}
+}
+
 static void _cap_del(array_cap_t *c)
 {
+	size_t pos = (size_t) (c - caps);
+
+	if (!cap_index_lost)
+		gpp_id_del(&cap_index, c->job_id);
 	*c = caps[--cap_cnt];
+	if (pos < cap_cnt)	/* the last entry moved into its place */
+		_cap_index_put(c->job_id, pos);
 }
 
 /*
@@ -75,6 +99,7 @@ static int _throttle(job_record_t *job_ptr, array_cap_t *c,
 		}
 		c = &caps[cap_cnt++];
 		c->job_id = job_ptr->job_id;
+		_cap_index_put(c->job_id, cap_cnt - 1);
 	}
 	if (c)
 		c->t = t;
@@ -128,4 +153,6 @@ extern void gpp_throttle_fini(void)
 {
 	xfree(caps);
 	cap_cnt = cap_alloc = 0;
+	gpp_id_free(&cap_index);
+	cap_index_lost = false;
 }

@@ -69,11 +69,11 @@ extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
 	parts_left_queue(job_ptr, false);
 	rc = gp_engine_job_ended(gp_shared_engine(), job_ptr->job_id,
 				 (int64_t) now);
-	if (rc == 1) {
-		released = gpp_results_apply_engine_pending(now);
+	if (rc > 0) {
+		released = gpp_results_apply_changed(now);
 		if (released) {
-			debug("gpupool: JobId=%u ended: %d job(s) admitted",
-			      job_ptr->job_id, released);
+			debug("gpupool: JobId=%u ended: %d of %d changed job(s) admitted",
+			      job_ptr->job_id, released, rc);
 			queue_job_scheduler();
 		}
 	} else if (rc < 0) {

@@ -75,12 +75,12 @@ extern int gpp_results_apply(job_record_t *job_ptr,
 extern int gpp_results_apply_pass(time_t now, int *held);
 
 /*
- * After gp_engine_job_ended() changed admissions: write the engine's
- * pending results back through the job hash (no job_list iteration: the
- * caller may be inside one).  Job write lock held.  Returns the count of
- * released jobs.
+ * After gp_engine_job_ended() changed results: write those jobs' results
+ * (gp_engine_changed_at), and only those, back through the job hash (no
+ * job_list iteration: the caller may be inside one).  Job write lock held.
+ * Returns the count of released jobs.
  */
-extern int gpp_results_apply_engine_pending(time_t now);
+extern int gpp_results_apply_changed(time_t now);
 
 /* ------------------------------------------------------------------ */
 /* array_throttle.c (job write lock held)                               */

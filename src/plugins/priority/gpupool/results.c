@@ -100,19 +100,20 @@ extern int gpp_results_apply_pass(time_t now, int *held)
 	return released;
 }
 
-extern int gpp_results_apply_engine_pending(time_t now)
+extern int gpp_results_apply_changed(time_t now)
 {
 	gp_engine_t *e = gp_shared_engine();
-	size_t i, n = gp_engine_pending_count(e);
+	size_t i, n = gp_engine_changed_count(e);
 	int released = 0;
 	bool changed = false;
 
+	/* Only the jobs the job end changed: not the whole queue. */
 	for (i = 0; i < n; i++) {
 		gp_pending_result_t r;
 		job_record_t *job_ptr;
 		bool ours;
 
-		if (gp_engine_pending_at(e, i, &r) != GP_OK)
+		if (gp_engine_changed_at(e, i, &r) != GP_OK)
 			continue;
 		if (!(job_ptr = find_job_record(r.job_id)))
 			continue;
