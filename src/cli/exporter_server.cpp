@@ -5,15 +5,15 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <ostream>
+#include <thread>
 
 namespace gpupool::cli {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 MHD_Result reply(MHD_Connection *c, unsigned int status, const std::string &body, const char *type) {
     MHD_Response *r = MHD_create_response_from_buffer(body.size(), const_cast<char *>(body.data()), MHD_RESPMEM_MUST_COPY);
@@ -34,25 +34,32 @@ struct MetricsServer::Impl {
     MHD_Daemon *daemon = nullptr;
     uint16_t port = 0;
 
+    // body: the last recompute's text, swapped in whole; a scrape only
+    // copies it, so it never waits for slurmctld or slurmdbd.
     std::mutex mu;
-    bool have = false;
-    Clock::time_point last;
     std::string body;
+    std::condition_variable wake;
+    bool stopping = false;
+    std::thread worker;
 
     Impl(const ServerOptions &o, Compute c, std::ostream &l) : opt(o), compute(std::move(c)), log(l) {}
 
-    // The metrics, recomputed first when the last recompute is at least
-    // the interval old.  One at a time: a scrape arriving during a
-    // recompute waits for it and gets its result.
     std::string scrape() {
         std::lock_guard<std::mutex> lock(mu);
-        const Clock::time_point now = Clock::now();
-        if (!have || now - last >= std::chrono::seconds(opt.interval)) {
-            have = true;
-            last = now;
-            body = compute();
-        }
         return body;
+    }
+
+    // The background thread: a recompute every interval (from the end of
+    // the previous one), the lock held only to swap the text.
+    void run() {
+        std::unique_lock<std::mutex> lock(mu);
+        for (;;) {
+            if (wake.wait_for(lock, std::chrono::seconds(opt.interval), [this] { return stopping; })) return;
+            lock.unlock();
+            std::string b = compute();
+            lock.lock();
+            body = std::move(b);
+        }
     }
 
     static MHD_Result handle(void *cls, MHD_Connection *c, const char *url, const char *method, const char * /*version*/,
@@ -95,11 +102,12 @@ int MetricsServer::start() {
         m.log << "gpupool: --listen " << m.opt.listen << ": " << gai_strerror(gai) << "\n";
         return 1;
     }
-    m.scrape();  // the first read: says at once what is wrong, starts the wait histogram
+    m.body = m.compute();  // the first read: says at once what is wrong, starts the wait histogram
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     m.daemon = MHD_start_daemon(flags, static_cast<uint16_t>(std::stoul(port)), nullptr, nullptr, &Impl::handle, &m,
                                 MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT, m.opt.connection_limit,
+                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, m.opt.per_address_limit,
                                 MHD_OPTION_CONNECTION_TIMEOUT, m.opt.connection_timeout, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!m.daemon) {
@@ -108,15 +116,27 @@ int MetricsServer::start() {
     }
     const MHD_DaemonInfo *info = MHD_get_daemon_info(m.daemon, MHD_DAEMON_INFO_BIND_PORT);
     m.port = info ? info->port : 0;
+    m.stopping = false;
+    m.worker = std::thread([&m] { m.run(); });
     m.log << "gpupool exporter: listening on "
           << (host.empty() ? "*" : host.find(':') != std::string::npos ? "[" + host + "]" : host) << ":" << m.port
-          << ", metrics at /metrics, recomputed at most every " << m.opt.interval << " s" << std::endl;
+          << ", metrics at /metrics, recomputed every " << m.opt.interval << " s, at most "
+          << m.opt.per_address_limit << " connections per address" << std::endl;
     return 0;
 }
 
 void MetricsServer::stop() {
-    if (impl_->daemon) MHD_stop_daemon(impl_->daemon);
-    impl_->daemon = nullptr;
+    Impl &m = *impl_;
+    if (m.daemon) MHD_stop_daemon(m.daemon);
+    m.daemon = nullptr;
+    if (m.worker.joinable()) {
+        {
+            std::lock_guard<std::mutex> lock(m.mu);
+            m.stopping = true;
+        }
+        m.wake.notify_all();
+        m.worker.join();  // after the recompute under way, if any
+    }
 }
 
 bool split_listen(const std::string &s, std::string &host, std::string &port) {
