@@ -33,7 +33,7 @@ private:
         PluginPasses passes;
         try {
             Live live;
-            load_live(opt_.live, live);
+            load_live(opt_.live, live, &first_submits_);
             cluster = cluster_metrics(live.engine, live.view, waits_);
             passes = live.view.passes;
             if (!passes.available) notes = "pass statistics unavailable (" + passes.error + ")";
@@ -77,6 +77,7 @@ private:
     std::ostream &log_;
     std::string body_;
     WaitHistogram waits_;
+    FirstSubmits first_submits_;  // slurmdbd asked only about what changed
     PreemptionLog events_;
     std::string events_path_;
     uint64_t recomputes_ = 0, errors_ = 0;

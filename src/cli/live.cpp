@@ -61,7 +61,7 @@ void load_history(Engine &engine, UsageHistory &h) {
 
 }  // namespace
 
-void load_live(const LiveOptions &opt, Live &live) {
+void load_live(const LiveOptions &opt, Live &live, FirstSubmits *known) {
     live.controller = load_controller_conf();
     const ControllerConf &cc = live.controller;
     ClusterView &view = live.view;
@@ -83,8 +83,12 @@ void load_live(const LiveOptions &opt, Live &live) {
     load_cluster(view, live.engine.config().quota_tres, cc);
     // Requeued jobs keep their first submit time (R1.3): from the history
     // if it knows them, else from accounting.
+    FirstSubmits once;
+    FirstSubmits &fs = known ? *known : once;
+    const FirstSubmits::Query q = fs.plan(view);
     std::string why_not;
-    for (const auto &[id, t] : first_submit_times(view, cc, why_not)) live.engine.note_job(id, t, 1, view.now);
+    fs.merge(q, first_submit_times(q.jobs, q.since, q.until, cc, why_not));
+    for (const auto &[id, t] : fs.requeued()) live.engine.note_job(id, t, 1, view.now);
     if (!why_not.empty() && !view.history.available)
         view.notes.push_back("original submit times of requeued jobs unknown (" + why_not + ")");
 }

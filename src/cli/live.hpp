@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine.hpp"
+#include "first_submits.hpp"
 #include "slurm_view.hpp"
 #include "view.hpp"
 
@@ -28,7 +29,10 @@ struct Live {
 // slurmctld cannot be read or gpupool.conf is invalid, naming what failed.
 // What it could not read but can do without (the usage history, the first
 // submit times from slurmdbd) is left in live.view.history.error and
-// live.view.notes for the caller to say.
-void load_live(const LiveOptions &opt, Live &live);
+// live.view.notes for the caller to say.  `known` (the exporter's, kept
+// between recomputes): slurmdbd is asked only about requeued jobs it does
+// not know yet, over records since its last view; without it, about every
+// requeued job.
+void load_live(const LiveOptions &opt, Live &live, FirstSubmits *known = nullptr);
 
 }  // namespace gpupool::cli

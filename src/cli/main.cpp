@@ -65,7 +65,7 @@ const char kUsage[] =
     "  --config=FILE      whatif: the gpupool.conf to compare with the current one\n"
     "  --set=NAME.Key=VALUE  whatif: a key changed (Pool, Tier or global keys)\n"
     "  --listen=ADDR:PORT exporter: where to listen (127.0.0.1:9814, [::1]:9814, :9814)\n"
-    "  --min-interval=S   exporter: recompute at most every S seconds (default 5)\n"
+    "  --min-interval=S   exporter: recompute every S seconds (default 5)\n"
     "  -h, --help         this text\n"
     "  -V, --version      version\n";
 

@@ -195,21 +195,21 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
                              "are missing");
 }
 
-std::unordered_map<uint32_t, int64_t> first_submit_times(const ClusterView &view, const ControllerConf &conf,
+std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint32_t> &jobs, int64_t since,
+                                                         int64_t until, const ControllerConf &conf,
                                                          std::string &why_not) {
     std::unordered_map<uint32_t, int64_t> out;
     std::vector<slurm_selected_step_t> steps;
-    for (const SnapJob &j : view.snap.jobs)
-        if (j.restart_cnt > 0) {
-            slurm_selected_step_t s;
-            std::memset(&s, 0, sizeof s);
-            s.array_task_id = NO_VAL;
-            s.het_job_offset = NO_VAL;
-            s.step_id.job_id = j.id;
-            s.step_id.step_id = NO_VAL;
-            s.step_id.step_het_comp = NO_VAL;
-            steps.push_back(s);
-        }
+    for (uint32_t id : jobs) {
+        slurm_selected_step_t s;
+        std::memset(&s, 0, sizeof s);
+        s.array_task_id = NO_VAL;
+        s.het_job_offset = NO_VAL;
+        s.step_id.job_id = id;
+        s.step_id.step_id = NO_VAL;
+        s.step_id.step_het_comp = NO_VAL;
+        steps.push_back(s);
+    }
     if (steps.empty()) return out;
 
     uint16_t flags = 0;
@@ -226,12 +226,15 @@ std::unordered_map<uint32_t, int64_t> first_submit_times(const ClusterView &view
     if (!cluster.empty()) slurm_list_append(cluster_list, cluster.data());
     slurmdb_job_cond_t cond;
     std::memset(&cond, 0, sizeof cond);
-    cond.flags = JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_DEFAULT_USAGE;
+    // With a job list, slurmdbd applies the window only without
+    // NO_DEFAULT_USAGE: records submitted before `until` that ended at or
+    // after `since` (or run still).  since 0: every record.
+    cond.flags = JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP | (since > 0 ? 0 : JOBCOND_FLAG_NO_DEFAULT_USAGE);
     cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;  // 0 would select jobs with no flag bit set: none
     cond.step_list = step_list;
     cond.cluster_list = cluster.empty() ? nullptr : cluster_list;
-    cond.usage_start = 0;
-    cond.usage_end = static_cast<time_t>(view.now);
+    cond.usage_start = static_cast<time_t>(since);
+    cond.usage_end = static_cast<time_t>(until + 1);  // [since, until]
     compat::list_ptr recs = slurmdb_jobs_get(db, &cond);
     if (!recs) {
         why_not = "slurmdbd gave no job records";

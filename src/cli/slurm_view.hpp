@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "view.hpp"
 
@@ -24,12 +25,14 @@ ControllerConf load_controller_conf();
 // Nodes, partitions and jobs, counting GPUs by `quota_tres` (QuotaTRES).
 void load_cluster(ClusterView &view, const std::string &quota_tres, const ControllerConf &conf);
 
-// Original submit times of requeued jobs from slurmdbd: the earliest
-// submit of each job's records (sacct -D).  Slurm resets a job's submit
+// Original submit times of `jobs` (requeued) from slurmdbd: the earliest
+// submit of each job's records (sacct -D) among those submitted before
+// `until` that ended at or after `since` or still run (since 0: all).  Slurm resets a job's submit
 // time on requeue; the plugins remember the first one in their state
 // file, which a login node cannot read.  Empty when accounting cannot be
 // reached (then `why_not` says why).
-std::unordered_map<uint32_t, int64_t> first_submit_times(const ClusterView &view, const ControllerConf &conf,
+std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint32_t> &jobs, int64_t since,
+                                                         int64_t until, const ControllerConf &conf,
                                                          std::string &why_not);
 
 }  // namespace gpupool::cli

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "events.hpp"
+#include "first_submits.hpp"
 #include "metrics.hpp"
 #include "test_helpers.hpp"
 
@@ -444,4 +445,58 @@ gpupool_preemption_log_bad_lines_total 0
     fresh.read(path);
     EXPECT_EQ(sample(fresh.text(), reclaims), "6");
     EXPECT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
+}
+
+// ---------------------------------------------------------------- issue 22 item 10
+// The exporter asks slurmdbd only about requeued jobs it does not know
+// yet, over records since its previous view (less the clock slack), and
+// keeps what it learnt: not every requeued job's records since the epoch
+// on every recompute.
+namespace {
+SnapJob seen_job(uint32_t id, int64_t submit, uint32_t restarts) {
+    SnapJob j = pending(id, "pool1", "low", 1, submit);
+    j.restart_cnt = restarts;
+    return j;
+}
+ClusterView jobs_view(int64_t now, std::vector<SnapJob> jobs) {
+    ClusterView v;
+    v.now = now;
+    for (SnapJob &j : jobs) v.snap.add_job(std::move(j));
+    return v;
+}
+using Firsts = std::unordered_map<uint32_t, int64_t>;
+}  // namespace
+
+TEST(FirstSubmits, AsksOnlyAboutNewRequeuedJobsSinceTheLastView) {
+    const int64_t slack = FirstSubmits::kClockSlack;
+    FirstSubmits fs;
+    // The first view: every requeued job, since the epoch.
+    FirstSubmits::Query q = fs.plan(jobs_view(1000, {seen_job(1, 100, 0), seen_job(2, 500, 2)}));
+    EXPECT_EQ(q.jobs, std::vector<uint32_t>{2});
+    EXPECT_EQ(q.since, 0);
+    EXPECT_EQ(q.until, 1000);
+    fs.merge(q, {{2, 50}});
+    EXPECT_EQ(fs.requeued(), (Firsts{{2, 50}}));
+
+    // Job 1 requeued since (slurmctld shows its new submit), job 3 new and
+    // requeued, job 4 new: only job 3 is asked about, since the last view.
+    q = fs.plan(jobs_view(1100, {seen_job(1, 1050, 1), seen_job(2, 1020, 3), seen_job(3, 1080, 1), seen_job(4, 1090, 0)}));
+    EXPECT_EQ(q.jobs, std::vector<uint32_t>{3});
+    EXPECT_EQ(q.since, 1000 - slack);
+    EXPECT_EQ(q.until, 1100);
+    fs.merge(q, {});  // slurmdbd has no record of it yet
+    EXPECT_EQ(fs.requeued(), (Firsts{{1, 100}, {2, 50}}));
+
+    // Job 3 is asked about again from the same start; job 2 has ended and
+    // is forgotten.
+    q = fs.plan(jobs_view(1200, {seen_job(1, 1050, 1), seen_job(3, 1080, 1), seen_job(4, 1090, 0)}));
+    EXPECT_EQ(q.jobs, std::vector<uint32_t>{3});
+    EXPECT_EQ(q.since, 1000 - slack);
+    fs.merge(q, {{3, 1070}});
+    EXPECT_EQ(fs.requeued(), (Firsts{{1, 100}, {3, 1070}}));
+
+    // Nothing new: slurmdbd is not asked at all.
+    q = fs.plan(jobs_view(1300, {seen_job(1, 1050, 1), seen_job(3, 1080, 1), seen_job(4, 1290, 1)}));
+    EXPECT_TRUE(q.jobs.empty());
+    EXPECT_EQ(fs.requeued(), (Firsts{{1, 100}, {3, 1070}, {4, 1090}}));
 }
