@@ -1633,3 +1633,22 @@ test_sim_replays_sacct() {
       "${#ids[@]} $(( ${#ids[@]} + $(wc -w <<<"$live_pre") )) 0 0" ||
     { ilog "replay: $js"; cat "$dir/sacct.txt" "$dir/starts.csv" >&2; return 1; }
 }
+
+# issue 22 item 4 (acceptance 3): Slurm's commands load gpupool's plugins
+# outside slurmctld (sshare and sprio call priority_g_init() since 23.11);
+# a symbol only slurmctld defines killed them with "undefined symbol".
+# Each command, run against this cluster (all three plugins loaded), exits 0.
+test_commands_load_plugins() {
+  local id out rc cmd bad=0
+  id=$(submit cmds pool3 normal) || return 1
+  assert wait_state "$id" RUNNING 30 || return 1
+  for cmd in "sshare -a" "sprio" "squeue" "sacct -a -X" "scontrol show job $id"; do
+    out=$($cmd 2>&1); rc=$?
+    if (( rc != 0 )) || grep -qi "undefined symbol" <<<"$out"; then
+      ilog "$cmd: exit $rc: $(head -c 400 <<<"$out")"; bad=1
+    else
+      ilog "$cmd: exit 0"
+    fi
+  done
+  (( bad == 0 ))
+}

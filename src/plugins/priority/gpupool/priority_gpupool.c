@@ -47,26 +47,7 @@
 #include "priority_gpupool.h"
 #include "start_parts.h"
 
-/*
- * sshare loads this plugin too (priority_g_calc_fs_factor); dlopen with
- * RTLD_LAZY defers functions only, so the slurmctld data we reference must
- * exist.  Inside slurmctld its own symbols take precedence over these.
- */
-#if defined(__APPLE__)
-extern void *acct_db_conn __attribute__((weak_import));
-extern list_t *job_list __attribute__((weak_import));
-extern list_t *part_list __attribute__((weak_import));
-extern time_t last_job_update __attribute__((weak_import));
-extern time_t last_node_update __attribute__((weak_import));
-extern int slurmctld_tres_cnt __attribute__((weak_import));
-#else
-void *acct_db_conn = NULL;
-list_t *job_list = NULL;
-list_t *part_list = NULL;
-time_t last_job_update = (time_t) 0;
-time_t last_node_update = (time_t) 0;
-int slurmctld_tres_cnt = 0;
-#endif
+/* slurmctld's data and functions outside slurmctld: gpupool_ctld_syms.c */
 
 const char plugin_name[] = "Priority gpupool plugin (GPU pool quotas)";
 const char plugin_type[] = "priority/gpupool";
