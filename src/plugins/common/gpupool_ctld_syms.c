@@ -63,3 +63,18 @@ GPS_WEAK void acct_policy_remove_accrue_time(job_record_t *job_ptr,
 					     bool assoc_mgr_locked)
 {
 }
+
+#if GPS_SLURM_AT_LEAST(24, 11)
+/* gps_qos_return_run_secs() (gpupool_compat.c), 24.11+ */
+GPS_WEAK slurmdb_used_limits_t *acct_policy_get_acct_used_limits(
+	list_t **acct_limit_list, char *acct)
+{
+	return NULL;
+}
+
+GPS_WEAK slurmdb_used_limits_t *acct_policy_get_user_used_limits(
+	list_t **user_limit_list, uint32_t user_id)
+{
+	return NULL;
+}
+#endif
