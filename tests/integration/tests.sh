@@ -1652,3 +1652,28 @@ test_commands_load_plugins() {
   done
   (( bad == 0 ))
 }
+
+# issue 22 item 3: an admin's explicit priority (scontrol update Priority=N,
+# N >= 1) is an override, as with priority/multifactor: gpupool neither
+# reorders nor holds that job.  Priority=1 used to fall through to admission
+# after _update_job's set_job_prio(): a job over quota was held at 0 with
+# direct_set_prio set, which gps_hold_is_ours() refuses: held forever.
+test_admin_priority_one() {
+  local n1 n2 j
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
+  # LOW may borrow, so gpupool does not hold it; --begin keeps it pending.
+  j=$(submit j pool1 low --begin=now+600) || return 1
+  assert wait_until 10 eval '[[ $(job_priority '"$j"') -gt 0 ]]' || return 1
+  # pool1 is at its quota: as NORMAL the job would be held for quota.
+  scontrol update JobId="$j" Priority=1 || return 1
+  ilog "after Priority=1: priority $(job_priority "$j")"
+  scontrol update JobId="$j" QOS=normal || return 1
+  scancel "$n1"
+  local deadline=$(( SECONDS + 6 ))
+  while (( SECONDS < deadline )); do
+    [[ $(job_priority "$j") == 1 && $(job_reason "$j") != GpuPoolQuota* ]] ||
+      { ilog "JobId=$j: priority $(job_priority "$j"), reason $(job_reason "$j")"; return 1; }
+    sleep 0.5
+  done
+}

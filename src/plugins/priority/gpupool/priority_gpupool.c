@@ -127,8 +127,14 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	time_t now = time(NULL);
 	int rc;
 
-	/* A priority set by an admin stays (as priority/basic does). */
-	if (job_ptr->direct_set_prio && (job_ptr->priority > 1))
+	/*
+	 * A priority set by an admin (scontrol update Priority=N, N >= 1)
+	 * stays, and gpupool neither orders nor holds that job, as
+	 * priority/multifactor leaves it: an admin's override of the quota.
+	 * (Priority=1 used to fall through: held at 0 with direct_set_prio
+	 * set, a hold gps_hold_is_ours() refuses, so held for ever.)
+	 */
+	if (job_ptr->direct_set_prio && (job_ptr->priority > 0))
 		return job_ptr->priority;
 	/* A hold by its user or an admin stays. */
 	if (job_ptr->direct_set_prio && (job_ptr->priority == 0))
