@@ -1677,3 +1677,22 @@ test_admin_priority_one() {
     sleep 0.5
   done
 }
+
+# issue 22 item 9: without JobSubmitPlugins=gpupool a hold on a job gpupool
+# holds for quota is lost (Slurm ignores it at priority 0 and gpupool later
+# releases the job).  gpupool warns loudly at start (an error in
+# slurmctld's log naming the setting); with the setting, no warning.
+test_warns_without_job_submit() {
+  local conf=$SLURM_CONF rc=0 warn='gpupool: JobSubmitPlugins does not list gpupool'
+  cp "$conf" "$conf.with-job-submit" || return 1
+  sed -i '/^JobSubmitPlugins=/d' "$conf"
+  mark_log
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || rc=1
+  (( rc == 0 )) && { assert wait_until 20 log_has "$warn" || rc=1; }
+  cp "$conf.with-job-submit" "$conf"
+  mark_log
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
+  assert wait_until 20 log_has 'gpupool: configuration loaded' || return 1
+  ! log_since | grep -aq "$warn" || { ilog "warned with JobSubmitPlugins=gpupool"; return 1; }
+  return $rc
+}

@@ -32,6 +32,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 #include <time.h>
 
 #include "slurm/slurm.h"
@@ -55,6 +56,37 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 static bool in_ctld = false;
 
+/* Does JobSubmitPlugins (comma-separated) list gpupool? */
+static bool _job_submit_lists_gpupool(const char *plugins)
+{
+	const char *p = plugins;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ",");
+		if (((n == 7) && !strncmp(p, "gpupool", 7)) ||
+		    ((n == 18) && !strncmp(p, "job_submit/gpupool", 18)))
+			return true;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/*
+ * Without job_submit/gpupool, `scontrol hold` on a job gpupool holds for
+ * quota is ignored by Slurm (the job is at priority 0 already) and gpupool
+ * later releases the job: the hold is lost.  Say so loudly at every start.
+ */
+static void _warn_without_job_submit(void)
+{
+	if (_job_submit_lists_gpupool(slurm_conf.job_submit_plugins))
+		return;
+	error("gpupool: JobSubmitPlugins does not list gpupool (it is \"%s\"): `scontrol hold` and a user's hold on a job gpupool holds for quota are lost, and gpupool releases the job when quota frees; add JobSubmitPlugins=gpupool to slurm.conf",
+	      slurm_conf.job_submit_plugins ? slurm_conf.job_submit_plugins :
+	      "");
+}
+
 extern int init(void)
 {
 	bool reconf = gps_init_by_reconfigure();
@@ -67,6 +99,7 @@ extern int init(void)
 		return SLURM_SUCCESS;
 	}
 	in_ctld = true;
+	_warn_without_job_submit();
 
 	gpp_conf_init(reconf);
 	gpp_state_load();
