@@ -1670,3 +1670,66 @@ test_tier_suspend_refused() {
   assert wait_until 10 eval '[[ "$(job_state '"$l1"') $(job_state '"$l2"')" =~ (PENDING|REQUEUED) ]]' || return 1
   assert log_has "preempt.*JobId=($l1|$l2).*JobId=$n1" || { log_since | grep gpupool >&2; return 1; }
 }
+
+# issue 22 item 4 (acceptance 3): Slurm's commands load gpupool's plugins
+# outside slurmctld (sshare and sprio call priority_g_init() since 23.11);
+# a symbol only slurmctld defines killed them with "undefined symbol".
+# Each command, run against this cluster (all three plugins loaded), exits 0.
+test_commands_load_plugins() {
+  local id out rc cmd bad=0
+  id=$(submit cmds pool3 normal) || return 1
+  assert wait_state "$id" RUNNING 30 || return 1
+  for cmd in "sshare -a" "sprio" "squeue" "sacct -a -X" "scontrol show job $id"; do
+    out=$($cmd 2>&1); rc=$?
+    if (( rc != 0 )) || grep -qi "undefined symbol" <<<"$out"; then
+      ilog "$cmd: exit $rc: $(head -c 400 <<<"$out")"; bad=1
+    else
+      ilog "$cmd: exit 0"
+    fi
+  done
+  (( bad == 0 ))
+}
+
+# issue 22 item 3: an admin's explicit priority (scontrol update Priority=N,
+# N >= 1) is an override, as with priority/multifactor: gpupool neither
+# reorders nor holds that job.  Priority=1 used to fall through to admission
+# after _update_job's set_job_prio(): a job over quota was held at 0 with
+# direct_set_prio set, which gps_hold_is_ours() refuses: held forever.
+test_admin_priority_one() {
+  local n1 n2 j
+  n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) || return 1
+  assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 || return 1
+  # LOW may borrow, so gpupool does not hold it; --begin keeps it pending.
+  j=$(submit j pool1 low --begin=now+600) || return 1
+  assert wait_until 10 eval '[[ $(job_priority '"$j"') -gt 0 ]]' || return 1
+  # pool1 is at its quota: as NORMAL the job would be held for quota.
+  scontrol update JobId="$j" Priority=1 || return 1
+  ilog "after Priority=1: priority $(job_priority "$j")"
+  scontrol update JobId="$j" QOS=normal || return 1
+  scancel "$n1"
+  local deadline=$(( SECONDS + 6 ))
+  while (( SECONDS < deadline )); do
+    [[ $(job_priority "$j") == 1 && $(job_reason "$j") != GpuPoolQuota* ]] ||
+      { ilog "JobId=$j: priority $(job_priority "$j"), reason $(job_reason "$j")"; return 1; }
+    sleep 0.5
+  done
+}
+
+# issue 22 item 9: without JobSubmitPlugins=gpupool a hold on a job gpupool
+# holds for quota is lost (Slurm ignores it at priority 0 and gpupool later
+# releases the job).  gpupool warns loudly at start (an error in
+# slurmctld's log naming the setting); with the setting, no warning.
+test_warns_without_job_submit() {
+  local conf=$SLURM_CONF rc=0 warn='gpupool: JobSubmitPlugins does not list gpupool'
+  cp "$conf" "$conf.with-job-submit" || return 1
+  sed -i '/^JobSubmitPlugins=/d' "$conf"
+  mark_log
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || rc=1
+  (( rc == 0 )) && { assert wait_until 20 log_has "$warn" || rc=1; }
+  cp "$conf.with-job-submit" "$conf"
+  mark_log
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
+  assert wait_until 20 log_has 'gpupool: configuration loaded' || return 1
+  ! log_since | grep -aq "$warn" || { ilog "warned with JobSubmitPlugins=gpupool"; return 1; }
+  return $rc
+}

@@ -36,14 +36,7 @@
 #include "gpupool_slurm.h"
 #include "preempt_gpupool.h"
 
-/* Fallbacks for a process that is not slurmctld (see priority_gpupool.c). */
-#if !defined(__APPLE__)
-list_t *job_list = NULL;
-list_t *part_list = NULL;
-time_t last_node_update = (time_t) 0;
-int slurmctld_tres_cnt = 0;
-void *acct_db_conn = NULL;
-#endif
+/* slurmctld's data and functions outside slurmctld: gpupool_ctld_syms.c */
 
 const char plugin_name[] = "Preempt gpupool plugin (GPU pool reclaim)";
 const char plugin_type[] = "preempt/gpupool";

@@ -32,6 +32,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 #include <time.h>
 
 #include "slurm/slurm.h"
@@ -47,32 +48,44 @@
 #include "priority_gpupool.h"
 #include "start_parts.h"
 
-/*
- * sshare loads this plugin too (priority_g_calc_fs_factor); dlopen with
- * RTLD_LAZY defers functions only, so the slurmctld data we reference must
- * exist.  Inside slurmctld its own symbols take precedence over these.
- */
-#if defined(__APPLE__)
-extern void *acct_db_conn __attribute__((weak_import));
-extern list_t *job_list __attribute__((weak_import));
-extern list_t *part_list __attribute__((weak_import));
-extern time_t last_job_update __attribute__((weak_import));
-extern time_t last_node_update __attribute__((weak_import));
-extern int slurmctld_tres_cnt __attribute__((weak_import));
-#else
-void *acct_db_conn = NULL;
-list_t *job_list = NULL;
-list_t *part_list = NULL;
-time_t last_job_update = (time_t) 0;
-time_t last_node_update = (time_t) 0;
-int slurmctld_tres_cnt = 0;
-#endif
+/* slurmctld's data and functions outside slurmctld: gpupool_ctld_syms.c */
 
 const char plugin_name[] = "Priority gpupool plugin (GPU pool quotas)";
 const char plugin_type[] = "priority/gpupool";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 static bool in_ctld = false;
+
+/* Does JobSubmitPlugins (comma-separated) list gpupool? */
+static bool _job_submit_lists_gpupool(const char *plugins)
+{
+	const char *p = plugins;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ",");
+		if (((n == 7) && !strncmp(p, "gpupool", 7)) ||
+		    ((n == 18) && !strncmp(p, "job_submit/gpupool", 18)))
+			return true;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/*
+ * Without job_submit/gpupool, `scontrol hold` on a job gpupool holds for
+ * quota is ignored by Slurm (the job is at priority 0 already) and gpupool
+ * later releases the job: the hold is lost.  Say so loudly at every start.
+ */
+static void _warn_without_job_submit(void)
+{
+	if (_job_submit_lists_gpupool(slurm_conf.job_submit_plugins))
+		return;
+	error("gpupool: JobSubmitPlugins does not list gpupool (it is \"%s\"): `scontrol hold` and a user's hold on a job gpupool holds for quota are lost, and gpupool releases the job when quota frees; add JobSubmitPlugins=gpupool to slurm.conf",
+	      slurm_conf.job_submit_plugins ? slurm_conf.job_submit_plugins :
+	      "");
+}
 
 extern int init(void)
 {
@@ -86,6 +99,7 @@ extern int init(void)
 		return SLURM_SUCCESS;
 	}
 	in_ctld = true;
+	_warn_without_job_submit();
 
 	gpp_conf_init(reconf);
 	gpp_state_load();
@@ -146,8 +160,14 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	time_t now = time(NULL);
 	int rc;
 
-	/* A priority set by an admin stays (as priority/basic does). */
-	if (job_ptr->direct_set_prio && (job_ptr->priority > 1))
+	/*
+	 * A priority set by an admin (scontrol update Priority=N, N >= 1)
+	 * stays, and gpupool neither orders nor holds that job, as
+	 * priority/multifactor leaves it: an admin's override of the quota.
+	 * (Priority=1 used to fall through: held at 0 with direct_set_prio
+	 * set, a hold gps_hold_is_ours() refuses, so held for ever.)
+	 */
+	if (job_ptr->direct_set_prio && (job_ptr->priority > 0))
 		return job_ptr->priority;
 	/* A hold by its user or an admin stays. */
 	if (job_ptr->direct_set_prio && (job_ptr->priority == 0))
