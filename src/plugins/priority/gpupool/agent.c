@@ -20,6 +20,7 @@
 #include "src/common/log.h"
 #include "src/slurmctld/locks.h"
 
+#include "agent_timing.h"
 #include "gpupool_slurm.h"
 #include "job_digest.h"
 #include "priority_gpupool.h"
@@ -56,7 +57,7 @@ static uint64_t _usec_since(struct timespec *mark)
  * One full pass: snapshot, evaluate, write priorities and holds back.
  * `pt` gets the time of each part (gp_engine_note_pass).
  */
-static void _pass(gp_pass_time_t *pt)
+static void _pass(gp_pass_time_t *pt, time_t *seen_job_update)
 {
 	slurmctld_lock_t locks = { .conf = READ_LOCK, .job = WRITE_LOCK,
 				   .node = READ_LOCK, .part = READ_LOCK };
@@ -72,6 +73,13 @@ static void _pass(gp_pass_time_t *pt)
 	clock_gettime(CLOCK_MONOTONIC, &mark);
 	START_TIMER;
 	lock_slurmctld(locks);
+	/*
+	 * Before the pass reads a job: a change after this (even in the
+	 * window before the agent looks again) moves last_job_update past
+	 * it and wakes the agent.  What the pass writes itself moves it too:
+	 * the next look finds the jobs' digest unchanged and costs no pass.
+	 */
+	*seen_job_update = last_job_update;
 	pt->lock_usec = _usec_since(&mark);
 	if (!job_list) {
 		unlock_slurmctld(locks);
@@ -138,16 +146,25 @@ static bool _jobs_changed(time_t *seen_job_update)
 	return false;
 }
 
+/* Seconds of CLOCK_MONOTONIC: intervals, immune to wall clock steps. */
+static int64_t _mono_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec;
+}
+
 static void *_agent(void *arg)
 {
-	time_t last_pass = 0, last_save = time(NULL);
+	int64_t last_pass = INT64_MIN / 2, last_save = _mono_sec(), mono;
 	time_t seen_node_update = 0, seen_part_update = 0, seen_job_update = 0;
 	/*
 	 * Least gap between event-driven passes: a second, or 20 times what
 	 * the last pass took, so that a busy queue (100k jobs: ~0.1 s a
 	 * pass) costs slurmctld at most ~5% of its job lock.
 	 */
-	time_t gap = EVENT_MIN_GAP;
+	int64_t gap = EVENT_MIN_GAP;
 	struct timespec ts;
 
 #if HAVE_SYS_PRCTL_H
@@ -165,28 +182,30 @@ static void *_agent(void *arg)
 		while (!stop && !run) {
 			uint32_t interval =
 				gp_engine_recalc_interval(gp_shared_engine());
-			now = time(NULL);
-			if (reconfig_pending)	/* apply it without delay */
-				run = true;
-			else if (wake && (now - last_pass >= gap))
-				run = true;
-			else if (now - last_pass >= (time_t) interval)
-				run = true;
 			/*
 			 * Jobs started, ended or changed (QOS, partition,
 			 * hold, cancel of a pending job), or nodes changed:
 			 * slurmctld calls no priority hook for most of these.
 			 */
-			else if (((last_node_update != seen_node_update) ||
-				  (last_part_update != seen_part_update) ||
-				  (last_job_update != seen_job_update)) &&
-				 (now - last_pass >= gap)) {
-				run = true;
+			bool ctld_moved = (last_node_update !=
+					   seen_node_update) ||
+					  (last_part_update !=
+					   seen_part_update) ||
+					  (last_job_update != seen_job_update);
+
+			now = time(NULL);
+			mono = _mono_sec();
+			run = gpp_pass_due(mono, last_pass, gap,
+					   (int64_t) interval, reconfig_pending,
+					   wake, ctld_moved);
+			/* Only job changes: maybe nothing a pass reads. */
+			if (run && !reconfig_pending && !wake &&
+			    ctld_moved && !gpp_elapsed(mono, last_pass,
+						       (int64_t) interval))
 				jobs_only = (last_node_update ==
 					     seen_node_update) &&
 					    (last_part_update ==
 					     seen_part_update);
-			}
 			if (run)
 				break;
 			ts.tv_sec = now + 1;
@@ -215,25 +234,24 @@ static void *_agent(void *arg)
 			seen_part_update = last_part_update;
 			gettimeofday(&t0, NULL);
 			clock_gettime(CLOCK_MONOTONIC, &pass_start);
-			_pass(&pt);
+			_pass(&pt, &seen_job_update);
 			pt.total_usec = _usec_since(&pass_start);
 			gettimeofday(&t1, NULL);
-			/* What the pass changed is no news to the next one. */
-			seen_job_update = last_job_update;
 			usec = (t1.tv_sec - t0.tv_sec) * 1000000L +
 			       (t1.tv_usec - t0.tv_usec);
-			gap = MAX((time_t) EVENT_MIN_GAP,
-				  (time_t) (usec * 20 / 1000000));
-			last_pass = time(NULL);
+			gap = MAX((int64_t) EVENT_MIN_GAP,
+				  (int64_t) (usec * 20 / 1000000));
+			last_pass = _mono_sec();
 			(void) gp_engine_note_pass(gp_shared_engine(), &pt,
-						   (int64_t) last_pass);
+						   (int64_t) time(NULL));
 		}
 		/* No slurmctld lock is held here: slow storage stalls no one. */
 		now = time(NULL);
-		if (now - last_save >=
-		    (time_t) gp_engine_state_save_interval(gp_shared_engine())) {
+		if (gpp_elapsed(_mono_sec(), last_save,
+				(int64_t) gp_engine_state_save_interval(
+					gp_shared_engine()))) {
 			gpp_state_save(now);
-			last_save = time(NULL);
+			last_save = _mono_sec();
 		}
 		gpp_state_flush_events(now);
 		gpp_state_save_stats(now);

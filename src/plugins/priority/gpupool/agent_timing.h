@@ -1,0 +1,37 @@
+/*
+ * agent_timing.h - when the gpupool agent runs its next pass (pure, no
+ * Slurm headers: tests/unit/agent_timing_test.cpp).
+ *
+ * Times are seconds of CLOCK_MONOTONIC: a wall clock stepped back X seconds
+ * used to stop passes (and state saves) for X seconds.  A `now` before
+ * `last` (a clock that went back anyway) counts as due, never as a wait.
+ */
+#ifndef GPUPOOL_AGENT_TIMING_H
+#define GPUPOOL_AGENT_TIMING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* At least `period` seconds since `last`, or time ran backwards. */
+static inline bool gpp_elapsed(int64_t now, int64_t last, int64_t period)
+{
+	return (now < last) || (now - last >= period);
+}
+
+/*
+ * Is a pass due?  reconfig: at once; woken (a priority hook) or slurmctld
+ * state changed: after the least gap since the last pass; otherwise every
+ * RecalcInterval.
+ */
+static inline bool gpp_pass_due(int64_t now, int64_t last_pass, int64_t gap,
+				int64_t interval, bool reconfig, bool woken,
+				bool state_changed)
+{
+	if (reconfig)
+		return true;
+	if ((woken || state_changed) && gpp_elapsed(now, last_pass, gap))
+		return true;
+	return gpp_elapsed(now, last_pass, interval);
+}
+
+#endif

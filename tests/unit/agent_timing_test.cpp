@@ -1,0 +1,22 @@
+// issue 22 item 7: the agent's pass timing (agent_timing.h).
+#include <gtest/gtest.h>
+
+#include "agent_timing.h"
+
+TEST(AgentTiming, IntervalAndGap) {
+  // Last pass at 1000, gap 1, RecalcInterval 30.
+  EXPECT_FALSE(gpp_pass_due(1010, 1000, 1, 30, false, false, false));
+  EXPECT_TRUE(gpp_pass_due(1030, 1000, 1, 30, false, false, false));
+  EXPECT_TRUE(gpp_pass_due(1001, 1000, 1, 30, false, true, false));
+  EXPECT_TRUE(gpp_pass_due(1001, 1000, 1, 30, false, false, true));
+  EXPECT_FALSE(gpp_pass_due(1000, 1000, 2, 30, false, true, true));
+  EXPECT_TRUE(gpp_pass_due(1000, 1000, 2, 30, true, false, false));
+}
+
+TEST(AgentTiming, ClockStepBackIsNoStall) {
+  // A clock stepped back 600 s after the pass at 1000: a pass is due at
+  // once, not 600 + 30 s later.
+  EXPECT_TRUE(gpp_pass_due(400, 1000, 1, 30, false, false, false));
+  EXPECT_TRUE(gpp_pass_due(999, 1000, 1, 30, false, true, false));
+  EXPECT_TRUE(gpp_elapsed(400, 1000, 3600));  // state save too
+}
