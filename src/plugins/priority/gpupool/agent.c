@@ -76,8 +76,10 @@ static void _pass(gp_pass_time_t *pt, time_t *seen_job_update)
 	/*
 	 * Before the pass reads a job: a change after this (even in the
 	 * window before the agent looks again) moves last_job_update past
-	 * it and wakes the agent.  What the pass writes itself moves it too:
-	 * the next look finds the jobs' digest unchanged and costs no pass.
+	 * it and wakes the agent, or, within the same second, is found by
+	 * the digest check once that second is over (_agent).  What the
+	 * pass writes itself moves it too: the next look finds the jobs'
+	 * digest unchanged and costs no pass.
 	 */
 	*seen_job_update = last_job_update;
 	pt->lock_usec = _usec_since(&mark);
@@ -159,6 +161,8 @@ static void *_agent(void *arg)
 {
 	int64_t last_pass = INT64_MIN / 2, last_save = _mono_sec(), mono;
 	time_t seen_node_update = 0, seen_part_update = 0, seen_job_update = 0;
+	/* The last seen_job_update whose second was over when checked. */
+	time_t settled_job_update = 0;
 	/*
 	 * Least gap between event-driven passes: a second, or 20 times what
 	 * the last pass took, so that a busy queue (100k jobs: ~0.1 s a
@@ -172,6 +176,8 @@ static void *_agent(void *arg)
 #endif
 	while (true) {
 		bool run = false, reload, full, jobs_only = false;
+		bool second_over = false;
+		time_t checking = 0;
 		time_t now;
 		struct timeval t0, t1;
 		long usec;
@@ -187,13 +193,22 @@ static void *_agent(void *arg)
 			 * hold, cancel of a pending job), or nodes changed:
 			 * slurmctld calls no priority hook for most of these.
 			 */
-			bool ctld_moved = (last_node_update !=
-					   seen_node_update) ||
-					  (last_part_update !=
-					   seen_part_update) ||
-					  (last_job_update != seen_job_update);
+			bool ctld_moved;
 
 			now = time(NULL);
+			/*
+			 * last_job_update counts whole seconds: a change in
+			 * the second the last pass (or check) read it leaves
+			 * it equal.  Once that second is over, look at the
+			 * jobs' digest once (issue 22, item 8).
+			 */
+			second_over = (last_job_update == seen_job_update) &&
+				      (seen_job_update != settled_job_update) &&
+				      (now > seen_job_update);
+			ctld_moved = (last_node_update != seen_node_update) ||
+				     (last_part_update != seen_part_update) ||
+				     (last_job_update != seen_job_update) ||
+				     second_over;
 			mono = _mono_sec();
 			run = gpp_pass_due(mono, last_pass, gap,
 					   (int64_t) interval, reconfig_pending,
@@ -226,6 +241,7 @@ static void *_agent(void *arg)
 		 * Woken by last_job_update alone: maybe nothing a pass reads
 		 * changed.  The files below are still written on time.
 		 */
+		checking = seen_job_update;
 		if (!jobs_only || _jobs_changed(&seen_job_update)) {
 			if (reload)
 				gpp_conf_reload(full);
@@ -245,6 +261,9 @@ static void *_agent(void *arg)
 			(void) gp_engine_note_pass(gp_shared_engine(), &pt,
 						   (int64_t) time(NULL));
 		}
+		/* Looked at after its second: settled (a pass re-opens). */
+		if (second_over)
+			settled_job_update = checking;
 		/* No slurmctld lock is held here: slow storage stalls no one. */
 		now = time(NULL);
 		if (gpp_elapsed(_mono_sec(), last_save,
