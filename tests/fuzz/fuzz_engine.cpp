@@ -222,11 +222,18 @@ const Tier &tier_of(const Engine &e, std::string_view qos) {
 }
 
 // R2: reservations never take a pool over quota; with `exact`, they are
-// what the pass's admitted jobs ask for.
+// what the admitted jobs ask for: the pass's, and those placed since
+// (job_ended() keeps the placements apart from the pass's results; a job
+// placed again is counted as placed).
 void check_admission(const Engine &e, bool exact) {
     const Evaluation &ev = e.last();
     std::vector<uint64_t> asked(ev.pools.size(), 0);
-    for (const PendingResult &r : ev.pending) {
+    std::vector<const PendingResult *> results;
+    for (const PendingResult &r : ev.pending)
+        if (!ev.provisional.contains(r.job_id)) results.push_back(&r);
+    for (const PendingResult &r : ev.provisional) results.push_back(&r);
+    for (const PendingResult *rp : results) {
+        const PendingResult &r = *rp;
         FUZZ_CHECK(r.admitted_tasks <= r.task_count());
         FUZZ_CHECK((r.admitted_tasks == 0) == (r.admission == Admission::Held));
         for (const Refusal &x : r.refused) FUZZ_CHECK(r.pools.contains(x.pool));
