@@ -153,6 +153,7 @@ GP_EXPORT int gp_hold_until_pass(gp_pending_result_t *r, uint32_t facts) {
     f.array = (facts & GP_PLACE_ARRAY) != 0;
     f.untested = (facts & GP_PLACE_UNTESTED) != 0;
     f.no_room = (facts & GP_PLACE_NO_ROOM) != 0;
+    f.throttle = (facts & GP_PLACE_THROTTLE) != 0;
     if (!waits_for_pass(r->admission, f)) return 0;
     r->admission = GP_HELD_QUOTA;
     r->priority = 0;

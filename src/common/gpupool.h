@@ -359,6 +359,9 @@ int gp_engine_provisional(gp_engine_t *engine, const gp_job_t *job,
 				   (details without a begin time) */
 #define GP_PLACE_NO_ROOM 0x8    /* admitted, but in none of the partitions
 				   Slurm may try it in now */
+#define GP_PLACE_THROTTLE 0x10  /* ABI 10: a job array record whose
+				   ArrayTaskThrottle a user or an admin is
+				   changing (job_submit's job_modify) */
 
 /*
  * ABI 7.  Must the job of result `r` wait for the next pass instead of
@@ -367,7 +370,10 @@ int gp_engine_provisional(gp_engine_t *engine, const gp_job_t *job,
  * GP_PLACE_ARRAY) may be a job array record Slurm has not made yet, whose
  * tasks the scheduler could all start before a pass caps its throttle; a
  * job that is not held (GP_ADMIT_*) with GP_PLACE_NO_ROOM can start only
- * once a pass gives it its partitions.  If so `r` becomes that hold
+ * once a pass gives it its partitions; an admitted record whose throttle
+ * is being changed (GP_PLACE_THROTTLE) has lost gpupool's cap, which only
+ * a pass puts back (Slurm sets the throttle before anything that may
+ * refuse the rest of the update, and calls no priority hook then).  If so `r` becomes that hold
  * (GP_HELD_QUOTA, priority 0, reason GP_HOLD_PREFIX "Starting") and 1 is
  * returned; else 0 and `r` is unchanged.
  */

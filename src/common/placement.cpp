@@ -7,6 +7,9 @@ namespace gpupool {
 bool waits_for_pass(int admission, const PlaceFacts &f) {
     if (admission == GP_HELD_QUOTA) return false;  // held already
     if (f.no_room) return true;
+    // The user's throttle replaced gpupool's cap; until a pass caps it
+    // again, the scheduler would start every task that fits.
+    if (f.throttle) return admission == GP_ADMIT_QUOTA;
     // At submit Slurm sets the priority before it makes a job array record
     // (job_allocate, then _create_job_array), and tests whether an
     // ordinary job may start now (job_independent sets its begin time)

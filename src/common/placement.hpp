@@ -13,6 +13,7 @@ struct PlaceFacts {
     bool array = false;     // already a job array record
     bool untested = false;  // Slurm has not found it may start now
     bool no_room = false;   // admitted, but no partition Slurm may try has room
+    bool throttle = false;  // an array record whose throttle is being changed
 };
 
 // Must a job admitted as `admission` (gp_admission_t) wait for the next pass?

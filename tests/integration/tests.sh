@@ -352,6 +352,45 @@ test_array_quota() {
   assert test "$(array_pending "$arr")" -eq 1
 }
 
+# The throttle of a pending array record (scontrol show job).
+array_throttle() {
+  scontrol -o show job "$1" 2>/dev/null | grep -o 'ArrayTaskThrottle=[0-9]*' | head -n1 | cut -d= -f2
+}
+
+# 10b. (issue 22 item 2) A throttle update Slurm refuses after setting the
+#      throttle leaves gpupool's cap in place: pool1's 4 GPUs busy with
+#      jobs of partition plain (no pool), a NORMAL array of 4 x 1 GPU in
+#      pool1 (quota 2) is capped at 2; `scontrol update
+#      ArrayTaskThrottle=0` with a Comment over Slurm's 1024 characters
+#      fails (Slurm has set the throttle to 0 by then), the GPUs are freed
+#      at once: exactly 2 tasks run, through a RecalcInterval and more.
+test_array_throttle_update() {
+  local out arr b blockers=() long
+  for b in 1 2 3 4; do
+    out=$(submit "blk$b" plain normal) || return 1
+    blockers+=("$out")
+  done
+  assert wait_running_count 4 30 plain || return 1
+  out=$(sbatch --parsable -J arrthr -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 \
+          -o /dev/null -e /dev/null --array=1-4 --wrap 'sleep 600') || return 1
+  arr=${out%%;*}
+  assert wait_until 30 eval '[[ $(array_throttle '"$arr"') == 2 ]]' || return 1
+  mark_log
+  long=$(printf 'x%.0s' {1..1100})
+  if out=$(scontrol update JobId="$arr" ArrayTaskThrottle=0 Comment="$long" 2>&1); then
+    ilog "the update was not refused: $out"
+    return 1
+  fi
+  scancel "${blockers[@]}"
+  ilog "update refused ($out); blockers cancelled"
+  # Slurm did set the throttle before refusing the rest.
+  assert wait_until 10 log_has "set max_run_tasks to 0 for job array" || return 1
+  assert wait_until 30 eval '[[ $(array_running '"$arr"') -ge 2 ]]' || return 1
+  exactly_running "$arr" 2 12 || return 1
+  assert test "$(array_throttle "$arr")" == 2 || return 1
+  ilog "array $arr: throttle $(array_throttle "$arr"), $(array_pending "$arr") pending"
+}
+
 # ---------------------------------------------------------------- issue 6
 
 # Seconds since the epoch with milliseconds.
@@ -1720,7 +1759,8 @@ test_admin_priority_one() {
 # issue 22 item 9: without JobSubmitPlugins=gpupool a hold on a job gpupool
 # holds for quota is lost (Slurm ignores it at priority 0 and gpupool later
 # releases the job).  gpupool warns loudly at start (an error in
-# slurmctld's log naming the setting); with the setting, no warning.
+# slurmctld's log naming the setting), and when it is listed after another
+# plugin (item 2); with the setting, no warning.
 test_warns_without_job_submit() {
   local conf=$SLURM_CONF rc=0 warn='gpupool: JobSubmitPlugins does not list gpupool'
   cp "$conf" "$conf.with-job-submit" || return 1
@@ -1728,10 +1768,24 @@ test_warns_without_job_submit() {
   mark_log
   bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || rc=1
   (( rc == 0 )) && { assert wait_until 20 log_has "$warn" || rc=1; }
+  # Listed after another plugin (one that refuses an update stops the
+  # list before gpupool): a warning that says to list it first.
+  local plugdir other=all_partitions found=0 d dirs=()
+  plugdir=$(scontrol show config 2>/dev/null | sed -n 's/^PluginDir *= *//p')
+  IFS=: read -r -a dirs <<<"$plugdir"
+  for d in "${dirs[@]}"; do [[ -e $d/job_submit_$other.so ]] && found=1; done
+  if (( found )); then
+    echo "JobSubmitPlugins=$other,gpupool" >>"$conf"
+    mark_log
+    bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || rc=1
+    (( rc == 0 )) && { assert wait_until 20 log_has 'gpupool: JobSubmitPlugins lists gpupool after another plugin.*list gpupool first' || rc=1; }
+  else
+    ilog "no job_submit_$other.so in '$plugdir': the order check is not run"
+  fi
   cp "$conf.with-job-submit" "$conf"
   mark_log
   bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
   assert wait_until 20 log_has 'gpupool: configuration loaded' || return 1
-  ! log_since | grep -aq "$warn" || { ilog "warned with JobSubmitPlugins=gpupool"; return 1; }
+  ! log_since | grep -aqE "$warn|lists gpupool after" || { ilog "warned with JobSubmitPlugins=gpupool"; return 1; }
   return $rc
 }

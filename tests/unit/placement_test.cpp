@@ -42,6 +42,10 @@ TEST(HoldUntilPass, NewJobsWaitOnlyWhereSlurmCouldStartTooMuch) {
          true},
         {"so does one free of quota", GP_ADMIT_FREE, GP_PLACE_NO_ROOM, true},
         {"a job held for quota keeps its own reason", GP_HELD_QUOTA, kNew | GP_PLACE_NO_ROOM, false},
+        {"an admitted array record whose throttle a user changes waits for a pass to cap it again",
+         GP_ADMIT_QUOTA, GP_PLACE_THROTTLE, true},
+        {"a record free of quota has no cap to lose", GP_ADMIT_FREE, GP_PLACE_THROTTLE, false},
+        {"a record held for quota cannot start anyway", GP_HELD_QUOTA, GP_PLACE_THROTTLE, false},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);

@@ -13,7 +13,15 @@
  * the rest of the update refused after this (a later job_submit plugin,
  * bad features, a field too long), a runnable job could start over quota
  * before the next pass; instead it stays held, as the request asked.
- * Optional: JobSubmitPlugins=gpupool in slurm.conf.
+ *
+ * It also keeps gpupool's cap on a job array record's throttle: Slurm sets
+ * ArrayTaskThrottle from the request before it calls this plugin and, if
+ * a later check refuses the rest of the update, returns with no priority
+ * hook, so the scheduler could start every task that fits before a pass
+ * caps the throttle again.  Such a record waits for that pass instead.
+ *
+ * JobSubmitPlugins=gpupool in slurm.conf; priority/gpupool warns at start
+ * without it.
  */
 #include "config.h"
 
@@ -28,6 +36,7 @@
 
 #include "gpupool_compat.h"
 #include "src/slurmctld/acct_policy.h"
+#include "gpupool.h"
 #include "gpupool_hold.h"
 
 const char plugin_name[] = "gpupool job submit: user and admin holds";
@@ -49,11 +58,38 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid,
 	return SLURM_SUCCESS;
 }
 
+/*
+ * A throttle change of an array record gpupool caps (the core says whether
+ * it is one): hold it until the next pass, which the changed
+ * last_job_update brings at once.  The pass finds the throttle changed
+ * since gpupool set it, keeps it as the user's and caps it again.
+ */
+static void _keep_array_cap(job_desc_msg_t *job_desc, job_record_t *job_ptr)
+{
+	gp_pending_result_t r;
+
+	if (!job_desc->array_inx || !job_ptr->array_recs ||
+	    !IS_JOB_PENDING(job_ptr) || (job_ptr->priority == 0))
+		return;
+	if (gp_engine_pending_result(gp_shared_engine(), job_ptr->job_id,
+				     &r) != GP_OK)
+		return;	/* not gpupool's (or no pass yet: held already) */
+	if (!gp_hold_until_pass(&r, GP_PLACE_THROTTLE))
+		return;
+	info("gpupool: JobId=%u ArrayTaskThrottle set to %u: the array waits for gpupool's next pass to cap it again",
+	     job_ptr->job_id, job_ptr->array_recs->max_run_tasks);
+	gps_hold_prune();	/* this plugin's list of holds stays short */
+	(void) gps_hold(job_ptr, r.reason);
+	last_job_update = time(NULL);
+}
+
 extern int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr,
 		      uint32_t submit_uid GPS_JOB_MODIFY_EXTRA_PARAMS)
 {
 	bool operator, admin;
 
+	if (job_ptr)
+		_keep_array_cap(job_desc, job_ptr);
 	/* A hold request is priority 0 (scontrol hold/uhold, sbatch -H). */
 	if (!job_ptr || (job_desc->priority != 0) || !gps_hold_is_ours(job_ptr))
 		return SLURM_SUCCESS;

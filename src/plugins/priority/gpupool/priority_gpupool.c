@@ -56,35 +56,48 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 static bool in_ctld = false;
 
-/* Does JobSubmitPlugins (comma-separated) list gpupool? */
-static bool _job_submit_lists_gpupool(const char *plugins)
+/* Where JobSubmitPlugins (comma-separated) lists gpupool: 0 first, -1 not. */
+static int _job_submit_gpupool_at(const char *plugins)
 {
 	const char *p = plugins;
+	int at = 0;
 
 	while (p && *p) {
 		size_t n = strcspn(p, ",");
 		if (((n == 7) && !strncmp(p, "gpupool", 7)) ||
 		    ((n == 18) && !strncmp(p, "job_submit/gpupool", 18)))
-			return true;
+			return at;
 		p += n;
 		if (*p == ',')
 			p++;
+		at++;
 	}
-	return false;
+	return -1;
 }
 
 /*
  * Without job_submit/gpupool, `scontrol hold` on a job gpupool holds for
  * quota is ignored by Slurm (the job is at priority 0 already) and gpupool
- * later releases the job: the hold is lost.  Say so loudly at every start.
+ * later releases the job: the hold is lost; and an ArrayTaskThrottle
+ * update may start an array's tasks over quota before the next pass.  A
+ * plugin listed before it that refuses an update stops the list before it.
+ * Say so loudly at every start.
  */
 static void _warn_without_job_submit(void)
 {
-	if (_job_submit_lists_gpupool(slurm_conf.job_submit_plugins))
+	const char *list = slurm_conf.job_submit_plugins ?
+		slurm_conf.job_submit_plugins : "";
+	int at = _job_submit_gpupool_at(list);
+
+	if (at == 0)
 		return;
-	error("gpupool: JobSubmitPlugins does not list gpupool (it is \"%s\"): `scontrol hold` and a user's hold on a job gpupool holds for quota are lost, and gpupool releases the job when quota frees; add JobSubmitPlugins=gpupool to slurm.conf",
-	      slurm_conf.job_submit_plugins ? slurm_conf.job_submit_plugins :
-	      "");
+	if (at > 0) {
+		error("gpupool: JobSubmitPlugins lists gpupool after another plugin (it is \"%s\"): an update that one refuses never reaches gpupool, and an ArrayTaskThrottle in it can start an array's tasks over quota until the next pass; list gpupool first",
+		      list);
+		return;
+	}
+	error("gpupool: JobSubmitPlugins does not list gpupool (it is \"%s\"): `scontrol hold` and a user's hold on a job gpupool holds for quota are lost, and gpupool releases the job when quota frees; an ArrayTaskThrottle update can start an array's tasks over quota until the next pass; add JobSubmitPlugins=gpupool (first) to slurm.conf",
+	      list);
 }
 
 extern int init(void)
