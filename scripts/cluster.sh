@@ -24,7 +24,7 @@
 #   GPUPOOL_CONF_SRC     gpupool.conf to copy beside slurm.conf
 #                                              [<repo>/etc/gpupool.conf.example]
 #   GPUS_PER_NODE        fake GPUs per node                            [1]
-#   GPUPOOL_NODE_COUNT   nodes (slurmd), node1..nodeN, 1-6            [6]
+#   GPUPOOL_NODE_COUNT   nodes (slurmd), node1..nodeN, 1-64 (ports 17001-17064) [6]
 #   GPUPOOL_PARTITIONS   PartitionName= lines replacing the default ones
 #                        (pool1, pool2, plain on node[1-4], pool3 on
 #                        node[5-6]), e.g. for fewer nodes               []
@@ -61,7 +61,8 @@ GPUS=${GPUS_PER_NODE:-1}
 CPUS=${CPUS_PER_NODE:-2}
 TIMEOUT=${GPUPOOL_UP_TIMEOUT:-60}
 NODE_COUNT=${GPUPOOL_NODE_COUNT:-6}
-[[ $NODE_COUNT =~ ^[1-6]$ ]] || { echo "GPUPOOL_NODE_COUNT=$NODE_COUNT: 1 to 6" >&2; exit 2; }
+[[ $NODE_COUNT =~ ^[1-9][0-9]?$ ]] && (( NODE_COUNT <= 64 )) ||
+  { echo "GPUPOOL_NODE_COUNT=$NODE_COUNT: 1 to 64" >&2; exit 2; }
 NODES=()
 for (( i = 1; i <= NODE_COUNT; i++ )); do NODES+=("node$i"); done
 CLUSTER=gpupool

@@ -12,14 +12,17 @@
 # native: priority/basic + preempt/qos (cluster.sh GPUPOOL_PLUGINS=0), LOW
 # preemptible by NORMAL through the QOS's Preempt list, as a site would.
 # Environment: GPUPOOL_SLURM_PREFIX and GPUPOOL_BUILD as for cluster.sh
-# (another release, another build); BENCH_GPUS (per node, default 8) and
-# BENCH_RECLAIM (default 16).  Takes the live lock; leaves the cluster down.
+# (another release, another build); BENCH_NODES (default 4: pool1 and pool2
+# share them; more than 6 puts only pool1 and pool2 on node[1-N]),
+# BENCH_GPUS (per node, default 8) and BENCH_RECLAIM (default 16).  The
+# issue's size: BENCH_NODES=32 BENCH_GPUS=13 BENCH_RECLAIM=50 (416 running).
+# Takes the live lock; leaves the cluster down.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLUSTER="$REPO/scripts/cluster.sh"
 GPUS=${BENCH_GPUS:-8}
 RECLAIM=${BENCH_RECLAIM:-16}
-NODES=4                       # pool1 and pool2 share node[1-4]
+NODES=${BENCH_NODES:-4}       # pool1 and pool2 share node[1-NODES]
 TOTAL=$(( NODES * GPUS ))
 HALF=$(( TOTAL / 2 ))
 modes=("$@")
@@ -32,6 +35,14 @@ conf=$(mktemp)
 trap 'rm -f "$conf"' EXIT
 sed -E "s/^Pool=pool1 .*/Pool=pool1 Quota=$HALF Weight=1/; s/^Pool=pool2 .*/Pool=pool2 Quota=$HALF Weight=1/" \
   "$REPO/etc/gpupool.conf.example" >"$conf"
+# cluster.sh's partitions put pool1 and pool2 on node[1-4]; other sizes get
+# their own (pool3 and its nodes left out).
+node_env=()
+if (( NODES != 4 )); then
+  sed -i '/^Pool=pool3 /d' "$conf"
+  node_env=(GPUPOOL_NODE_COUNT="$NODES" GPUPOOL_PARTITIONS="PartitionName=pool1 Nodes=node[1-$NODES] Default=YES MaxTime=INFINITE State=UP
+PartitionName=pool2 Nodes=node[1-$NODES] MaxTime=INFINITE State=UP")
+fi
 
 sdiag_field() {  # sdiag_field "Main schedule statistics" "Mean cycle"
   sdiag | awk -v sec="$1" -v key="$2" 'index($0, sec) { on = 1 } on && index($0, key ":") { gsub(/[^0-9]/, "", $NF); print $NF; exit }'
@@ -44,7 +55,7 @@ ctld_cpu() {     # slurmctld's user+system CPU in ms
 run_mode() {
   local mode=$1 plugins=1
   [[ $mode == native ]] && plugins=0
-  GPUPOOL_PLUGINS=$plugins GPUS_PER_NODE=$GPUS CPUS_PER_NODE=$(( GPUS * 2 )) \
+  env "${node_env[@]}" GPUPOOL_PLUGINS=$plugins GPUS_PER_NODE=$GPUS CPUS_PER_NODE=$(( GPUS * 2 )) \
     GPUPOOL_CONF_SRC=$conf bash "$CLUSTER" up >/dev/null 2>&1
   eval "$(bash "$CLUSTER" env)"
   local log=$GPUPOOL_CLUSTER_DIR/log/slurmctld.log
