@@ -736,6 +736,15 @@ all_jobs_accounted() {
 #     plugins do). So each kill comes at the first moment after its random
 #     delay when Slurm's job state on disk is current (kill-ctld
 #     --when-saved): what is at stake is what gpupool keeps.
+# update_any_job COMMENT ID...: set COMMENT on the first job that takes it.
+update_any_job() {
+  local comment=$1 id; shift
+  for id in "$@"; do
+    scontrol update jobid="$id" comment="$comment" 2>/dev/null && return 0
+  done
+  return 1
+}
+
 test_kill9_restart() {
   local seed=${GPUPOOL_KILL9_SEED:-$(( $(date +%s) % 100000 ))}
   local out=$GPUPOOL_CLUSTER_DIR/kill9 cl="$GPUPOOL_REPO/scripts/cluster.sh"
@@ -800,9 +809,11 @@ test_kill9_restart() {
     mark_log
     # An update RPC makes Slurm write its job state within 5 s (a backfill
     # start alone does not); the kill waits for that.
-    # Right after a restart Slurm may refuse it for a moment ("DB index is
-    # being set": the job's accounting record is not back yet): retry.
-    assert wait_until 30 scontrol update jobid="${ids[0]}" comment="kill9 $k" || return 1
+    # Right after a restart, or after a requeue, Slurm may refuse it ("DB
+    # index is being set": the job's accounting record is not back yet; on
+    # a loaded machine a requeued job went 35 s without one): any job will
+    # do, so the next one is asked, and all of them again until one takes it.
+    assert wait_until 30 update_any_job "kill9 $k" "${ids[@]}" || return 1
     bash "$cl" kill-ctld --when-saved >&2 || return 1
     sleep "0.$(( RANDOM % 10 ))"   # seeded: down for a random moment
     bash "$cl" start-ctld >&2 || return 1
