@@ -1279,60 +1279,68 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         }
         return v;
     }
-    const bool np = !preemptible_tier(pc.tier);
-    const uint32_t ptier_prio = tier_priority(pc.tier);
-    for (int q : pc.pools) {
-        const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
-        if (q == vi.pool) {
-            // R4: a lower preemptible tier of the same pool.
-            if (tier_priority(vi.tier) < ptier_prio) {
-                // With ReclaimBy=all a victim within the pool's quota could
-                // reclaim a borrowing preemptor back from another pool it
-                // lists, which would evict it again: a cycle.
-                if (!np && config_->reclaim_by == ReclaimBy::All && vi.cls != VictimClass::OverFairshare &&
-                    vi.cls != VictimClass::OverQuota && borrows_after_start(qps, pc.tier, preemptor.gpus)) {
-                    v.preemptor_pool = q;
-                    v.why.set("preemptor would borrow in %s (quota %u) and the victim is within it",
-                              qps.name.c_str(), static_cast<unsigned>(qps.quota));
-                    continue;
-                }
-                v.allowed = true;
-                v.rule = Rule::InPool;
-                v.preemptor_pool = q;
-                v.why = "lower tier in the same pool";
-                return v;
-            }
+    for (int q : pc.pools)
+        if (candidacy(q, pc.tier, preemptor.gpus, vi, v)) return v;
+    return v;
+}
+
+// R4 and R5 (MinRuntime apart): may a job of tier `ptier` needing `gpus`,
+// starting in pool `q`, take the preemptible victim `vi`?  The one place
+// that says so: preemptable() asks it for Slurm, explain() for `gpupool
+// why` and `status`.  Fills `v` (allowed, rule, why; preemptor_pool = q
+// when the answer is about q, else left as it is) and returns allowed.
+bool Engine::candidacy(int q, int ptier, uint32_t gpus, const RunningInfo &vi, Verdict &v) const {
+    const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
+    const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
+    const bool np = !preemptible_tier(ptier);
+    if (q == vi.pool) {
+        // R4: a lower preemptible tier of the same pool.
+        if (tier_priority(vi.tier) >= tier_priority(ptier)) {
             v.why = "victim tier is not lower";
-            continue;
+            return false;
         }
-        // R5: take back own quota from another pool's borrowed excess.
-        if (!np && config_->reclaim_by != ReclaimBy::All) {
-            v.why = "only non-preemptible jobs reclaim (ReclaimBy=nonpreemptible)";
-            continue;
-        }
-        if (qps.domain < 0 || qps.domain != vps.domain) {
-            v.why = "pools share no nodes";
-            continue;
-        }
-        if (uint64_t(qps.used()) + preemptor.gpus > qps.quota) {
+        // With ReclaimBy=all a victim within the pool's quota could
+        // reclaim a borrowing preemptor back from another pool it lists,
+        // which would evict it again: a cycle.
+        if (!np && config_->reclaim_by == ReclaimBy::All && vi.cls != VictimClass::OverFairshare &&
+            vi.cls != VictimClass::OverQuota && borrows_after_start(qps, ptier, gpus)) {
             v.preemptor_pool = q;
-            v.why.set("preemptor pool %s not entitled: %llu+%u > quota %u", qps.name.c_str(),
-                      static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(preemptor.gpus),
+            v.why.set("preemptor would borrow in %s (quota %u) and the victim is within it", qps.name.c_str(),
                       static_cast<unsigned>(qps.quota));
-            continue;
-        }
-        if (vi.cls != VictimClass::OverFairshare && vi.cls != VictimClass::OverQuota) {
-            v.why.set("victim pool %s is not over its quota for this job (%llu/%u)", vps.name.c_str(),
-                      static_cast<unsigned long long>(vps.used()), static_cast<unsigned>(vps.quota));
-            continue;
+            return false;
         }
         v.allowed = true;
-        v.rule = Rule::Reclaim;
+        v.rule = Rule::InPool;
         v.preemptor_pool = q;
-        v.why.set("borrowed excess (%s) of %s", victim_class_name(vi.cls), vps.name.c_str());
-        return v;
+        v.why = "lower tier in the same pool";
+        return true;
     }
-    return v;
+    // R5: take back own quota from another pool's borrowed excess.
+    if (!np && config_->reclaim_by != ReclaimBy::All) {
+        v.why = "only non-preemptible jobs reclaim (ReclaimBy=nonpreemptible)";
+        return false;
+    }
+    if (qps.domain < 0 || qps.domain != vps.domain) {
+        v.why = "pools share no nodes";
+        return false;
+    }
+    if (uint64_t(qps.used()) + gpus > qps.quota) {
+        v.preemptor_pool = q;
+        v.why.set("preemptor pool %s not entitled: %llu+%u > quota %u", qps.name.c_str(),
+                  static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(gpus),
+                  static_cast<unsigned>(qps.quota));
+        return false;
+    }
+    if (vi.cls != VictimClass::OverFairshare && vi.cls != VictimClass::OverQuota) {
+        v.why.set("victim pool %s is not over its quota for this job (%llu/%u)", vps.name.c_str(),
+                  static_cast<unsigned long long>(vps.used()), static_cast<unsigned>(vps.quota));
+        return false;
+    }
+    v.allowed = true;
+    v.rule = Rule::Reclaim;
+    v.preemptor_pool = q;
+    v.why.set("borrowed excess (%s) of %s", victim_class_name(vi.cls), vps.name.c_str());
+    return true;
 }
 
 uint32_t Engine::array_running(uint32_t array_job_id) const {

@@ -506,6 +506,10 @@ public:
     // job_ended() to.
     bool job_ended_full(uint32_t job_id, int64_t now);
     Verdict preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now);
+    // R4/R5 for a preemptor of `ptier` needing `gpus` in pool `q` and a
+    // preemptible victim of the last pass, MinRuntime apart: the one home
+    // of that rule (preemptable(), explain()).
+    bool candidacy(int q, int ptier, uint32_t gpus, const RunningInfo &vi, Verdict &v) const;
     // Pass result or provisional placement of a pending job; null if none.
     const PendingResult *pending_result(uint32_t job_id) const;
     uint32_t victim_rank(uint32_t job_id) const;

@@ -284,22 +284,20 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
                                     : WaitReason::WaitingForGpus;
                 } else {
                     // No free GPUs: what may it preempt (R4 in its pool,
-                    // R5 from others' borrowed excess when entitled)?
-                    const bool may_reclaim = !c.preemptible(r.tier) || c.cfg.reclaim_by == ReclaimBy::All;
+                    // R5 from others' borrowed excess when entitled)?  As
+                    // the engine decides (Engine::candidacy).
                     pe.reason = WaitReason::WaitingForGpus;
                     pe.reason_pool = r.pools.front();
                     for (int p : r.pools) {
                         int s = set_of(p);
                         if (s < 0 || r.refuses(p)) continue;
-                        const PoolState &ps = c.pool(p);
-                        const bool entitled = may_reclaim && uint64_t(ps.used()) + r.gpus <= ps.quota;
                         std::vector<const RunningExplain *> cands;
                         for (const RunningExplain &v : x.running) {  // R6 order
                             if (!v.preemptible || v.pool < 0 || claimed.count(v.job_id) || v.gpus == 0) continue;
-                            bool inpool = v.pool == p && c.tier_priority(v.tier) < prio;
-                            bool reclaim = v.pool != p && entitled && set_of(v.pool) == s &&
-                                           (v.cls == VictimClass::OverFairshare || v.cls == VictimClass::OverQuota);
-                            if (inpool || reclaim) cands.push_back(&v);
+                            auto ri = c.ev.running.find(v.job_id);
+                            Verdict verdict;
+                            if (ri != c.ev.running.end() && c.engine.candidacy(p, r.tier, r.gpus, ri->second, verdict))
+                                cands.push_back(&v);
                         }
                         // Reclaim is tried before preemption in the pool.
                         std::stable_sort(cands.begin(), cands.end(), [&](auto *a, auto *b) {

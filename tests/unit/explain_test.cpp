@@ -352,3 +352,53 @@ TEST(Explain, NeedsAPass) {
     Snapshot s = cluster(1);
     EXPECT_THROW(explain(e, s, ExplainInput{}, T0), std::logic_error);
 }
+
+// `gpupool why` names as victims only jobs the engine would let the job
+// preempt (both ask Engine::candidacy).  ReclaimBy=all, one node of 2 GPUs
+// shared by pools a and b (quota 1 each), two LOW jobs in a.  A MID job of
+// 2 GPUs in a would borrow in a at once, so R4 lets it take only the LOW
+// job in a's borrowed excess (the newest), not the one within a's quota
+// (engine_test ReclaimCycle); one GPU is not enough, so it waits for GPUs
+// with no victims.  explain.cpp used to restate R4 without that guard and
+// named both LOW jobs as its victims.
+TEST(Explain, VictimsAreTheOnesTheEngineAllows) {
+    const std::string conf =
+        "Tier=high QOS=high Priority=300 Preemptible=no\n"
+        "Tier=mid QOS=mid Priority=150 Preemptible=yes\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=high\nUsageWeight=0\nReclaimBy=all\nPool=a Quota=1\nPool=b Quota=1\n";
+    struct Case {
+        const char *sentence;
+        uint32_t gpus;
+        WaitReason reason;
+        std::vector<uint32_t> victims;
+    };
+    const std::vector<Case> cases = {
+        {"a MID job of 2 GPUs that would borrow in a may take only the LOW job in a's excess: not enough",
+         2, WaitReason::WaitingForGpus, {}},
+        {"a MID job of 1 GPU fits a's quota and takes the newest LOW job", 1, WaitReason::WaitingForReclaim, {3}},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        Engine e = engine_with(conf);
+        Snapshot s = cluster(1, 2);
+        partition(s, "a", 0, 0);
+        partition(s, "b", 0, 0);
+        const SnapJob low1 = running(1, "a", "low", 1, T0), low3 = running(3, "a", "low", 1, T0 + 1);
+        s.add_job(low1);
+        s.add_job(low3);
+        const SnapJob mid = pending(10, "a", "mid", c.gpus, T0 + 5);
+        s.add_job(mid);
+        e.evaluate(s, T0 + 10);
+        Explanation x = explain_all(e, s, T0 + 10);
+        const PendingExplain *pe = x.find_pending(10);
+        ASSERT_NE(pe, nullptr);
+        EXPECT_EQ(pe->reason, c.reason) << wait_reason_code(pe->reason);
+        std::vector<uint32_t> named;
+        for (const VictimRef &v : pe->victims) named.push_back(v.job_id);
+        EXPECT_EQ(named, c.victims);
+        // The engine's own verdicts for the same pair.
+        EXPECT_FALSE(e.preemptable(ref(low1), ref(mid), T0 + 10).allowed && c.gpus == 2);
+        EXPECT_TRUE(e.preemptable(ref(low3), ref(mid), T0 + 10).allowed);
+    }
+}
