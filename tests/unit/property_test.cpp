@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <random>
 
+#include "explain.hpp"
 #include "test_helpers.hpp"
 
 using namespace gpupool;
@@ -160,6 +161,50 @@ TEST(Property, ReclaimOnlyFromBorrowedExcess) {
         }
     }
     EXPECT_GT(reclaims_seen, 100);  // the worlds do exercise reclaim
+}
+
+// What `gpupool why` names as a pending job's victims, the engine lets it
+// preempt (issue 21: one home per rule).  The worlds get a second
+// preemptible tier (mid, above low) so that R4 between preemptible tiers,
+// and ReclaimBy=all's cycle guard, come up.
+TEST(Property, ExplainNamesOnlyVictimsTheEngineAllows) {
+    std::mt19937 rng(21);
+    int victims_seen = 0;
+    for (int i = 0; i < kWorlds; ++i) {
+        World w = random_world(rng);
+        w.conf += "Tier=mid QOS=mid Priority=150 Preemptible=yes\n";
+        for (SnapJob &j : w.snap.jobs)
+            if (j.qos == "low" && j.id % 2 == 0) j.qos = "mid";
+        Engine e = engine_with(w.conf);
+        e.evaluate(w.snap, 2000);
+        ExplainInput in;
+        in.all_details = true;
+        const Explanation x = explain(e, w.snap, in, 2000);
+        for (const PendingExplain &pe : x.pending) {
+            if (pe.victims.empty()) continue;
+            const SnapJob *pre = nullptr;
+            for (const SnapJob &j : w.snap.jobs)
+                if (j.id == pe.job_id) pre = &j;
+            ASSERT_NE(pre, nullptr);
+            std::string parts;
+            for (const VictimRef &v : pe.victims) {
+                const SnapJob *vj = nullptr;
+                for (const SnapJob &j : w.snap.jobs)
+                    if (j.id == v.job_id) vj = &j;
+                ASSERT_NE(vj, nullptr);
+                // As Slurm asks when it tries the job in the pool `why`
+                // says it would start in.
+                JobRef pr = job_ref(*pre, parts);
+                pr.partitions = e.last().pools[static_cast<size_t>(pe.reason_pool)].name;
+                const Verdict vd = e.preemptable(ref(*vj), pr, 2000);
+                ASSERT_TRUE(vd.allowed) << "world " << i << ": why names job " << v.job_id << " as a victim of "
+                                        << pe.job_id << "; the engine: " << vd.why;
+                ASSERT_EQ(vd.rule, v.rule) << "world " << i;
+                ++victims_seen;
+            }
+        }
+    }
+    EXPECT_GT(victims_seen, 1000);  // the worlds do exercise preemption
 }
 
 TEST(Property, OrderIsStrictStableAndBounded) {
