@@ -72,9 +72,10 @@ run_mode() {
   sleep 5
   sdiag -r >/dev/null
   local refresh0 cpu0 t0
-  # gpupool's refresh line is debug2: on only while measuring (it costs
-  # gpupool a little, so its figures are if anything pessimistic).
-  [[ $mode == gpupool ]] && scontrol setdebug debug2 >/dev/null
+  # gpupool's refresh line is logged under DebugFlags=Priority at level
+  # verbose: both modes measure with the same level and flags.
+  scontrol setdebug verbose >/dev/null
+  scontrol setdebugflags +Priority >/dev/null
   refresh0=$(grep -c 'gpupool: refreshed' "$log" || true)
   cpu0=$(ctld_cpu); t0=$(date +%s%N)
   for (( i = 0; i < RECLAIM; i++ )); do

@@ -106,6 +106,15 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 uint32_t *job_cnt);
 
 /*
+ * A hash of what a running-only snapshot reads of each running job (id,
+ * start, QOS, partition, restarts, CPUs): equal values mean a refresh
+ * would see the same jobs.  A walk of job_list with no allocation, far
+ * cheaper than building the snapshot; list_for_each, so it may nest in
+ * slurm_find_preemptable_jobs()'s walk.  Caller holds the job read lock.
+ */
+extern uint64_t gps_running_fingerprint(void);
+
+/*
  * Refuse a libgpupool built for another C ABI than this plugin (init() of
  * each plugin that links it, before any other libgpupool call): logs why
  * and returns SLURM_ERROR, so that slurmctld does not start with it.
