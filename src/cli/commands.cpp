@@ -401,6 +401,8 @@ json_t *pending_json(const Pass &p, const PendingExplain &pe) {
     put(o, "pools", pools);
     put(o, "tier", jstr(p.tier_name(pe.tier)));
     put(o, "gpus", jint(pe.gpus));
+    put(o, "tasks", jint(pe.tasks));
+    put(o, "pending_gpus", jint(static_cast<int64_t>(pe.pending_gpus())));
     put(o, "position", pe.position >= 0 ? jint(pe.position + 1) : json_null());
     json_t *pp = json_object();
     for (const auto &[q, n] : pe.pool_position) put(pp, p.pool_name(q).c_str(), jint(n + 1));
@@ -485,7 +487,7 @@ int queue(Pass &p, const Options &opt, std::ostream &out, std::ostream &err) {
             }
         std::string name = m ? m->name.substr(0, 12) : "";
         t.add({pe.position >= 0 ? num(pe.position + 1) : "-", pool_pos, p.job_label(pe.job_id),
-               m ? m->partition : "", name, p.user_of(pe.job_id), p.tier_name(pe.tier), num(pe.gpus),
+               m ? m->partition : "", name, p.user_of(pe.job_id), p.tier_name(pe.tier), num(pe.pending_gpus()),
                m ? slurm_duration(p.view.now - m->submit_time) : "", num(r ? r->priority : 0), reason_text(p, pe)});
     }
     t.print(out);

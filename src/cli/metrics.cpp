@@ -364,14 +364,10 @@ std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogr
 
     // Pending jobs (records) and their GPUs (every pending task of an
     // array) by pool, tier and reason; a job counts in each of its pools.
-    std::unordered_map<uint32_t, uint32_t> tasks;
-    for (const SnapJob &j : view.snap.jobs)
-        if (j.state == JobState::Pending && j.array_tasks > 1) tasks[j.id] = j.array_tasks;
     std::map<std::tuple<int, int, size_t>, std::pair<uint64_t, uint64_t>> pend;  // (pool, tier, reason)
     for (const PendingExplain &pe : x.pending) {
         if (pe.tier < 0) continue;
-        auto t = tasks.find(pe.job_id);
-        uint64_t gpus = uint64_t(pe.gpus) * (t == tasks.end() ? 1 : t->second);
+        uint64_t gpus = pe.pending_gpus();
         for (int p : pe.pools) {
             auto &c = pend[{p, pe.tier, size_t(pe.reason)}];
             c.first++;

@@ -396,7 +396,7 @@ void Engine::tally_pending(Evaluation &ev) const {
         for (int p : r.pools) {
             PoolState &ps = ev.pools[static_cast<size_t>(p)];
             ps.pending_jobs++;
-            ps.pending_gpus += r.gpus;
+            ps.pending_gpus = static_cast<uint32_t>(std::min<uint64_t>(ps.pending_gpus + r.pending_gpus(), UINT32_MAX));
             ps.pending_by_tier[static_cast<size_t>(r.tier)]++;
         }
 }
@@ -414,7 +414,9 @@ void Engine::compute_fairshare(Evaluation &ev) const {
         uint64_t quota_sum = 0, borrowed = 0;
         for (size_t i : members) {
             const PoolState &ps = ev.pools[i];
-            in.push_back(FairshareInput{ps.quota, ps.weight, ps.used() + ps.pending_gpus, ps.usage_share});
+            uint64_t demand = uint64_t(ps.used()) + ps.pending_gpus;
+            in.push_back(FairshareInput{ps.quota, ps.weight, static_cast<uint32_t>(std::min<uint64_t>(demand, UINT32_MAX)),
+                                        ps.usage_share});
             quota_sum += ps.quota;
             borrowed += ps.borrowed();
         }

@@ -130,7 +130,8 @@ struct PendingResult {
     // ordinary job), Held: 0, Free: max(1, array_tasks).
     uint32_t admitted_tasks = 0;
 
-    uint32_t task_count() const { return array_tasks > 1 ? array_tasks : 1; }
+    uint32_t task_count() const { return gpupool::task_count(array_tasks); }
+    uint64_t pending_gpus() const { return gpupool::pending_gpus(gpus, array_tasks); }
     bool refuses(int pool) const {
         for (const Refusal &x : refused)
             if (x.pool == pool) return true;

@@ -213,6 +213,7 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
         pe.position = static_cast<int64_t>(pos);
         pe.tier = r.tier;
         pe.gpus = r.gpus;
+        pe.tasks = r.task_count();
         for (int p : r.pools) {
             pe.pools.push_back(p);
             pe.pool_position.emplace_back(p, pool_count[static_cast<size_t>(p)]++);
@@ -362,7 +363,7 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
             PoolExplain &px = x.pools[static_cast<size_t>(p)];
             if (r.tier >= 0) {
                 px.pending_jobs_by_tier[static_cast<size_t>(r.tier)]++;
-                px.pending_gpus_by_tier[static_cast<size_t>(r.tier)] += r.gpus * r.task_count();
+                px.pending_gpus_by_tier[static_cast<size_t>(r.tier)] += static_cast<uint32_t>(pe.pending_gpus());
             }
         }
         x.pending.push_back(std::move(pe));
@@ -378,6 +379,7 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
         pe.job_id = j->id;
         pe.tier = c.engine.tier_of_qos(j->qos);
         pe.gpus = j->gpus;
+        pe.tasks = task_count(j->array_tasks);
         for (const std::string &name : j->partitions) {
             auto it = ev.pool_index.find(name);
             if (it != ev.pool_index.end() &&

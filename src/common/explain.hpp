@@ -98,7 +98,8 @@ struct PendingExplain {
     std::vector<std::pair<int, uint32_t>> pool_position;  // 0-based among the pool's pending jobs
     int tier = -1;
     std::vector<int> pools;
-    uint32_t gpus = 0;
+    uint32_t gpus = 0;                   // per task
+    uint32_t tasks = 1;                  // an array record's pending tasks
     WaitReason reason = WaitReason::Starting;
     int reason_pool = -1;                // the pool the reason is about
     int64_t protected_until = 0;         // MinRuntime: when enough victims are free
@@ -106,6 +107,8 @@ struct PendingExplain {
     std::vector<QuotaUser> quota_users;  // of reason_pool (quota reasons)
     std::vector<uint32_t> ahead;         // pending jobs ahead sharing a pool, in order
     std::vector<VictimRef> victims;      // WaitingForReclaim / MinRuntime
+
+    uint64_t pending_gpus() const { return gpupool::pending_gpus(gpus, tasks); }
 };
 
 struct RunningExplain {

@@ -40,6 +40,17 @@ struct SnapJob {
     uint32_t restart_cnt = 0;
 };
 
+// Tasks a pending record stands for: an array meta record's pending tasks,
+// else 1.
+inline uint32_t task_count(uint32_t array_tasks) { return array_tasks > 1 ? array_tasks : 1; }
+
+// The GPUs a pending record asks for: every task it stands for.  The one
+// definition of "pending GPUs": fairshare demand, status, queue, the
+// exporter and the simulator all count through it.
+inline uint64_t pending_gpus(uint32_t gpus_per_task, uint32_t array_tasks) {
+    return uint64_t(gpus_per_task) * task_count(array_tasks);
+}
+
 struct Snapshot {
     std::vector<SnapNode> nodes;
     std::vector<SnapPartition> partitions;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "metrics.hpp"
 #include "settings.hpp"
 #include "slurm_text.hpp"
 #include "test_helpers.hpp"
@@ -534,4 +535,57 @@ TEST(CliJson, EveryFieldIsDocumented) {
     for (const std::string &k : keys)
         EXPECT_TRUE(std::regex_search(man, std::regex("(^|[^a-z_])" + k + "([^a-z_]|$)")))
             << "gpupool(1) does not document the JSON field " << k;
+}
+
+// Issue 21: one definition of pending GPUs.  A job array of 10 tasks of 2
+// GPUs, 3 of them running: its record stands for 7 pending tasks, 14 GPUs,
+// in `gpupool status`, in `gpupool queue` and in the exporter alike.
+TEST(PendingGpus, StatusQueueAndExporterAgreeOnAJobArray) {
+    Engine e = engine_with(kTwoPools);
+    ClusterView v;
+    v.cluster = "test";
+    v.conf_path = "test.conf";
+    v.now = T0 + 60;
+    v.history.available = false;
+    v.snap = cluster(4, 4);
+    partition(v.snap, "pool1", 0, 3);
+    partition(v.snap, "pool2", 0, 3);
+    for (uint32_t task = 0; task < 3; ++task) {
+        SnapJob t = running(21 + task, "pool1", "low", 2, T0 + 10, T0);
+        t.array_job_id = 20;
+        v.snap.add_job(t);
+        meta(v, 21 + task, "arr", "alice", "pool1", "RUNNING", T0);
+    }
+    SnapJob rec = pending(20, "pool1", "low", 2, T0);
+    rec.array_tasks = 7;
+    rec.array_job_id = 20;
+    v.snap.add_job(rec);
+    meta(v, 20, "arr", "alice", "pool1", "PENDING", T0);
+
+    Options o;
+    o.json = true;
+    std::ostringstream status, queue, err;
+    ASSERT_EQ(cmd_status(e, v, o, status, err), 0) << err.str();
+    Json st = parse(status.str());
+    json_t *p1 = find_by(json_object_get(st.get(), "pools"), "name", "pool1");
+    ASSERT_TRUE(p1);
+    EXPECT_EQ(int_at(p1, "pending_gpus"), 14);
+
+    ASSERT_EQ(cmd_queue(e, v, o, queue, err), 0) << err.str();
+    Json q = parse(queue.str());
+    json_t *jobs = json_object_get(q.get(), "jobs");
+    ASSERT_EQ(json_array_size(jobs), 1u) << queue.str();
+    json_t *job = json_array_get(jobs, 0);
+    EXPECT_EQ(int_at(job, "job_id"), 20);
+    EXPECT_EQ(int_at(job, "gpus"), 2);
+    EXPECT_EQ(int_at(job, "tasks"), 7);
+    EXPECT_EQ(int_at(job, "pending_gpus"), 14);
+
+    WaitHistogram waits;
+    std::string text = cluster_metrics(e, v, waits);
+    std::regex line(R"(gpupool_pending_gpus\{pool="pool1",[^}]*\} (\d+))");
+    uint64_t exported = 0;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), line); it != std::sregex_iterator(); ++it)
+        exported += std::stoull((*it)[1]);
+    EXPECT_EQ(exported, 14u) << text;
 }
