@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
 
 #include "explain.hpp"
@@ -163,48 +164,106 @@ TEST(Property, ReclaimOnlyFromBorrowedExcess) {
     EXPECT_GT(reclaims_seen, 100);  // the worlds do exercise reclaim
 }
 
-// What `gpupool why` names as a pending job's victims, the engine lets it
-// preempt (issue 21: one home per rule).  The worlds get a second
-// preemptible tier (mid, above low) so that R4 between preemptible tiers,
-// and ReclaimBy=all's cycle guard, come up.
-TEST(Property, ExplainNamesOnlyVictimsTheEngineAllows) {
-    std::mt19937 rng(21);
-    int victims_seen = 0;
-    for (int i = 0; i < kWorlds; ++i) {
+// Issue 21, acceptance 1: what `gpupool why` says of every job equals the
+// engine's own decisions, over 10,000 random worlds (a second preemptible
+// tier, ReclaimBy both ways, MinRuntime in two worlds of three, arrays, jobs
+// listing several pools): for each pending job, whether a quota holds it
+// and whose; each victim it names is one the engine lets it take, by the
+// same rule, now or (MinRuntime) from the moment `why` says; for each
+// running job, whether MinRuntime protects it and until when, and whether
+// it is in its pool's borrowed excess.  Each job is a case.
+TEST(Property, WhyAgreesWithTheEngine) {
+    std::mt19937 rng(2111);
+    const int64_t now = 2000;
+    uint64_t cases = 0, held = 0, victims = 0, protected_jobs = 0, borrowed = 0;
+    for (int i = 0; i < 10000; ++i) {
         World w = random_world(rng);
         w.conf += "Tier=mid QOS=mid Priority=150 Preemptible=yes\n";
+        // Slurm's time format (a bare number is minutes): none, 400 s or
+        // 800 s, against jobs started 500-1,000 s ago.
+        const char *min_runtime[] = {nullptr, "00:06:40", "00:13:20"};
+        if (const char *mr = min_runtime[rng() % 3]) w.conf += std::string("MinRuntime=") + mr + "\n";
         for (SnapJob &j : w.snap.jobs)
             if (j.qos == "low" && j.id % 2 == 0) j.qos = "mid";
         Engine e = engine_with(w.conf);
-        e.evaluate(w.snap, 2000);
+        e.evaluate(w.snap, now);
         ExplainInput in;
         in.all_details = true;
-        const Explanation x = explain(e, w.snap, in, 2000);
-        for (const PendingExplain &pe : x.pending) {
-            if (pe.victims.empty()) continue;
-            const SnapJob *pre = nullptr;
+        const Explanation x = explain(e, w.snap, in, now);
+        auto job = [&](uint32_t id) -> const SnapJob & {
             for (const SnapJob &j : w.snap.jobs)
-                if (j.id == pe.job_id) pre = &j;
-            ASSERT_NE(pre, nullptr);
+                if (j.id == id) return j;
+            ADD_FAILURE() << "world " << i << ": no job " << id;
+            return w.snap.jobs.front();
+        };
+        for (const PendingExplain &pe : x.pending) {
+            ++cases;
+            const PendingResult *r = e.pending_result(pe.job_id);
+            if (pe.position < 0) {  // held by its user: not in the pass
+                ASSERT_TRUE(job(pe.job_id).user_held) << "world " << i;
+                continue;
+            }
+            ASSERT_NE(r, nullptr) << "world " << i;
+            const bool quota_reason = pe.reason == WaitReason::QuotaFull || pe.reason == WaitReason::QuotaTooSmall;
+            ASSERT_EQ(quota_reason, r->admission == Admission::Held) << "world " << i << " job " << pe.job_id;
+            if (quota_reason) {
+                ASSERT_EQ(pe.reason_pool, r->hold_pool) << "world " << i << " job " << pe.job_id;
+                ++held;
+            }
             std::string parts;
             for (const VictimRef &v : pe.victims) {
-                const SnapJob *vj = nullptr;
-                for (const SnapJob &j : w.snap.jobs)
-                    if (j.id == v.job_id) vj = &j;
-                ASSERT_NE(vj, nullptr);
-                // As Slurm asks when it tries the job in the pool `why`
-                // says it would start in.
-                JobRef pr = job_ref(*pre, parts);
+                JobRef pr = job_ref(job(pe.job_id), parts);
                 pr.partitions = e.last().pools[static_cast<size_t>(pe.reason_pool)].name;
-                const Verdict vd = e.preemptable(ref(*vj), pr, 2000);
+                const RunningExplain *re = nullptr;
+                for (const RunningExplain &k : x.running)
+                    if (k.job_id == v.job_id) re = &k;
+                ASSERT_NE(re, nullptr);
+                const int64_t when = re->protected_until ? re->protected_until : now;
+                const Verdict vd = e.preemptable(ref(job(v.job_id)), pr, when);
                 ASSERT_TRUE(vd.allowed) << "world " << i << ": why names job " << v.job_id << " as a victim of "
-                                        << pe.job_id << "; the engine: " << vd.why;
+                                        << pe.job_id << " from " << when << "; the engine: " << vd.why;
                 ASSERT_EQ(vd.rule, v.rule) << "world " << i;
-                ++victims_seen;
+                if (re->protected_until) {
+                    ASSERT_EQ(pe.reason, WaitReason::MinRuntime) << "world " << i;
+                    ASSERT_FALSE(e.preemptable(ref(job(v.job_id)), pr, re->protected_until - 1).allowed)
+                        << "world " << i << ": job " << v.job_id << " protected a second longer than why says";
+                }
+                ++victims;
+            }
+        }
+        for (const RunningExplain &re : x.running) {
+            ++cases;
+            const SnapJob &vj = job(re.job_id);
+            // MinRuntime: the engine refuses every preemptor while why
+            // says the job is protected, and only then (a preemptor of a
+            // higher tier in the job's own pool, the one R4 takes).
+            if (re.preemptible && re.pool >= 0 && vj.gpus > 0) {
+                SnapJob hi = pending(999999, e.last().pools[static_cast<size_t>(re.pool)].name, "high", 1, 900);
+                std::string parts;
+                const Verdict vd = e.preemptable(ref(vj), job_ref(hi, parts), now);
+                const bool engine_protects = !vd.allowed && std::string(vd.why.c_str()).find("MinRuntime") != std::string::npos;
+                ASSERT_EQ(re.protected_until != 0, engine_protects) << "world " << i << " job " << re.job_id << ": " << vd.why;
+                protected_jobs += engine_protects;
+            }
+            // The borrowed excess `why` shows is what the engine's R5 walk
+            // may reclaim.
+            const bool excess = re.cls == VictimClass::OverFairshare || re.cls == VictimClass::OverQuota;
+            if (re.preemptible && vj.gpus > 0) {
+                ASSERT_EQ(re.borrowed > 0, excess) << "world " << i << " job " << re.job_id;
+                borrowed += excess;
             }
         }
     }
-    EXPECT_GT(victims_seen, 1000);  // the worlds do exercise preemption
+    EXPECT_GE(cases, 100000u);
+    // The worlds do reach every kind of answer.
+    EXPECT_GT(held, 1000u);
+    EXPECT_GT(victims, 1000u);
+    EXPECT_GT(protected_jobs, 1000u);
+    EXPECT_GT(borrowed, 1000u);
+    std::printf("why agrees with the engine: %llu cases (%llu held, %llu victims, %llu protected, %llu borrowed)\n",
+                static_cast<unsigned long long>(cases), static_cast<unsigned long long>(held),
+                static_cast<unsigned long long>(victims), static_cast<unsigned long long>(protected_jobs),
+                static_cast<unsigned long long>(borrowed));
 }
 
 TEST(Property, OrderIsStrictStableAndBounded) {
