@@ -79,10 +79,6 @@ uint32_t Engine::tier_priority(int tier) const {
     return tier >= 0 ? config_->tiers[static_cast<size_t>(tier)].priority : 0;
 }
 
-int64_t Engine::min_runtime_of(int pool, const Evaluation &ev) const {
-    return pool >= 0 ? ev.pools[static_cast<size_t>(pool)].min_runtime : 0;
-}
-
 // Would a preemptible job of `tier` holding `gpus` be in pool ps's borrowed
 // excess right after starting there?  The R5 walk takes the lower tiers
 // (its own victims among them) before it, and, newest first, it comes
@@ -528,6 +524,7 @@ void Engine::rank_victims(Evaluation &ev) const {
     all.reserve(ev.running.size());
     for (auto &[id, r] : ev.running) {
         r.cls = VictimClass::Never;
+        r.walk = r.excess = 0;
         Key k{0, tier_priority(r.tier), start_key(r), r.job_id, &r};
         all.push_back(k);
         if (r.pool >= 0 && preemptible_tier(r.tier)) by_pool[static_cast<size_t>(r.pool)].push_back(k);
@@ -539,8 +536,12 @@ void Engine::rank_victims(Evaluation &ev) const {
         std::sort(v.begin(), v.end());
         const PoolState &ps = ev.pools[p];
         int64_t before = ps.used();
+        uint32_t place = 0;
         for (Key &k : v) {
             RunningInfo *r = k.r;
+            const int64_t over = before - int64_t(ps.quota);
+            r->walk = place++;
+            r->excess = over > 0 ? static_cast<uint32_t>(std::min<int64_t>(over, r->gpus)) : 0;
             if (r->gpus == 0)
                 r->cls = VictimClass::InQuota;  // frees no GPU: never reclaimed
             else if (before > int64_t(ps.fairshare))
@@ -1227,7 +1228,7 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         return v;
     }
     const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
-    if (vps.min_runtime > 0 && sat_sub(now, vi.start) < vps.min_runtime) {
+    if (min_runtime_end(vps.min_runtime, vi.start, now) != 0) {
         v.why.set("victim within MinRuntime of %s", vps.name.c_str());
         return v;
     }

@@ -18,6 +18,7 @@
 
 #include "config.hpp"
 #include "snapshot.hpp"
+#include "min_runtime.hpp"
 #include "usage.hpp"
 
 namespace gpupool {
@@ -148,6 +149,10 @@ struct RunningInfo {
     uint32_t array_job_id = 0;  // task of this job array; 0: none
     VictimClass cls = VictimClass::Never;
     uint32_t rank = 0;          // R6 victim order, 1 = first
+    // The R5 walk of its pool (preemptible jobs): its place, 0 = first,
+    // and its GPUs over the pool's quota at that place (borrowed excess).
+    uint32_t walk = 0;
+    uint32_t excess = 0;
 };
 
 // A job as the plugins hand it over, without copying its strings.
@@ -604,7 +609,6 @@ private:
     void tally_pending(Evaluation &ev) const;
     bool preemptible_tier(int tier) const;
     uint32_t tier_priority(int tier) const;
-    int64_t min_runtime_of(int pool, const Evaluation &ev) const;
     bool borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const;
     DecayParams decay() const;
 

@@ -68,11 +68,7 @@ struct Ctx {
     // When MinRuntime stops protecting a job of pool p started at `start`;
     // 0 when it does not (any more).
     int64_t protected_until(int p, int64_t start) const {
-        if (p < 0) return 0;
-        int64_t mr = pool(p).min_runtime;
-        if (mr <= 0 || start <= 0) return 0;
-        int64_t end = start > INT64_MAX - mr ? INT64_MAX : start + mr;
-        return now < end ? end : 0;
+        return p < 0 ? 0 : min_runtime_end(pool(p).min_runtime, start, now);
     }
 };
 
@@ -129,12 +125,9 @@ std::vector<std::vector<PoolGpus>> node_sets_and_borrowing(const Ctx &c, Explana
 }
 
 // Running jobs: R6 rank, MinRuntime, and which lender's GPUs the borrowed
-// excess of each preemptible job is.  The excess is found by the engine's
-// own walk (rank_victims): a pool's P jobs in victim order, a job being
-// over quota by what the pool's usage before it exceeds the quota.
+// excess of each preemptible job is.  Place and excess are the engine's,
+// from its own R5 walk (rank_victims); lenders are matched in that order.
 void explain_running(const Ctx &c, std::vector<std::vector<PoolGpus>> from, Explanation &x) {
-    const bool newest = c.cfg.preemption_order == PreemptionOrder::Newest;
-    auto start_key = [newest](const RunningInfo &r) { return newest ? ~r.start : r.start; };
     std::vector<std::vector<const RunningInfo *>> by_pool(c.ev.pools.size());
     std::vector<const RunningInfo *> all;
     for (const auto &[id, r] : c.ev.running) {
@@ -159,18 +152,11 @@ void explain_running(const Ctx &c, std::vector<std::vector<PoolGpus>> from, Expl
     }
     for (size_t p = 0; p < by_pool.size(); ++p) {
         auto &v = by_pool[p];
-        std::sort(v.begin(), v.end(), [&](const RunningInfo *a, const RunningInfo *b) {
-            return std::make_tuple(c.tier_priority(a->tier), start_key(*a), a->job_id) <
-                   std::make_tuple(c.tier_priority(b->tier), start_key(*b), b->job_id);
-        });
-        const PoolState &ps = c.ev.pools[p];
-        int64_t before = ps.used();
+        std::sort(v.begin(), v.end(), [](const RunningInfo *a, const RunningInfo *b) { return a->walk < b->walk; });
         std::vector<PoolGpus> &edges = from[p];
         size_t ei = 0;
         for (const RunningInfo *r : v) {
-            int64_t over = before - int64_t(ps.quota);
-            uint32_t excess = over > 0 ? static_cast<uint32_t>(std::min<int64_t>(over, r->gpus)) : 0;
-            before -= r->gpus;
+            uint32_t excess = r->excess;
             RunningExplain &re = x.running[at[r->job_id]];
             re.borrowed = excess;
             while (excess > 0 && ei < edges.size()) {

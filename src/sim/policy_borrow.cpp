@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "min_runtime.hpp"
 #include "policy.hpp"
 
 namespace gpupool::sim {
@@ -45,7 +46,7 @@ public:
             const TierInfo &vt = w_.tiers[static_cast<size_t>(vs.tier)];
             if (!vt.removable || vt.priority >= prio || !w_.overlaps(v, p)) continue;
             int64_t exempt = w_.min_runtime_of_part[static_cast<size_t>(vs.part)];
-            if (exempt > 0 && t - vs.start < exempt) continue;
+            if (min_runtime_end(exempt, vs.start, t) != 0) continue;
             out.push_back(v);
         }
         auto key = [&](uint32_t v) {

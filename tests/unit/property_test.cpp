@@ -3,7 +3,8 @@
 // - nothing of a pool at or under quota is reclaimable by another pool, and
 //   reclaim takes a pool under quota by at most the one straddling job;
 // - the order is a strict total order, stable across passes and input
-//   order, and priorities stay within uint32 with held jobs at 0.
+//   order, and priorities stay within uint32 with held jobs at 0;
+// - what `gpupool why` says of each job is what the engine decided.
 #include <gtest/gtest.h>
 
 #include <algorithm>
