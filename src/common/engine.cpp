@@ -471,12 +471,8 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
     tally_pending(ev);
 }
 
-// R1: tier priority (higher first), pool standing (more starved first),
-// original submit time (older first), job id (lower first).
 static bool order_before(const PendingResult &a, uint32_t a_prio, const PendingResult &b, uint32_t b_prio) {
-    if (a_prio != b_prio) return a_prio > b_prio;
-    return std::tie(a.group_standing, a.orig_submit, a.job_id) <
-           std::tie(b.group_standing, b.orig_submit, b.job_id);
+    return pending_order_key(a, a_prio) < pending_order_key(b, b_prio);
 }
 
 // A held job waits in every pool it lists.
@@ -611,23 +607,16 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
         for (int p : r.pools)
             r.group_standing = std::min(r.group_standing, ev.pools[static_cast<size_t>(p)].standing);
     }
-    // Sort compact keys, then move each result once.  One 128-bit key:
-    // tier priority (inverted: higher first), standing, original submit
-    // time (offset from the oldest), job id.
-    int64_t oldest = INT64_MAX;
-    for (const PendingResult &r : ev.pending) oldest = std::min(oldest, r.orig_submit);
+    // Sort compact keys (R1's), then move each result once.
     struct Key {
-        unsigned __int128 key;
+        PendingOrderKey key;
         uint32_t index;
     };
     std::vector<Key> keys;
     keys.reserve(ev.pending.size());
     for (size_t i = 0; i < ev.pending.size(); ++i) {
         const PendingResult &r = ev.pending[i];
-        uint64_t hi = (uint64_t(~tier_priority(r.tier)) << 32) | r.group_standing;
-        uint64_t age = static_cast<uint64_t>(r.orig_submit) - static_cast<uint64_t>(oldest);  // >= 0, no overflow
-        uint64_t lo = (std::min<uint64_t>(age, 0xFFFFFFFFu) << 32) | r.job_id;
-        keys.push_back(Key{(static_cast<unsigned __int128>(hi) << 64) | lo, static_cast<uint32_t>(i)});
+        keys.push_back(Key{pending_order_key(r, tier_priority(r.tier)), static_cast<uint32_t>(i)});
     }
     std::sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) { return a.key < b.key; });
     {
@@ -1069,19 +1058,16 @@ void Engine::fold_provisional() {
     placed.reserve(eval_.provisional.size());
     for (PendingResult &r : eval_.provisional) placed.push_back(std::move(r));
     std::sort(placed.begin(), placed.end(), before);
-    // The pass's key clamps submit times more than 2^32 s apart, which R1
-    // orders: then sort the whole queue.
-    const bool in_order = std::is_sorted(eval_.pending.begin(), eval_.pending.end(), before);
+    // The pass sorted by the same key: a merge keeps R1's order.
     std::vector<PendingResult> merged;
     merged.reserve(eval_.pending.size() + placed.size());
     auto p = placed.begin();
     for (PendingResult &r : eval_.pending) {
         if (eval_.provisional.contains(r.job_id)) continue;
-        while (in_order && p != placed.end() && before(*p, r)) merged.push_back(std::move(*p++));
+        while (p != placed.end() && before(*p, r)) merged.push_back(std::move(*p++));
         merged.push_back(std::move(r));
     }
     for (; p != placed.end(); ++p) merged.push_back(std::move(*p));
-    if (!in_order) std::sort(merged.begin(), merged.end(), before);
     eval_.provisional.clear();
     eval_.pending.swap(merged);
     number_pending(eval_);

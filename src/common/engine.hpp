@@ -140,6 +140,25 @@ struct PendingResult {
     }
 };
 
+// R1, the one home of the pending order (policy.md): tier priority (higher
+// first), the standing of the job's pools (more starved first), original
+// submit time (older first), job id (lower first).  Ascending keys are that
+// order; the pass sorts by it, job ends place jobs by it, the simulator's
+// gpupool policy orders by it.
+struct PendingOrderKey {
+    uint64_t major = 0;  // ~tier priority << 32 | standing
+    int64_t submit = 0;  // original submit time
+    uint32_t job_id = 0;
+    friend bool operator<(const PendingOrderKey &a, const PendingOrderKey &b) {
+        if (a.major != b.major) return a.major < b.major;
+        if (a.submit != b.submit) return a.submit < b.submit;
+        return a.job_id < b.job_id;
+    }
+};
+inline PendingOrderKey pending_order_key(const PendingResult &r, uint32_t tier_priority) {
+    return PendingOrderKey{(uint64_t(~tier_priority) << 32) | r.group_standing, r.orig_submit, r.job_id};
+}
+
 struct RunningInfo {
     uint32_t job_id = 0;
     int pool = -1;              // -1: not a gpupool pool

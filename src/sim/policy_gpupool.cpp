@@ -110,18 +110,19 @@ public:
         return next > t ? next : t + 1;
     }
 
-    // The order the core gave the job (R1: tier priority, its pools'
-    // standing, original submit time, id), which the priorities it writes
-    // follow.  Taken from the result rather than the priority number: a
-    // job end folds the jobs placed since the pass into the order and
-    // numbers them all again, in the same order, in the middle of a walk.
+    // The order the core gave the job (R1's key, pending_order_key), which
+    // the priorities it writes follow.  Taken from the result rather than
+    // the priority number: a job end folds the jobs placed since the pass
+    // into the order and numbers them all again, in the same order, in the
+    // middle of a walk.  OrderKey's major sorts higher first: inverted.
     OrderKey order_key(uint32_t j) const override {
         const PendingResult *r = engine_.pending_result(w_.spec(j).id);
         OrderKey k;
         k.id = w_.spec(j).id;
         if (!r) return k;
-        k.major = w_.tiers[static_cast<size_t>(r->tier)].priority;
-        k.minor = (int64_t(r->group_standing) << 41) + clamp_time(r->orig_submit);
+        const PendingOrderKey pk = pending_order_key(*r, w_.tiers[static_cast<size_t>(r->tier)].priority);
+        k.major = ~pk.major;
+        k.minor = pk.submit;
         return k;
     }
 
