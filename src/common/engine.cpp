@@ -397,6 +397,29 @@ void Engine::tally_pending(Evaluation &ev) const {
         }
 }
 
+std::vector<std::vector<PoolGpus>> lending(const std::vector<PoolState> &pools, const std::vector<size_t> &members,
+                                           uint32_t capacity) {
+    uint64_t quota_sum = 0;
+    for (size_t i : members) quota_sum += pools[i].quota;
+    std::vector<PoolGpus> lenders;
+    if (capacity > quota_sum) lenders.push_back(PoolGpus{-1, static_cast<uint32_t>(capacity - quota_sum)});
+    for (size_t i : members)
+        if (pools[i].quota > pools[i].used()) lenders.push_back(PoolGpus{static_cast<int>(i), pools[i].quota - pools[i].used()});
+    std::vector<std::vector<PoolGpus>> from(members.size());
+    size_t li = 0;
+    for (size_t k = 0; k < members.size(); ++k) {
+        uint32_t need = pools[members[k]].borrowed();
+        while (need > 0 && li < lenders.size()) {
+            const uint32_t take = std::min(need, lenders[li].gpus);
+            from[k].push_back(PoolGpus{lenders[li].pool, take});
+            need -= take;
+            lenders[li].gpus -= take;
+            if (lenders[li].gpus == 0) ++li;
+        }
+    }
+    return from;
+}
+
 void Engine::compute_fairshare(Evaluation &ev) const {
     std::map<int, std::vector<size_t>> domains;
     for (size_t i = 0; i < ev.pools.size(); ++i) {
@@ -426,17 +449,10 @@ void Engine::compute_fairshare(Evaluation &ev) const {
                                   " GPUs but their quotas add up to " + std::to_string(quota_sum) +
                                   ": quotas cannot all be honoured");
         }
-        // Borrowed GPUs come first from GPUs in nobody's quota, then from
-        // the idle quota of the pools, in config order.
-        uint64_t unassigned = cap > quota_sum ? cap - quota_sum : 0;
-        uint64_t left = borrowed > unassigned ? borrowed - unassigned : 0;
-        for (size_t i : members) {
-            PoolState &ps = ev.pools[i];
-            uint32_t idle = ps.quota > ps.used() ? ps.quota - ps.used() : 0;
-            uint32_t lent = static_cast<uint32_t>(std::min<uint64_t>(idle, left));
-            ps.lent = lent;
-            left -= lent;
-        }
+        if (borrowed == 0) continue;
+        for (const std::vector<PoolGpus> &from : lending(ev.pools, members, cap))
+            for (const PoolGpus &g : from)
+                if (g.pool >= 0) ev.pools[static_cast<size_t>(g.pool)].lent += g.gpus;
     }
     // R1.2 standing: lower used/fairshare first; no fairshare and no use
     // counts as 0, no fairshare but some use as infinitely served.

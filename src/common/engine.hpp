@@ -453,6 +453,22 @@ struct PoolCandidates {
     MinTree gpus;
 };
 
+// GPUs of one pool (pool -1: of no pool's quota) lent to or borrowed from
+// another.
+struct PoolGpus {
+    int pool = -1;
+    uint32_t gpus = 0;
+};
+
+// R3 lending within one node set (`members`: its pools in gpupool.conf
+// order, sharing `capacity` GPUs): whose GPUs each member's borrowed GPUs
+// are.  First GPUs in nobody's quota (pool -1), then the members' idle
+// quota in that order, borrowers in that order too.  Per member, its
+// lenders in that order.  The one home of the lending order: the engine's
+// `lent` and the gpupool command's borrowed-from and lent-to read it.
+std::vector<std::vector<PoolGpus>> lending(const std::vector<PoolState> &pools, const std::vector<size_t> &members,
+                                           uint32_t capacity);
+
 // Everything the last pass decided.
 struct Evaluation {
     int64_t now = 0;

@@ -100,24 +100,14 @@ std::vector<std::vector<PoolGpus>> node_sets_and_borrowing(const Ctx &c, Explana
         ns.free_gpus = ns.capacity > ns.used ? ns.capacity - ns.used : 0;
         ns.unassigned = ns.capacity > ns.quota ? ns.capacity - ns.quota : 0;
         for (int p : ns.pools) x.pools[static_cast<size_t>(p)].shared = ns.pools.size() > 1;
-        std::vector<PoolGpus> lenders;
-        if (ns.unassigned) lenders.push_back(PoolGpus{-1, ns.unassigned});
-        for (int p : ns.pools) {
-            const PoolState &ps = c.pool(p);
-            if (ps.quota > ps.used()) lenders.push_back(PoolGpus{p, ps.quota - ps.used()});
-        }
-        size_t li = 0;
-        for (int b : ns.pools) {
-            uint32_t need = c.pool(b).borrowed();
-            while (need > 0 && li < lenders.size()) {
-                uint32_t take = std::min(need, lenders[li].gpus);
-                from[static_cast<size_t>(b)].push_back(PoolGpus{lenders[li].pool, take});
-                x.pools[static_cast<size_t>(b)].borrowed_from.push_back(PoolGpus{lenders[li].pool, take});
-                if (lenders[li].pool >= 0)
-                    x.pools[static_cast<size_t>(lenders[li].pool)].lent_to.push_back(PoolGpus{b, take});
-                need -= take;
-                lenders[li].gpus -= take;
-                if (lenders[li].gpus == 0) ++li;
+        const std::vector<size_t> members(ns.pools.begin(), ns.pools.end());
+        const auto edges = lending(pools, members, ns.capacity);
+        for (size_t k = 0; k < members.size(); ++k) {
+            const int b = static_cast<int>(members[k]);
+            for (const PoolGpus &g : edges[k]) {
+                from[members[k]].push_back(g);
+                x.pools[members[k]].borrowed_from.push_back(g);
+                if (g.pool >= 0) x.pools[static_cast<size_t>(g.pool)].lent_to.push_back(PoolGpus{b, g.gpus});
             }
         }
     }

@@ -17,11 +17,6 @@ namespace gpupool {
 
 // GPUs of one pool given to or taken from another.  `pool` -1: GPUs in
 // nobody's quota (a node set's capacity beyond the sum of its quotas).
-struct PoolGpus {
-    int pool = -1;
-    uint32_t gpus = 0;
-};
-
 // A set of nodes shared by pools (design.md: "domain").
 struct NodeSetExplain {
     int id = 0;                  // index in Explanation::node_sets
