@@ -158,6 +158,9 @@ struct PendingOrderKey {
 inline PendingOrderKey pending_order_key(const PendingResult &r, uint32_t tier_priority) {
     return PendingOrderKey{(uint64_t(~tier_priority) << 32) | r.group_standing, r.orig_submit, r.job_id};
 }
+inline bool order_before(const PendingResult &a, uint32_t a_prio, const PendingResult &b, uint32_t b_prio) {
+    return pending_order_key(a, a_prio) < pending_order_key(b, b_prio);
+}
 
 struct RunningInfo {
     uint32_t job_id = 0;

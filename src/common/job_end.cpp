@@ -1,0 +1,390 @@
+// Between passes: a job end admits what now fits (only the jobs it can
+// change), and jobs submitted since the pass are placed in R1 order.
+#include "engine.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+#include "fairshare.hpp"
+#include "gpupool.h"
+#include "placement.hpp"
+
+namespace gpupool {
+
+namespace {
+// What job_ended() reports as changed: all that the plugins write but the
+// counts in a held job's reason.
+struct Decision {
+    Admission admission;
+    uint32_t admitted_tasks, priority;
+    uint64_t refused;  // pools, as bits (pool indices past 63 share one)
+    explicit Decision(const PendingResult &r)
+        : admission(r.admission), admitted_tasks(r.admitted_tasks), priority(r.priority), refused(0) {
+        for (const Refusal &x : r.refused) refused |= uint64_t(1) << std::min(x.pool, 63);
+    }
+    bool operator!=(const Decision &o) const {
+        return admission != o.admission || admitted_tasks != o.admitted_tasks || priority != o.priority ||
+               refused != o.refused;
+    }
+};
+}  // namespace
+
+// Of the pass's jobs, those a job end may admit (more of), per pool.
+void Engine::build_candidates(Evaluation &ev) const {
+    ev.cleared.clear();
+    ev.candidates.assign(ev.pools.size(), PoolCandidates{});
+    std::vector<std::vector<uint32_t>> gpus(ev.pools.size());
+    for (size_t pos = 0; pos < ev.pending.size(); ++pos) {
+        const PendingResult &r = ev.pending[pos];
+        const bool held = r.admission == Admission::Held;
+        const bool more = r.admission == Admission::Quota && r.admitted_tasks < r.task_count();
+        if (!held && !more) continue;
+        for (int p : r.pools) {
+            if (more && r.refuses(p)) continue;
+            ev.candidates[static_cast<size_t>(p)].pos.push_back(static_cast<uint32_t>(pos));
+            gpus[static_cast<size_t>(p)].push_back(r.gpus);
+        }
+    }
+    for (size_t p = 0; p < ev.pools.size(); ++p) ev.candidates[p].gpus.build(gpus[p]);
+}
+
+// After the pass job at `pos` changed: what it may still gain, per pool.
+void Engine::update_candidate(Evaluation &ev, uint32_t pos) const {
+    const PendingResult &r = ev.pending[pos];
+    const bool held = r.admission == Admission::Held;
+    const bool more = r.admission == Admission::Quota && r.admitted_tasks < r.task_count();
+    for (int p : r.pools) {
+        PoolCandidates &c = ev.candidates[static_cast<size_t>(p)];
+        auto at = std::lower_bound(c.pos.begin(), c.pos.end(), pos);
+        if (at == c.pos.end() || *at != pos) continue;
+        const bool stays = held || (more && !r.refuses(p));
+        c.gpus.set(static_cast<size_t>(at - c.pos.begin()), stays ? r.gpus : MinTree::kEmpty);
+    }
+}
+
+// The walk of admit_more() over only the jobs it can change: those that fit
+// the room some pool has now (found per pool in O(log n), PoolCandidates),
+// and the few placed since the pass, in the same order.  A job that does
+// not fit is left as it is: admit_more() would give it the same decision.
+bool Engine::job_ended(uint32_t job_id, int64_t now) {
+    changes_.clear();
+    if (!config_ || !eval_.valid) return false;
+    uint32_t array_record = 0;
+    auto rit = eval_.running.find(job_id);
+    if (rit != eval_.running.end()) {
+        const RunningInfo &r = rit->second;
+        if (r.pool >= 0) {
+            PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
+            uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
+            used -= std::min(used, r.gpus);
+            if (preemptible_tier(r.tier)) {
+                uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
+                tier_used -= std::min(tier_used, r.gpus);
+            }
+        }
+        if (r.array_job_id) {
+            auto ait = eval_.array_running.find(r.array_job_id);
+            if (ait != eval_.array_running.end() && --ait->second == 0) eval_.array_running.erase(ait);
+            array_record = r.array_job_id;
+        }
+        eval_.running.erase(rit);
+    }
+    // Reservations counted twice go first (admit_more() counts afresh).
+    for (PoolState &ps : eval_.pools) {
+        ps.np_reserved -= std::min(ps.np_reserved, ps.np_overcount);
+        ps.np_overcount = 0;
+    }
+    // A pending job that goes away no longer reserves anything.
+    const bool placed_since = eval_.provisional.contains(job_id);
+    if (const PendingResult *pr = eval_.provisional.find(job_id)) {
+        add_reservation(*pr, eval_, -1);
+        uncount_held(*pr, eval_);
+        eval_.provisional.erase(job_id);
+    }
+    const bool any_provisional = !eval_.provisional.empty();
+    auto superseded = [&](uint32_t id) { return any_provisional && eval_.provisional.contains(id); };
+    uint32_t pos = eval_.pending_index.find(job_id);
+    if (pos != IdIndex::kNone) {
+        PendingResult &r = eval_.pending[pos];
+        if (!r.pools.empty()) {
+            // Placed again since the pass, that placement reserved (and was
+            // counted held) instead.
+            if (!placed_since) {
+                add_reservation(r, eval_, -1);
+                uncount_held(r, eval_);
+            }
+            for (int p : r.pools) {
+                PoolCandidates &c = eval_.candidates[static_cast<size_t>(p)];
+                auto at = std::lower_bound(c.pos.begin(), c.pos.end(), pos);
+                if (at != c.pos.end() && *at == pos) c.gpus.set(static_cast<size_t>(at - c.pos.begin()), MinTree::kEmpty);
+            }
+        }
+        r.pools.clear();
+        r.refused.clear();
+        r.gpus = 0;
+        clear_left(r, eval_);
+    }
+    for (uint32_t id : eval_.cleared) {
+        uint32_t at = eval_.pending_index.find(id);
+        if (at == IdIndex::kNone || superseded(id)) continue;
+        PendingResult &r = eval_.pending[at];
+        const Decision was(r);
+        clear_left(r, eval_);
+        if (Decision(r) != was && id != job_id) changes_.push_back(id);
+    }
+    eval_.cleared.clear();
+
+    // One job of the walk: admitted (more tasks) if it fits now.
+    auto visit = [&](PendingResult &r) {
+        const Decision was(r);
+        if (r.admission == Admission::Held) {
+            bool fits = false;
+            for (int p : r.pools) fits |= r.gpus > 0 && quota_room(eval_.pools[static_cast<size_t>(p)]) >= r.gpus;
+            if (!fits) return false;
+            uncount_held(r, eval_);
+            r.priority = r.nominal;
+            admit_one(r, eval_);
+            count_held(r, eval_);
+        } else if (r.admission == Admission::Quota && r.admitted_tasks < r.task_count() && r.gpus > 0) {
+            uint64_t extra = r.task_count() - r.admitted_tasks;
+            for (int p : r.pools)
+                if (!r.refuses(p)) extra = std::min(extra, quota_room(eval_.pools[static_cast<size_t>(p)]) / r.gpus);
+            if (extra == 0) return false;
+            r.admitted_tasks += static_cast<uint32_t>(extra);
+            for (int p : r.pools)
+                if (!r.refuses(p)) eval_.pools[static_cast<size_t>(p)].np_reserved += static_cast<uint32_t>(extra) * r.gpus;
+        } else {
+            return false;
+        }
+        if (Decision(r) != was && r.job_id != job_id) changes_.push_back(r.job_id);
+        return true;
+    };
+    // The first pass job from `from` on that fits some pool's room now.
+    auto next_fit = [&](size_t from) {
+        size_t best = MinTree::kNone;
+        for (size_t p = 0; p < eval_.pools.size(); ++p) {
+            const uint64_t room = quota_room(eval_.pools[p]);
+            if (room == 0) continue;
+            const PoolCandidates &c = eval_.candidates[p];
+            size_t i = static_cast<size_t>(std::lower_bound(c.pos.begin(), c.pos.end(), from) - c.pos.begin());
+            if (best != MinTree::kNone)  // only what comes before the best so far
+                if (i >= c.pos.size() || c.pos[i] >= best) continue;
+            size_t j = c.gpus.first_at_most(i, static_cast<uint32_t>(std::min<uint64_t>(room, MinTree::kEmpty - 1)));
+            if (j != MinTree::kNone) best = std::min<size_t>(best, c.pos[j]);
+        }
+        return best;
+    };
+    // Placed since the pass and able to gain: those that fit the rooms as
+    // they are now (rooms only shrink along the walk), sorted here.
+    auto may_gain = [&](const PendingResult &r) {
+        if (r.pools.empty() || r.gpus == 0) return false;
+        if (r.admission == Admission::Held) {
+            for (int p : r.pools)
+                if (quota_room(eval_.pools[static_cast<size_t>(p)]) >= r.gpus) return true;
+            return false;
+        }
+        if (r.admission != Admission::Quota || r.admitted_tasks >= r.task_count()) return false;
+        for (int p : r.pools)
+            if (!r.refuses(p) && quota_room(eval_.pools[static_cast<size_t>(p)]) < r.gpus) return false;
+        return true;
+    };
+    std::vector<PendingResult *> placed;
+    for (PendingResult &r : eval_.provisional)
+        if (may_gain(r)) placed.push_back(&r);
+    auto before = [&](const PendingResult &a, const PendingResult &b) {
+        return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
+    };
+    std::sort(placed.begin(), placed.end(), [&](const PendingResult *a, const PendingResult *b) { return before(*a, *b); });
+    size_t from = 0, next = next_fit(0), y = 0;
+    while (true) {
+        if (y < placed.size() && (next == MinTree::kNone || before(*placed[y], eval_.pending[next]))) {
+            if (visit(*placed[y++])) next = next_fit(from);  // rooms shrank
+            continue;
+        }
+        if (next == MinTree::kNone) break;
+        const uint32_t at = static_cast<uint32_t>(next);
+        PendingResult &r = eval_.pending[at];
+        if (superseded(r.job_id)) {
+            // Its placement since the pass stands for it.
+            for (int p : r.pools) {
+                PoolCandidates &c = eval_.candidates[static_cast<size_t>(p)];
+                auto it = std::lower_bound(c.pos.begin(), c.pos.end(), at);
+                if (it != c.pos.end() && *it == at) c.gpus.set(static_cast<size_t>(it - c.pos.begin()), MinTree::kEmpty);
+            }
+        } else if (visit(r)) {
+            update_candidate(eval_, at);
+        }
+        from = next + 1;
+        next = next_fit(from);
+    }
+    if (array_record && array_record != job_id && pending_result(array_record) &&
+        std::find(changes_.begin(), changes_.end(), array_record) == changes_.end())
+        changes_.push_back(array_record);
+    eval_.now = std::max(eval_.now, now);
+    preemptor_cache_.valid = false;
+    return !changes_.empty();
+}
+
+bool Engine::job_ended_full(uint32_t job_id, int64_t now) {
+    changes_.clear();
+    if (!config_ || !eval_.valid) return false;
+    auto rit = eval_.running.find(job_id);
+    if (rit != eval_.running.end()) {
+        const RunningInfo &r = rit->second;
+        if (r.pool >= 0) {
+            PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
+            uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
+            used -= std::min(used, r.gpus);
+            if (preemptible_tier(r.tier)) {
+                uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
+                tier_used -= std::min(tier_used, r.gpus);
+            }
+        }
+        if (r.array_job_id) {
+            auto ait = eval_.array_running.find(r.array_job_id);
+            if (ait != eval_.array_running.end() && --ait->second == 0) eval_.array_running.erase(ait);
+        }
+        eval_.running.erase(rit);
+    }
+    uint32_t pos = eval_.pending_index.find(job_id);
+    if (pos != IdIndex::kNone) {
+        // A pending job that goes away no longer reserves anything.
+        PendingResult &r = eval_.pending[pos];
+        r.pools.clear();
+        r.refused.clear();
+        r.gpus = 0;
+    }
+    eval_.provisional.erase(job_id);
+    fold_provisional();
+    std::vector<std::pair<Admission, uint32_t>> before;
+    before.reserve(eval_.pending.size());
+    for (const PendingResult &r : eval_.pending) before.emplace_back(r.admission, r.admitted_tasks);
+    admit_more(eval_);
+    eval_.cleared.clear();
+    build_candidates(eval_);
+    eval_.now = std::max(eval_.now, now);
+    preemptor_cache_.valid = false;
+    for (size_t i = 0; i < before.size(); ++i)
+        if (before[i] != std::make_pair(eval_.pending[i].admission, eval_.pending[i].admitted_tasks)) return true;
+    return false;
+}
+
+// Jobs placed between passes join the order by their provisional priority
+// (even numbers between the pass's odd ones), so that admission can be
+// redone over everything in one walk.
+void Engine::fold_provisional() {
+    if (eval_.provisional.empty()) return;
+    // The pass's jobs are in order already: sort the few placed since and
+    // merge, rather than sort the whole queue at every job end.
+    auto before = [&](const PendingResult &a, const PendingResult &b) {
+        return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
+    };
+    std::vector<PendingResult> placed;
+    placed.reserve(eval_.provisional.size());
+    for (PendingResult &r : eval_.provisional) placed.push_back(std::move(r));
+    std::sort(placed.begin(), placed.end(), before);
+    // The pass sorted by the same key: a merge keeps R1's order.
+    std::vector<PendingResult> merged;
+    merged.reserve(eval_.pending.size() + placed.size());
+    auto p = placed.begin();
+    for (PendingResult &r : eval_.pending) {
+        if (eval_.provisional.contains(r.job_id)) continue;
+        while (p != placed.end() && before(*p, r)) merged.push_back(std::move(*p++));
+        merged.push_back(std::move(r));
+    }
+    for (; p != placed.end(); ++p) merged.push_back(std::move(*p));
+    eval_.provisional.clear();
+    eval_.pending.swap(merged);
+    number_pending(eval_);
+}
+
+PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
+    std::string parts;
+    return provisional(job_ref(job, parts), now);
+}
+
+PendingResult Engine::provisional(const JobRef &job, int64_t now) {
+    if (!config_) throw std::logic_error("no configuration loaded");
+    PendingResult r;
+    r.job_id = job.id;
+    r.tier = tier_of_qos(std::string(job.qos));
+    r.gpus = job.gpus;
+    r.array_tasks = job.array_tasks;
+    r.admitted_tasks = r.task_count();
+    r.orig_submit = note_job(job.id, job.submit_time, job.restart_cnt, now);
+    if (!eval_.valid) {
+        // Nothing known yet: GPU jobs of configured pools wait for the
+        // first pass, NP ones so as not to go over quota, preemptible ones
+        // so as not to start ahead of jobs the pass will put first (and
+        // be preempted back out).
+        bool managed = names_pool(job.partitions);
+        r.priority = r.nominal = r.factor_tier = 2;
+        if (managed && job.gpus > 0) {
+            r.admission = Admission::Held;
+            r.admitted_tasks = 0;
+            r.priority = 0;
+            r.hold = Hold::Starting;
+        }
+        return r;
+    }
+    r.pools = managed_pools(job.partitions);
+    r.group_standing = static_cast<uint32_t>(eval_.pools.size());
+    for (int p : r.pools) r.group_standing = std::min(r.group_standing, eval_.pools[static_cast<size_t>(p)].standing);
+
+    // A job already ranked by the last pass keeps its place if its tier
+    // and pools are unchanged.
+    if (const PendingResult *known = pending_result(job.id))
+        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus &&
+            known->task_count() == r.task_count())
+            return *known;
+
+    // Place it just before the first job that orders after it.
+    const uint32_t prio = tier_priority(r.tier);
+    auto it = std::partition_point(eval_.pending.begin(), eval_.pending.end(), [&](const PendingResult &x) {
+        return order_before(x, tier_priority(x.tier), r, prio);
+    });
+    r.position = static_cast<uint32_t>(it - eval_.pending.begin());
+    uint32_t tiers_below = 0;
+    for (const Tier &t : config_->tiers) tiers_below += t.priority < prio;
+    const uint32_t above = priority_slot(eval_.pending.size()) > 1 ? tiers_below + 1 : 0;
+    if (it == eval_.pending.end()) {
+        r.nominal = r.factor_tier = std::max<uint32_t>(1, above);
+    } else {
+        r.nominal = it->nominal + above;
+        if (tier_priority(it->tier) == prio) {
+            r.factor_tier = it->factor_tier;
+            r.factor_fairshare = it->factor_fairshare;
+            r.factor_age = it->factor_age + above;
+        } else {
+            r.factor_tier = r.nominal;
+        }
+    }
+    r.priority = r.nominal;
+    // Reserve now so that a burst of submits between passes cannot admit
+    // more than the quota.
+    admit_one(r, eval_);
+    // A placement it replaces reserves no more, but stays counted (as it
+    // always did, for the placements until the next job end) in
+    // np_overcount, which that job end takes back.
+    const PendingResult *prev = eval_.provisional.find(job.id);
+    if (!prev) {
+        uint32_t at = eval_.pending_index.find(job.id);
+        if (at != IdIndex::kNone) prev = &eval_.pending[at];
+    }
+    if (prev) {
+        if (prev->admission == Admission::Quota)
+            for (int p : prev->pools)
+                if (!prev->refuses(p)) eval_.pools[static_cast<size_t>(p)].np_overcount += prev->admitted_tasks * prev->gpus;
+        uncount_held(*prev, eval_);
+    }
+    count_held(r, eval_);
+    eval_.provisional.put(r);
+    // Its admission (and where it may start) is what preemptable() reads.
+    preemptor_cache_.valid = false;
+    return r;
+}
+
+}  // namespace gpupool

@@ -1,0 +1,142 @@
+// R8 in the pass: time-decayed usage, pending demand (pending_gpus), the
+// fairshare of each node set's pools (water-filling: fairshare.cpp), who
+// lends to whom (R3), and each pool's standing.
+#include "engine.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+#include "fairshare.hpp"
+#include "gpupool.h"
+#include "placement.hpp"
+
+namespace gpupool {
+
+void Engine::account_usage(Evaluation &ev, int64_t now) {
+    const DecayParams dp = decay();
+    // The clock went back (or a clock set ahead saved the state): usage
+    // after now never happened.  Drop it and account from now on, rather
+    // than wait, accounting nothing, until the clock catches up.
+    std::string future_pool;
+    for (auto &[name, h] : history_) {
+        bool usage_future = h.usage.drop_future(now, last_account_);
+        bool capacity_future = h.capacity.drop_future(now, last_account_);
+        if ((usage_future || capacity_future) && future_pool.empty()) future_pool = name;
+    }
+    if (last_account_ > now) {
+        ev.warnings.push_back("clock went back: usage was accounted up to " + std::to_string(last_account_) +
+                              ", now is " + std::to_string(now) +
+                              "; history after now dropped, usage accounting restarts from now");
+        last_account_ = now;
+    } else if (!future_pool.empty()) {
+        ev.warnings.push_back("usage history of pool " + future_pool + " lies after now (" + std::to_string(now) +
+                              "): dropped");
+    }
+    for (PoolState &ps : ev.pools) {
+        PoolHistory &h = history_[ps.name];
+        if (last_account_ > 0 && now > last_account_) {
+            h.usage.add(h.last_used, last_account_, now, dp);
+            h.capacity.add(h.last_capacity, last_account_, now, dp);
+        }
+        h.usage.prune(now, dp);
+        h.capacity.prune(now, dp);
+        h.last_used = ps.used();
+        h.last_capacity = ps.domain_capacity;
+        ps.decayed_usage = h.usage.decayed(now, dp);
+        double cap = h.capacity.decayed(now, dp);
+        ps.usage_share = cap > 0 ? std::min(1.0, ps.decayed_usage / cap) : 0.0;
+    }
+    // Pools no longer configured keep no history.
+    for (auto it = history_.begin(); it != history_.end();)
+        it = ev.pool_index.count(it->first) ? std::next(it) : history_.erase(it);
+    if (now > last_account_) last_account_ = now;
+}
+
+void Engine::tally_pending(Evaluation &ev) const {
+    for (PoolState &ps : ev.pools) {
+        ps.pending_jobs = ps.pending_gpus = ps.held_jobs = 0;
+        ps.pending_by_tier.assign(config_->tiers.size(), 0);
+    }
+    for (const PendingResult &r : ev.pending)
+        for (int p : r.pools) {
+            PoolState &ps = ev.pools[static_cast<size_t>(p)];
+            ps.pending_jobs++;
+            ps.pending_gpus = static_cast<uint32_t>(std::min<uint64_t>(ps.pending_gpus + r.pending_gpus(), UINT32_MAX));
+            ps.pending_by_tier[static_cast<size_t>(r.tier)]++;
+        }
+}
+
+std::vector<std::vector<PoolGpus>> lending(const std::vector<PoolState> &pools, const std::vector<size_t> &members,
+                                           uint32_t capacity) {
+    uint64_t quota_sum = 0;
+    for (size_t i : members) quota_sum += pools[i].quota;
+    std::vector<PoolGpus> lenders;
+    if (capacity > quota_sum) lenders.push_back(PoolGpus{-1, static_cast<uint32_t>(capacity - quota_sum)});
+    for (size_t i : members)
+        if (pools[i].quota > pools[i].used()) lenders.push_back(PoolGpus{static_cast<int>(i), pools[i].quota - pools[i].used()});
+    std::vector<std::vector<PoolGpus>> from(members.size());
+    size_t li = 0;
+    for (size_t k = 0; k < members.size(); ++k) {
+        uint32_t need = pools[members[k]].borrowed();
+        while (need > 0 && li < lenders.size()) {
+            const uint32_t take = std::min(need, lenders[li].gpus);
+            from[k].push_back(PoolGpus{lenders[li].pool, take});
+            need -= take;
+            lenders[li].gpus -= take;
+            if (lenders[li].gpus == 0) ++li;
+        }
+    }
+    return from;
+}
+
+void Engine::compute_fairshare(Evaluation &ev) const {
+    std::map<int, std::vector<size_t>> domains;
+    for (size_t i = 0; i < ev.pools.size(); ++i) {
+        PoolState &ps = ev.pools[i];
+        ps.fairshare = ps.quota;
+        ps.lent = 0;
+        if (ps.domain >= 0) domains[ps.domain].push_back(i);
+    }
+    for (auto &[root, members] : domains) {
+        std::vector<FairshareInput> in;
+        uint64_t quota_sum = 0, borrowed = 0;
+        for (size_t i : members) {
+            const PoolState &ps = ev.pools[i];
+            uint64_t demand = uint64_t(ps.used()) + ps.pending_gpus;
+            in.push_back(FairshareInput{ps.quota, ps.weight, static_cast<uint32_t>(std::min<uint64_t>(demand, UINT32_MAX)),
+                                        ps.usage_share});
+            quota_sum += ps.quota;
+            borrowed += ps.borrowed();
+        }
+        uint32_t cap = ev.pools[members.front()].domain_capacity;
+        FairshareResult fr = gpupool::compute_fairshare(cap, in, config_->usage_weight);
+        for (size_t k = 0; k < members.size(); ++k) ev.pools[members[k]].fairshare = fr.fairshare[k];
+        if (fr.overcommitted) {
+            std::string names;
+            for (size_t i : members) names += (names.empty() ? "" : ",") + ev.pools[i].name;
+            ev.warnings.push_back("pools " + names + " share " + std::to_string(cap) +
+                                  " GPUs but their quotas add up to " + std::to_string(quota_sum) +
+                                  ": quotas cannot all be honoured");
+        }
+        if (borrowed == 0) continue;
+        for (const std::vector<PoolGpus> &from : lending(ev.pools, members, cap))
+            for (const PoolGpus &g : from)
+                if (g.pool >= 0) ev.pools[static_cast<size_t>(g.pool)].lent += g.gpus;
+    }
+    // R1.2 standing: lower used/fairshare first; no fairshare and no use
+    // counts as 0, no fairshare but some use as infinitely served.
+    std::vector<size_t> idx(ev.pools.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    auto ratio = [&](size_t i) {
+        const PoolState &ps = ev.pools[i];
+        if (ps.fairshare == 0) return ps.used() == 0 ? 0.0 : 1e300;
+        return static_cast<double>(ps.used()) / ps.fairshare;
+    };
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return ratio(a) < ratio(b); });
+    for (size_t r = 0; r < idx.size(); ++r) ev.pools[idx[r]].standing = static_cast<uint32_t>(r);
+}
+
+}  // namespace gpupool
