@@ -3,9 +3,12 @@
  *
  * One engine decides order (R1), quota admission (R2), borrowing (R3),
  * preemption inside a pool (R4), reclaim across pools (R5), victim order (R6)
- * and time-decayed fairshare (R8) of doc/policy.md.  The two Slurm plugins,
- * the admin command and the simulator all drive the core through this header
- * only.  The core never reads the clock: every call that needs time takes
+ * and time-decayed fairshare (R8) of doc/policy.md.  The Slurm plugins (C)
+ * drive the core through this header only; the admin command, the exporter,
+ * the simulator and the tests are C++ and use the same core through its C++
+ * headers (engine.hpp, explain.hpp), with no policy of their own.  What
+ * changed in which ABI version: doc/abi-changelog.md.  The core never reads
+ * the clock: every call that needs time takes
  * `now` (seconds since the epoch).  No C++ exception crosses this boundary:
  * failures come back as a status code and, where a buffer is given, a
  * message.
@@ -44,11 +47,11 @@ typedef enum {
 typedef struct gp_engine gp_engine_t;
 typedef struct gp_snapshot gp_snapshot_t;
 
-/* ABI 4.  GP_ABI_VERSION as the library was built. */
+/* GP_ABI_VERSION as the library was built. */
 uint32_t gp_abi_version(void);
 
 /*
- * ABI 7.  Every reason text gpupool gives a job it holds starts with this
+ * Every reason text gpupool gives a job it holds starts with this
  * ("GpuPoolQuota:pool1 2/2", "GpuPoolStarting"), so that the plugins and
  * the gpupool command tell its holds from a user's or an admin's.
  */
@@ -119,7 +122,7 @@ int gp_check_trusted_path(const char *path, const char *what,
 			  size_t err_len);
 
 /*
- * ABI 10.  gp_check_trusted_path and gp_engine_load_config_file in one, with no
+ * gp_check_trusted_path and gp_engine_load_config_file in one, with no
  * window between them: the file is opened once (each directory on the way
  * from "/" without following symlinks), checked by fstat of what was
  * opened, and parsed from that descriptor, so a file put in its place
@@ -143,7 +146,7 @@ size_t gp_engine_quota_tres(gp_engine_t *engine, char *buf, size_t buf_len);
 #define GP_MODE_REQUEUE 1
 #define GP_MODE_CANCEL 2
 #define GP_MODE_SUSPEND 3
-#define GP_MODE_OFF 4     /* ABI 9: never preempted (gp_preempt_mode) */
+#define GP_MODE_OFF 4     /* never preempted (gp_preempt_mode) */
 
 typedef struct {
 	char name[64];
@@ -158,7 +161,7 @@ int gp_engine_tier_of_qos(gp_engine_t *engine, const char *qos,
 			  gp_tier_info_t *out);
 
 /*
- * ABI 8.  Changes whenever another configuration takes effect (a load
+ * Changes whenever another configuration takes effect (a load
  * before the first pass, or the pass that applies a staged one); answers
  * of gp_engine_tier_of_qos() cached under one value stay right until it
  * changes.  Lock-free: cheap enough to ask at every call of a hot path.
@@ -166,7 +169,7 @@ int gp_engine_tier_of_qos(gp_engine_t *engine, const char *qos,
 uint64_t gp_engine_config_serial(gp_engine_t *engine);
 
 /*
- * ABI 9.  The job queue's order for preemption (preempt_p_job_preempt_check):
+ * The job queue's order for preemption (preempt_p_job_preempt_check):
  * 1 if a job of tier `preemptor` sorts before one of tier `preemptee`
  * because it may preempt it, by tier alone (R4: a higher priority over a
  * preemptible tier); else 0, also for NULL.  Reads only `priority` and
@@ -176,7 +179,7 @@ int gp_tier_preempts(const gp_tier_info_t *preemptor,
 		     const gp_tier_info_t *preemptee);
 
 /*
- * ABI 9.  How a victim of tier `t` is stopped (R7), as a GP_MODE_*:
+ * How a victim of tier `t` is stopped (R7), as a GP_MODE_*:
  * GP_MODE_OFF for an NP tier (or `t` NULL: no tier known); else the tier's
  * PreemptMode, or with GP_MODE_DEFAULT `site_mode` (slurm.conf's
  * PreemptMode as GP_MODE_REQUEUE, _CANCEL, _SUSPEND or _OFF); a REQUEUE
@@ -186,7 +189,7 @@ int gp_tier_preempts(const gp_tier_info_t *preemptor,
 int gp_preempt_mode(const gp_tier_info_t *t, int site_mode, int requeueable);
 
 /*
- * ABI 9.  A victim's grace time: its tier's GraceTime, else its QOS's
+ * A victim's grace time: its tier's GraceTime, else its QOS's
  * (`qos_grace_time`, seconds).  gp_grace_time_from_qos() says whether the
  * QOS's is used (1: the tier has none, or `t` is NULL), so that a shim
  * reads it, under its lock, only then.  No lock.
@@ -221,15 +224,15 @@ typedef struct {
 	 */
 	int user_held;
 	/*
-	 * ABI 2.  Pending job array meta record: the count of still-pending
+	 * Pending job array meta record: the count of still-pending
 	 * tasks it stands for (Slurm may start several of them from the one
 	 * record in a single scheduling pass); 0 or 1: an ordinary job.
 	 */
 	uint32_t array_tasks;
-	/* ABI 2.  Running task of a job array: the array's id; 0 otherwise. */
+	/* Running task of a job array: the array's id; 0 otherwise. */
 	uint32_t array_job_id;
 	/*
-	 * ABI 3.  Times Slurm requeued the job (job_record restart_cnt).  0:
+	 * Times Slurm requeued the job (job_record restart_cnt).  0:
 	 * submit_time is the original one, also for an id used again after
 	 * a clean start (slurmctld -c).
 	 */
@@ -296,20 +299,20 @@ typedef struct {
 	int64_t orig_submit_time;
 	char reason[96];       /* e.g. "GpuPoolQuota:pool1 2/2" when held */
 	/*
-	 * ABI 2.  Tasks of the record that may start now: an NP job array
+	 * Tasks of the record that may start now: an NP job array
 	 * record admitted within quota: k >= 1 (those that fit every pool);
 	 * an ordinary admitted job: 1; held: 0; GP_ADMIT_FREE: array_tasks
 	 * or 1.
 	 */
 	uint32_t admitted_tasks;
 	/*
-	 * ABI 2.  Job array record: its tasks that the engine counts as
+	 * Job array record: its tasks that the engine counts as
 	 * running (by array_job_id of running jobs).  At most
 	 * array_running + admitted_tasks tasks of the array may run at once.
 	 */
 	uint32_t array_running;
 	/*
-	 * ABI 4.  Listed pools whose quota the job does not fit (R2).  Held:
+	 * Listed pools whose quota the job does not fit (R2).  Held:
 	 * all of them.  Admitted (a job listing several pools): Slurm must
 	 * not start it in these, only where gp_engine_start_partitions()
 	 * says.  0: it may start in any partition it lists.
@@ -322,14 +325,14 @@ int gp_engine_pending_result(gp_engine_t *engine, uint32_t job_id,
 			     gp_pending_result_t *out);
 size_t gp_engine_pending_count(gp_engine_t *engine);
 /*
- * i-th pending job of the last pass in R1 order.  ABI 10: jobs placed since
+ * i-th pending job of the last pass in R1 order.  Jobs placed since
  * (gp_engine_provisional) are not listed, also after a job end.
  */
 int gp_engine_pending_at(gp_engine_t *engine, size_t i,
 			 gp_pending_result_t *out);
 
 /*
- * ABI 4.  Of `partitions` (a pending job's comma-separated partitions, as
+ * Of `partitions` (a pending job's comma-separated partitions, as
  * its user listed them), those Slurm may start `job_id` in now, in the same
  * order: every partition that is not a gpupool pool and every pool whose
  * quota admitted it; none for a held job.  `buf` needs at most
@@ -350,7 +353,7 @@ int gp_engine_provisional(gp_engine_t *engine, const gp_job_t *job,
 			  int64_t now, gp_pending_result_t *out);
 
 /*
- * ABI 7.  What only Slurm knows about a job placed by
+ * What only Slurm knows about a job placed by
  * gp_engine_provisional() (priority_p_set), for gp_hold_until_pass().
  */
 #define GP_PLACE_SUBMIT 0x1     /* its first priority: Slurm is submitting it */
@@ -359,12 +362,12 @@ int gp_engine_provisional(gp_engine_t *engine, const gp_job_t *job,
 				   (details without a begin time) */
 #define GP_PLACE_NO_ROOM 0x8    /* admitted, but in none of the partitions
 				   Slurm may try it in now */
-#define GP_PLACE_THROTTLE 0x10  /* ABI 10: a job array record whose
+#define GP_PLACE_THROTTLE 0x10  /* a job array record whose
 				   ArrayTaskThrottle a user or an admin is
 				   changing (job_submit's job_modify) */
 
 /*
- * ABI 7.  Must the job of result `r` wait for the next pass instead of
+ * Must the job of result `r` wait for the next pass instead of
  * starting now?  An admitted job (GP_ADMIT_QUOTA) that Slurm is submitting
  * and has not tested (GP_PLACE_SUBMIT | GP_PLACE_UNTESTED, not
  * GP_PLACE_ARRAY) may be a job array record Slurm has not made yet, whose
@@ -380,7 +383,7 @@ int gp_engine_provisional(gp_engine_t *engine, const gp_job_t *job,
 int gp_hold_until_pass(gp_pending_result_t *r, uint32_t facts);
 
 /*
- * ABI 7.  The throttle (ArrayTaskThrottle) gpupool puts on a pending job
+ * The throttle (ArrayTaskThrottle) gpupool puts on a pending job
  * array record of a non-preemptible tier: Slurm starts task after task from
  * one record in a scheduling pass and only the throttle stops it.  The
  * plugin keeps one of these per record it capped.
@@ -395,7 +398,7 @@ typedef struct {
 } gp_array_throttle_t;
 
 /*
- * ABI 7.  Cap the record's throttle for its result `r`: admitted within
+ * Cap the record's throttle for its result `r`: admitted within
  * quota with `pending_tasks` > 1, at most its running tasks plus the
  * admitted ones (array_running + admitted_tasks, at least 1), never above
  * the user's throttle (a throttle changed since gpupool set it is the
@@ -411,7 +414,7 @@ int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_t *r,
 /*
  * A job ended, was cancelled or was requeued (priority_p_job_end): what it
  * held or reserved is given back and admission is redone at once in the
- * last pass's order.  ABI 10: returns how many pending jobs' results it
+ * last pass's order.  Returns how many pending jobs' results it
  * changed (0: none; <0 on error), which gp_engine_changed_at() gives; its
  * cost follows those jobs, not the length of the queue.  A changed result
  * differs in priority, admission, admitted_tasks, refused_pools or
@@ -422,7 +425,7 @@ int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_t *r,
 int gp_engine_job_ended(gp_engine_t *engine, uint32_t job_id, int64_t now);
 
 /*
- * ABI 10.  The jobs whose results the last gp_engine_job_ended() changed:
+ * The jobs whose results the last gp_engine_job_ended() changed:
  * their count, and the i-th one's result as it is now (GP_ERR_ARG if `i`
  * is out of range or the job has no result any more).
  */
@@ -449,7 +452,7 @@ typedef struct {
 	char why[128];        /* short reason, also when not allowed */
 } gp_verdict_t;
 
-/* ABI 7.  Name of a rule for logs and records: "InPool", "Reclaim", "None". */
+/* Name of a rule for logs and records: "InPool", "Reclaim", "None". */
 const char *gp_rule_name(int rule);
 
 /*
@@ -468,7 +471,7 @@ int gp_engine_preemptable(gp_engine_t *engine, const gp_job_t *victim,
 uint32_t gp_engine_victim_rank(gp_engine_t *engine, uint32_t job_id);
 
 /* ------------------------------------------------------------------ */
-/* Preemption records (ABI 5)                                           */
+/* Preemption records                                                 */
 
 /*
  * One preemption slurmctld carried out (preempt/gpupool notes it when
@@ -577,7 +580,7 @@ int gp_engine_load_state(gp_engine_t *engine, const char *path, char *err,
 			 size_t err_len);
 
 /* ------------------------------------------------------------------ */
-/* Pass durations (ABI 6)                                               */
+/* Pass durations                                                     */
 
 /*
  * One scheduling pass of priority/gpupool, in microseconds, as the plugin
