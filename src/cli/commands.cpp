@@ -14,6 +14,7 @@
 
 #include "explain.hpp"
 #include "slurm_text.hpp"
+#include "json_ptr.hpp"
 
 namespace gpupool::cli {
 
@@ -21,10 +22,7 @@ namespace {
 
 // ------------------------------------------------------------------ JSON
 
-struct JsonDel {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using Json = std::unique_ptr<json_t, JsonDel>;
+using Json = JsonPtr;
 
 json_t *jstr(const std::string &s) { return json_stringn(s.data(), s.size()); }
 json_t *jint(int64_t v) { return json_integer(static_cast<json_int_t>(v)); }

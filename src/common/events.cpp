@@ -1,6 +1,7 @@
 // Preemption records: SystemComment text, event log lines (jansson) and the
 // rotated event log file.
 #include "events.hpp"
+#include "json_ptr.hpp"
 
 #include <jansson.h>
 
@@ -21,10 +22,6 @@ namespace gpupool {
 
 namespace {
 
-struct JsonDel {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using JsonPtr = std::unique_ptr<json_t, JsonDel>;
 
 // Length of the valid UTF-8 sequence at s[i], or 0 (RFC 3629: no overlong
 // forms, no surrogates, nothing past U+10FFFF).

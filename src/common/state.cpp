@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "engine.hpp"
+#include "json_ptr.hpp"
 
 namespace gpupool {
 
@@ -23,10 +24,6 @@ namespace {
 
 constexpr int kStateVersion = 1;
 
-struct JsonDeleter {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using JsonPtr = std::unique_ptr<json_t, JsonDeleter>;
 
 // Encoding checks every jansson result: a value it refuses must fail the
 // save loudly, never leave a pool's history out of the file.

@@ -1,5 +1,6 @@
 // The plugin's pass durations: counters and their file (jansson).
 #include "stats.hpp"
+#include "json_ptr.hpp"
 
 #include <jansson.h>
 
@@ -14,10 +15,6 @@ namespace gpupool {
 
 namespace {
 
-struct JsonDel {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using JsonPtr = std::unique_ptr<json_t, JsonDel>;
 
 [[noreturn]] void bad(const std::string &what) { throw std::runtime_error(what); }
 

@@ -1,4 +1,5 @@
 #include "report.hpp"
+#include "json_ptr.hpp"
 
 #include <jansson.h>
 
@@ -61,10 +62,6 @@ uint64_t cluster_gpus(const SimCluster &c) {
     return g;
 }
 
-struct JsonDeleter {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using JsonPtr = std::unique_ptr<json_t, JsonDeleter>;
 
 // jansson refuses strings that are not UTF-8: names from a site's files
 // are checked by the readers, but a label may be anything.

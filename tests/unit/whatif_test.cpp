@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "settings.hpp"
 #include "test_helpers.hpp"
+#include "json_ptr.hpp"
 
 using namespace gpupool;
 using namespace gpupool::cli;
@@ -17,10 +18,7 @@ using namespace gpupool::test;
 namespace {
 constexpr int64_t T0 = 1'700'000'000;
 
-struct JsonDel {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using Json = std::unique_ptr<json_t, JsonDel>;
+using Json = JsonPtr;
 
 Json parse(const std::string &text) {
     json_error_t err;

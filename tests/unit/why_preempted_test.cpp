@@ -20,6 +20,7 @@
 #include "events.hpp"
 #include "preemptions.hpp"
 #include "test_helpers.hpp"
+#include "json_ptr.hpp"
 
 using namespace gpupool;
 using namespace gpupool::cli;
@@ -29,10 +30,7 @@ namespace {
 
 constexpr int64_t T0 = 1'795'000'000;  // 2026-11-18T11:06:40Z
 
-struct JsonDel {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using Json = std::unique_ptr<json_t, JsonDel>;
+using Json = JsonPtr;
 
 Json parse(const std::string &text) {
     json_error_t err;
