@@ -108,20 +108,13 @@ std::string Engine::start_partitions(uint32_t job_id, std::string_view listed) c
     if (!r) throw std::invalid_argument("job " + std::to_string(job_id) + " has no gpupool result");
     std::string out;
     if (r->admission == Admission::Held) return out;
-    size_t start = 0;
-    while (start <= listed.size()) {
-        size_t end = listed.find(',', start);
-        if (end == std::string_view::npos) end = listed.size();
-        std::string_view name = listed.substr(start, end - start);
-        if (!name.empty()) {
-            auto it = eval_.pool_index.find(std::string(name));
-            if (it == eval_.pool_index.end() || !r->refuses(it->second)) {
-                if (!out.empty()) out += ',';
-                out += name;
-            }
+    for_each_listed(listed, [&](std::string_view name) {
+        auto it = eval_.pool_index.find(std::string(name));
+        if (it == eval_.pool_index.end() || !r->refuses(it->second)) {
+            if (!out.empty()) out += ',';
+            out += name;
         }
-        start = end + 1;
-    }
+    });
     return out;
 }
 

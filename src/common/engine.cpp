@@ -110,28 +110,17 @@ PoolList Engine::managed_pools(const std::vector<std::string> &parts) const {
 
 // Does the comma-separated list name a configured pool?
 bool Engine::names_pool(std::string_view parts) const {
-    size_t start = 0;
-    while (start <= parts.size()) {
-        size_t end = parts.find(',', start);
-        if (end == std::string_view::npos) end = parts.size();
-        if (end > start && pool_names_.count(std::string(parts.substr(start, end - start)))) return true;
-        start = end + 1;
-    }
-    return false;
+    bool named = false;
+    for_each_listed(parts, [&](std::string_view p) { named = named || pool_names_.count(std::string(p)); });
+    return named;
 }
 
 PoolList Engine::managed_pools(std::string_view parts) const {
     PoolList out;
-    size_t start = 0;
-    while (start <= parts.size()) {
-        size_t end = parts.find(',', start);
-        if (end == std::string_view::npos) end = parts.size();
-        if (end > start) {
-            auto it = eval_.pool_index.find(std::string(parts.substr(start, end - start)));
-            if (it != eval_.pool_index.end() && !out.contains(it->second)) out.push_back(it->second);
-        }
-        start = end + 1;
-    }
+    for_each_listed(parts, [&](std::string_view p) {
+        auto it = eval_.pool_index.find(std::string(p));
+        if (it != eval_.pool_index.end() && !out.contains(it->second)) out.push_back(it->second);
+    });
     return out;
 }
 

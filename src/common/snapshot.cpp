@@ -19,13 +19,7 @@ void Snapshot::add_partition(std::string name, std::vector<int32_t> node_index) 
 
 std::vector<std::string> split_list(const std::string &text) {
     std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t end = text.find(',', start);
-        if (end == std::string::npos) end = text.size();
-        if (end > start) out.emplace_back(text, start, end - start);
-        start = end + 1;
-    }
+    for_each_listed(text, [&](std::string_view item) { out.emplace_back(item); });
     return out;
 }
 

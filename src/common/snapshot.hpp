@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpupool {
@@ -61,6 +62,19 @@ struct Snapshot {
     void add_partition(std::string name, std::vector<int32_t> node_index);
     void add_job(SnapJob job) { jobs.push_back(std::move(job)); }
 };
+
+// Calls f(item) for each item of a comma-separated list, empty ones left
+// out, without copying: the one list splitter (split_list builds on it).
+template <typename F>
+void for_each_listed(std::string_view list, F &&f) {
+    size_t start = 0;
+    while (start <= list.size()) {
+        size_t end = list.find(',', start);
+        if (end == std::string_view::npos) end = list.size();
+        if (end > start) f(list.substr(start, end - start));
+        start = end + 1;
+    }
+}
 
 // "a,b,,c" -> {"a","b","c"}
 std::vector<std::string> split_list(const std::string &text);

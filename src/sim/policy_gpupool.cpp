@@ -143,16 +143,11 @@ public:
             listed_ += p;
         }
         const std::string allowed = engine_.start_partitions(s.id, listed_);
-        size_t start = 0;
-        while (start <= allowed.size()) {
-            size_t end = allowed.find(',', start);
-            if (end == std::string::npos) end = allowed.size();
-            auto it = part_index_.find(allowed.substr(start, end - start));
-            if (it != part_index_.end() &&
-                std::find(out.begin(), out.end(), it->second) == out.end())
+        for_each_listed(allowed, [&](std::string_view name) {
+            auto it = part_index_.find(std::string(name));
+            if (it != part_index_.end() && std::find(out.begin(), out.end(), it->second) == out.end())
                 out.push_back(it->second);
-            start = end + 1;
-        }
+        });
     }
 
     bool preempts() const override { return true; }
