@@ -628,6 +628,8 @@ private:
     void update_candidate(Evaluation &ev, uint32_t pos) const;
     static void add_reservation(const PendingResult &r, Evaluation &ev, int sign);
     static void uncount_held(const PendingResult &r, Evaluation &ev);
+    // A running job ended: its GPUs leave its pool; returns its array's id.
+    uint32_t release_running(uint32_t job_id);
     void clear_left(PendingResult &r, Evaluation &ev) const;
     void number_pending(Evaluation &ev) const;
     uint64_t priority_slot(size_t pending) const;

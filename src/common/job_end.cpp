@@ -65,6 +65,30 @@ void Engine::update_candidate(Evaluation &ev, uint32_t pos) const {
     }
 }
 
+// A running job ended: its GPUs leave its pool's use and its array's count
+// of running tasks.  Returns its array's id (0: none, or not running).
+uint32_t Engine::release_running(uint32_t job_id) {
+    auto rit = eval_.running.find(job_id);
+    if (rit == eval_.running.end()) return 0;
+    const RunningInfo &r = rit->second;
+    if (r.pool >= 0) {
+        PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
+        uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
+        used -= std::min(used, r.gpus);
+        if (preemptible_tier(r.tier)) {
+            uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
+            tier_used -= std::min(tier_used, r.gpus);
+        }
+    }
+    const uint32_t array_record = r.array_job_id;
+    if (array_record) {
+        auto ait = eval_.array_running.find(array_record);
+        if (ait != eval_.array_running.end() && --ait->second == 0) eval_.array_running.erase(ait);
+    }
+    eval_.running.erase(rit);
+    return array_record;
+}
+
 // The walk of admit_more() over only the jobs it can change: those that fit
 // the room some pool has now (found per pool in O(log n), PoolCandidates),
 // and the few placed since the pass, in the same order.  A job that does
@@ -72,26 +96,7 @@ void Engine::update_candidate(Evaluation &ev, uint32_t pos) const {
 bool Engine::job_ended(uint32_t job_id, int64_t now) {
     changes_.clear();
     if (!config_ || !eval_.valid) return false;
-    uint32_t array_record = 0;
-    auto rit = eval_.running.find(job_id);
-    if (rit != eval_.running.end()) {
-        const RunningInfo &r = rit->second;
-        if (r.pool >= 0) {
-            PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
-            uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
-            used -= std::min(used, r.gpus);
-            if (preemptible_tier(r.tier)) {
-                uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
-                tier_used -= std::min(tier_used, r.gpus);
-            }
-        }
-        if (r.array_job_id) {
-            auto ait = eval_.array_running.find(r.array_job_id);
-            if (ait != eval_.array_running.end() && --ait->second == 0) eval_.array_running.erase(ait);
-            array_record = r.array_job_id;
-        }
-        eval_.running.erase(rit);
-    }
+    const uint32_t array_record = release_running(job_id);
     // Reservations counted twice go first (admit_more() counts afresh).
     for (PoolState &ps : eval_.pools) {
         ps.np_reserved -= std::min(ps.np_reserved, ps.np_overcount);
@@ -231,24 +236,7 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
 bool Engine::job_ended_full(uint32_t job_id, int64_t now) {
     changes_.clear();
     if (!config_ || !eval_.valid) return false;
-    auto rit = eval_.running.find(job_id);
-    if (rit != eval_.running.end()) {
-        const RunningInfo &r = rit->second;
-        if (r.pool >= 0) {
-            PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
-            uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
-            used -= std::min(used, r.gpus);
-            if (preemptible_tier(r.tier)) {
-                uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
-                tier_used -= std::min(tier_used, r.gpus);
-            }
-        }
-        if (r.array_job_id) {
-            auto ait = eval_.array_running.find(r.array_job_id);
-            if (ait != eval_.array_running.end() && --ait->second == 0) eval_.array_running.erase(ait);
-        }
-        eval_.running.erase(rit);
-    }
+    (void) release_running(job_id);
     uint32_t pos = eval_.pending_index.find(job_id);
     if (pos != IdIndex::kNone) {
         // A pending job that goes away no longer reserves anything.

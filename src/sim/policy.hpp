@@ -143,6 +143,17 @@ public:
     PolicyCounters counters;
 
 protected:
+    // Slurm's own order, as the strict and borrow baselines model it: the
+    // QOS's priority (the tier's), then the time the job became eligible.
+    OrderKey qos_then_eligible(uint32_t j) const {
+        const SimJobState &s = w_.jobs[j];
+        OrderKey k;
+        k.major = w_.tiers[static_cast<size_t>(s.tier)].priority;
+        k.minor = s.eligible;
+        k.id = s.id;
+        return k;
+    }
+
     World &w_;
 };
 

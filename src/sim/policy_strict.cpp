@@ -20,14 +20,7 @@ class StrictPolicy final : public Policy {
 public:
     using Policy::Policy;
 
-    OrderKey order_key(uint32_t j) const override {
-        const SimJobState &s = w_.jobs[j];
-        OrderKey k;
-        k.major = w_.tiers[static_cast<size_t>(s.tier)].priority;
-        k.minor = s.eligible;
-        k.id = s.id;
-        return k;
-    }
+    OrderKey order_key(uint32_t j) const override { return qos_then_eligible(j); }
     int64_t class_key(uint32_t j) const override { return w_.jobs[j].eligible; }
 
     bool within_limits(uint32_t j, int32_t p) const override {
