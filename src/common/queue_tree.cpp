@@ -1,0 +1,183 @@
+#include "queue_tree.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "fairshare.hpp"
+
+namespace gpupool {
+
+namespace {
+
+uint32_t clamp32(uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); }
+
+void check_tree_order(const std::vector<QueueSpec> &queues) {
+    for (size_t i = 0; i < queues.size(); ++i) {
+        int32_t p = queues[i].parent;
+        bool ok = i == 0 ? p == -1 : p >= 0 && static_cast<size_t>(p) < i;
+        if (!ok)
+            throw std::invalid_argument("queue '" + queues[i].name + "': parent " + std::to_string(p) +
+                                        " is not an earlier queue (the tree must list parents first, one root)");
+    }
+}
+
+// One sibling in a level's division.
+struct Sibling {
+    int32_t queue;   // -1: the parent's own jobs
+    FairshareInput in;
+};
+
+// The siblings of node i's division for resource r: its children and, when
+// it has jobs of its own, those jobs as one more child holding the quota its
+// children do not.
+std::vector<Sibling> siblings_of(size_t i, Resource r, const std::vector<QueueSpec> &queues,
+                                 const std::vector<std::vector<int32_t>> &children,
+                                 const std::vector<QueueLoad> &load, const std::vector<Amounts> &demand,
+                                 const std::vector<std::array<double, kResources>> &usage, double parent_frac) {
+    std::vector<Sibling> out;
+    uint64_t children_quota = 0;
+    for (int32_t c : children[i]) {
+        const QueueSpec &q = queues[size_t(c)];
+        uint64_t quota = q.quota.get(r);
+        children_quota += quota;
+        Sibling s{c, {}};
+        // Deserved is quota only as far as it is asked for (KAI, issue 20), so
+        // quotas a level asks less than are not an overcommitment.
+        s.in.quota = clamp32(std::min(quota, demand[size_t(c)][r]));
+        // Departments divide in proportion to quota where they have one for r.
+        bool department = !children[size_t(c)].empty() && q.quota.has(r);
+        s.in.weight = department ? clamp32(quota) : q.weight;
+        s.in.demand = clamp32(demand[size_t(c)][r]);
+        s.in.usage_share = parent_frac > 0 ? usage[size_t(c)][r] / parent_frac : 0;
+        out.push_back(s);
+    }
+    if (load[i].demand[r] > 0) {
+        uint64_t quota = queues[i].quota.get(r);
+        Sibling own{-1, {}};
+        own.in.quota = clamp32(std::min(quota > children_quota ? quota - children_quota : 0, load[i].demand[r]));
+        own.in.weight = 1;
+        own.in.demand = clamp32(load[i].demand[r]);
+        own.in.usage_share = parent_frac > 0 ? load[i].usage[r] / parent_frac : 0;
+        out.push_back(own);
+    }
+    return out;
+}
+
+// Departments divide in proportion to quota, so one with no quota gets
+// nothing over it while another department asks; what nobody else asks for
+// goes to such departments evenly rather than lie idle.
+void give_zero_quota_departments_the_rest(const std::vector<Sibling> &sib, std::vector<uint32_t> &fairshare,
+                                          uint64_t share, const std::vector<std::vector<int32_t>> &children) {
+    uint64_t given = 0;
+    for (uint32_t f : fairshare) given += f;
+    if (given >= share) return;
+    std::vector<double> weight(sib.size(), 0);
+    std::vector<uint32_t> want(sib.size(), 0);
+    bool any = false;
+    for (size_t k = 0; k < sib.size(); ++k) {
+        bool zero_department = sib[k].queue >= 0 && !children[size_t(sib[k].queue)].empty() && sib[k].in.weight == 0;
+        if (!zero_department || sib[k].in.demand <= fairshare[k]) continue;
+        weight[k] = 1;
+        want[k] = sib[k].in.demand - fairshare[k];
+        any = true;
+    }
+    if (!any) return;
+    std::vector<uint32_t> more = water_fill(clamp32(share - given), weight, want);
+    for (size_t k = 0; k < sib.size(); ++k) fairshare[k] += more[k];
+}
+
+}  // namespace
+
+QueueShares divide_among_queues(const std::vector<QueueSpec> &queues, const std::vector<QueueLoad> &load,
+                                const Amounts &root_share, double usage_weight) {
+    check_tree_order(queues);
+    if (load.size() != queues.size()) throw std::invalid_argument("one load per queue");
+    const size_t n = queues.size();
+    QueueShares out;
+    out.demand.assign(n, Amounts{});
+    out.fairshare.assign(n, Amounts{});
+    std::vector<std::array<double, kResources>> usage(n);
+    std::vector<std::vector<int32_t>> children(n);
+    for (size_t i = 1; i < n; ++i) children[size_t(queues[i].parent)].push_back(int32_t(i));
+
+    // Bottom-up: a queue asks for its own and its descendants' demand, up to its limit.
+    for (size_t i = n; i-- > 0;) {
+        for (size_t r = 0; r < kResources; ++r) {
+            out.demand[i][r] += load[i].demand[r];
+            usage[i][r] += load[i].usage[r];
+            if (queues[i].limit.has(Resource(r))) out.demand[i][r] = std::min(out.demand[i][r], queues[i].limit.value[r]);
+            if (i > 0) {
+                out.demand[size_t(queues[i].parent)][r] += out.demand[i][r];
+                usage[size_t(queues[i].parent)][r] += usage[i][r];
+            }
+        }
+    }
+    if (n == 0) return out;
+
+    // Top-down: each queue divides what it has among its children.
+    out.fairshare[0] = root_share;
+    for (size_t i = 0; i < n; ++i) {
+        if (children[i].empty()) continue;
+        for (size_t r = 0; r < kResources; ++r) {
+            uint64_t share = out.fairshare[i][r];
+            // Usage is a part of the pool; against what the parent divides it counts
+            // as that part of the parent's share.
+            double parent_frac = root_share[r] > 0 ? double(share) / double(root_share[r]) : 0;
+            std::vector<Sibling> sib = siblings_of(i, Resource(r), queues, children, load, out.demand, usage,
+                                                   parent_frac);
+            std::vector<FairshareInput> in;
+            for (const Sibling &s : sib) in.push_back(s.in);
+            FairshareResult res = compute_fairshare(clamp32(share), in, usage_weight);
+            give_zero_quota_departments_the_rest(sib, res.fairshare, share, children);
+            for (size_t k = 0; k < sib.size(); ++k)
+                if (sib[k].queue >= 0) out.fairshare[size_t(sib[k].queue)][r] = res.fairshare[k];
+        }
+    }
+    return out;
+}
+
+QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare) {
+    if (allocated <= quota) return QueueStanding::InQuota;
+    if (allocated <= fairshare) return QueueStanding::OverQuota;
+    return QueueStanding::OverFairshare;
+}
+
+std::pair<int32_t, int32_t> sides_below_common_ancestor(const std::vector<QueueSpec> &queues, int32_t a,
+                                                        int32_t b) {
+    auto path = [&](int32_t q) {
+        std::vector<int32_t> up;
+        for (; q >= 0; q = queues[size_t(q)].parent) up.push_back(q);
+        std::reverse(up.begin(), up.end());  // root first
+        return up;
+    };
+    std::vector<int32_t> pa = path(a), pb = path(b);
+    size_t k = 0;
+    while (k < pa.size() && k < pb.size() && pa[k] == pb[k]) ++k;
+    if (k == pa.size() || k == pb.size()) return {-1, -1};
+    return {pa[k], pb[k]};
+}
+
+bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                 const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode) {
+    auto [side_a, side_b] = sides_below_common_ancestor(queues, q.reclaimer, q.victim_queue);
+    if (side_a < 0) return false;
+    auto counts = [&](int32_t queue, size_t r) { return queues[size_t(queue)].quota.has(Resource(r)); };
+    auto bound = [&](int32_t queue, size_t r) {
+        uint64_t quota = queues[size_t(queue)].quota.get(Resource(r));
+        return mode == ReclaimTo::Fairshare ? std::max(quota, fairshare[size_t(queue)][r]) : quota;
+    };
+    for (int32_t up = q.reclaimer;; up = queues[size_t(up)].parent) {
+        for (size_t r = 0; r < kResources; ++r)
+            if (q.job[r] > 0 && counts(up, r) && allocated[size_t(up)][r] + q.job[r] > bound(up, r)) return false;
+        if (up == side_a) break;
+    }
+    // The transfer is owed in a resource both sides count.
+    for (size_t r = 0; r < kResources; ++r)
+        if (q.job[r] > 0 && q.victim[r] > 0 && counts(side_a, r) && counts(side_b, r) &&
+            allocated[size_t(side_b)][r] > bound(side_b, r))
+            return true;
+    return false;
+}
+
+}  // namespace gpupool

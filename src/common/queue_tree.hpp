@@ -1,0 +1,84 @@
+// Queues of one node pool in a tree (issue 20): the pool is the root,
+// Slurm's accounts below it (departments over projects).  Fairshare is
+// divided top-down, each level by R8's own division (compute_fairshare), and
+// reclaim between two queues is decided between the children of their lowest
+// common ancestor.  Plain data in, numbers out: the engine, `gpupool why` and
+// the simulator all ask these functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "resources.hpp"
+
+namespace gpupool {
+
+struct QueueSpec {
+    std::string name;
+    int32_t parent = -1;        // a lower index than this queue's; -1 for the root only
+    ResourceAmounts quota;      // guaranteed; a resource it does not give is not counted for
+                                // this queue: no cap, and neither owed nor reclaimed
+    uint32_t weight = 1;        // over-quota weight of a queue without children
+    ResourceAmounts limit;      // the most it may hold, borrowed included
+};
+
+// What the queue's own jobs (not its children's) hold and ask for.
+struct QueueLoad {
+    Amounts demand{};                          // held plus asked for by pending jobs
+    std::array<double, kResources> usage{};    // decayed usage over the pool's decayed capacity, 0..1
+};
+
+struct QueueShares {
+    std::vector<Amounts> demand;     // the queue's and its descendants', each capped by its limit
+    std::vector<Amounts> fairshare;  // quota plus its share of what its siblings leave unused
+};
+
+// Divides `root_share` (what the pool has: its capacity or its own R8
+// fairshare among overlapping pools) down the tree.  At each level a queue
+// first has min(quota, demand); the rest is water-filled among the siblings
+// still asking, by weight for queues without children and in proportion to
+// quota for queues with children (Run:ai: "Departments' over-quota is always
+// proportional to its quota"), with R8's usage term (K = usage_weight) taken
+// against what the parent divides.  A queue with children and jobs of its own
+// (accounts with no entry of their own draw on it) divides as if those jobs
+// were one more child holding the part of its quota its children do not.
+// `queues` is in tree order (each parent before its children).
+QueueShares divide_among_queues(const std::vector<QueueSpec> &queues, const std::vector<QueueLoad> &load,
+                                const Amounts &root_share, double usage_weight);
+
+// Run:ai's three queue states, for one resource.
+enum class QueueStanding { InQuota, OverQuota, OverFairshare };
+QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare);
+
+// The two queues just below the lowest common ancestor of a and b, on a's
+// path and on b's.  {-1, -1} when one is the other's ancestor (or a == b):
+// no reclaim between them, that is preemption within a queue.
+std::pair<int32_t, int32_t> sides_below_common_ancestor(const std::vector<QueueSpec> &queues, int32_t a,
+                                                        int32_t b);
+
+enum class ReclaimTo { Quota, Fairshare };
+
+struct ReclaimQuestion {
+    int32_t reclaimer = -1;      // the pending job's queue
+    int32_t victim_queue = -1;   // the running job's queue
+    Amounts job{};               // what the pending job needs
+    Amounts victim{};            // what the running job holds
+};
+
+// R5 with levels.  With A and B the sides below the common ancestor:
+// - every queue from the reclaimer up to A stays within its bound after the
+//   job starts, for each resource the job needs that the queue's quota
+//   counts (bound: quota, or with ReclaimTo=fairshare the larger of quota
+//   and fairshare);
+// - B is above its bound in a resource the job needs, the victim holds and
+//   both A's and B's quotas count (a queue with no GPU quota has no GPUs to
+//   take back).
+// Since the reclaimer's side ends within its bound and the victim's side
+// must start above its own, the victim's side can never reclaim back: no
+// thrash.  `allocated` holds each queue's subtree allocation.
+bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                 const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode);
+
+}  // namespace gpupool
