@@ -137,6 +137,18 @@ QueueShares divide_among_queues(const std::vector<QueueSpec> &queues, const std:
     return out;
 }
 
+QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &np_used, int32_t queue,
+                       const Amounts &job) {
+    for (int32_t q = queue; q >= 0; q = queues[size_t(q)].parent)
+        for (size_t r = 0; r < kResources; ++r) {
+            const ResourceAmounts &quota = queues[size_t(q)].quota;
+            if (job[r] == 0 || !quota.has(Resource(r))) continue;
+            if (np_used[size_t(q)][r] + job[r] > quota.value[r])
+                return {q, Resource(r), np_used[size_t(q)][r], quota.value[r]};
+        }
+    return {};
+}
+
 QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare) {
     if (allocated <= quota) return QueueStanding::InQuota;
     if (allocated <= fairshare) return QueueStanding::OverQuota;

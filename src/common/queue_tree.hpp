@@ -48,6 +48,20 @@ struct QueueShares {
 QueueShares divide_among_queues(const std::vector<QueueSpec> &queues, const std::vector<QueueLoad> &load,
                                 const Amounts &root_share, double usage_weight);
 
+// R2 with levels: a non-preemptible job fits only if, for each resource it
+// asks for, every queue from its own up to the root that counts that
+// resource has room: non-preemptible use (held and admitted) plus the job
+// within quota.  Says the first queue, from the job's own upward, that has
+// no room (queue -1: it fits).
+struct QuotaBlock {
+    int32_t queue = -1;
+    Resource resource = kGpu;
+    uint64_t used = 0;    // that queue's non-preemptible use of that resource
+    uint64_t quota = 0;
+};
+QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &np_used, int32_t queue,
+                       const Amounts &job);
+
 // Run:ai's three queue states, for one resource.
 enum class QueueStanding { InQuota, OverQuota, OverFairshare };
 QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare);

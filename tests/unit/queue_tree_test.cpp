@@ -177,6 +177,51 @@ TEST(Seed, TheSameSplitForCpusAndMemory) {
     EXPECT_EQ(s.fairshare[1][kCpu], 167u);
 }
 
+// --- R2 with levels ---
+
+namespace {
+
+// pool: physics (gres/gpu=4,cpu=32) over qcd (gres/gpu=4) and astro (gres/gpu=2).
+struct PhysicsWorld {
+    std::vector<QueueSpec> t = {queue("pool", -1, gpus(8)),
+                                queue("physics", 0, parse_resource_amounts("gres/gpu=4,cpu=32", "gres/gpu")),
+                                queue("qcd", 1, gpus(4)), queue("astro", 1, gpus(2))};
+};
+
+}  // namespace
+
+// A project's NORMAL job is held by its department's quota although the
+// project has room.
+TEST(Seed, AProjectsJobIsHeldByItsDepartmentsQuotaAlthoughTheProjectHasRoom) {
+    PhysicsWorld w;
+    std::vector<Amounts> np_used = {only_gpus(4), only_gpus(4), only_gpus(2), only_gpus(2)};
+    QuotaBlock b = quota_block(w.t, np_used, 2, {1, 4, 0});
+    EXPECT_EQ(b.queue, 1);
+    EXPECT_EQ(b.resource, kGpu);
+    EXPECT_EQ(b.used, 4u);
+    EXPECT_EQ(b.quota, 4u);
+}
+
+// A job held by the CPU quota while GPUs are free.
+TEST(Seed, AJobIsHeldByTheCpuQuotaWhileGpusAreFree) {
+    PhysicsWorld w;
+    std::vector<Amounts> np_used = {{1, 30, 0}, {1, 30, 0}, {1, 30, 0}, {0, 0, 0}};
+    QuotaBlock b = quota_block(w.t, np_used, 2, {1, 4, 0});
+    EXPECT_EQ(b.queue, 1);
+    EXPECT_EQ(b.resource, kCpu);
+    EXPECT_EQ(b.used, 30u);
+    EXPECT_EQ(b.quota, 32u);
+    EXPECT_EQ(quota_block(w.t, np_used, 2, {1, 2, 0}).queue, -1);
+}
+
+TEST(Seed, TheProjectsOwnQuotaIsCheckedFirst) {
+    PhysicsWorld w;
+    std::vector<Amounts> np_used = {only_gpus(6), only_gpus(4), only_gpus(2), only_gpus(2)};
+    EXPECT_EQ(quota_block(w.t, np_used, 3, only_gpus(1)).queue, 3);
+    EXPECT_EQ(quota_block(w.t, np_used, 0, only_gpus(2)).queue, -1);
+    EXPECT_EQ(quota_block(w.t, np_used, 0, only_gpus(3)).queue, 0);
+}
+
 // --- The three queue states ---
 
 TEST(Seed, TheThreeQueueStates) {
@@ -356,6 +401,48 @@ TEST(Property, TreeFairshareAddsUpAndStaysWithinDemandAndLimit) {
                     ASSERT_EQ(child_sum[i][r], has);
                 }
             }
+    }
+    EXPECT_GE(cases, 100000u);
+}
+
+// Random trees, random non-preemptible jobs admitted and ended through
+// quota_block: no queue's non-preemptible use is ever over the quota of any
+// queue that counts the resource, itself or an ancestor.
+TEST(Property, NonPreemptibleUseNeverExceedsAnyAncestorsQuota) {
+    std::mt19937_64 rng(2020);
+    auto pick = [&](uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(rng); };
+    size_t cases = 0;
+    for (int world = 0; world < 1000; ++world) {
+        size_t n = pick(2, 50);
+        std::vector<QueueSpec> t = {queue("root", -1, parse_resource_amounts("gres/gpu=16,cpu=128,mem=1024", "g"))};
+        for (size_t i = 1; i < n; ++i) {
+            QueueSpec q = queue("q" + std::to_string(i), int32_t(pick(0, i - 1)), {});
+            for (size_t r = 0; r < kResources; ++r)
+                if (pick(0, 3) > 0) q.quota.set(Resource(r), pick(0, r == kGpu ? 8 : 256));
+            t.push_back(q);
+        }
+        std::vector<Amounts> np_used(n, Amounts{});
+        std::vector<std::pair<int32_t, Amounts>> running;
+        for (int step = 0; step < 100; ++step, ++cases) {
+            if (!running.empty() && pick(0, 3) == 0) {  // a job ends
+                size_t k = pick(0, running.size() - 1);
+                for (int32_t q = running[k].first; q >= 0; q = t[size_t(q)].parent)
+                    for (size_t r = 0; r < kResources; ++r) np_used[size_t(q)][r] -= running[k].second[r];
+                running.erase(running.begin() + long(k));
+                continue;
+            }
+            int32_t home = int32_t(pick(0, n - 1));
+            Amounts job = {pick(0, 3), pick(0, 32), pick(0, 128)};
+            if (quota_block(t, np_used, home, job).queue >= 0) continue;
+            for (int32_t q = home; q >= 0; q = t[size_t(q)].parent)
+                for (size_t r = 0; r < kResources; ++r) np_used[size_t(q)][r] += job[r];
+            running.emplace_back(home, job);
+            for (size_t q = 0; q < n; ++q)
+                for (size_t r = 0; r < kResources; ++r)
+                    if (t[q].quota.has(Resource(r))) {
+                        ASSERT_LE(np_used[q][r], t[q].quota.value[r]) << "world " << world << " step " << step;
+                    }
+        }
     }
     EXPECT_GE(cases, 100000u);
 }
