@@ -86,11 +86,8 @@ void queue_table(const Pass &p, const QueueModel &q, std::ostream &out) {
 
 int cmd_queue(Engine &engine, const ClusterView &view, const Options &opt, std::ostream &out, std::ostream &err) {
     Pass p = run_pass(engine, view, 0);
-    int only = -1;
-    if (!opt.pool.empty() && (only = p.pool_index(opt.pool)) < 0) {
-        err << "gpupool: no pool " << opt.pool << " in " << view.conf_path << "\n";
-        return 1;
-    }
+    int only;
+    if (!pool_option(p, opt, err, only)) return 1;
     const QueueModel q = queue_model(p, opt, only);
     if (!q.disagreements.empty()) {
         std::vector<std::string> ids;
@@ -99,10 +96,7 @@ int cmd_queue(Engine &engine, const ClusterView &view, const Options &opt, std::
             << (view.history.available ? "" : ", or the usage history this view lacks orders pools differently")
             << ")\n";
     }
-    if (opt.json)
-        queue_json(p, q, out);
-    else
-        queue_table(p, q, out);
+    (opt.json ? queue_json : queue_table)(p, q, out);
     return 0;
 }
 

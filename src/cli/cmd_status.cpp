@@ -49,15 +49,11 @@ json_t *passes_json(const ClusterView &v) {
 }
 
 json_t *tiers_json(const Config &cfg) {
-    json_t *tiers = json_array();
-    for (const Tier &t : cfg.tiers) {
-        json_t *o = json_object();
+    return jarray_of(cfg.tiers, [](json_t *o, const Tier &t) {
         put(o, "name", jstr(t.name));
         put(o, "priority", jint(t.priority));
         put(o, "preemptible", json_boolean(t.preemptible));
-        json_array_append_new(tiers, o);
-    }
-    return tiers;
+    });
 }
 
 json_t *pool_json(const Pass &p, size_t i) {
@@ -175,16 +171,10 @@ void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
 
 int cmd_status(Engine &engine, const ClusterView &view, const Options &opt, std::ostream &out, std::ostream &err) {
     Pass p = run_pass(engine, view, 0);
-    int only = -1;
-    if (!opt.pool.empty() && (only = p.pool_index(opt.pool)) < 0) {
-        err << "gpupool: no pool " << opt.pool << " in " << view.conf_path << "\n";
-        return 1;
-    }
+    int only;
+    if (!pool_option(p, opt, err, only)) return 1;
     const StatusModel s = status_model(p, only);
-    if (opt.json)
-        status_json(p, s, out);
-    else
-        status_table(p, s, out);
+    (opt.json ? status_json : status_table)(p, s, out);
     return 0;
 }
 

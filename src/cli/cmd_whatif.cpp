@@ -97,15 +97,22 @@ bool job_in_shown_pool(const Options &opt, const Pass &p, const std::vector<int>
     return false;
 }
 
-void pending_changes(WhatifModel &w, const Options &opt) {
-    std::unordered_map<uint32_t, const PendingExplain *> was;
-    for (const PendingExplain &pe : w.before.x.pending) was.emplace(pe.job_id, &pe);
-    for (const PendingExplain &a : w.after.x.pending) {
+// f(before's, after's) for each job of `after` that `before` has too, in
+// after's order.
+template <typename T, typename F>
+void each_pair(const std::vector<T> &before, const std::vector<T> &after, F f) {
+    std::unordered_map<uint32_t, const T *> was;
+    for (const T &b : before) was.emplace(b.job_id, &b);
+    for (const T &a : after) {
         auto it = was.find(a.job_id);
-        if (it == was.end()) continue;
-        const PendingExplain &b = *it->second;
-        if (!job_in_shown_pool(opt, w.after, a.pools) && !job_in_shown_pool(opt, w.before, b.pools)) continue;
-        if (b.reason == a.reason && w.before.pool_name(b.reason_pool) == w.after.pool_name(a.reason_pool)) continue;
+        if (it != was.end()) f(*it->second, a);
+    }
+}
+
+void pending_changes(WhatifModel &w, const Options &opt) {
+    each_pair(w.before.x.pending, w.after.x.pending, [&](const PendingExplain &b, const PendingExplain &a) {
+        if (!job_in_shown_pool(opt, w.after, a.pools) && !job_in_shown_pool(opt, w.before, b.pools)) return;
+        if (b.reason == a.reason && w.before.pool_name(b.reason_pool) == w.after.pool_name(a.reason_pool)) return;
         // A job in no pool is gpupool's to order only: whether it starts
         // is Slurm's, on both sides.
         const bool managed = a.reason != WaitReason::NotManaged && b.reason != WaitReason::NotManaged;
@@ -113,25 +120,19 @@ void pending_changes(WhatifModel &w, const Options &opt) {
         if (managed && starts(a) && !starts(b)) kind = PendingChange::Start;
         if (managed && starts(b) && !starts(a)) kind = PendingChange::Stop;
         w.pending.push_back(PendingChange{&b, &a, kind});
-    }
+    });
 }
 
 void running_changes(WhatifModel &w, const Options &opt) {
-    std::unordered_map<uint32_t, const RunningExplain *> ran;
-    for (const RunningExplain &re : w.before.x.running) ran.emplace(re.job_id, &re);
-    for (const RunningExplain &a : w.after.x.running) {
-        auto it = ran.find(a.job_id);
-        if (it == ran.end()) continue;
-        const RunningExplain &b = *it->second;
-        if (!pool_shown(opt, w.after.pool_name(a.pool)) && !pool_shown(opt, w.before.pool_name(b.pool))) continue;
+    each_pair(w.before.x.running, w.after.x.running, [&](const RunningExplain &b, const RunningExplain &a) {
+        if (!pool_shown(opt, w.after.pool_name(a.pool)) && !pool_shown(opt, w.before.pool_name(b.pool))) return;
         uint32_t rb = reclaimable_gpus(b), ra = reclaimable_gpus(a);
-        if (rb == ra && b.borrowed == a.borrowed && b.protected_until == a.protected_until && b.cls == a.cls)
-            continue;
+        if (rb == ra && b.borrowed == a.borrowed && b.protected_until == a.protected_until && b.cls == a.cls) return;
         RunningChange::Kind kind = RunningChange::Other;
         if (ra && !rb) kind = RunningChange::Become;
         if (rb && !ra) kind = RunningChange::Cease;
         w.running.push_back(RunningChange{&b, &a, kind});
-    }
+    });
 }
 
 // Running jobs the modified configuration would have preempted now.
@@ -195,72 +196,65 @@ json_t *running_side_json(const Pass &p, const RunningExplain &re) {
     return o;
 }
 
-json_t *pending_changes_json(const WhatifModel &w) {
-    json_t *pj = json_array();
-    for (const PendingChange &c : w.pending) {
-        const JobMeta *m = w.after.view.job(c.a->job_id);
-        json_t *o = json_object();
+// One object per changed job: its id and label, `fields` of it, its tier
+// and GPUs, and `side` of it before and after.
+template <typename Change, typename Fields, typename Side>
+json_t *changes_json(const WhatifModel &w, const std::vector<Change> &changes, Fields fields, Side side) {
+    return jarray_of(changes, [&](json_t *o, const Change &c) {
         put(o, "job_id", jint(c.a->job_id));
         put(o, "job", jstr(w.after.job_label(c.a->job_id)));
-        put(o, "name", jstr(m ? m->name : ""));
-        put(o, "user", jstr(w.after.user_of(c.a->job_id)));
-        put(o, "partition", jstr(m ? m->partition : ""));
-        put(o, "pools", jstr_array(w.after.pool_names(c.a->pools)));
+        fields(o, *c.a);
         put(o, "tier", jstr(w.after.tier_name(c.a->tier)));
         put(o, "gpus", jint(c.a->gpus));
-        put(o, "before", pending_side_json(w.before, *c.b));
-        put(o, "after", pending_side_json(w.after, *c.a));
-        json_array_append_new(pj, o);
-    }
-    return pj;
+        put(o, "before", side(w.before, *c.b));
+        put(o, "after", side(w.after, *c.a));
+    });
+}
+
+json_t *pending_changes_json(const WhatifModel &w) {
+    return changes_json(
+        w, w.pending,
+        [&](json_t *o, const PendingExplain &a) {
+            const JobMeta *m = w.after.view.job(a.job_id);
+            put(o, "name", jstr(m ? m->name : ""));
+            put(o, "user", jstr(w.after.user_of(a.job_id)));
+            put(o, "partition", jstr(m ? m->partition : ""));
+            put(o, "pools", jstr_array(w.after.pool_names(a.pools)));
+        },
+        pending_side_json);
 }
 
 json_t *running_changes_json(const WhatifModel &w) {
-    json_t *rj = json_array();
-    for (const RunningChange &c : w.running) {
-        json_t *o = json_object();
-        put(o, "job_id", jint(c.a->job_id));
-        put(o, "job", jstr(w.after.job_label(c.a->job_id)));
-        put(o, "user", jstr(w.after.user_of(c.a->job_id)));
-        put(o, "pool", c.a->pool >= 0 ? jstr(w.after.pool_name(c.a->pool)) : json_null());
-        put(o, "tier", jstr(w.after.tier_name(c.a->tier)));
-        put(o, "gpus", jint(c.a->gpus));
-        put(o, "before", running_side_json(w.before, *c.b));
-        put(o, "after", running_side_json(w.after, *c.a));
-        json_array_append_new(rj, o);
-    }
-    return rj;
+    return changes_json(
+        w, w.running,
+        [&](json_t *o, const RunningExplain &a) {
+            put(o, "user", jstr(w.after.user_of(a.job_id)));
+            put(o, "pool", a.pool >= 0 ? jstr(w.after.pool_name(a.pool)) : json_null());
+        },
+        running_side_json);
 }
 
 json_t *preempted_json(const WhatifModel &w) {
-    json_t *vj = json_array();
-    for (const Preempted &v : w.preempted) {
+    return jarray_of(w.preempted, [&](json_t *o, const Preempted &v) {
         const RunningExplain *re = w.after.x.find_running(v.victim);
-        json_t *o = json_object();
         put(o, "job_id", jint(v.victim));
         put(o, "user", jstr(w.after.user_of(v.victim)));
         put(o, "pool", re && re->pool >= 0 ? jstr(w.after.pool_name(re->pool)) : json_null());
         put(o, "gpus", jint(re ? re->gpus : 0));
         put(o, "rule", json_string(rule_name(v.rule)));
         put(o, "preemptor", jint(v.preemptor));
-        json_array_append_new(vj, o);
-    }
-    return vj;
+    });
 }
 
 void whatif_json(const WhatifModel &w, const Options &opt, std::ostream &out) {
     JsonPtr root = document(w.before, "whatif");
     put(root.get(), "modified_config", opt.whatif_config.empty() ? json_null() : jstr(opt.whatif_config));
     put(root.get(), "set", jstr_array(opt.whatif_set));
-    json_t *pools = json_array();
-    for (const std::string &n : w.pools) {
-        json_t *o = json_object();
-        put(o, "name", jstr(n));
-        put(o, "before", pool_side_json(pool_side(w.before, n)));
-        put(o, "after", pool_side_json(pool_side(w.after, n)));
-        json_array_append_new(pools, o);
-    }
-    put(root.get(), "pools", pools);
+    put(root.get(), "pools", jarray_of(w.pools, [&](json_t *o, const std::string &n) {
+            put(o, "name", jstr(n));
+            put(o, "before", pool_side_json(pool_side(w.before, n)));
+            put(o, "after", pool_side_json(pool_side(w.after, n)));
+        }));
     put(root.get(), "would_start", jint_array(w.pending_ids(PendingChange::Start)));
     put(root.get(), "would_not_start", jint_array(w.pending_ids(PendingChange::Stop)));
     put(root.get(), "would_be_reclaimable", jint_array(w.running_ids(RunningChange::Become)));
@@ -407,10 +401,7 @@ int cmd_whatif(Engine &engine, Config modified, const ClusterView &view, const O
         return 1;
     }
     const WhatifModel w = whatif_model(before, after, opt);
-    if (opt.json)
-        whatif_json(w, opt, out);
-    else
-        whatif_table(w, opt, out);
+    (opt.json ? whatif_json : whatif_table)(w, opt, out);
     return 0;
 }
 

@@ -41,9 +41,7 @@ std::string plural(uint64_t n, const char *what) { return std::to_string(n) + " 
 
 // A job's preemptions (PreemptionHistory), oldest first.
 json_t *preemptions_json(const PreemptionHistory &h) {
-    json_t *a = json_array();
-    for (const PreemptionRecord &r : h.records) {
-        json_t *o = json_object();
+    return jarray_of(h.records, [](json_t *o, const PreemptionRecord &r) {
         put(o, "time", jint(r.time));
         put(o, "preemptor_job_id", jint(r.preemptor_job_id));
         put(o, "preemptor_pool", jstr(r.preemptor_pool));
@@ -54,9 +52,7 @@ json_t *preemptions_json(const PreemptionHistory &h) {
         put(o, "gpus", r.gpus ? jint(*r.gpus) : json_null());
         put(o, "gpu_seconds_lost", jint(static_cast<int64_t>(r.gpu_seconds_lost)));
         put(o, "rule_detail", r.why.empty() ? json_null() : jstr(r.why));
-        json_array_append_new(a, o);
-    }
-    return a;
+    });
 }
 
 // A job slurmctld no longer has, with its preemptions on record.
@@ -80,51 +76,35 @@ void gone_json(const Pass &p, const WhyModel &w, std::ostream &out) {
 // A pending job's quota lines, the jobs using the quota, the jobs ahead
 // and those it may preempt.
 void pending_detail_json(const Pass &p, const PendingExplain &pe, json_t *job) {
-    json_t *quota = json_array();
-    for (const QuotaLine &q : pe.quota) {
-        json_t *o = json_object();
-        put(o, "pool", jstr(p.pool_name(q.pool)));
-        put_ints(o, {{"quota", q.quota}, {"np_used", q.np_used}, {"reserved", q.reserved}, {"gpus", q.gpus},
-                     {"needed", q.needed}});
-        json_array_append_new(quota, o);
-    }
-    put(job, "quota", quota);
-    json_t *users = json_array();
-    for (const QuotaUser &u : pe.quota_users) {
-        json_t *o = json_object();
-        put(o, "job_id", jint(u.job_id));
-        put(o, "user", jstr(p.user_of(u.job_id)));
-        put(o, "gpus", jint(u.gpus));
-        put(o, "state", json_string(u.running ? "running" : "admitted"));
-        json_array_append_new(users, o);
-    }
-    put(job, "quota_users", users);
-    json_t *ahead = json_array();
-    for (uint32_t a : pe.ahead) {
-        const PendingExplain *ae = p.x.find_pending(a);
-        json_t *o = json_object();
-        put(o, "job_id", jint(a));
-        put(o, "user", jstr(p.user_of(a)));
-        put(o, "tier", jstr(ae ? p.tier_name(ae->tier) : ""));
-        put(o, "gpus", jint(ae ? ae->gpus : 0));
-        put(o, "position", ae && ae->position >= 0 ? jint(ae->position + 1) : json_null());
-        put(o, "reason", json_string(ae ? wait_reason_code(ae->reason) : ""));
-        json_array_append_new(ahead, o);
-    }
-    put(job, "ahead", ahead);
-    json_t *victims = json_array();
-    for (const VictimRef &v : pe.victims) {
-        const RunningExplain *vr = p.x.find_running(v.job_id);
-        json_t *o = json_object();
-        put(o, "job_id", jint(v.job_id));
-        put(o, "user", jstr(p.user_of(v.job_id)));
-        put(o, "pool", jstr(vr ? p.pool_name(vr->pool) : ""));
-        put(o, "gpus", jint(vr ? vr->gpus : 0));
-        put(o, "rule", json_string(rule_name(v.rule)));
-        put(o, "protected_until", v.protected_until ? jint(v.protected_until) : json_null());
-        json_array_append_new(victims, o);
-    }
-    put(job, "victims", victims);
+    put(job, "quota", jarray_of(pe.quota, [&](json_t *o, const QuotaLine &q) {
+            put(o, "pool", jstr(p.pool_name(q.pool)));
+            put_ints(o, {{"quota", q.quota}, {"np_used", q.np_used}, {"reserved", q.reserved}, {"gpus", q.gpus},
+                         {"needed", q.needed}});
+        }));
+    put(job, "quota_users", jarray_of(pe.quota_users, [&](json_t *o, const QuotaUser &u) {
+            put(o, "job_id", jint(u.job_id));
+            put(o, "user", jstr(p.user_of(u.job_id)));
+            put(o, "gpus", jint(u.gpus));
+            put(o, "state", json_string(u.running ? "running" : "admitted"));
+        }));
+    put(job, "ahead", jarray_of(pe.ahead, [&](json_t *o, uint32_t a) {
+            const PendingExplain *ae = p.x.find_pending(a);
+            put(o, "job_id", jint(a));
+            put(o, "user", jstr(p.user_of(a)));
+            put(o, "tier", jstr(ae ? p.tier_name(ae->tier) : ""));
+            put(o, "gpus", jint(ae ? ae->gpus : 0));
+            put(o, "position", ae && ae->position >= 0 ? jint(ae->position + 1) : json_null());
+            put(o, "reason", json_string(ae ? wait_reason_code(ae->reason) : ""));
+        }));
+    put(job, "victims", jarray_of(pe.victims, [&](json_t *o, const VictimRef &v) {
+            const RunningExplain *vr = p.x.find_running(v.job_id);
+            put(o, "job_id", jint(v.job_id));
+            put(o, "user", jstr(p.user_of(v.job_id)));
+            put(o, "pool", jstr(vr ? p.pool_name(vr->pool) : ""));
+            put(o, "gpus", jint(vr ? vr->gpus : 0));
+            put(o, "rule", json_string(rule_name(v.rule)));
+            put(o, "protected_until", v.protected_until ? jint(v.protected_until) : json_null());
+        }));
 }
 
 void running_detail_json(const Pass &p, const RunningExplain &re, json_t *job) {
@@ -184,7 +164,7 @@ void preemptions_text(const PreemptionHistory &h, std::ostream &s) {
     }
 }
 
-void gone_text(const WhyModel &w, std::ostream &out) {
+void gone_text(const Pass &, const WhyModel &w, std::ostream &out) {
     const PreemptionHistory &h = *w.preemptions;
     std::ostringstream s;
     s << "Job " << w.id;
@@ -311,16 +291,10 @@ int cmd_why(Engine &engine, const ClusterView &view, const Options &opt, std::os
             err << "gpupool: job " << w.id << " is not in slurmctld's queue (ended, or never existed)\n";
             return 1;
         }
-        if (opt.json)
-            gone_json(p, w, out);
-        else
-            gone_text(w, out);
+        (opt.json ? gone_json : gone_text)(p, w, out);
         return 0;
     }
-    if (opt.json)
-        why_json(p, w, out);
-    else
-        why_text(p, w, out);
+    (opt.json ? why_json : why_text)(p, w, out);
     return 0;
 }
 

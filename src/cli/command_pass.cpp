@@ -1,6 +1,7 @@
 #include "command_pass.hpp"
 
 #include <algorithm>
+#include <ostream>
 
 #include "slurm_text.hpp"
 
@@ -28,6 +29,14 @@ Pass run_pass(Engine &engine, const ClusterView &view, uint32_t detail_job) {
     p.usage_known = view.history.available;
     p.fairshare_known = view.history.available || engine.config().usage_weight == 0;
     return p;
+}
+
+bool pool_option(const Pass &p, const Options &opt, std::ostream &err, int &only) {
+    only = -1;
+    if (opt.pool.empty()) return true;
+    only = p.pool_index(opt.pool);
+    if (only < 0) err << "gpupool: no pool " << opt.pool << " in " << p.view.conf_path << "\n";
+    return only >= 0;
 }
 
 namespace {
@@ -61,14 +70,10 @@ void add_warnings(const Pass &p, json_t *root) {
 }
 
 json_t *pool_gpus_json(const Pass &p, const std::vector<PoolGpus> &v) {
-    json_t *a = json_array();
-    for (const PoolGpus &g : v) {
-        json_t *o = json_object();
+    return jarray_of(v, [&](json_t *o, const PoolGpus &g) {
         put(o, "pool", g.pool >= 0 ? jstr(p.pool_name(g.pool)) : json_null());
         put(o, "gpus", jint(g.gpus));
-        json_array_append_new(a, o);
-    }
-    return a;
+    });
 }
 
 std::string pool_gpus_text(const Pass &p, const std::vector<PoolGpus> &v) {

@@ -46,6 +46,10 @@ struct Pass {
 // explanation details `detail_job` (0: none) the way `why` needs.
 Pass run_pass(Engine &engine, const ClusterView &view, uint32_t detail_job);
 
+// The pool -p names, in `only` (-1: no -p, every pool); false, said on
+// `err`, when the configuration has no such pool.
+bool pool_option(const Pass &p, const Options &opt, std::ostream &err, int &only);
+
 // The head every JSON document starts with: command, version, now,
 // cluster, config, usage_history.
 JsonPtr document(const Pass &p, const char *command);
