@@ -2,7 +2,9 @@
 // full pass of the engine over the view's snapshot (two for whatif),
 // explained (explain.hpp), printed as Slurm-like tables or JSON.
 // Formatting only: every figure comes from the core.  No Slurm header:
-// tests drive these with fixed views.
+// tests drive these with fixed views.  One file per command (cmd_*.cpp):
+// a model of what it shows, built from the pass (command_pass.hpp), and a
+// renderer per format (command_format.hpp).
 #pragma once
 
 #include <cstdint>

@@ -89,12 +89,17 @@ Config modified_config(const Live &live, const Options &opt) {
     return parse_config(text, source);
 }
 
-}  // namespace
+// The command line: the command, its options and where to read from.
+struct Args {
+    std::string cmd;
+    Options opt;
+    LiveOptions lo;
+    std::string listen, events_path;
+    long min_interval = 5;
+};
 
-int main(int argc, char **argv) {
-    // `sim` reads files only: no Slurm, options of its own.
-    if (argc > 1 && std::strcmp(argv[1], "sim") == 0)
-        return gpupool::sim::run_sim_command(argc - 1, argv + 1, std::cout, std::cerr);
+// Reads the options into `a`; returns -1 to go on, else the exit status.
+int parse_options(int argc, char **argv, Args &a) {
     enum { OPT_JSON = 1000, OPT_CONF, OPT_STATE, OPT_CONFIG, OPT_SET, OPT_LISTEN, OPT_MIN_INTERVAL, OPT_EVENTS };
     static const struct option longopts[] = {
         {"json", no_argument, nullptr, OPT_JSON},
@@ -111,27 +116,23 @@ int main(int argc, char **argv) {
         {"version", no_argument, nullptr, 'V'},
         {nullptr, 0, nullptr, 0},
     };
-    Options opt;
-    LiveOptions lo;
-    std::string listen, events_path;
-    long min_interval = 5;
     int c;
     while ((c = getopt_long(argc, argv, "p:u:hV", longopts, nullptr)) != -1) {
         switch (c) {
-        case OPT_JSON: opt.json = true; break;
-        case 'p': opt.pool = optarg; break;
-        case 'u': opt.user = optarg; break;
-        case OPT_CONF: lo.conf_path = optarg; break;
-        case OPT_STATE: lo.state_path = optarg; break;
-        case OPT_EVENTS: events_path = optarg; break;
-        case OPT_CONFIG: opt.whatif_config = optarg; break;
-        case OPT_SET: opt.whatif_set.push_back(optarg); break;
-        case OPT_LISTEN: listen = optarg; break;
+        case OPT_JSON: a.opt.json = true; break;
+        case 'p': a.opt.pool = optarg; break;
+        case 'u': a.opt.user = optarg; break;
+        case OPT_CONF: a.lo.conf_path = optarg; break;
+        case OPT_STATE: a.lo.state_path = optarg; break;
+        case OPT_EVENTS: a.events_path = optarg; break;
+        case OPT_CONFIG: a.opt.whatif_config = optarg; break;
+        case OPT_SET: a.opt.whatif_set.push_back(optarg); break;
+        case OPT_LISTEN: a.listen = optarg; break;
         case OPT_MIN_INTERVAL: {
             char *end = nullptr;
             errno = 0;
-            min_interval = std::strtol(optarg, &end, 10);
-            if (errno || !end || *end || end == optarg || min_interval < 1 || min_interval > 3600)
+            a.min_interval = std::strtol(optarg, &end, 10);
+            if (errno || !end || *end || end == optarg || a.min_interval < 1 || a.min_interval > 3600)
                 return usage_error(std::string("--min-interval: expected seconds 1..3600, not '") + optarg + "'");
             break;
         }
@@ -140,11 +141,17 @@ int main(int argc, char **argv) {
         default: std::cerr << kUsage; return 2;
         }
     }
+    return -1;
+}
+
+// The command and its arguments after the options, and the options that
+// belong to another command; returns -1 to go on, else the exit status.
+int parse_command(int argc, char **argv, Args &a) {
     if (optind >= argc) {
         std::cerr << kUsage;
         return 2;
     }
-    const std::string cmd = argv[optind++];
+    const std::string &cmd = a.cmd = argv[optind++];
     if (cmd != "status" && cmd != "queue" && cmd != "why" && cmd != "whatif" && cmd != "exporter") {
         std::cerr << "gpupool: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
@@ -154,39 +161,46 @@ int main(int argc, char **argv) {
         unsigned long id = optind < argc ? std::strtoul(argv[optind], &end, 10) : 0;
         if (optind >= argc || !end || *end != '\0' || id == 0 || id > UINT32_MAX)
             return usage_error("why needs a job id (gpupool why JOBID)");
-        opt.job_id = static_cast<uint32_t>(id);
+        a.opt.job_id = static_cast<uint32_t>(id);
         ++optind;
     }
     if (optind < argc) return usage_error(std::string("unexpected argument '") + argv[optind] + "'");
+    const Options &opt = a.opt;
     if (cmd == "whatif" && opt.whatif_config.empty() && opt.whatif_set.empty())
         return usage_error("whatif needs --config FILE or --set NAME.Key=VALUE");
     if (cmd != "whatif" && (!opt.whatif_config.empty() || !opt.whatif_set.empty()))
         return usage_error("--config and --set are options of whatif");
-    if (cmd == "exporter" && listen.empty()) return usage_error("exporter needs --listen ADDR:PORT");
-    if (cmd != "exporter" && !listen.empty()) return usage_error("--listen is an option of exporter");
+    if (cmd == "exporter" && a.listen.empty()) return usage_error("exporter needs --listen ADDR:PORT");
+    if (cmd != "exporter" && !a.listen.empty()) return usage_error("--listen is an option of exporter");
+    return -1;
+}
 
-    if (cmd == "exporter") {
+int exporter_command(const Args &a) {
 #ifdef GPUPOOL_HAVE_MHD
-        slurm_init(nullptr);
-        ExporterOptions eo;
-        eo.listen = listen;
-        eo.min_interval = min_interval;
-        eo.live = lo;
-        int rc = run_exporter(eo, std::cerr);
-        slurm_fini();
-        return rc;
-#else
-        std::cerr << "gpupool: this gpupool was built without libmicrohttpd: no exporter\n";
-        return 1;
-#endif
-    }
-
     slurm_init(nullptr);
+    ExporterOptions eo;
+    eo.listen = a.listen;
+    eo.min_interval = a.min_interval;
+    eo.live = a.lo;
+    int rc = run_exporter(eo, std::cerr);
+    slurm_fini();
+    return rc;
+#else
+    (void)a;
+    std::cerr << "gpupool: this gpupool was built without libmicrohttpd: no exporter\n";
+    return 1;
+#endif
+}
+
+// status, queue, why or whatif over the live cluster.
+int view_command(const Args &a) {
+    const std::string &cmd = a.cmd;
+    const Options &opt = a.opt;
     int rc = 1;
     try {
         Live live;
-        load_live(lo, live);
-        if (cmd == "why") load_preemptions(live.view, live.controller, opt.job_id, events_path);
+        load_live(a.lo, live);
+        if (cmd == "why") load_preemptions(live.view, live.controller, opt.job_id, a.events_path);
         const ClusterView &view = live.view;
         if (!view.history.available)
             std::cerr << "gpupool: usage history unavailable (" << view.history.error << "): decayed usage"
@@ -215,6 +229,22 @@ int main(int argc, char **argv) {
         std::cerr << "gpupool: " << e.what() << "\n";
         rc = 1;
     }
+    return rc;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    // `sim` reads files only: no Slurm, options of its own.
+    if (argc > 1 && std::strcmp(argv[1], "sim") == 0)
+        return gpupool::sim::run_sim_command(argc - 1, argv + 1, std::cout, std::cerr);
+    Args a;
+    int rc = parse_options(argc, argv, a);
+    if (rc < 0) rc = parse_command(argc, argv, a);
+    if (rc >= 0) return rc;
+    if (a.cmd == "exporter") return exporter_command(a);
+    slurm_init(nullptr);
+    rc = view_command(a);
     slurm_fini();
     return rc;
 }

@@ -217,18 +217,19 @@ std::string PreemptionLog::text() const {
     metric_head(out, "gpupool_preemption_log_readable", "gauge",
                 "1 if the event log in StateSaveLocation could be read (root or SlurmUser).");
     metric_sample(out, "gpupool_preemption_log_readable", {}, readable_ ? "1" : "0");
-    metric_head(out, "gpupool_preemptions_total", "counter",
-                "Preemptions in the event log, by the victim's pool, the preemptor's pool and the rule.");
-    for (const auto &[k, c] : counts_)
-        metric_sample(out, "gpupool_preemptions_total",
-                      {{"pool", std::get<0>(k)}, {"preemptor_pool", std::get<1>(k)}, {"rule", std::get<2>(k)}},
-                      metric_value(c.preemptions));
-    metric_head(out, "gpupool_preemption_lost_gpu_seconds_total", "counter",
-                "GPU-seconds of runs preempted (GPUs times time run), by the same labels.");
-    for (const auto &[k, c] : counts_)
-        metric_sample(out, "gpupool_preemption_lost_gpu_seconds_total",
-                      {{"pool", std::get<0>(k)}, {"preemptor_pool", std::get<1>(k)}, {"rule", std::get<2>(k)}},
-                      metric_value(c.gpu_seconds));
+    // A counter by (victim's pool, preemptor's pool, rule).
+    auto by_pools_and_rule = [&](const char *name, const char *help, uint64_t Count::*field) {
+        metric_head(out, name, "counter", help);
+        for (const auto &[k, c] : counts_)
+            metric_sample(out, name,
+                          {{"pool", std::get<0>(k)}, {"preemptor_pool", std::get<1>(k)}, {"rule", std::get<2>(k)}},
+                          metric_value(c.*field));
+    };
+    by_pools_and_rule("gpupool_preemptions_total",
+                      "Preemptions in the event log, by the victim's pool, the preemptor's pool and the rule.",
+                      &Count::preemptions);
+    by_pools_and_rule("gpupool_preemption_lost_gpu_seconds_total",
+                      "GPU-seconds of runs preempted (GPUs times time run), by the same labels.", &Count::gpu_seconds);
     metric_head(out, "gpupool_preemption_events_dropped_total", "counter",
                 "Preemptions the plugin could not record (its queue was full), as the event log says.");
     metric_sample(out, "gpupool_preemption_events_dropped_total", {}, metric_value(dropped_));
@@ -279,6 +280,80 @@ std::string plugin_metrics(const PluginPasses &passes) {
     return out;
 }
 
+namespace {
+
+// A pool's name, or (unassigned) for -1: GPUs in nobody's quota.
+std::string lender_name(const Evaluation &ev, int p) {
+    return p >= 0 ? ev.pools[static_cast<size_t>(p)].name : std::string(kUnassigned);
+}
+
+// GPUs of running jobs by pool and tier.
+void allocated_metrics(std::string &out, const Evaluation &ev, const Config &cfg) {
+    std::vector<std::vector<uint64_t>> alloc(ev.pools.size(), std::vector<uint64_t>(cfg.tiers.size(), 0));
+    for (const auto &[id, r] : ev.running)
+        if (r.pool >= 0 && r.tier >= 0) alloc[size_t(r.pool)][size_t(r.tier)] += r.gpus;
+    metric_head(out, "gpupool_pool_allocated_gpus", "gauge", "GPUs held by the pool's running jobs, by tier.");
+    for (size_t p = 0; p < ev.pools.size(); ++p)
+        for (size_t t = 0; t < cfg.tiers.size(); ++t)
+            metric_sample(out, "gpupool_pool_allocated_gpus", {{"pool", ev.pools[p].name}, {"tier", cfg.tiers[t].name}},
+                          metric_value(alloc[p][t]));
+}
+
+// Borrowed, by lender: every pool of its node set, and GPUs in nobody's
+// quota when there are any, 0 where nothing is borrowed.
+void borrowed_metrics(std::string &out, const Evaluation &ev, const Explanation &x) {
+    metric_head(out, "gpupool_pool_borrowed_gpus", "gauge",
+                "GPUs the pool uses over its quota, by lender: another pool of its nodes, or (unassigned): GPUs in no "
+                "pool's quota.");
+    for (size_t p = 0; p < ev.pools.size(); ++p) {
+        const PoolExplain &px = x.pools[p];
+        if (px.node_set < 0) continue;
+        const NodeSetExplain &ns = x.node_sets[static_cast<size_t>(px.node_set)];
+        std::vector<int> lenders;
+        if (ns.unassigned) lenders.push_back(-1);
+        for (int q : ns.pools)
+            if (q != int(p)) lenders.push_back(q);
+        for (const PoolGpus &g : px.borrowed_from)
+            if (std::find(lenders.begin(), lenders.end(), g.pool) == lenders.end()) lenders.push_back(g.pool);
+        for (int q : lenders) {
+            uint64_t n = 0;
+            for (const PoolGpus &g : px.borrowed_from)
+                if (g.pool == q) n += g.gpus;
+            metric_sample(out, "gpupool_pool_borrowed_gpus",
+                          {{"pool", ev.pools[p].name}, {"lender", lender_name(ev, q)}}, metric_value(n));
+        }
+    }
+}
+
+// Pending jobs (records) and their GPUs (every pending task of an
+// array) by pool, tier and reason; a job counts in each of its pools.
+void pending_metrics(std::string &out, const Evaluation &ev, const Config &cfg, const Explanation &x) {
+    std::map<std::tuple<int, int, size_t>, std::pair<uint64_t, uint64_t>> pend;  // (pool, tier, reason)
+    for (const PendingExplain &pe : x.pending) {
+        if (pe.tier < 0) continue;
+        uint64_t gpus = pe.pending_gpus();
+        for (int p : pe.pools) {
+            auto &c = pend[{p, pe.tier, size_t(pe.reason)}];
+            c.first++;
+            c.second += gpus;
+        }
+    }
+    for (int which = 0; which < 2; ++which) {
+        const char *name = which ? "gpupool_pending_gpus" : "gpupool_pending_jobs";
+        metric_head(out, name, "gauge",
+                    which ? "GPUs asked for by pending jobs (all tasks of an array), by pool, tier and reason."
+                          : "Pending jobs (an array counts once), by pool, tier and reason; left out when 0.");
+        for (const auto &[key, c] : pend)
+            metric_sample(out, name,
+                          {{"pool", lender_name(ev, std::get<0>(key))},
+                           {"tier", cfg.tiers[size_t(std::get<1>(key))].name},
+                           {"reason", wait_reason_code(static_cast<WaitReason>(std::get<2>(key)))}},
+                          metric_value(which ? c.second : c.first));
+    }
+}
+
+}  // namespace
+
 std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogram &waits) {
     engine.evaluate(view.snap, view.now);
     ExplainInput in;
@@ -289,7 +364,6 @@ std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogr
     const Config &cfg = engine.config();
     const bool usage_known = view.history.available;
     const bool fairshare_known = usage_known || cfg.usage_weight == 0;
-    auto pool_name = [&](int p) { return p >= 0 ? ev.pools[static_cast<size_t>(p)].name : std::string(kUnassigned); };
 
     std::string out;
     metric_head(out, "gpupool_usage_history_available", "gauge",
@@ -312,40 +386,8 @@ std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogr
     if (fairshare_known)
         for (const PoolState &ps : ev.pools)
             metric_sample(out, "gpupool_pool_fairshare_gpus", {{"pool", ps.name}}, metric_value(uint64_t(ps.fairshare)));
-
-    // GPUs of running jobs by pool and tier.
-    std::vector<std::vector<uint64_t>> alloc(ev.pools.size(), std::vector<uint64_t>(cfg.tiers.size(), 0));
-    for (const auto &[id, r] : ev.running)
-        if (r.pool >= 0 && r.tier >= 0) alloc[size_t(r.pool)][size_t(r.tier)] += r.gpus;
-    metric_head(out, "gpupool_pool_allocated_gpus", "gauge", "GPUs held by the pool's running jobs, by tier.");
-    for (size_t p = 0; p < ev.pools.size(); ++p)
-        for (size_t t = 0; t < cfg.tiers.size(); ++t)
-            metric_sample(out, "gpupool_pool_allocated_gpus", {{"pool", ev.pools[p].name}, {"tier", cfg.tiers[t].name}},
-                          metric_value(alloc[p][t]));
-
-    // Borrowed, by lender: every pool of its node set, and GPUs in nobody's
-    // quota when there are any, 0 where nothing is borrowed.
-    metric_head(out, "gpupool_pool_borrowed_gpus", "gauge",
-                "GPUs the pool uses over its quota, by lender: another pool of its nodes, or (unassigned): GPUs in no "
-                "pool's quota.");
-    for (size_t p = 0; p < ev.pools.size(); ++p) {
-        const PoolExplain &px = x.pools[p];
-        if (px.node_set < 0) continue;
-        const NodeSetExplain &ns = x.node_sets[static_cast<size_t>(px.node_set)];
-        std::vector<int> lenders;
-        if (ns.unassigned) lenders.push_back(-1);
-        for (int q : ns.pools)
-            if (q != int(p)) lenders.push_back(q);
-        for (const PoolGpus &g : px.borrowed_from)
-            if (std::find(lenders.begin(), lenders.end(), g.pool) == lenders.end()) lenders.push_back(g.pool);
-        for (int q : lenders) {
-            uint64_t n = 0;
-            for (const PoolGpus &g : px.borrowed_from)
-                if (g.pool == q) n += g.gpus;
-            metric_sample(out, "gpupool_pool_borrowed_gpus", {{"pool", ev.pools[p].name}, {"lender", pool_name(q)}},
-                          metric_value(n));
-        }
-    }
+    allocated_metrics(out, ev, cfg);
+    borrowed_metrics(out, ev, x);
     per_pool("gpupool_pool_lent_gpus", "GPUs of the pool's idle quota other pools use.",
              [](const PoolState &ps) { return ps.lent; });
     metric_head(out, "gpupool_pool_reclaimable_gpus", "gauge",
@@ -361,31 +403,7 @@ std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogr
     if (usage_known)
         for (const PoolState &ps : ev.pools)
             metric_sample(out, "gpupool_pool_usage_share_ratio", {{"pool", ps.name}}, metric_value(ps.usage_share));
-
-    // Pending jobs (records) and their GPUs (every pending task of an
-    // array) by pool, tier and reason; a job counts in each of its pools.
-    std::map<std::tuple<int, int, size_t>, std::pair<uint64_t, uint64_t>> pend;  // (pool, tier, reason)
-    for (const PendingExplain &pe : x.pending) {
-        if (pe.tier < 0) continue;
-        uint64_t gpus = pe.pending_gpus();
-        for (int p : pe.pools) {
-            auto &c = pend[{p, pe.tier, size_t(pe.reason)}];
-            c.first++;
-            c.second += gpus;
-        }
-    }
-    for (int which = 0; which < 2; ++which) {
-        const char *name = which ? "gpupool_pending_gpus" : "gpupool_pending_jobs";
-        metric_head(out, name, "gauge",
-                    which ? "GPUs asked for by pending jobs (all tasks of an array), by pool, tier and reason."
-                          : "Pending jobs (an array counts once), by pool, tier and reason; left out when 0.");
-        for (const auto &[key, c] : pend)
-            metric_sample(out, name,
-                          {{"pool", pool_name(std::get<0>(key))},
-                           {"tier", cfg.tiers[size_t(std::get<1>(key))].name},
-                           {"reason", wait_reason_code(static_cast<WaitReason>(std::get<2>(key)))}},
-                          metric_value(which ? c.second : c.first));
-    }
+    pending_metrics(out, ev, cfg, x);
     return out;
 }
 

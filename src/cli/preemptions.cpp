@@ -21,19 +21,33 @@ bool exists(const std::string &path) {
     return ::stat(path.c_str(), &st) == 0;
 }
 
-PreemptionRecord from_event(const PreemptionEvent &e) {
+// The fields the event log and accounting both know.
+PreemptionRecord record(int64_t time, uint32_t preemptor_job_id, const std::string &preemptor_pool,
+                        const std::string &rule, uint64_t gpu_seconds_lost, const std::string &victim_pool) {
     PreemptionRecord r;
-    r.time = e.time;
-    r.preemptor_job_id = e.preemptor_job_id;
-    r.preemptor_pool = e.preemptor_pool;
+    r.time = time;
+    r.preemptor_job_id = preemptor_job_id;
+    r.preemptor_pool = preemptor_pool;
+    r.rule = rule;
+    r.gpu_seconds_lost = gpu_seconds_lost;
+    r.victim_pool = victim_pool;
+    return r;
+}
+
+PreemptionRecord from_event(const PreemptionEvent &e) {
+    PreemptionRecord r = record(e.time, e.preemptor_job_id, e.preemptor_pool, e.rule, e.gpu_seconds_lost(), e.victim_pool);
     r.preemptor_tier = e.preemptor_tier;
-    r.victim_pool = e.victim_pool;
-    r.rule = e.rule;
     r.mode = e.mode;
     r.gpus = e.victim_gpus;
-    r.gpu_seconds_lost = e.gpu_seconds_lost();
     r.why = e.why;
     return r;
+}
+
+// Appends what is left of `fp` to `text`; false on a read error.
+bool read_rest(FILE *fp, std::string &text) {
+    char buf[65536];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, fp)) > 0;) text.append(buf, got);
+    return !std::ferror(fp);
 }
 
 }  // namespace
@@ -55,10 +69,7 @@ bool read_event_log(const std::string &path, uint32_t job_id, std::vector<Preemp
             continue;
         }
         std::string text;
-        char buf[65536];
-        size_t got;
-        while ((got = std::fread(buf, 1, sizeof buf, fp)) > 0) text.append(buf, got);
-        bool failed = std::ferror(fp);
+        const bool failed = !read_rest(fp, text);
         std::fclose(fp);
         if (failed) {
             if (unreadable.empty()) unreadable = f + ": read error";
@@ -91,15 +102,8 @@ std::vector<PreemptionRecord> preemptions_from_comments(
     for (const auto &[partition, comment] : records)
         for (const CommentPreemption &c : parse_comment(comment)) {
             if (!seen.insert({c.time, c.preemptor_job_id, c.rule}).second) continue;
-            PreemptionRecord r;
-            r.time = c.time;
-            r.preemptor_job_id = c.preemptor_job_id;
-            r.preemptor_pool = c.preemptor_pool;
-            r.rule = c.rule;
-            r.gpu_seconds_lost = c.gpu_seconds_lost;
-            // First seen on this record: the run preempted.
-            r.victim_pool = partition;
-            out.push_back(std::move(r));
+            // First seen on this record: the run preempted (`partition`).
+            out.push_back(record(c.time, c.preemptor_job_id, c.preemptor_pool, c.rule, c.gpu_seconds_lost, partition));
         }
     return out;
 }

@@ -1,0 +1,301 @@
+// `gpupool why JOBID`: why a pending job waits, where a running job
+// borrows from, who preempted a job (also one slurmctld no longer has), as
+// sentences and tables or JSON.
+#include <ostream>
+#include <sstream>
+
+#include "command_pass.hpp"
+#include "slurm_text.hpp"
+
+namespace gpupool::cli {
+
+namespace {
+
+// What why shows: the job as slurmctld and the pass know it, and its
+// preemptions on record.
+struct WhyModel {
+    uint32_t id = 0;
+    const JobMeta *meta = nullptr;
+    const PendingExplain *pending = nullptr;
+    const RunningExplain *running = nullptr;
+    const PreemptionHistory *preemptions = nullptr;
+    std::string state;  // Slurm's, or PENDING/RUNNING as the pass has it
+
+    bool in_queue() const { return meta || pending || running; }
+};
+
+WhyModel why_model(const Pass &p, uint32_t id) {
+    WhyModel w;
+    w.id = id;
+    w.meta = p.view.job(id);
+    w.pending = p.x.find_pending(id);
+    w.running = p.x.find_running(id);
+    w.preemptions = &p.view.preemptions;
+    w.state = w.meta ? w.meta->state : (w.pending ? "PENDING" : "RUNNING");
+    return w;
+}
+
+std::string plural(uint64_t n, const char *what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
+
+// ------------------------------------------------------------------ JSON
+
+// A job's preemptions (PreemptionHistory), oldest first.
+json_t *preemptions_json(const PreemptionHistory &h) {
+    return jarray_of(h.records, [](json_t *o, const PreemptionRecord &r) {
+        put(o, "time", jint(r.time));
+        put(o, "preemptor_job_id", jint(r.preemptor_job_id));
+        put(o, "preemptor_pool", jstr(r.preemptor_pool));
+        put(o, "preemptor_tier", r.preemptor_tier.empty() ? json_null() : jstr(r.preemptor_tier));
+        put(o, "victim_pool", r.victim_pool.empty() ? json_null() : jstr(r.victim_pool));
+        put(o, "rule", jstr(r.rule));
+        put(o, "mode", r.mode.empty() ? json_null() : jstr(r.mode));
+        put(o, "gpus", r.gpus ? jint(*r.gpus) : json_null());
+        put(o, "gpu_seconds_lost", jint(static_cast<int64_t>(r.gpu_seconds_lost)));
+        put(o, "rule_detail", r.why.empty() ? json_null() : jstr(r.why));
+    });
+}
+
+// A job slurmctld no longer has, with its preemptions on record.
+void gone_json(const Pass &p, const WhyModel &w, std::ostream &out) {
+    const PreemptionHistory &h = *w.preemptions;
+    JsonPtr root = document(p, "why");
+    json_t *job = json_object();
+    put(job, "job_id", jint(w.id));
+    put(job, "state", h.in_accounting ? jstr(h.state) : json_null());
+    put(job, "job", jstr(std::to_string(w.id)));
+    put(job, "name", h.in_accounting ? jstr(h.name) : json_null());
+    put(job, "user", h.in_accounting ? jstr(h.user) : json_null());
+    put(job, "in_queue", json_false());
+    put(job, "preemptions", preemptions_json(h));
+    put(job, "preemptions_source", jstr(h.source));
+    put(root.get(), "job", job);
+    add_warnings(p, root.get());
+    print_json(out, root.get());
+}
+
+// A pending job's quota lines, the jobs using the quota, the jobs ahead
+// and those it may preempt.
+void pending_detail_json(const Pass &p, const PendingExplain &pe, json_t *job) {
+    put(job, "quota", jarray_of(pe.quota, [&](json_t *o, const QuotaLine &q) {
+            put(o, "pool", jstr(p.pool_name(q.pool)));
+            put_ints(o, {{"quota", q.quota}, {"np_used", q.np_used}, {"reserved", q.reserved}, {"gpus", q.gpus},
+                         {"needed", q.needed}});
+        }));
+    put(job, "quota_users", jarray_of(pe.quota_users, [&](json_t *o, const QuotaUser &u) {
+            put(o, "job_id", jint(u.job_id));
+            put(o, "user", jstr(p.user_of(u.job_id)));
+            put(o, "gpus", jint(u.gpus));
+            put(o, "state", json_string(u.running ? "running" : "admitted"));
+        }));
+    put(job, "ahead", jarray_of(pe.ahead, [&](json_t *o, uint32_t a) {
+            const PendingExplain *ae = p.x.find_pending(a);
+            put(o, "job_id", jint(a));
+            put(o, "user", jstr(p.user_of(a)));
+            put(o, "tier", jstr(ae ? p.tier_name(ae->tier) : ""));
+            put(o, "gpus", jint(ae ? ae->gpus : 0));
+            put(o, "position", ae && ae->position >= 0 ? jint(ae->position + 1) : json_null());
+            put(o, "reason", json_string(ae ? wait_reason_code(ae->reason) : ""));
+        }));
+    put(job, "victims", jarray_of(pe.victims, [&](json_t *o, const VictimRef &v) {
+            const RunningExplain *vr = p.x.find_running(v.job_id);
+            put(o, "job_id", jint(v.job_id));
+            put(o, "user", jstr(p.user_of(v.job_id)));
+            put(o, "pool", jstr(vr ? p.pool_name(vr->pool) : ""));
+            put(o, "gpus", jint(vr ? vr->gpus : 0));
+            put(o, "rule", json_string(rule_name(v.rule)));
+            put(o, "protected_until", v.protected_until ? jint(v.protected_until) : json_null());
+        }));
+}
+
+void running_detail_json(const Pass &p, const RunningExplain &re, json_t *job) {
+    put(job, "pool", re.pool >= 0 ? jstr(p.pool_name(re.pool)) : json_null());
+    put(job, "tier", jstr(p.tier_name(re.tier)));
+    put_ints(job, {{"gpus", re.gpus}, {"start_time", re.start}});
+    put(job, "preemptible", json_boolean(re.preemptible));
+    put(job, "victim_class", json_string(victim_class_name(re.cls)));
+    put(job, "reclaim_rank", re.preemptible ? jint(re.rank) : json_null());
+    put(job, "borrowed", jint(re.borrowed));
+    put(job, "lenders", pool_gpus_json(p, re.lenders));
+    put(job, "protected_until", re.protected_until ? jint(re.protected_until) : json_null());
+}
+
+void why_json(const Pass &p, const WhyModel &w, std::ostream &out) {
+    const PreemptionHistory &ph = *w.preemptions;
+    JsonPtr root = document(p, "why");
+    json_t *job = w.pending ? pending_json(p, *w.pending) : json_object();
+    put(job, "job_id", jint(w.id));
+    put(job, "state", jstr(w.state));
+    if (w.pending) {
+        pending_detail_json(p, *w.pending, job);
+    } else {
+        put(job, "job", jstr(p.job_label(w.id)));
+        put(job, "name", jstr(w.meta ? w.meta->name : ""));
+        put(job, "user", jstr(p.user_of(w.id)));
+        if (w.running) running_detail_json(p, *w.running, job);
+    }
+    put(job, "in_queue", json_true());
+    put(job, "preemptions", preemptions_json(ph));
+    put(job, "preemptions_source", ph.records.empty() ? json_null() : jstr(ph.source));
+    put(root.get(), "job", job);
+    add_warnings(p, root.get());
+    print_json(out, root.get());
+}
+
+// ------------------------------------------------------------------ text
+
+// "Preempted 2 times (gpupool's event log):" and a line for each.
+void preemptions_text(const PreemptionHistory &h, std::ostream &s) {
+    if (h.records.empty()) return;
+    s << "Preempted " << plural(h.records.size(), "time") << " ("
+      << (h.source == "event_log" ? "gpupool's event log " + h.event_log : std::string("accounting: sacct SystemComment"))
+      << "):\n";
+    for (const PreemptionRecord &r : h.records) {
+        s << "  " << slurm_time(r.time) << " by job " << r.preemptor_job_id << " (pool " << r.preemptor_pool;
+        if (!r.preemptor_tier.empty()) s << ", tier " << r.preemptor_tier;
+        s << ") under rule " << r.rule;
+        if (!r.why.empty()) s << " (" << r.why << ")";
+        if (!r.victim_pool.empty()) s << " in " << r.victim_pool;
+        s << ": ";
+        if (r.mode == "requeue") s << "requeued, ";
+        else if (r.mode == "cancel") s << "cancelled, ";
+        else if (r.mode == "suspend") s << "suspended, ";
+        if (r.gpus) s << plural(*r.gpus, "GPU") << ", ";
+        s << r.gpu_seconds_lost << " GPU-seconds lost.\n";
+    }
+}
+
+void gone_text(const Pass &, const WhyModel &w, std::ostream &out) {
+    const PreemptionHistory &h = *w.preemptions;
+    std::ostringstream s;
+    s << "Job " << w.id;
+    if (h.in_accounting) {
+        if (!h.name.empty()) s << " (" << h.name << ")";
+        s << " of " << h.user << " is " << h.state;
+        if (!h.partition.empty()) s << " in " << h.partition;
+        s << "; slurmctld no longer has it.\n";
+    } else {
+        s << " is no longer in slurmctld's queue.\n";
+    }
+    preemptions_text(h, s);
+    out << s.str();
+}
+
+// The jobs using the quota, those it may preempt and those ahead of it.
+void pending_tables(const Pass &p, const PendingExplain &pe, std::ostream &s) {
+    if (!pe.quota_users.empty()) {
+        s << "Jobs using the quota of " << p.pool_name(pe.reason_pool) << ":\n";
+        Table t({"JOBID", "USER", "GPUS", "STATE"}, "llrl");
+        for (const QuotaUser &u : pe.quota_users)
+            t.add({p.job_label(u.job_id), p.user_of(u.job_id), num(u.gpus), u.running ? "running" : "admitted"});
+        t.print(s);
+    }
+    if (!pe.victims.empty()) {
+        s << "Jobs it may preempt:\n";
+        Table t({"JOBID", "USER", "POOL", "GPUS", "RULE", "PROTECTED_UNTIL"}, "lllrll");
+        for (const VictimRef &v : pe.victims) {
+            const RunningExplain *vr = p.x.find_running(v.job_id);
+            t.add({p.job_label(v.job_id), p.user_of(v.job_id), vr ? p.pool_name(vr->pool) : "",
+                   num(vr ? vr->gpus : 0), rule_name(v.rule), v.protected_until ? slurm_time(v.protected_until) : "-"});
+        }
+        t.print(s);
+    }
+    if (!pe.ahead.empty()) {
+        s << "Jobs ahead of it in its pools:\n";
+        Table t({"POS", "JOBID", "USER", "TIER", "GPUS", "REASON"}, "rlllrl");
+        for (uint32_t a : pe.ahead) {
+            const PendingExplain *ae = p.x.find_pending(a);
+            t.add({ae && ae->position >= 0 ? num(ae->position + 1) : "-", p.job_label(a), p.user_of(a),
+                   ae ? p.tier_name(ae->tier) : "", num(ae ? ae->gpus : 0), ae ? reason_text(p, *ae) : ""});
+        }
+        t.print(s);
+    } else if (pe.position >= 0) {
+        s << "No job is ahead of it in its pools.\n";
+    }
+}
+
+void pending_text(const Pass &p, const WhyModel &w, const PendingExplain &pe, std::ostream &s) {
+    const JobMeta *m = w.meta;
+    std::string pools = joined(p.pool_names(pe.pools));
+    s << " in " << (pools.empty() ? (m ? m->partition : std::string("?")) : pools) << ", tier "
+      << p.tier_name(pe.tier) << ", " << plural(pe.gpus, "GPU");
+    if (m) s << ", waiting " << slurm_duration(p.view.now - m->submit_time);
+    s << ".\n";
+    if (pe.position >= 0) {
+        size_t ordered = 0;
+        for (const PendingExplain &q : p.x.pending) ordered += q.position >= 0;
+        s << "Position " << pe.position + 1 << " of " << ordered << " pending";
+        for (const auto &[q, n] : pe.pool_position) s << ", " << n + 1 << " in " << p.pool_name(q);
+        s << ".\n";
+    }
+    s << "Reason: " << reason_text(p, pe) << ".\n";
+    if (m && !m->slurm_reason.empty() && m->slurm_reason != "None") s << "Slurm's reason: " << m->slurm_reason << ".\n";
+    for (const QuotaLine &q : pe.quota) {
+        s << "Quota of " << p.pool_name(q.pool) << ": " << q.quota << " GPUs; non-preemptible jobs use " << q.np_used
+          << ", " << q.reserved << " reserved for admitted jobs ahead, this job needs " << q.gpus;
+        if (q.needed)
+            s << ": " << plural(q.needed, "GPU") << " of quota missing.\n";
+        else
+            s << ": it fits.\n";
+    }
+    pending_tables(p, pe, s);
+}
+
+void running_text(const Pass &p, const WhyModel &w, const RunningExplain &re, std::ostream &s) {
+    s << " in " << (re.pool >= 0 ? p.pool_name(re.pool) : (w.meta ? w.meta->partition : std::string("?")))
+      << ", tier " << p.tier_name(re.tier) << ", " << plural(re.gpus, "GPU") << ", started " << slurm_time(re.start)
+      << ".\n";
+    if (re.pool < 0) {
+        s << "Its partition is not a gpupool pool: gpupool never preempts it.\n";
+        return;
+    }
+    if (!re.preemptible) {
+        s << "Tier " << p.tier_name(re.tier) << " is not preemptible: it counts against the quota of "
+          << p.pool_name(re.pool) << " and is never preempted.\n";
+        return;
+    }
+    if (re.borrowed)
+        s << "It borrows " << plural(re.borrowed, "GPU") << " from " << pool_gpus_text(p, re.lenders) << " ("
+          << victim_class_name(re.cls) << " of " << p.pool_name(re.pool)
+          << "): an entitled job of the lender may reclaim it.\n";
+    else
+        s << "It runs inside the quota of " << p.pool_name(re.pool)
+          << ": no other pool may reclaim it; a higher tier of its own pool may preempt it.\n";
+    if (re.protected_until) s << "MinRuntime protects it until " << slurm_time(re.protected_until) << ".\n";
+    s << "Reclaim rank " << re.rank << " (R6 victim order: 1 goes first).\n";
+}
+
+void why_text(const Pass &p, const WhyModel &w, std::ostream &out) {
+    std::ostringstream s;
+    s << "Job " << p.job_label(w.id);
+    if (w.meta && !w.meta->name.empty()) s << " (" << w.meta->name << ")";
+    s << " of " << p.user_of(w.id) << " is " << w.state;
+    if (w.pending)
+        pending_text(p, w, *w.pending, s);
+    else if (w.running)
+        running_text(p, w, *w.running, s);
+    else if (w.preemptions->records.empty())
+        s << ": gpupool has nothing to explain for it now.\n";
+    else
+        s << ".\n";
+    preemptions_text(*w.preemptions, s);
+    out << s.str();
+}
+
+}  // namespace
+
+int cmd_why(Engine &engine, const ClusterView &view, const Options &opt, std::ostream &out, std::ostream &err) {
+    Pass p = run_pass(engine, view, opt.job_id);
+    const WhyModel w = why_model(p, opt.job_id);
+    if (!w.in_queue()) {
+        if (w.preemptions->records.empty()) {
+            err << "gpupool: job " << w.id << " is not in slurmctld's queue (ended, or never existed)\n";
+            return 1;
+        }
+        (opt.json ? gone_json : gone_text)(p, w, out);
+        return 0;
+    }
+    (opt.json ? why_json : why_text)(p, w, out);
+    return 0;
+}
+
+}  // namespace gpupool::cli
