@@ -4,7 +4,6 @@
 // millions of lines.
 #include <algorithm>
 #include <climits>
-#include <ctime>
 #include <fstream>
 #include <istream>
 #include <unordered_map>
@@ -12,80 +11,12 @@
 
 #include "config.hpp"
 #include "input_text.hpp"
+#include "slurm_text.hpp"
 #include "workload.hpp"
 
 namespace gpupool::sim {
 
 namespace {
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-// days_from_civil): only a cache key here.
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = static_cast<unsigned>(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-bool leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-// sacct's times: "YYYY-MM-DDTHH:MM:SS" in this process's local time, or
-// seconds since the epoch.  mktime(3) is asked once per hour of the dump
-// (a zone's offset changes on whole hours), so a million jobs cost a few
-// thousand calls.
-class TimeReader {
-public:
-    // True and *out = seconds (or -1 for "Unknown"/"None"/empty); false when
-    // `s` is not a time.
-    bool parse(std::string_view s, int64_t *out) {
-        if (s.empty() || s == "Unknown" || s == "None") {
-            *out = -1;
-            return true;
-        }
-        uint64_t epoch = 0;
-        if (parse_uint(s, static_cast<uint64_t>(INT64_MAX) / 2, &epoch)) {
-            *out = static_cast<int64_t>(epoch);
-            return true;
-        }
-        if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':')
-            return false;
-        uint64_t y, mo, d, h, mi, se;
-        if (!parse_uint(s.substr(0, 4), 9999, &y) || !parse_uint(s.substr(5, 2), 12, &mo) ||
-            !parse_uint(s.substr(8, 2), 31, &d) || !parse_uint(s.substr(11, 2), 23, &h) ||
-            !parse_uint(s.substr(14, 2), 59, &mi) || !parse_uint(s.substr(17, 2), 60, &se))
-            return false;
-        static const unsigned mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-        if (y < 1970 || mo < 1 || d < 1 ||
-            d > mdays[mo - 1] + (mo == 2 && leap(static_cast<int64_t>(y)) ? 1u : 0u))
-            return false;
-        int64_t key = days_from_civil(static_cast<int64_t>(y), static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 24 +
-                      static_cast<int64_t>(h);
-        if (key != last_key_) {
-            auto it = hours_.find(key);
-            if (it == hours_.end()) {
-                struct tm tm = {};
-                tm.tm_year = static_cast<int>(y) - 1900;
-                tm.tm_mon = static_cast<int>(mo) - 1;
-                tm.tm_mday = static_cast<int>(d);
-                tm.tm_hour = static_cast<int>(h);
-                tm.tm_isdst = -1;  // the zone's rule for that date decides
-                time_t t = mktime(&tm);
-                if (t == static_cast<time_t>(-1)) return false;
-                it = hours_.emplace(key, static_cast<int64_t>(t)).first;
-            }
-            last_key_ = key;
-            last_hour_ = it->second;
-        }
-        *out = last_hour_ + static_cast<int64_t>(mi * 60 + se);
-        return true;
-    }
-
-private:
-    int64_t last_key_ = INT64_MIN, last_hour_ = 0;
-    std::unordered_map<int64_t, int64_t> hours_;
-};
 
 struct Columns {
     int jobid = -1, jobid_raw = -1, submit = -1, start = -1, end = -1, partition = -1, state = -1;
@@ -121,17 +52,12 @@ std::string first_word(std::string_view s) {
 // (gres/gpu:a100=2) count when the untyped one is missing.  -1: no GPU entry.
 int64_t tres_gpus(std::string_view tres, const std::string &source, uint64_t line, const char *column) {
     int64_t untyped = -1, typed = -1;
-    std::vector<std::string_view> items;
-    split(tres, ',', items);
-    for (std::string_view item : items) {
-        if (item.substr(0, 8) != "gres/gpu") continue;
-        size_t eq = item.find('=');
-        if (eq == std::string_view::npos) continue;
-        std::string_view name = item.substr(0, eq), value = item.substr(eq + 1);
+    for (const auto &[name, value] : cli::tres_entries(tres)) {
         if (name != "gres/gpu" && name.substr(0, 9) != "gres/gpu:") continue;
         uint64_t n = 0;
         if (!parse_uint(value, 1000000000, &n))
-            input_error(source, line, std::string(column) + ": " + quote(std::string(item)) + ": expected gres/gpu=COUNT");
+            input_error(source, line, std::string(column) + ": " + quote(std::string(name) + "=" + std::string(value)) +
+                                          ": expected gres/gpu=COUNT");
         if (name == "gres/gpu") untyped = static_cast<int64_t>(n);
         else typed = (typed < 0 ? 0 : typed) + static_cast<int64_t>(n);
     }
@@ -210,7 +136,7 @@ Columns read_header(const std::string &line, const std::string &source) {
 Workload parse_sacct(std::istream &in, const std::string &source) {
     Workload w;
     NoteTally tally;
-    TimeReader times;
+    cli::SlurmTimeReader times;
     Columns col;
     bool have_header = false;
     std::vector<JobRecords> jobs;
@@ -258,8 +184,8 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
         if (col.elapsed >= 0) {
             std::string e(field(col.elapsed));
             if (!e.empty() && e != "INVALID") {
-                elapsed = gpupool::parse_duration(e);
-                if (elapsed < 0 || e == "INFINITE" || e == "UNLIMITED")
+                elapsed = cli::elapsed_seconds(e);
+                if (elapsed < 0)
                     input_error(source, lineno, "Elapsed " + quote(e) + " is not a duration ([D-]HH:MM:SS)");
             }
         }
