@@ -131,120 +131,44 @@ Columns read_header(const std::string &line, const std::string &source) {
     return c;
 }
 
-}  // namespace
+std::string_view field_of(const std::vector<std::string_view> &f, int c) {
+    return c >= 0 ? trim(f[static_cast<size_t>(c)]) : std::string_view();
+}
 
-Workload parse_sacct(std::istream &in, const std::string &source) {
-    Workload w;
-    NoteTally tally;
-    cli::SlurmTimeReader times;
-    Columns col;
-    bool have_header = false;
-    std::vector<JobRecords> jobs;
-    std::unordered_map<std::string, size_t> by_label;
-    std::string line;
-    std::vector<std::string_view> f;
-    uint64_t lineno = 0;
-
-    auto field = [&](int c) -> std::string_view { return c >= 0 ? trim(f[static_cast<size_t>(c)]) : std::string_view(); };
-    auto time_of = [&](int c, const char *name) {
-        int64_t t = -1;
-        if (!times.parse(field(c), &t))
-            input_error(source, lineno, std::string(name) + " " + quote(std::string(field(c))) +
-                                            " is not a time: expected YYYY-MM-DDTHH:MM:SS (SLURM_TIME_FORMAT=standard) "
-                                            "or seconds since the epoch (SLURM_TIME_FORMAT=%s)");
-        return t;
-    };
-
-    while (std::getline(in, line)) {
-        ++lineno;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (trim(line).empty()) continue;
-        if (!have_header) {
-            if (lineno != 1) input_error(source, lineno, "no header line before the first record");
-            col = read_header(line, source);
-            have_header = true;
-            continue;
-        }
-        split(line, '|', f);
-        if (col.trailing && f.size() > 1 && f.back().empty()) f.pop_back();
-        if (f.size() != col.count)
-            input_error(source, lineno, std::to_string(f.size()) + " fields where the header has " +
-                                            std::to_string(col.count) + " (a '|' in a job name? leave JobName out)");
-        std::string_view id = col.jobid >= 0 ? field(col.jobid) : field(col.jobid_raw);
-        if (!valid_job_id(id))
-            input_error(source, lineno, "JobID " + quote(std::string(id)) + " is not a Slurm job id");
-        if (id.find('.') != std::string_view::npos) continue;  // a step: part of its job
-
-        std::string state = first_word(field(col.state));
-        int64_t submit = time_of(col.submit, "Submit");
-        int64_t start = time_of(col.start, "Start");
-        int64_t end = time_of(col.end, "End");
-        if (submit < 0) input_error(source, lineno, "Submit " + quote(std::string(field(col.submit))) + ": a job without a submit time");
-        int64_t elapsed = -1;
-        if (col.elapsed >= 0) {
-            std::string e(field(col.elapsed));
-            if (!e.empty() && e != "INVALID") {
-                elapsed = cli::elapsed_seconds(e);
-                if (elapsed < 0)
-                    input_error(source, lineno, "Elapsed " + quote(e) + " is not a duration ([D-]HH:MM:SS)");
-            }
-        }
-        int64_t gpus = -1;
-        if (col.req_tres >= 0) gpus = tres_gpus(field(col.req_tres), source, lineno, "ReqTRES");
-        if (gpus < 0 && col.alloc_tres >= 0) gpus = tres_gpus(field(col.alloc_tres), source, lineno, "AllocTRES");
-        // A run: started, and (when sacct says) with resources allocated.  A
-        // requeued job cancelled while pending gets a Start but no AllocTRES.
-        bool ran = start >= 0 && (col.alloc_tres < 0 || !field(col.alloc_tres).empty());
-
-        std::string label(id);
-        auto [it, fresh] = by_label.emplace(label, jobs.size());
-        if (fresh) {
-            JobRecords j;
-            j.label = label;
-            j.line = lineno;
-            j.submit = submit;
-            std::string_view partition = field(col.partition);
-            if (partition.empty()) input_error(source, lineno, "job " + quote(label) + " has no Partition");
-            for (const std::string &p : split_top_level(std::string(partition), ',')) {
-                if (!valid_name(p)) input_error(source, lineno, "Partition " + quote(p) + ": " + kNameRule);
-                j.pools.push_back(p);
-            }
-            if (col.qos >= 0) j.qos = std::string(field(col.qos));
-            if (col.user >= 0) j.user = std::string(field(col.user));
-            if (col.jobid_raw >= 0) {
-                if (!parse_uint(field(col.jobid_raw), UINT32_MAX, &j.raw_id) || j.raw_id == 0)
-                    input_error(source, lineno, "JobIDRaw " + quote(std::string(field(col.jobid_raw))) +
-                                                    " is not a job id");
-            } else {
-                // A plain job, or a het job's leader (1234+0 is job 1234).
-                std::string_view num = id.substr(0, id.find_first_of("_+"));
-                bool plain = id.find('_') == std::string_view::npos &&
-                             (id.find('+') == std::string_view::npos || id.substr(id.find('+')) == "+0");
-                if (plain && !parse_uint(num, UINT32_MAX, &j.raw_id)) j.raw_id = 0;
-            }
-            jobs.push_back(std::move(j));
-        }
-        JobRecords &j = jobs[it->second];
-        ++j.records;
-        j.submit = std::min(j.submit, submit);
-        if (j.gpus == 0 && gpus > 0) j.gpus = static_cast<uint32_t>(std::min<int64_t>(gpus, UINT32_MAX));
-        j.last_state = state;
-        if (ran) {
-            // Runs in start order, whatever the order of the records.
-            if (j.first_start < 0) {
-                j.first_start = start;
-            } else {
-                int64_t later = std::max(start, j.first_start);
-                j.first_start = std::min(start, j.first_start);
-                j.restarts.insert(std::upper_bound(j.restarts.begin(), j.restarts.end(), later), later);
-            }
-            j.has_run = true;
-            j.last_run_open = end < 0;
-            j.last_run = elapsed >= 0 ? elapsed : end >= 0 ? std::max<int64_t>(0, end - start) : -1;
-        }
+// The first record of JobID `label` (`id` as written), fields `f`.
+JobRecords new_job(const std::string &label, std::string_view id, int64_t submit, const std::vector<std::string_view> &f,
+                   const Columns &col, const std::string &source, uint64_t lineno) {
+    JobRecords j;
+    j.label = label;
+    j.line = lineno;
+    j.submit = submit;
+    std::string_view partition = field_of(f, col.partition);
+    if (partition.empty()) input_error(source, lineno, "job " + quote(label) + " has no Partition");
+    for (const std::string &p : split_top_level(std::string(partition), ',')) {
+        if (!valid_name(p)) input_error(source, lineno, "Partition " + quote(p) + ": " + kNameRule);
+        j.pools.push_back(p);
     }
-    if (!have_header) input_error(source, 0, "empty: no header line and no jobs");
-    if (col.qos < 0) w.notes.push_back("no QOS column: every job gets gpupool.conf's DefaultTier");
+    if (col.qos >= 0) j.qos = std::string(field_of(f, col.qos));
+    if (col.user >= 0) j.user = std::string(field_of(f, col.user));
+    if (col.jobid_raw >= 0) {
+        if (!parse_uint(field_of(f, col.jobid_raw), UINT32_MAX, &j.raw_id) || j.raw_id == 0)
+            input_error(source, lineno, "JobIDRaw " + quote(std::string(field_of(f, col.jobid_raw))) +
+                                            " is not a job id");
+    } else {
+        // A plain job, or a het job's leader (1234+0 is job 1234).
+        std::string_view num = id.substr(0, id.find_first_of("_+"));
+        bool plain = id.find('_') == std::string_view::npos &&
+                     (id.find('+') == std::string_view::npos || id.substr(id.find('+')) == "+0");
+        if (plain && !parse_uint(num, UINT32_MAX, &j.raw_id)) j.raw_id = 0;
+    }
+    return j;
+}
+
+// The jobs that ran, as the replay takes them (job ids, notes on what was
+// skipped or changed), in submit order.
+Workload to_workload(std::vector<JobRecords> &jobs, bool has_qos, const std::string &source, NoteTally &tally) {
+    Workload w;
+    if (!has_qos) w.notes.push_back("no QOS column: every job gets gpupool.conf's DefaultTier");
 
     uint64_t max_id = 0;
     for (const JobRecords &j : jobs) max_id = std::max(max_id, j.raw_id);
@@ -306,6 +230,96 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
     });
     tally.emit(w.notes);
     return w;
+}
+
+}  // namespace
+
+Workload parse_sacct(std::istream &in, const std::string &source) {
+    NoteTally tally;
+    cli::SlurmTimeReader times;
+    Columns col;
+    bool have_header = false;
+    std::vector<JobRecords> jobs;
+    std::unordered_map<std::string, size_t> by_label;
+    std::string line;
+    std::vector<std::string_view> f;
+    uint64_t lineno = 0;
+
+    auto field = [&](int c) { return field_of(f, c); };
+    auto time_of = [&](int c, const char *name) {
+        int64_t t = -1;
+        if (!times.parse(field(c), &t))
+            input_error(source, lineno, std::string(name) + " " + quote(std::string(field(c))) +
+                                            " is not a time: expected YYYY-MM-DDTHH:MM:SS (SLURM_TIME_FORMAT=standard) "
+                                            "or seconds since the epoch (SLURM_TIME_FORMAT=%s)");
+        return t;
+    };
+
+    while (std::getline(in, line)) {
+        ++lineno;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (trim(line).empty()) continue;
+        if (!have_header) {
+            if (lineno != 1) input_error(source, lineno, "no header line before the first record");
+            col = read_header(line, source);
+            have_header = true;
+            continue;
+        }
+        split(line, '|', f);
+        if (col.trailing && f.size() > 1 && f.back().empty()) f.pop_back();
+        if (f.size() != col.count)
+            input_error(source, lineno, std::to_string(f.size()) + " fields where the header has " +
+                                            std::to_string(col.count) + " (a '|' in a job name? leave JobName out)");
+        std::string_view id = col.jobid >= 0 ? field(col.jobid) : field(col.jobid_raw);
+        if (!valid_job_id(id))
+            input_error(source, lineno, "JobID " + quote(std::string(id)) + " is not a Slurm job id");
+        if (id.find('.') != std::string_view::npos) continue;  // a step: part of its job
+
+        std::string state = first_word(field(col.state));
+        int64_t submit = time_of(col.submit, "Submit");
+        int64_t start = time_of(col.start, "Start");
+        int64_t end = time_of(col.end, "End");
+        if (submit < 0) input_error(source, lineno, "Submit " + quote(std::string(field(col.submit))) + ": a job without a submit time");
+        int64_t elapsed = -1;
+        if (col.elapsed >= 0) {
+            std::string e(field(col.elapsed));
+            if (!e.empty() && e != "INVALID") {
+                elapsed = cli::elapsed_seconds(e);
+                if (elapsed < 0)
+                    input_error(source, lineno, "Elapsed " + quote(e) + " is not a duration ([D-]HH:MM:SS)");
+            }
+        }
+        int64_t gpus = -1;
+        if (col.req_tres >= 0) gpus = tres_gpus(field(col.req_tres), source, lineno, "ReqTRES");
+        if (gpus < 0 && col.alloc_tres >= 0) gpus = tres_gpus(field(col.alloc_tres), source, lineno, "AllocTRES");
+        // A run: started, and (when sacct says) with resources allocated.  A
+        // requeued job cancelled while pending gets a Start but no AllocTRES.
+        bool ran = start >= 0 && (col.alloc_tres < 0 || !field(col.alloc_tres).empty());
+
+        std::string label(id);
+        auto [it, fresh] = by_label.emplace(label, jobs.size());
+        if (fresh) jobs.push_back(new_job(label, id, submit, f, col, source, lineno));
+        JobRecords &j = jobs[it->second];
+        ++j.records;
+        j.submit = std::min(j.submit, submit);
+        if (j.gpus == 0 && gpus > 0) j.gpus = static_cast<uint32_t>(std::min<int64_t>(gpus, UINT32_MAX));
+        j.last_state = state;
+        if (ran) {
+            // Runs in start order, whatever the order of the records.
+            if (j.first_start < 0) {
+                j.first_start = start;
+            } else {
+                int64_t later = std::max(start, j.first_start);
+                j.first_start = std::min(start, j.first_start);
+                j.restarts.insert(std::upper_bound(j.restarts.begin(), j.restarts.end(), later), later);
+            }
+            j.has_run = true;
+            j.last_run_open = end < 0;
+            j.last_run = elapsed >= 0 ? elapsed : end >= 0 ? std::max<int64_t>(0, end - start) : -1;
+        }
+    }
+    if (!have_header) input_error(source, 0, "empty: no header line and no jobs");
+    return to_workload(jobs, col.qos >= 0, source, tally);
 }
 
 Workload read_sacct(const std::string &path) {
