@@ -1,16 +1,56 @@
 // Text forms Slurm hands its clients, read the way slurmctld counts them:
-// TRES strings, GRES specs, durations.  No Slurm header: unit-tested alone.
+// TRES strings, GRES specs, counts, times and durations, hostlists.  The
+// one reader of Slurm's text for the gpupool command (libslurm's records)
+// and for `gpupool sim` (slurm.conf, sacct dumps).  No Slurm header:
+// unit-tested alone.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace gpupool::cli {
+
+// --- Pieces ------------------------------------------------------------------
+
+// Decimal digits only, no sign, at most `max`; false otherwise.
+bool parse_uint(std::string_view text, uint64_t max, uint64_t *out);
+
+// A count as Slurm prints one: digits with an optional binary suffix
+// ("12", "2K", "1G": k/K, m/M, g/G, t/T); nullopt if not one or over `max`.
+std::optional<uint64_t> slurm_count(std::string_view text, uint64_t max = UINT64_MAX);
+
+// Without leading and trailing white space.
+std::string_view trim(std::string_view text);
+
+// Cut at `sep` outside [...] and (...) (hostlists, GRES socket lists);
+// empty pieces kept.
+std::vector<std::string> split_top_level(const std::string &text, char sep);
+
+// --- TRES and GRES -----------------------------------------------------------
+
+// "cpu=2,mem=1G,gres/gpu=2" -> ("cpu", "2"), ("mem", "1G"), ("gres/gpu", "2");
+// entries without '=' are left out.
+std::vector<std::pair<std::string_view, std::string_view>> tres_entries(std::string_view tres_str);
 
 // "cpu=2,mem=1G,node=1,billing=2,gres/gpu=2" -> the count of `tres`
 // ("gres/gpu" or "gres/gpu:a100", matched exactly); nullopt if absent.
 std::optional<uint64_t> tres_count(const std::string &tres_str, const std::string &tres);
+
+// One entry of a GRES spec: `text` as written without its "(...)" suffix
+// ("gpu:a100:2"), `fields` its ':'-separated fields after a "gres:" or
+// "gres/" prefix ({"gpu", "a100", "2"}; empty fields kept).
+struct GresEntry {
+    std::string text;
+    std::vector<std::string> fields;
+};
+// The entries of a node's "gpu:a100:2(S:0-1),gpu:1" or a job's
+// "gres:gpu:2" (separated by ',' or ';' outside parentheses).
+std::vector<GresEntry> gres_entries(const std::string &spec);
 
 // GRES counts of `name` (e.g. "gpu") in a spec such as a node's
 // "gpu:a100:2(S:0-1),gpu:1" or a job's tres_per_node "gres:gpu:2"
@@ -22,11 +62,39 @@ std::optional<uint64_t> gres_count(const std::string &spec, const std::string &n
 // QuotaTRES "gres/gpu" or "gres/gpu:TYPE" -> name "gpu" and type "" or TYPE.
 void split_quota_tres(const std::string &quota_tres, std::string &name, std::string &type);
 
+// --- Times and durations -----------------------------------------------------
+
 // Seconds as squeue prints a time: "M:SS", "H:MM:SS", "D-HH:MM:SS".
 std::string slurm_duration(int64_t seconds);
+
+// sacct's Elapsed "[D-]HH:MM:SS" (any of Slurm's duration forms) ->
+// seconds; -1 if not a finite duration ("INFINITE", "UNLIMITED", junk).
+int64_t elapsed_seconds(const std::string &text);
 
 // Seconds since the epoch as Slurm prints times: "2026-11-22T10:00:00"
 // (local time).
 std::string slurm_time(int64_t epoch);
+
+// The other way: "YYYY-MM-DDTHH:MM:SS" in this process's local time, or
+// seconds since the epoch.  mktime(3) is asked once per hour of the text
+// (a zone's offset changes on whole hours), so a million times cost a few
+// thousand calls.
+class SlurmTimeReader {
+public:
+    // True and *out = seconds (or -1 for "Unknown"/"None"/empty); false when
+    // `s` is not a time.
+    bool parse(std::string_view s, int64_t *out);
+
+private:
+    int64_t last_key_ = INT64_MIN, last_hour_ = 0;
+    std::unordered_map<int64_t, int64_t> hours_;
+};
+
+// --- Hostlists ---------------------------------------------------------------
+
+// Slurm hostlist expression -> names, in order: "n[1-4,7]", "gpu[01-10]"
+// (zero-padded to the lower bound's width), "r[1-2]n[1-2]" (r1n1 r1n2 r2n1
+// r2n2), "a,b[1-2]".  Throws std::invalid_argument saying what is wrong.
+std::vector<std::string> expand_hostlist(const std::string &expr);
 
 }  // namespace gpupool::cli

@@ -27,24 +27,6 @@ void split(std::string_view text, char sep, std::vector<std::string_view> &out) 
     }
 }
 
-std::vector<std::string> split_top_level(const std::string &text, char sep) {
-    std::vector<std::string> out;
-    std::string cur;
-    int depth = 0;
-    for (char c : text) {
-        if (c == '[' || c == '(') ++depth;
-        if ((c == ']' || c == ')') && depth > 0) --depth;
-        if (c == sep && depth == 0) {
-            out.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    out.push_back(cur);
-    return out;
-}
-
 std::string lower(std::string_view text) {
     std::string out(text);
     for (char &c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -56,26 +38,6 @@ bool iequals(std::string_view a, std::string_view b) {
     for (size_t i = 0; i < a.size(); ++i)
         if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
             return false;
-    return true;
-}
-
-std::string_view trim(std::string_view text) {
-    size_t b = 0, e = text.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
-    return text.substr(b, e - b);
-}
-
-bool parse_uint(std::string_view text, uint64_t max, uint64_t *out) {
-    if (text.empty() || text.size() > 20) return false;
-    uint64_t v = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') return false;
-        uint64_t d = static_cast<uint64_t>(c - '0');
-        if (v > (max - d) / 10) return false;
-        v = v * 10 + d;
-    }
-    *out = v;
     return true;
 }
 

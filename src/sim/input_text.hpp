@@ -1,6 +1,7 @@
 // Small pieces the workload readers share: splitting lines into fields,
 // numbers, "FILE:LINE: problem" errors, and notes that count what a reader
-// skipped or changed.  Internal to src/sim.
+// skipped or changed.  Internal to src/sim.  Slurm's own text forms (counts,
+// GRES, TRES, times, hostlists) are read by src/cli/slurm_text.hpp.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "slurm_text.hpp"
 #include "workload.hpp"
 
 namespace gpupool::sim {
@@ -19,14 +21,14 @@ namespace gpupool::sim {
 // `text` cut at every `sep` (empty fields kept).
 void split(std::string_view text, char sep, std::vector<std::string_view> &out);
 // Cut at `sep` outside [...] and (...) (hostlists, Gres socket lists).
-std::vector<std::string> split_top_level(const std::string &text, char sep);
+using cli::split_top_level;
 
 std::string lower(std::string_view text);
 bool iequals(std::string_view a, std::string_view b);
-std::string_view trim(std::string_view text);
+using cli::trim;
 
 // Decimal digits only, no sign, at most `max`; false otherwise.
-bool parse_uint(std::string_view text, uint64_t max, uint64_t *out);
+using cli::parse_uint;
 // A decimal number (digits, optional fraction); false otherwise.
 bool parse_decimal(std::string_view text, double *out);
 

@@ -12,77 +12,14 @@
 
 #include "config.hpp"
 #include "input_text.hpp"
+#include "slurm_text.hpp"
 #include "workload.hpp"
 
 namespace gpupool::sim {
 
 namespace {
 
-constexpr size_t kMaxHostlistNames = 1u << 24;  // 16M names: far beyond any cluster
 constexpr int kMaxIncludeDepth = 8;
-
-// One bracket group "[1-3,07]": each range's bounds and zero-padded width.
-struct Range {
-    uint64_t lo, hi;
-    size_t width;
-};
-
-std::vector<Range> parse_brackets(const std::string &inner, const std::string &expr) {
-    std::vector<Range> ranges;
-    if (inner.empty()) throw std::invalid_argument("empty brackets in " + quote(expr));
-    for (const std::string &part : split_top_level(inner, ',')) {
-        size_t dash = part.find('-');
-        std::string lo_s = part.substr(0, dash);
-        std::string hi_s = dash == std::string::npos ? lo_s : part.substr(dash + 1);
-        uint64_t lo = 0, hi = 0;
-        if (!parse_uint(lo_s, 999999999, &lo) || !parse_uint(hi_s, 999999999, &hi))
-            throw std::invalid_argument("bad range " + quote(part) + " in " + quote(expr) +
-                                        ": expected N or N-M (digits)");
-        if (hi < lo) throw std::invalid_argument("range " + quote(part) + " in " + quote(expr) + " runs backwards");
-        ranges.push_back({lo, hi, lo_s.size()});
-    }
-    return ranges;
-}
-
-std::string padded(uint64_t v, size_t width) {
-    std::string s = std::to_string(v);
-    if (s.size() < width) s.insert(0, width - s.size(), '0');
-    return s;
-}
-
-// One item without top-level commas: literal text and bracket groups, the
-// last group varying fastest.
-void expand_item(const std::string &item, const std::string &expr, std::vector<std::string> &out) {
-    std::vector<std::string> names{""};
-    size_t i = 0;
-    while (i < item.size()) {
-        if (item[i] == ']') throw std::invalid_argument("']' without '[' in " + quote(expr));
-        if (item[i] != '[') {
-            size_t j = item.find_first_of("[]", i);
-            if (j == std::string::npos) j = item.size();
-            for (std::string &n : names) n += item.substr(i, j - i);
-            i = j;
-            continue;
-        }
-        size_t close = item.find(']', i);
-        if (close == std::string::npos) throw std::invalid_argument("'[' without ']' in " + quote(expr));
-        std::string inner = item.substr(i + 1, close - i - 1);
-        if (inner.find('[') != std::string::npos) throw std::invalid_argument("nested '[' in " + quote(expr));
-        std::vector<Range> ranges = parse_brackets(inner, expr);
-        uint64_t count = 0;
-        for (const Range &r : ranges) count += r.hi - r.lo + 1;
-        if (count * names.size() + out.size() > kMaxHostlistNames)
-            throw std::invalid_argument(quote(expr) + " names more than 16M nodes");
-        std::vector<std::string> next;
-        next.reserve(names.size() * count);
-        for (const std::string &n : names)
-            for (const Range &r : ranges)
-                for (uint64_t v = r.lo; v <= r.hi; ++v) next.push_back(n + padded(v, r.width));
-        names.swap(next);
-        i = close + 1;
-    }
-    for (std::string &n : names) out.push_back(std::move(n));
-}
 
 // --- slurm.conf -----------------------------------------------------------
 
@@ -213,29 +150,15 @@ private:
     // "gpu:4(S:0-1)", "gpu:a100:no_consume:4", "gpu" (1); other GRES count 0.
     static uint32_t gres_gpus(const std::string &value, const std::string &source, uint64_t lineno) {
         uint64_t total = 0;
-        for (std::string entry : split_top_level(value, ',')) {
-            size_t paren = entry.find('(');
-            if (paren != std::string::npos) entry.erase(paren);
-            std::vector<std::string_view> parts;
-            split(entry, ':', parts);
-            if (parts[0] != "gpu") continue;
+        for (const cli::GresEntry &e : cli::gres_entries(value)) {
+            if (e.fields[0] != "gpu") continue;
             uint64_t n = 1;
-            if (parts.size() > 1) {
-                std::string_view count = parts.back();
-                uint64_t unit = 1;
-                if (!count.empty()) {
-                    switch (count.back()) {
-                    case 'k': case 'K': unit = 1024; break;
-                    case 'm': case 'M': unit = 1024 * 1024; break;
-                    case 'g': case 'G': unit = 1024ull * 1024 * 1024; break;
-                    default: break;
-                    }
-                    if (unit != 1) count.remove_suffix(1);
-                }
-                if (!parse_uint(count, 1000000, &n) || n * unit > 1000000)
-                    input_error(source, lineno, "Gres " + quote(entry) +
+            if (e.fields.size() > 1) {
+                std::optional<uint64_t> count = cli::slurm_count(e.fields.back(), 1000000);
+                if (!count)
+                    input_error(source, lineno, "Gres " + quote(e.text) +
                                                     ": expected gpu:COUNT or gpu:TYPE:COUNT (COUNT up to 1000000)");
-                n *= unit;
+                n = *count;
             }
             total += n;
         }
@@ -380,16 +303,6 @@ private:
 };
 
 }  // namespace
-
-std::vector<std::string> expand_hostlist(const std::string &expr) {
-    std::vector<std::string> out;
-    for (const std::string &raw : split_top_level(expr, ',')) {
-        std::string item(trim(raw));
-        if (item.empty()) throw std::invalid_argument("empty name in " + quote(expr));
-        expand_item(item, expr, out);
-    }
-    return out;
-}
 
 SimCluster parse_slurm_conf(const std::string &text, const std::string &source, std::vector<std::string> *notes) {
     SlurmConfReader r(notes);

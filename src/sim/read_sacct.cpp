@@ -4,7 +4,6 @@
 // millions of lines.
 #include <algorithm>
 #include <climits>
-#include <ctime>
 #include <fstream>
 #include <istream>
 #include <unordered_map>
@@ -12,80 +11,12 @@
 
 #include "config.hpp"
 #include "input_text.hpp"
+#include "slurm_text.hpp"
 #include "workload.hpp"
 
 namespace gpupool::sim {
 
 namespace {
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-// days_from_civil): only a cache key here.
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = static_cast<unsigned>(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-bool leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-// sacct's times: "YYYY-MM-DDTHH:MM:SS" in this process's local time, or
-// seconds since the epoch.  mktime(3) is asked once per hour of the dump
-// (a zone's offset changes on whole hours), so a million jobs cost a few
-// thousand calls.
-class TimeReader {
-public:
-    // True and *out = seconds (or -1 for "Unknown"/"None"/empty); false when
-    // `s` is not a time.
-    bool parse(std::string_view s, int64_t *out) {
-        if (s.empty() || s == "Unknown" || s == "None") {
-            *out = -1;
-            return true;
-        }
-        uint64_t epoch = 0;
-        if (parse_uint(s, static_cast<uint64_t>(INT64_MAX) / 2, &epoch)) {
-            *out = static_cast<int64_t>(epoch);
-            return true;
-        }
-        if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':')
-            return false;
-        uint64_t y, mo, d, h, mi, se;
-        if (!parse_uint(s.substr(0, 4), 9999, &y) || !parse_uint(s.substr(5, 2), 12, &mo) ||
-            !parse_uint(s.substr(8, 2), 31, &d) || !parse_uint(s.substr(11, 2), 23, &h) ||
-            !parse_uint(s.substr(14, 2), 59, &mi) || !parse_uint(s.substr(17, 2), 60, &se))
-            return false;
-        static const unsigned mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-        if (y < 1970 || mo < 1 || d < 1 ||
-            d > mdays[mo - 1] + (mo == 2 && leap(static_cast<int64_t>(y)) ? 1u : 0u))
-            return false;
-        int64_t key = days_from_civil(static_cast<int64_t>(y), static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 24 +
-                      static_cast<int64_t>(h);
-        if (key != last_key_) {
-            auto it = hours_.find(key);
-            if (it == hours_.end()) {
-                struct tm tm = {};
-                tm.tm_year = static_cast<int>(y) - 1900;
-                tm.tm_mon = static_cast<int>(mo) - 1;
-                tm.tm_mday = static_cast<int>(d);
-                tm.tm_hour = static_cast<int>(h);
-                tm.tm_isdst = -1;  // the zone's rule for that date decides
-                time_t t = mktime(&tm);
-                if (t == static_cast<time_t>(-1)) return false;
-                it = hours_.emplace(key, static_cast<int64_t>(t)).first;
-            }
-            last_key_ = key;
-            last_hour_ = it->second;
-        }
-        *out = last_hour_ + static_cast<int64_t>(mi * 60 + se);
-        return true;
-    }
-
-private:
-    int64_t last_key_ = INT64_MIN, last_hour_ = 0;
-    std::unordered_map<int64_t, int64_t> hours_;
-};
 
 struct Columns {
     int jobid = -1, jobid_raw = -1, submit = -1, start = -1, end = -1, partition = -1, state = -1;
@@ -121,17 +52,12 @@ std::string first_word(std::string_view s) {
 // (gres/gpu:a100=2) count when the untyped one is missing.  -1: no GPU entry.
 int64_t tres_gpus(std::string_view tres, const std::string &source, uint64_t line, const char *column) {
     int64_t untyped = -1, typed = -1;
-    std::vector<std::string_view> items;
-    split(tres, ',', items);
-    for (std::string_view item : items) {
-        if (item.substr(0, 8) != "gres/gpu") continue;
-        size_t eq = item.find('=');
-        if (eq == std::string_view::npos) continue;
-        std::string_view name = item.substr(0, eq), value = item.substr(eq + 1);
+    for (const auto &[name, value] : cli::tres_entries(tres)) {
         if (name != "gres/gpu" && name.substr(0, 9) != "gres/gpu:") continue;
         uint64_t n = 0;
         if (!parse_uint(value, 1000000000, &n))
-            input_error(source, line, std::string(column) + ": " + quote(std::string(item)) + ": expected gres/gpu=COUNT");
+            input_error(source, line, std::string(column) + ": " + quote(std::string(name) + "=" + std::string(value)) +
+                                          ": expected gres/gpu=COUNT");
         if (name == "gres/gpu") untyped = static_cast<int64_t>(n);
         else typed = (typed < 0 ? 0 : typed) + static_cast<int64_t>(n);
     }
@@ -205,120 +131,44 @@ Columns read_header(const std::string &line, const std::string &source) {
     return c;
 }
 
-}  // namespace
+std::string_view field_of(const std::vector<std::string_view> &f, int c) {
+    return c >= 0 ? trim(f[static_cast<size_t>(c)]) : std::string_view();
+}
 
-Workload parse_sacct(std::istream &in, const std::string &source) {
-    Workload w;
-    NoteTally tally;
-    TimeReader times;
-    Columns col;
-    bool have_header = false;
-    std::vector<JobRecords> jobs;
-    std::unordered_map<std::string, size_t> by_label;
-    std::string line;
-    std::vector<std::string_view> f;
-    uint64_t lineno = 0;
-
-    auto field = [&](int c) -> std::string_view { return c >= 0 ? trim(f[static_cast<size_t>(c)]) : std::string_view(); };
-    auto time_of = [&](int c, const char *name) {
-        int64_t t = -1;
-        if (!times.parse(field(c), &t))
-            input_error(source, lineno, std::string(name) + " " + quote(std::string(field(c))) +
-                                            " is not a time: expected YYYY-MM-DDTHH:MM:SS (SLURM_TIME_FORMAT=standard) "
-                                            "or seconds since the epoch (SLURM_TIME_FORMAT=%s)");
-        return t;
-    };
-
-    while (std::getline(in, line)) {
-        ++lineno;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (trim(line).empty()) continue;
-        if (!have_header) {
-            if (lineno != 1) input_error(source, lineno, "no header line before the first record");
-            col = read_header(line, source);
-            have_header = true;
-            continue;
-        }
-        split(line, '|', f);
-        if (col.trailing && f.size() > 1 && f.back().empty()) f.pop_back();
-        if (f.size() != col.count)
-            input_error(source, lineno, std::to_string(f.size()) + " fields where the header has " +
-                                            std::to_string(col.count) + " (a '|' in a job name? leave JobName out)");
-        std::string_view id = col.jobid >= 0 ? field(col.jobid) : field(col.jobid_raw);
-        if (!valid_job_id(id))
-            input_error(source, lineno, "JobID " + quote(std::string(id)) + " is not a Slurm job id");
-        if (id.find('.') != std::string_view::npos) continue;  // a step: part of its job
-
-        std::string state = first_word(field(col.state));
-        int64_t submit = time_of(col.submit, "Submit");
-        int64_t start = time_of(col.start, "Start");
-        int64_t end = time_of(col.end, "End");
-        if (submit < 0) input_error(source, lineno, "Submit " + quote(std::string(field(col.submit))) + ": a job without a submit time");
-        int64_t elapsed = -1;
-        if (col.elapsed >= 0) {
-            std::string e(field(col.elapsed));
-            if (!e.empty() && e != "INVALID") {
-                elapsed = gpupool::parse_duration(e);
-                if (elapsed < 0 || e == "INFINITE" || e == "UNLIMITED")
-                    input_error(source, lineno, "Elapsed " + quote(e) + " is not a duration ([D-]HH:MM:SS)");
-            }
-        }
-        int64_t gpus = -1;
-        if (col.req_tres >= 0) gpus = tres_gpus(field(col.req_tres), source, lineno, "ReqTRES");
-        if (gpus < 0 && col.alloc_tres >= 0) gpus = tres_gpus(field(col.alloc_tres), source, lineno, "AllocTRES");
-        // A run: started, and (when sacct says) with resources allocated.  A
-        // requeued job cancelled while pending gets a Start but no AllocTRES.
-        bool ran = start >= 0 && (col.alloc_tres < 0 || !field(col.alloc_tres).empty());
-
-        std::string label(id);
-        auto [it, fresh] = by_label.emplace(label, jobs.size());
-        if (fresh) {
-            JobRecords j;
-            j.label = label;
-            j.line = lineno;
-            j.submit = submit;
-            std::string_view partition = field(col.partition);
-            if (partition.empty()) input_error(source, lineno, "job " + quote(label) + " has no Partition");
-            for (const std::string &p : split_top_level(std::string(partition), ',')) {
-                if (!valid_name(p)) input_error(source, lineno, "Partition " + quote(p) + ": " + kNameRule);
-                j.pools.push_back(p);
-            }
-            if (col.qos >= 0) j.qos = std::string(field(col.qos));
-            if (col.user >= 0) j.user = std::string(field(col.user));
-            if (col.jobid_raw >= 0) {
-                if (!parse_uint(field(col.jobid_raw), UINT32_MAX, &j.raw_id) || j.raw_id == 0)
-                    input_error(source, lineno, "JobIDRaw " + quote(std::string(field(col.jobid_raw))) +
-                                                    " is not a job id");
-            } else {
-                // A plain job, or a het job's leader (1234+0 is job 1234).
-                std::string_view num = id.substr(0, id.find_first_of("_+"));
-                bool plain = id.find('_') == std::string_view::npos &&
-                             (id.find('+') == std::string_view::npos || id.substr(id.find('+')) == "+0");
-                if (plain && !parse_uint(num, UINT32_MAX, &j.raw_id)) j.raw_id = 0;
-            }
-            jobs.push_back(std::move(j));
-        }
-        JobRecords &j = jobs[it->second];
-        ++j.records;
-        j.submit = std::min(j.submit, submit);
-        if (j.gpus == 0 && gpus > 0) j.gpus = static_cast<uint32_t>(std::min<int64_t>(gpus, UINT32_MAX));
-        j.last_state = state;
-        if (ran) {
-            // Runs in start order, whatever the order of the records.
-            if (j.first_start < 0) {
-                j.first_start = start;
-            } else {
-                int64_t later = std::max(start, j.first_start);
-                j.first_start = std::min(start, j.first_start);
-                j.restarts.insert(std::upper_bound(j.restarts.begin(), j.restarts.end(), later), later);
-            }
-            j.has_run = true;
-            j.last_run_open = end < 0;
-            j.last_run = elapsed >= 0 ? elapsed : end >= 0 ? std::max<int64_t>(0, end - start) : -1;
-        }
+// The first record of JobID `label` (`id` as written), fields `f`.
+JobRecords new_job(const std::string &label, std::string_view id, int64_t submit, const std::vector<std::string_view> &f,
+                   const Columns &col, const std::string &source, uint64_t lineno) {
+    JobRecords j;
+    j.label = label;
+    j.line = lineno;
+    j.submit = submit;
+    std::string_view partition = field_of(f, col.partition);
+    if (partition.empty()) input_error(source, lineno, "job " + quote(label) + " has no Partition");
+    for (const std::string &p : split_top_level(std::string(partition), ',')) {
+        if (!valid_name(p)) input_error(source, lineno, "Partition " + quote(p) + ": " + kNameRule);
+        j.pools.push_back(p);
     }
-    if (!have_header) input_error(source, 0, "empty: no header line and no jobs");
-    if (col.qos < 0) w.notes.push_back("no QOS column: every job gets gpupool.conf's DefaultTier");
+    if (col.qos >= 0) j.qos = std::string(field_of(f, col.qos));
+    if (col.user >= 0) j.user = std::string(field_of(f, col.user));
+    if (col.jobid_raw >= 0) {
+        if (!parse_uint(field_of(f, col.jobid_raw), UINT32_MAX, &j.raw_id) || j.raw_id == 0)
+            input_error(source, lineno, "JobIDRaw " + quote(std::string(field_of(f, col.jobid_raw))) +
+                                            " is not a job id");
+    } else {
+        // A plain job, or a het job's leader (1234+0 is job 1234).
+        std::string_view num = id.substr(0, id.find_first_of("_+"));
+        bool plain = id.find('_') == std::string_view::npos &&
+                     (id.find('+') == std::string_view::npos || id.substr(id.find('+')) == "+0");
+        if (plain && !parse_uint(num, UINT32_MAX, &j.raw_id)) j.raw_id = 0;
+    }
+    return j;
+}
+
+// The jobs that ran, as the replay takes them (job ids, notes on what was
+// skipped or changed), in submit order.
+Workload to_workload(std::vector<JobRecords> &jobs, bool has_qos, const std::string &source, NoteTally &tally) {
+    Workload w;
+    if (!has_qos) w.notes.push_back("no QOS column: every job gets gpupool.conf's DefaultTier");
 
     uint64_t max_id = 0;
     for (const JobRecords &j : jobs) max_id = std::max(max_id, j.raw_id);
@@ -380,6 +230,96 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
     });
     tally.emit(w.notes);
     return w;
+}
+
+}  // namespace
+
+Workload parse_sacct(std::istream &in, const std::string &source) {
+    NoteTally tally;
+    cli::SlurmTimeReader times;
+    Columns col;
+    bool have_header = false;
+    std::vector<JobRecords> jobs;
+    std::unordered_map<std::string, size_t> by_label;
+    std::string line;
+    std::vector<std::string_view> f;
+    uint64_t lineno = 0;
+
+    auto field = [&](int c) { return field_of(f, c); };
+    auto time_of = [&](int c, const char *name) {
+        int64_t t = -1;
+        if (!times.parse(field(c), &t))
+            input_error(source, lineno, std::string(name) + " " + quote(std::string(field(c))) +
+                                            " is not a time: expected YYYY-MM-DDTHH:MM:SS (SLURM_TIME_FORMAT=standard) "
+                                            "or seconds since the epoch (SLURM_TIME_FORMAT=%s)");
+        return t;
+    };
+
+    while (std::getline(in, line)) {
+        ++lineno;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (trim(line).empty()) continue;
+        if (!have_header) {
+            if (lineno != 1) input_error(source, lineno, "no header line before the first record");
+            col = read_header(line, source);
+            have_header = true;
+            continue;
+        }
+        split(line, '|', f);
+        if (col.trailing && f.size() > 1 && f.back().empty()) f.pop_back();
+        if (f.size() != col.count)
+            input_error(source, lineno, std::to_string(f.size()) + " fields where the header has " +
+                                            std::to_string(col.count) + " (a '|' in a job name? leave JobName out)");
+        std::string_view id = col.jobid >= 0 ? field(col.jobid) : field(col.jobid_raw);
+        if (!valid_job_id(id))
+            input_error(source, lineno, "JobID " + quote(std::string(id)) + " is not a Slurm job id");
+        if (id.find('.') != std::string_view::npos) continue;  // a step: part of its job
+
+        std::string state = first_word(field(col.state));
+        int64_t submit = time_of(col.submit, "Submit");
+        int64_t start = time_of(col.start, "Start");
+        int64_t end = time_of(col.end, "End");
+        if (submit < 0) input_error(source, lineno, "Submit " + quote(std::string(field(col.submit))) + ": a job without a submit time");
+        int64_t elapsed = -1;
+        if (col.elapsed >= 0) {
+            std::string e(field(col.elapsed));
+            if (!e.empty() && e != "INVALID") {
+                elapsed = cli::elapsed_seconds(e);
+                if (elapsed < 0)
+                    input_error(source, lineno, "Elapsed " + quote(e) + " is not a duration ([D-]HH:MM:SS)");
+            }
+        }
+        int64_t gpus = -1;
+        if (col.req_tres >= 0) gpus = tres_gpus(field(col.req_tres), source, lineno, "ReqTRES");
+        if (gpus < 0 && col.alloc_tres >= 0) gpus = tres_gpus(field(col.alloc_tres), source, lineno, "AllocTRES");
+        // A run: started, and (when sacct says) with resources allocated.  A
+        // requeued job cancelled while pending gets a Start but no AllocTRES.
+        bool ran = start >= 0 && (col.alloc_tres < 0 || !field(col.alloc_tres).empty());
+
+        std::string label(id);
+        auto [it, fresh] = by_label.emplace(label, jobs.size());
+        if (fresh) jobs.push_back(new_job(label, id, submit, f, col, source, lineno));
+        JobRecords &j = jobs[it->second];
+        ++j.records;
+        j.submit = std::min(j.submit, submit);
+        if (j.gpus == 0 && gpus > 0) j.gpus = static_cast<uint32_t>(std::min<int64_t>(gpus, UINT32_MAX));
+        j.last_state = state;
+        if (ran) {
+            // Runs in start order, whatever the order of the records.
+            if (j.first_start < 0) {
+                j.first_start = start;
+            } else {
+                int64_t later = std::max(start, j.first_start);
+                j.first_start = std::min(start, j.first_start);
+                j.restarts.insert(std::upper_bound(j.restarts.begin(), j.restarts.end(), later), later);
+            }
+            j.has_run = true;
+            j.last_run_open = end < 0;
+            j.last_run = elapsed >= 0 ? elapsed : end >= 0 ? std::max<int64_t>(0, end - start) : -1;
+        }
+    }
+    if (!have_header) input_error(source, 0, "empty: no header line and no jobs");
+    return to_workload(jobs, col.qos >= 0, source, tally);
 }
 
 Workload read_sacct(const std::string &path) {

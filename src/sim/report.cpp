@@ -89,6 +89,81 @@ json_t *percentiles_json(const Percentiles &p) {
     return o;
 }
 
+// One policy's replay: metrics, per tier and pool, the start order
+// check, stats and notes.
+json_t *policy_json(const ReplayResult &res, const Workload &workload) {
+    const Metrics &m = res.metrics;
+    json_t *p = json_object();
+    json_object_set_new(p, "policy", jstr(policy_name(res.policy)));
+    json_object_set_new(p, "begin", jint(m.begin));
+    json_object_set_new(p, "end", jint(m.end));
+    json_object_set_new(p, "gpus", jint(m.gpus));
+    json_object_set_new(p, "utilisation", jreal(m.utilisation));
+    json_object_set_new(p, "busy_gpu_hours", jreal(m.busy_gpu_seconds / 3600.0));
+    json_object_set_new(p, "jobs", jint(static_cast<int64_t>(m.jobs)));
+    json_object_set_new(p, "completed", jint(static_cast<int64_t>(m.completed)));
+    json_object_set_new(p, "cancelled", jint(static_cast<int64_t>(m.cancelled)));
+    json_object_set_new(p, "never_started", jint(static_cast<int64_t>(m.never_started)));
+    json_object_set_new(p, "requeue_limit", jint(static_cast<int64_t>(m.requeue_limit)));
+    json_object_set_new(p, "wait", percentiles_json(m.wait));
+    json_object_set_new(p, "preemptions", jint(static_cast<int64_t>(m.preemptions)));
+    json_object_set_new(p, "lost_gpu_hours", jreal(m.lost_gpu_hours));
+    json_object_set_new(p, "np_over_quota_seconds", jint(m.np_over_quota_seconds));
+    json_object_set_new(p, "below_quota_seconds", jint(m.below_quota_seconds));
+    json_object_set_new(p, "jain", jreal(m.jain));
+    json_object_set_new(p, "samples", jint(static_cast<int64_t>(m.samples)));
+    json_t *tiers = json_array();
+    for (const TierMetrics &tm : m.tiers) {
+        json_t *to = json_object();
+        json_object_set_new(to, "tier", jstr(tm.name));
+        json_object_set_new(to, "preemptible", json_boolean(tm.preemptible));
+        json_object_set_new(to, "jobs", jint(static_cast<int64_t>(tm.jobs)));
+        json_object_set_new(to, "wait", percentiles_json(tm.wait));
+        json_array_append_new(tiers, to);
+    }
+    json_object_set_new(p, "tiers", tiers);
+    json_t *pools = json_array();
+    for (const PoolMetrics &pm : m.pools) {
+        json_t *po = json_object();
+        json_object_set_new(po, "pool", jstr(pm.name));
+        json_object_set_new(po, "quota", jint(pm.quota));
+        json_object_set_new(po, "jobs", jint(static_cast<int64_t>(pm.jobs)));
+        json_object_set_new(po, "wait", percentiles_json(pm.wait));
+        json_object_set_new(po, "preemptions", jint(static_cast<int64_t>(pm.preemptions)));
+        json_object_set_new(po, "lost_gpu_hours", jreal(pm.lost_gpu_hours));
+        json_object_set_new(po, "np_over_quota_seconds", jint(pm.np_over_quota_seconds));
+        json_object_set_new(po, "below_quota_seconds", jint(pm.below_quota_seconds));
+        json_object_set_new(po, "mean_used", jreal(pm.mean_used));
+        json_object_set_new(po, "mean_share", jreal(pm.mean_share));
+        json_array_append_new(pools, po);
+    }
+    json_object_set_new(p, "pools", pools);
+    const StartOrderCheck &oc = res.order_check;
+    json_t *ord = json_object();
+    json_object_set_new(ord, "tolerance", jint(oc.tolerance));
+    json_object_set_new(ord, "jobs", jint(static_cast<int64_t>(oc.jobs)));
+    json_object_set_new(ord, "starts", jint(static_cast<int64_t>(oc.starts)));
+    json_object_set_new(ord, "unmatched_restarts", jint(static_cast<int64_t>(oc.unmatched_restarts)));
+    json_object_set_new(ord, "pairs", jint(static_cast<int64_t>(oc.pairs)));
+    json_object_set_new(ord, "discordant", jint(static_cast<int64_t>(oc.discordant)));
+    json_object_set_new(ord, "first_mismatch",
+                        oc.first_mismatch >= 0 ? jstr(job_name(workload, static_cast<uint32_t>(oc.first_mismatch)))
+                                               : json_null());
+    json_object_set_new(p, "start_order", ord);
+    json_t *st = json_object();
+    json_object_set_new(st, "instants", jint(static_cast<int64_t>(res.stats.instants)));
+    json_object_set_new(st, "walks", jint(static_cast<int64_t>(res.stats.walks)));
+    json_object_set_new(st, "passes", jint(static_cast<int64_t>(res.stats.passes)));
+    json_object_set_new(st, "refreshes", jint(static_cast<int64_t>(res.stats.refreshes)));
+    json_object_set_new(st, "preemption_searches", jint(static_cast<int64_t>(res.stats.preemption_searches)));
+    json_object_set_new(st, "wall_seconds", jreal(res.stats.wall_seconds));
+    json_object_set_new(p, "stats", st);
+    json_t *pn = json_array();
+    for (const std::string &n : res.notes) json_array_append_new(pn, jstr(n));
+    json_object_set_new(p, "notes", pn);
+    return p;
+}
+
 }  // namespace
 
 std::string csv_field(const std::string &text) {
@@ -227,78 +302,7 @@ void write_json(std::ostream &out, const SimCluster &cluster, const Workload &wo
     json_object_set_new(r, "config", cfg);
 
     json_t *pols = json_array();
-    for (const ReplayResult &res : results) {
-        const Metrics &m = res.metrics;
-        json_t *p = json_object();
-        json_object_set_new(p, "policy", jstr(policy_name(res.policy)));
-        json_object_set_new(p, "begin", jint(m.begin));
-        json_object_set_new(p, "end", jint(m.end));
-        json_object_set_new(p, "gpus", jint(m.gpus));
-        json_object_set_new(p, "utilisation", jreal(m.utilisation));
-        json_object_set_new(p, "busy_gpu_hours", jreal(m.busy_gpu_seconds / 3600.0));
-        json_object_set_new(p, "jobs", jint(static_cast<int64_t>(m.jobs)));
-        json_object_set_new(p, "completed", jint(static_cast<int64_t>(m.completed)));
-        json_object_set_new(p, "cancelled", jint(static_cast<int64_t>(m.cancelled)));
-        json_object_set_new(p, "never_started", jint(static_cast<int64_t>(m.never_started)));
-        json_object_set_new(p, "requeue_limit", jint(static_cast<int64_t>(m.requeue_limit)));
-        json_object_set_new(p, "wait", percentiles_json(m.wait));
-        json_object_set_new(p, "preemptions", jint(static_cast<int64_t>(m.preemptions)));
-        json_object_set_new(p, "lost_gpu_hours", jreal(m.lost_gpu_hours));
-        json_object_set_new(p, "np_over_quota_seconds", jint(m.np_over_quota_seconds));
-        json_object_set_new(p, "below_quota_seconds", jint(m.below_quota_seconds));
-        json_object_set_new(p, "jain", jreal(m.jain));
-        json_object_set_new(p, "samples", jint(static_cast<int64_t>(m.samples)));
-        json_t *tiers = json_array();
-        for (const TierMetrics &tm : m.tiers) {
-            json_t *to = json_object();
-            json_object_set_new(to, "tier", jstr(tm.name));
-            json_object_set_new(to, "preemptible", json_boolean(tm.preemptible));
-            json_object_set_new(to, "jobs", jint(static_cast<int64_t>(tm.jobs)));
-            json_object_set_new(to, "wait", percentiles_json(tm.wait));
-            json_array_append_new(tiers, to);
-        }
-        json_object_set_new(p, "tiers", tiers);
-        json_t *pools = json_array();
-        for (const PoolMetrics &pm : m.pools) {
-            json_t *po = json_object();
-            json_object_set_new(po, "pool", jstr(pm.name));
-            json_object_set_new(po, "quota", jint(pm.quota));
-            json_object_set_new(po, "jobs", jint(static_cast<int64_t>(pm.jobs)));
-            json_object_set_new(po, "wait", percentiles_json(pm.wait));
-            json_object_set_new(po, "preemptions", jint(static_cast<int64_t>(pm.preemptions)));
-            json_object_set_new(po, "lost_gpu_hours", jreal(pm.lost_gpu_hours));
-            json_object_set_new(po, "np_over_quota_seconds", jint(pm.np_over_quota_seconds));
-            json_object_set_new(po, "below_quota_seconds", jint(pm.below_quota_seconds));
-            json_object_set_new(po, "mean_used", jreal(pm.mean_used));
-            json_object_set_new(po, "mean_share", jreal(pm.mean_share));
-            json_array_append_new(pools, po);
-        }
-        json_object_set_new(p, "pools", pools);
-        const StartOrderCheck &oc = res.order_check;
-        json_t *ord = json_object();
-        json_object_set_new(ord, "tolerance", jint(oc.tolerance));
-        json_object_set_new(ord, "jobs", jint(static_cast<int64_t>(oc.jobs)));
-        json_object_set_new(ord, "starts", jint(static_cast<int64_t>(oc.starts)));
-        json_object_set_new(ord, "unmatched_restarts", jint(static_cast<int64_t>(oc.unmatched_restarts)));
-        json_object_set_new(ord, "pairs", jint(static_cast<int64_t>(oc.pairs)));
-        json_object_set_new(ord, "discordant", jint(static_cast<int64_t>(oc.discordant)));
-        json_object_set_new(ord, "first_mismatch",
-                            oc.first_mismatch >= 0 ? jstr(job_name(workload, static_cast<uint32_t>(oc.first_mismatch)))
-                                                   : json_null());
-        json_object_set_new(p, "start_order", ord);
-        json_t *st = json_object();
-        json_object_set_new(st, "instants", jint(static_cast<int64_t>(res.stats.instants)));
-        json_object_set_new(st, "walks", jint(static_cast<int64_t>(res.stats.walks)));
-        json_object_set_new(st, "passes", jint(static_cast<int64_t>(res.stats.passes)));
-        json_object_set_new(st, "refreshes", jint(static_cast<int64_t>(res.stats.refreshes)));
-        json_object_set_new(st, "preemption_searches", jint(static_cast<int64_t>(res.stats.preemption_searches)));
-        json_object_set_new(st, "wall_seconds", jreal(res.stats.wall_seconds));
-        json_object_set_new(p, "stats", st);
-        json_t *pn = json_array();
-        for (const std::string &n : res.notes) json_array_append_new(pn, jstr(n));
-        json_object_set_new(p, "notes", pn);
-        json_array_append_new(pols, p);
-    }
+    for (const ReplayResult &res : results) json_array_append_new(pols, policy_json(res, workload));
     json_object_set_new(r, "policies", pols);
     char *text = json_dumps(r, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6));
     if (!text) throw std::runtime_error("cannot encode the JSON report");

@@ -95,110 +95,58 @@ void write_file(const std::string &path, F fill) {
     if (!f) throw InputError(path + ": write failed");
 }
 
-}  // namespace
+// gpupool sim's options (getopt_long).
+enum {
+    OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
+    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
+    OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL
+};
+const struct option kLongopts[] = {
+    {"cluster", required_argument, nullptr, OPT_CLUSTER},
+    {"nodes", required_argument, nullptr, OPT_NODES},
+    {"pools", required_argument, nullptr, OPT_POOLS},
+    {"sacct", required_argument, nullptr, OPT_SACCT},
+    {"alibaba", required_argument, nullptr, OPT_ALIBABA},
+    {"generate", required_argument, nullptr, OPT_GENERATE},
+    {"alibaba-pools", required_argument, nullptr, OPT_ALI_POOLS},
+    {"seed", required_argument, nullptr, OPT_SEED},
+    {"conf", required_argument, nullptr, OPT_CONF},
+    {"policy", required_argument, nullptr, OPT_POLICY},
+    {"cred-expire", required_argument, nullptr, OPT_CRED},
+    {"pass-interval", required_argument, nullptr, OPT_PASS},
+    {"sched-interval", required_argument, nullptr, OPT_SCHED},
+    {"max-requeues", required_argument, nullptr, OPT_MAX_REQUEUES},
+    {"order-tolerance", required_argument, nullptr, OPT_ORDER_TOL},
+    {"json", no_argument, nullptr, OPT_JSON},
+    {"jobs-csv", required_argument, nullptr, OPT_JOBS_CSV},
+    {"pools-csv", required_argument, nullptr, OPT_POOLS_CSV},
+    {"sample-interval", required_argument, nullptr, OPT_SAMPLE},
+    {"start-log", required_argument, nullptr, OPT_START_LOG},
+    {"progress", no_argument, nullptr, OPT_PROGRESS},
+    {"no-progress", no_argument, nullptr, OPT_NO_PROGRESS},
+    {"help", no_argument, nullptr, 'h'},
+    {nullptr, 0, nullptr, 0},
+};
 
-int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err) {
-    enum {
-        OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
-        OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
-        OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL
-    };
-    static const struct option longopts[] = {
-        {"cluster", required_argument, nullptr, OPT_CLUSTER},
-        {"nodes", required_argument, nullptr, OPT_NODES},
-        {"pools", required_argument, nullptr, OPT_POOLS},
-        {"sacct", required_argument, nullptr, OPT_SACCT},
-        {"alibaba", required_argument, nullptr, OPT_ALIBABA},
-        {"generate", required_argument, nullptr, OPT_GENERATE},
-        {"alibaba-pools", required_argument, nullptr, OPT_ALI_POOLS},
-        {"seed", required_argument, nullptr, OPT_SEED},
-        {"conf", required_argument, nullptr, OPT_CONF},
-        {"policy", required_argument, nullptr, OPT_POLICY},
-        {"cred-expire", required_argument, nullptr, OPT_CRED},
-        {"pass-interval", required_argument, nullptr, OPT_PASS},
-        {"sched-interval", required_argument, nullptr, OPT_SCHED},
-        {"max-requeues", required_argument, nullptr, OPT_MAX_REQUEUES},
-        {"order-tolerance", required_argument, nullptr, OPT_ORDER_TOL},
-        {"json", no_argument, nullptr, OPT_JSON},
-        {"jobs-csv", required_argument, nullptr, OPT_JOBS_CSV},
-        {"pools-csv", required_argument, nullptr, OPT_POOLS_CSV},
-        {"sample-interval", required_argument, nullptr, OPT_SAMPLE},
-        {"start-log", required_argument, nullptr, OPT_START_LOG},
-        {"progress", no_argument, nullptr, OPT_PROGRESS},
-        {"no-progress", no_argument, nullptr, OPT_NO_PROGRESS},
-        {"help", no_argument, nullptr, 'h'},
-        {nullptr, 0, nullptr, 0},
-    };
+// The command line, as read.
+struct SimArgs {
     std::string cluster_path, nodes, pools, sacct, alibaba, generate, conf, policy_list = "all";
     std::string jobs_csv, pools_csv, start_log;
     int64_t ali_pools = 4, seed = 0;
     bool json = false;
     int progress = isatty(STDERR_FILENO) ? 1 : 0;
     ReplayOptions ro;
-    std::string msg;
-    optind = 0;  // a fresh getopt scan (main may have run one)
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1) {
-        switch (c) {
-        case OPT_CLUSTER: cluster_path = optarg; break;
-        case OPT_NODES: nodes = optarg; break;
-        case OPT_POOLS: pools = optarg; break;
-        case OPT_SACCT: sacct = optarg; break;
-        case OPT_ALIBABA: alibaba = optarg; break;
-        case OPT_GENERATE: generate = optarg; break;
-        case OPT_ALI_POOLS:
-            if (!parse_number_opt("alibaba-pools", optarg, 1, 1000, &ali_pools, &msg)) return usage_error(err, msg);
-            break;
-        case OPT_SEED:
-            if (!parse_number_opt("seed", optarg, 0, INT64_MAX, &seed, &msg)) return usage_error(err, msg);
-            break;
-        case OPT_CONF: conf = optarg; break;
-        case OPT_POLICY: policy_list = optarg; break;
-        case OPT_CRED:
-            if (!parse_number_opt("cred-expire", optarg, 0, 86400, &ro.cred_expire, &msg)) return usage_error(err, msg);
-            break;
-        case OPT_PASS:
-            if (!parse_number_opt("pass-interval", optarg, 1, 86400, &ro.pass_interval, &msg))
-                return usage_error(err, msg);
-            break;
-        case OPT_SCHED:
-            if (!parse_number_opt("sched-interval", optarg, 0, 86400, &ro.sched_interval, &msg))
-                return usage_error(err, msg);
-            break;
-        case OPT_MAX_REQUEUES: {
-            int64_t v = 0;
-            if (!parse_number_opt("max-requeues", optarg, 1, 1000000, &v, &msg)) return usage_error(err, msg);
-            ro.max_requeues = static_cast<uint32_t>(v);
-            break;
-        }
-        case OPT_ORDER_TOL:
-            if (!parse_number_opt("order-tolerance", optarg, 0, 86400, &ro.order_tolerance, &msg))
-                return usage_error(err, msg);
-            break;
-        case OPT_JSON: json = true; break;
-        case OPT_JOBS_CSV: jobs_csv = optarg; break;
-        case OPT_POOLS_CSV: pools_csv = optarg; break;
-        case OPT_SAMPLE:
-            if (!parse_number_opt("sample-interval", optarg, 1, 365 * 86400LL, &ro.sample_interval, &msg))
-                return usage_error(err, msg);
-            break;
-        case OPT_START_LOG: start_log = optarg; break;
-        case OPT_PROGRESS: progress = 1; break;
-        case OPT_NO_PROGRESS: progress = 0; break;
-        case 'h': out << kSimUsage; return 0;
-        default: err << kSimUsage; return 2;
-        }
-    }
-    if (optind < argc) return usage_error(err, std::string("unexpected argument '") + argv[optind] + "'");
-    const int workloads = !sacct.empty() + !alibaba.empty() + !generate.empty();
-    if (workloads != 1) return usage_error(err, "give one workload: --sacct=FILE, --alibaba=DIR or --generate=SPEC");
-    if (!cluster_path.empty() && (!nodes.empty() || !pools.empty()))
-        return usage_error(err, "--cluster and --nodes/--pools are two ways to give the cluster: use one");
-    if (nodes.empty() != pools.empty()) return usage_error(err, "--nodes and --pools go together");
-    if (cluster_path.empty() && nodes.empty() && alibaba.empty())
-        return usage_error(err, "give the cluster: --cluster=SLURM_CONF or --nodes=... --pools=...");
-    if (conf.empty() && alibaba.empty()) return usage_error(err, "give the policy's gpupool.conf: --conf=FILE");
+};
 
+// Every SimArgs member by its name: parsing and running read the command
+// line under the same names.
+#define SIM_ARGS_BINDING                                                                                        \
+    cluster_path, nodes, pools, sacct, alibaba, generate, conf, policy_list, jobs_csv, pools_csv, start_log,   \
+        ali_pools, seed, json, progress, ro
+
+// Reads the inputs, replays them under each policy, writes the reports.
+int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
+    const auto &[SIM_ARGS_BINDING] = args;
     try {
         const std::vector<PolicyKind> kinds = parse_policies(policy_list);
         SimCluster cluster;
@@ -288,6 +236,78 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
         return 1;
     }
     return 0;
+}
+
+}  // namespace
+
+int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err) {
+    SimArgs args;
+    auto &[SIM_ARGS_BINDING] = args;
+    std::string msg;
+    optind = 0;  // a fresh getopt scan (main may have run one)
+    int c;
+    while ((c = getopt_long(argc, argv, "h", kLongopts, nullptr)) != -1) {
+        switch (c) {
+        case OPT_CLUSTER: cluster_path = optarg; break;
+        case OPT_NODES: nodes = optarg; break;
+        case OPT_POOLS: pools = optarg; break;
+        case OPT_SACCT: sacct = optarg; break;
+        case OPT_ALIBABA: alibaba = optarg; break;
+        case OPT_GENERATE: generate = optarg; break;
+        case OPT_ALI_POOLS:
+            if (!parse_number_opt("alibaba-pools", optarg, 1, 1000, &ali_pools, &msg)) return usage_error(err, msg);
+            break;
+        case OPT_SEED:
+            if (!parse_number_opt("seed", optarg, 0, INT64_MAX, &seed, &msg)) return usage_error(err, msg);
+            break;
+        case OPT_CONF: conf = optarg; break;
+        case OPT_POLICY: policy_list = optarg; break;
+        case OPT_CRED:
+            if (!parse_number_opt("cred-expire", optarg, 0, 86400, &ro.cred_expire, &msg)) return usage_error(err, msg);
+            break;
+        case OPT_PASS:
+            if (!parse_number_opt("pass-interval", optarg, 1, 86400, &ro.pass_interval, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_SCHED:
+            if (!parse_number_opt("sched-interval", optarg, 0, 86400, &ro.sched_interval, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_MAX_REQUEUES: {
+            int64_t v = 0;
+            if (!parse_number_opt("max-requeues", optarg, 1, 1000000, &v, &msg)) return usage_error(err, msg);
+            ro.max_requeues = static_cast<uint32_t>(v);
+            break;
+        }
+        case OPT_ORDER_TOL:
+            if (!parse_number_opt("order-tolerance", optarg, 0, 86400, &ro.order_tolerance, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_JSON: json = true; break;
+        case OPT_JOBS_CSV: jobs_csv = optarg; break;
+        case OPT_POOLS_CSV: pools_csv = optarg; break;
+        case OPT_SAMPLE:
+            if (!parse_number_opt("sample-interval", optarg, 1, 365 * 86400LL, &ro.sample_interval, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_START_LOG: start_log = optarg; break;
+        case OPT_PROGRESS: progress = 1; break;
+        case OPT_NO_PROGRESS: progress = 0; break;
+        case 'h': out << kSimUsage; return 0;
+        default: err << kSimUsage; return 2;
+        }
+    }
+    if (optind < argc) return usage_error(err, std::string("unexpected argument '") + argv[optind] + "'");
+    const int workloads = !sacct.empty() + !alibaba.empty() + !generate.empty();
+    if (workloads != 1) return usage_error(err, "give one workload: --sacct=FILE, --alibaba=DIR or --generate=SPEC");
+    if (!cluster_path.empty() && (!nodes.empty() || !pools.empty()))
+        return usage_error(err, "--cluster and --nodes/--pools are two ways to give the cluster: use one");
+    if (nodes.empty() != pools.empty()) return usage_error(err, "--nodes and --pools go together");
+    if (cluster_path.empty() && nodes.empty() && alibaba.empty())
+        return usage_error(err, "give the cluster: --cluster=SLURM_CONF or --nodes=... --pools=...");
+    if (conf.empty() && alibaba.empty()) return usage_error(err, "give the policy's gpupool.conf: --conf=FILE");
+
+    return run_with(args, out, err);
 }
 
 }  // namespace gpupool::sim

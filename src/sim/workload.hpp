@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "slurm_text.hpp"
+
 namespace gpupool::sim {
 
 struct SimNode {
@@ -61,10 +63,8 @@ struct InputError : std::runtime_error {
 
 namespace gpupool::sim {
 
-// Slurm hostlist expression -> names, in order: "n[1-4,7]", "gpu[01-10]"
-// (zero-padded to the lower bound's width), "r[1-2]n[1-2]" (r1n1 r1n2 r2n1
-// r2n2), "a,b[1-2]".  Throws std::invalid_argument saying what is wrong.
-std::vector<std::string> expand_hostlist(const std::string &expr);
+// Slurm hostlist expression -> names (slurm_text.hpp).
+using cli::expand_hostlist;
 
 // --- Cluster spec (read_cluster.cpp) ---------------------------------------
 //

@@ -1,0 +1,184 @@
+// The replay's state and steps (replay.cpp: setup and the instants;
+// replay_nodes.cpp: first-fit allocation and the victim search on a copy
+// of the nodes; replay_walk.cpp: pending classes, starts and stops, the
+// scheduling walk).  Internal to src/sim: the mechanics are described at
+// the top of replay.cpp.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine.hpp"
+#include "policy.hpp"
+#include "replay.hpp"
+#include "sim_metrics.hpp"
+
+namespace gpupool::sim::replay_detail {
+
+// Largest free GPUs over a partition's nodes, in partition order, with
+// "first node holding at least g" in O(log n).
+class MaxTree {
+public:
+    void init(size_t n) {
+        size_ = 1;
+        while (size_ < n) size_ <<= 1;
+        t_.assign(2 * size_, 0);
+    }
+    void set(size_t i, uint32_t v) {
+        i += size_;
+        t_[i] = v;
+        for (i >>= 1; i; i >>= 1) t_[i] = std::max(t_[2 * i], t_[2 * i + 1]);
+    }
+    uint32_t max() const { return t_.empty() ? 0 : t_[1]; }
+    // First index >= from with value >= g; SIZE_MAX if none.
+    size_t find(size_t from, uint32_t g) const {
+        if (t_.empty() || from >= size_) return SIZE_MAX;
+        return find_in(1, 0, size_, from, g);
+    }
+
+private:
+    size_t find_in(size_t node, size_t lo, size_t hi, size_t from, uint32_t g) const {
+        if (hi <= from || t_[node] < g) return SIZE_MAX;
+        if (hi - lo == 1) return lo;
+        size_t mid = (lo + hi) / 2;
+        size_t r = find_in(2 * node, lo, mid, from, g);
+        return r != SIZE_MAX ? r : find_in(2 * node + 1, mid, hi, from, g);
+    }
+    size_t size_ = 0;
+    std::vector<uint32_t> t_;
+};
+
+struct Member {
+    int64_t key;
+    uint32_t id;
+    uint32_t job;
+    bool operator<(const Member &o) const { return key != o.key ? key < o.key : id < o.id; }
+};
+
+struct PendingClass {
+    std::set<Member> members;
+    std::set<Member>::iterator cursor;
+};
+
+struct HeapEntry {
+    OrderKey key;
+    uint32_t cls;
+};
+// std::push_heap keeps the largest first: "largest" = first in order.
+struct HeapLess {
+    bool operator()(const HeapEntry &a, const HeapEntry &b) const { return order_before(b.key, a.key); }
+};
+
+struct EndEvent {
+    int64_t time;
+    uint32_t job;
+    uint32_t run;  // restarts when it was scheduled: stale if it changed
+    bool operator>(const EndEvent &o) const { return time != o.time ? time > o.time : job > o.job; }
+};
+
+struct Timed {
+    int64_t time;
+    uint32_t job;
+    bool operator>(const Timed &o) const { return time != o.time ? time > o.time : job > o.job; }
+};
+
+enum class Tried { Failed, Started, Preempted };
+
+class Replay {
+public:
+    Replay(const SimCluster &cluster, const Workload &workload, const Config &config, PolicyKind kind,
+           const ReplayOptions &options);
+    ReplayResult run();
+
+private:
+    void setup();
+    void setup_tiers();
+    void setup_partitions();
+    void setup_jobs(const Engine &tiers);
+    void setup_metrics();
+    uint32_t intern_parts(const std::vector<std::string> &pools, bool *known);
+    uint32_t class_of(const SimJobState &s);
+
+    // Nodes.
+    void node_changed(int32_t node);
+    bool fits_free(int32_t p, uint32_t g) const;
+    void allocate(uint32_t j, int32_t p);
+    void release(uint32_t j);
+
+    // Pending classes.
+    void enter_pending(uint32_t j);
+    void leave_pending(uint32_t j);
+
+    // Walk.
+    bool walk(int64_t t);
+    bool reference_walk(int64_t t);
+    Tried try_start(uint32_t j, int64_t t);
+    bool preempt_for(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t> &victims);
+    bool find_victims(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t> &victims);
+    void start(uint32_t j, int32_t p, int64_t t);
+    void stop(uint32_t j, int64_t t, bool preempted);
+
+    // Instants.
+    bool take_events(int64_t t);
+    void walk_if_due(int64_t t);
+    void finish(int64_t last);
+    int64_t next_instant() const;
+    void add_timer(int64_t t);
+    void record_interval(int64_t from, int64_t to);
+
+    const SimCluster &cluster_;
+    const Workload &workload_;
+    const Config &config_;
+    PolicyKind kind_;
+    World w_;
+    std::unique_ptr<Policy> policy_;
+    ReplayResult result_;
+    std::vector<std::pair<uint32_t, int64_t>> restarts_;  // (job, time) of jobs with a recorded start
+
+    std::vector<uint32_t> free_;                       // per node
+    std::vector<MaxTree> trees_;                       // per partition
+    std::vector<std::vector<int32_t>> part_pos_;       // partition -> node -> position, -1
+    std::vector<std::vector<std::pair<int32_t, uint32_t>>> node_parts_;  // node -> (partition, position)
+    std::vector<uint32_t> part_free_;                  // per partition
+    std::vector<uint32_t> part_max_node_;              // per partition: GPUs of its largest node
+    std::vector<uint32_t> free_multi_;                 // free slots of World::multi_alloc
+
+    std::unordered_map<std::string, uint32_t> parts_index_;
+    std::unordered_map<uint64_t, uint32_t> class_index_;
+    std::vector<PendingClass> classes_;
+    std::vector<HeapEntry> heap_;
+    std::vector<uint32_t> failed_;
+    std::vector<int32_t> parts_scratch_;
+    std::vector<uint32_t> cand_scratch_, victims_scratch_;
+    // Failed preemption searches since the last start or stop: per
+    // partition and tier, the fewest GPUs asked.
+    std::vector<uint32_t> search_failed_, search_gen_;
+    uint32_t walk_gen_ = 1;
+
+    size_t next_submit_ = 0;
+    std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<EndEvent>> ends_;
+    std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> eligible_;
+    std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> timers_;
+    std::unordered_set<int64_t> timer_set_;
+
+    // Metrics state.
+    uint32_t used_total_ = 0;
+    std::vector<uint32_t> pool_np_used_;
+    std::vector<uint32_t> pool_pending_gpus_;
+    std::vector<std::map<uint32_t, uint32_t>> pool_np_wait_;  // eligible NP jobs: GPUs -> count
+    std::vector<MetricsRecorder::PoolNow> pool_now_;
+    std::unique_ptr<MetricsRecorder> recorder_;
+    uint64_t done_ = 0;
+    int64_t last_walk_ = INT64_MIN;
+    uint64_t requeue_limited_ = 0;
+    std::string first_limited_;
+    bool walk_owed_ = false;
+};
+
+
+}  // namespace gpupool::sim::replay_detail

@@ -1,0 +1,234 @@
+// The replay's scheduling walk: pending classes, starting and stopping
+// jobs, the walk in the policy's order.  The rules are at the top of
+// replay.cpp.
+#include "replay_state.hpp"
+
+namespace gpupool::sim::replay_detail {
+
+// --- pending classes ---------------------------------------------------------
+
+void Replay::enter_pending(uint32_t j) {
+    SimJobState &s = w_.jobs[j];
+    s.state = SimState::Pending;
+    s.cls = class_of(s);
+    classes_[s.cls].members.insert(Member{policy_->class_key(j), s.id, j});
+    if (s.np)
+        for (int32_t p : w_.part_lists[s.parts]) {
+            int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
+            if (pool >= 0) pool_np_wait_[static_cast<size_t>(pool)][s.gpus]++;
+        }
+}
+
+void Replay::leave_pending(uint32_t j) {
+    SimJobState &s = w_.jobs[j];
+    if (s.np)
+        for (int32_t p : w_.part_lists[s.parts]) {
+            int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
+            if (pool < 0) continue;
+            auto &m = pool_np_wait_[static_cast<size_t>(pool)];
+            auto it = m.find(s.gpus);
+            if (it != m.end() && --it->second == 0) m.erase(it);
+        }
+}
+
+// --- starting and stopping ------------------------------------------------------
+
+void Replay::start(uint32_t j, int32_t p, int64_t t) {
+    walk_gen_++;  // the search memo is void
+    SimJobState &s = w_.jobs[j];
+    JobOutcome &o = result_.jobs[j];
+    leave_pending(j);
+    for (int32_t q : w_.part_lists[s.parts]) {
+        int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
+        if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] -= s.gpus;
+    }
+    allocate(j, p);
+    s.state = SimState::Running;
+    s.part = p;
+    s.start = t;
+    s.end = t + s.duration;
+    o.wait += t - s.pending_since;
+    if (o.first_start < 0)
+        o.first_start = t;
+    else if (workload_.jobs[j].recorded_start >= 0)
+        restarts_.emplace_back(j, t);  // for the start order check
+    o.last_start = t;
+    o.partition = p;
+    w_.part_used[static_cast<size_t>(p)] += s.gpus;
+    used_total_ += s.gpus;
+    const int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
+    if (pool >= 0 && s.np) pool_np_used_[static_cast<size_t>(pool)] += s.gpus;
+    s.run_pos = static_cast<uint32_t>(w_.running.size());
+    w_.running.push_back(j);
+    if (w_.tiers[static_cast<size_t>(s.tier)].preemptible) {
+        s.p_pos = static_cast<uint32_t>(w_.running_preemptible.size());
+        w_.running_preemptible.push_back(j);
+        const int64_t mr = w_.min_runtime_of_part[static_cast<size_t>(p)];
+        if (mr > 0 && policy_->preempts()) add_timer(t + mr);
+    }
+    ends_.push(EndEvent{s.end, j, s.restarts});
+    policy_->on_start(j, t);
+}
+
+// The job stops running: completed, or preempted (requeued or cancelled).
+void Replay::stop(uint32_t j, int64_t t, bool preempted) {
+    walk_gen_++;
+    SimJobState &s = w_.jobs[j];
+    JobOutcome &o = result_.jobs[j];
+    release(j);
+    w_.part_used[static_cast<size_t>(s.part)] -= s.gpus;
+    used_total_ -= s.gpus;
+    const int32_t pool = w_.pool_of_part[static_cast<size_t>(s.part)];
+    if (pool >= 0 && s.np) pool_np_used_[static_cast<size_t>(pool)] -= s.gpus;
+    auto swap_remove = [&](std::vector<uint32_t> &v, uint32_t SimJobState::*pos) {
+        uint32_t at = s.*pos;
+        uint32_t last = v.back();
+        v[at] = last;
+        w_.jobs[last].*pos = at;
+        v.pop_back();
+        s.*pos = UINT32_MAX;
+    };
+    swap_remove(w_.running, &SimJobState::run_pos);
+    if (s.p_pos != UINT32_MAX) swap_remove(w_.running_preemptible, &SimJobState::p_pos);
+
+    const bool limit = preempted && s.restarts >= w_.options.max_requeues;
+    const bool requeue = preempted && w_.tiers[static_cast<size_t>(s.tier)].requeue && !limit;
+    if (preempted) {
+        o.preemptions++;
+        o.lost_gpu_seconds += int64_t(s.gpus) * (t - s.start);
+    }
+    if (requeue) {
+        s.restarts++;
+        s.state = SimState::Waiting;
+        s.eligible = t + w_.options.cred_expire + 1;
+        s.pending_since = t;
+        s.start = s.end = -1;
+        for (int32_t q : w_.part_lists[s.parts]) {
+            int32_t pl = w_.pool_of_part[static_cast<size_t>(q)];
+            if (pl >= 0) pool_pending_gpus_[static_cast<size_t>(pl)] += s.gpus;
+        }
+        eligible_.push(Timed{s.eligible, j});
+        policy_->on_requeue(j, t);
+        return;
+    }
+    s.state = SimState::Done;
+    o.end = t;
+    o.state = !preempted ? JobEnd::Completed : limit ? JobEnd::RequeueLimit : JobEnd::Cancelled;
+    if (limit && !requeue_limited_++)
+        first_limited_ = workload_.jobs[j].label.empty() ? std::to_string(s.id) : workload_.jobs[j].label;
+    done_++;
+    policy_->on_end(j, t);
+}
+
+// --- the walk ----------------------------------------------------------------------
+
+Tried Replay::try_start(uint32_t j, int64_t t) {
+    std::vector<int32_t> &parts = parts_scratch_;
+    policy_->start_partitions(j, parts);
+    const uint32_t g = w_.jobs[j].gpus;
+    for (int32_t p : parts) {
+        if (!policy_->within_limits(j, p)) continue;
+        if (fits_free(p, g)) {
+            start(j, p, t);
+            if (w_.options.start_log) result_.starts.push_back(StartRecord{t, j, p, {}});
+            return Tried::Started;
+        }
+        if (!policy_->preempts()) continue;
+        // A search that failed for a job of this tier in this partition
+        // fails for any that asks more, until something starts or stops
+        // (jobs on one node and jobs spanning nodes apart: three GPUs on
+        // one node can be harder to find than five on two).
+        const bool spans = g > part_max_node_[static_cast<size_t>(p)];
+        const size_t memo =
+            (static_cast<size_t>(p) * w_.tiers.size() + static_cast<size_t>(w_.jobs[j].tier)) * 2 + (spans ? 1 : 0);
+        if (!w_.options.reference_walk && search_gen_[memo] == walk_gen_ && search_failed_[memo] <= g) continue;
+        std::vector<uint32_t> &victims = victims_scratch_;
+        if (!preempt_for(j, p, t, victims)) {
+            if (search_gen_[memo] != walk_gen_ || g < search_failed_[memo]) search_failed_[memo] = g;
+            search_gen_[memo] = walk_gen_;
+            continue;
+        }
+        for (uint32_t v : victims) stop(v, t, true);
+        if (!fits_free(p, g)) throw std::logic_error("sim: preemption freed too little");  // cannot happen
+        start(j, p, t);
+        if (w_.options.start_log) result_.starts.push_back(StartRecord{t, j, p, victims});
+        return Tried::Preempted;
+    }
+    return Tried::Failed;
+}
+
+// Every pending job in order, each tried once: what the class walk below
+// must match.
+bool Replay::reference_walk(int64_t t) {
+    std::vector<std::pair<OrderKey, uint32_t>> order;
+    for (const PendingClass &pc : classes_)
+        for (const Member &m : pc.members) order.emplace_back(policy_->order_key(m.job), m.job);
+    std::sort(order.begin(), order.end(),
+              [](const auto &a, const auto &b) { return order_before(a.first, b.first); });
+    bool again = false;
+    for (const auto &[key, j] : order) {
+        if (policy_->held(j)) continue;
+        const uint32_t cls = w_.jobs[j].cls;
+        const Tried r = try_start(j, t);
+        if (r == Tried::Failed) continue;
+        PendingClass &pc = classes_[cls];
+        pc.members.erase(Member{policy_->class_key(j), w_.jobs[j].id, j});
+        w_.jobs[j].cls = UINT32_MAX;
+        again |= r == Tried::Preempted;
+    }
+    if (policy_->take_admission_change()) again = true;
+    return again;
+}
+
+bool Replay::walk(int64_t t) {
+    result_.stats.walks++;
+    walk_gen_++;
+    if (w_.options.reference_walk) return reference_walk(t);
+    heap_.clear();
+    failed_.clear();
+    auto push = [&](uint32_t c) {
+        PendingClass &pc = classes_[c];
+        if (pc.cursor == pc.members.end() || policy_->held(pc.cursor->job)) return;
+        heap_.push_back(HeapEntry{policy_->order_key(pc.cursor->job), c});
+        std::push_heap(heap_.begin(), heap_.end(), HeapLess());
+    };
+    for (uint32_t c = 0; c < classes_.size(); ++c) {
+        PendingClass &pc = classes_[c];
+        if (pc.members.empty()) continue;
+        pc.cursor = pc.members.begin();
+        push(c);
+    }
+    bool again = false;
+    while (!heap_.empty()) {
+        std::pop_heap(heap_.begin(), heap_.end(), HeapLess());
+        const HeapEntry top = heap_.back();
+        heap_.pop_back();
+        PendingClass &pc = classes_[top.cls];
+        const uint32_t j = pc.cursor->job;
+        const Tried r = try_start(j, t);
+        if (r == Tried::Failed) {
+            failed_.push_back(top.cls);
+            continue;
+        }
+        pc.cursor = pc.members.erase(pc.cursor);
+        w_.jobs[j].cls = UINT32_MAX;
+        if (r == Tried::Preempted) {
+            again = true;
+            // Freed GPUs may let classes tried before start now: their
+            // jobs behind the walk's position.
+            for (uint32_t c : failed_) {
+                PendingClass &fc = classes_[c];
+                auto it = fc.members.begin();
+                while (it != fc.members.end() && order_before(policy_->order_key(it->job), top.key)) ++it;
+                fc.cursor = it;
+                push(c);
+            }
+            failed_.clear();
+        }
+        push(top.cls);
+    }
+    if (policy_->take_admission_change()) again = true;
+    return again;
+}
+
+}  // namespace gpupool::sim::replay_detail
