@@ -2,6 +2,8 @@
 // small helpers.  Formatting only, no figure of the core.
 #pragma once
 
+#include "json_ptr.hpp"
+
 #include <jansson.h>
 
 #include <cstdint>
@@ -43,17 +45,7 @@ void put_ints(json_t *o, std::initializer_list<std::pair<const char *, int64_t>>
 // A JSON array of strings or of integers.
 json_t *jstr_array(const std::vector<std::string> &v);
 json_t *jint_array(const std::vector<uint32_t> &v);
-// A JSON array of an object per item, each filled by fill(object, item).
-template <typename Items, typename Fill>
-json_t *jarray_of(const Items &items, Fill fill) {
-    json_t *a = json_array();
-    for (const auto &item : items) {
-        json_t *o = json_object();
-        fill(o, item);
-        json_array_append_new(a, o);
-    }
-    return a;
-}
+using gpupool::jarray_of;  // json_ptr.hpp
 // Indented, keys in insertion order, ASCII, a newline after.
 void print_json(std::ostream &out, json_t *root);
 

@@ -157,6 +157,15 @@ protected:
     World &w_;
 };
 
+// The strict and borrow baselines: Slurm's own order (qos_then_eligible),
+// jobs of a class ordered by the time they became eligible.
+class SlurmOrderPolicy : public Policy {
+public:
+    using Policy::Policy;
+    OrderKey order_key(uint32_t j) const override { return qos_then_eligible(j); }
+    int64_t class_key(uint32_t j) const override { return w_.jobs[j].eligible; }
+};
+
 std::unique_ptr<Policy> make_gpupool_policy(World &world);
 std::unique_ptr<Policy> make_strict_policy(World &world);
 std::unique_ptr<Policy> make_borrow_policy(World &world);

@@ -22,12 +22,9 @@ namespace gpupool::sim {
 
 namespace {
 
-class BorrowPolicy final : public Policy {
+class BorrowPolicy final : public SlurmOrderPolicy {
 public:
-    using Policy::Policy;
-
-    OrderKey order_key(uint32_t j) const override { return qos_then_eligible(j); }
-    int64_t class_key(uint32_t j) const override { return w_.jobs[j].eligible; }
+    using SlurmOrderPolicy::SlurmOrderPolicy;
 
     bool preempts() const override { return true; }
 

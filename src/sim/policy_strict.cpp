@@ -16,12 +16,9 @@ namespace gpupool::sim {
 
 namespace {
 
-class StrictPolicy final : public Policy {
+class StrictPolicy final : public SlurmOrderPolicy {
 public:
-    using Policy::Policy;
-
-    OrderKey order_key(uint32_t j) const override { return qos_then_eligible(j); }
-    int64_t class_key(uint32_t j) const override { return w_.jobs[j].eligible; }
+    using SlurmOrderPolicy::SlurmOrderPolicy;
 
     bool within_limits(uint32_t j, int32_t p) const override {
         int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];

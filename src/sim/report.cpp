@@ -112,19 +112,13 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
     json_object_set_new(p, "below_quota_seconds", jint(m.below_quota_seconds));
     json_object_set_new(p, "jain", jreal(m.jain));
     json_object_set_new(p, "samples", jint(static_cast<int64_t>(m.samples)));
-    json_t *tiers = json_array();
-    for (const TierMetrics &tm : m.tiers) {
-        json_t *to = json_object();
+    json_object_set_new(p, "tiers", jarray_of(m.tiers, [](json_t *to, const TierMetrics &tm) {
         json_object_set_new(to, "tier", jstr(tm.name));
         json_object_set_new(to, "preemptible", json_boolean(tm.preemptible));
         json_object_set_new(to, "jobs", jint(static_cast<int64_t>(tm.jobs)));
         json_object_set_new(to, "wait", percentiles_json(tm.wait));
-        json_array_append_new(tiers, to);
-    }
-    json_object_set_new(p, "tiers", tiers);
-    json_t *pools = json_array();
-    for (const PoolMetrics &pm : m.pools) {
-        json_t *po = json_object();
+    }));
+    json_object_set_new(p, "pools", jarray_of(m.pools, [](json_t *po, const PoolMetrics &pm) {
         json_object_set_new(po, "pool", jstr(pm.name));
         json_object_set_new(po, "quota", jint(pm.quota));
         json_object_set_new(po, "jobs", jint(static_cast<int64_t>(pm.jobs)));
@@ -135,9 +129,7 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
         json_object_set_new(po, "below_quota_seconds", jint(pm.below_quota_seconds));
         json_object_set_new(po, "mean_used", jreal(pm.mean_used));
         json_object_set_new(po, "mean_share", jreal(pm.mean_share));
-        json_array_append_new(pools, po);
-    }
-    json_object_set_new(p, "pools", pools);
+    }));
     const StartOrderCheck &oc = res.order_check;
     json_t *ord = json_object();
     json_object_set_new(ord, "tolerance", jint(oc.tolerance));
@@ -281,24 +273,16 @@ void write_json(std::ostream &out, const SimCluster &cluster, const Workload &wo
     json_object_set_new(o, "order_tolerance", jint(info.options.order_tolerance));
     json_object_set_new(r, "options", o);
     json_t *cfg = json_object();
-    json_t *tiers = json_array();
-    for (const Tier &t : config.tiers) {
-        json_t *to = json_object();
+    json_object_set_new(cfg, "tiers", jarray_of(config.tiers, [](json_t *to, const Tier &t) {
         json_object_set_new(to, "tier", jstr(t.name));
         json_object_set_new(to, "priority", jint(t.priority));
         json_object_set_new(to, "preemptible", json_boolean(t.preemptible));
-        json_array_append_new(tiers, to);
-    }
-    json_object_set_new(cfg, "tiers", tiers);
-    json_t *cpools = json_array();
-    for (const Pool &pl : config.pools) {
-        json_t *po = json_object();
+    }));
+    json_object_set_new(cfg, "pools", jarray_of(config.pools, [](json_t *po, const Pool &pl) {
         json_object_set_new(po, "pool", jstr(pl.name));
         json_object_set_new(po, "quota", jint(pl.quota));
         json_object_set_new(po, "weight", jint(pl.weight));
-        json_array_append_new(cpools, po);
-    }
-    json_object_set_new(cfg, "pools", cpools);
+    }));
     json_object_set_new(r, "config", cfg);
 
     json_t *pols = json_array();

@@ -11,13 +11,12 @@
 #include <vector>
 
 #include "slurm_text.hpp"
+#include "snapshot.hpp"
 
 namespace gpupool::sim {
 
-struct SimNode {
-    std::string name;
-    uint32_t gpus = 0;
-};
+// A node as the core's snapshot has it: a name and its GPUs.
+using SimNode = SnapNode;
 
 struct SimPartition {
     std::string name;
