@@ -337,7 +337,7 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     }
     // Admission reservations are redone against the new usage.
     for (PoolState &ps : eval_.pools) ps.np_reserved = ps.np_overcount = 0;
-    auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_); };
+    auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_.pools); };
     for (const PendingResult &r : eval_.pending)
         if (!eval_.provisional.contains(r.job_id)) reserve(r);
     // Jobs placed since the pass keep their reservation too.

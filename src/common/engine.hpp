@@ -136,6 +136,11 @@ public:
     // preemptible victim of the last pass, MinRuntime apart: the one home
     // of that rule (preemptable(), explain()).
     bool candidacy(int q, int ptier, uint32_t gpus, const RunningInfo &vi, Verdict &v) const;
+    // R2 walked again over the last pass's order, by the rule's own code,
+    // with the quota lines it checked for each job (the reservations of the
+    // jobs ahead as the pass and job ends since left them): what `gpupool
+    // why` reads.  The pass itself keeps no trace.
+    AdmissionTrace admission_trace() const;
     // Pass result or provisional placement of a pending job; null if none.
     const PendingResult *pending_result(uint32_t job_id) const;
     uint32_t victim_rank(uint32_t job_id) const;
@@ -213,6 +218,13 @@ private:
     // A running job ended: its GPUs leave its pool; returns its array's id.
     uint32_t release_running(uint32_t job_id);
     void clear_left(PendingResult &r, Evaluation &ev) const;
+    // Job ends (job_end.cpp).
+    static void drop_candidate(Evaluation &ev, const PendingResult &r, uint32_t pos);
+    bool superseded(uint32_t job_id) const;
+    void take_back(uint32_t job_id);
+    bool readmit(PendingResult &r);
+    size_t next_fit(size_t from) const;
+    bool may_gain(const PendingResult &r) const;
     void number_pending(Evaluation &ev) const;
     uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const std::vector<std::string> &parts) const;
@@ -221,12 +233,14 @@ private:
     // Fits the quota of every pool (a job not seen by a pass, which Slurm
     // may start in any of them).
     bool fits_quota(const PoolList &pools, uint32_t gpus) const;
-    // GPUs of pool p's quota that no NP job holds or has been admitted to.
-    static uint64_t quota_room(const PoolState &ps);
-    // R2 admission of one pending result against the pools' current
-    // usage and reservations; reserves what it admits.
-    void admit_one(PendingResult &r, Evaluation &ev) const;
-    static void reserve_admitted(const PendingResult &r, Evaluation &ev);
+    // R2, the one home of its arithmetic: admission of one pending result
+    // against the pools' current usage and reservations (admission.cpp).
+    void decide_admission(PendingResult &r, const std::vector<PoolState> &pools,
+                          std::vector<QuotaLine> *lines) const;
+    // decide_admission() and the reservation of what it admits.
+    void admit_one(PendingResult &r, std::vector<PoolState> &pools) const;
+    static void reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools);
+    static uint32_t admit_more_tasks(PendingResult &r, std::vector<PoolState> &pools);
     static void count_held(const PendingResult &r, Evaluation &ev);
     void tally_pending(Evaluation &ev) const;
     bool preemptible_tier(int tier) const;

@@ -162,12 +162,13 @@ void explain_running(const Ctx &c, std::vector<std::vector<PoolGpus>> from, Expl
     }
 }
 
-// The pending walk, in R1 order, as admission (R2) walks it, with free
-// GPUs of each node set handed out in that order.
+// The pending walk, in R1 order, with free GPUs of each node set handed
+// out in that order.  Whether and by which quota a job is held is R2's
+// (its result and Engine::admission_trace), never worked out here.
 void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in, Explanation &x) {
     const Evaluation &ev = c.ev;
     const size_t npools = ev.pools.size();
-    std::vector<uint32_t> reserved(npools, 0);       // admitted NP GPUs so far
+    const AdmissionTrace trace = c.engine.admission_trace();
     std::vector<std::vector<QuotaUser>> admitted(npools);
     std::vector<uint32_t> pool_count(npools, 0);
     std::vector<uint32_t> free_left(x.node_sets.size()), free_start(x.node_sets.size());
@@ -194,20 +195,7 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
             pe.pools.push_back(p);
             pe.pool_position.emplace_back(p, pool_count[static_cast<size_t>(p)]++);
         }
-        const bool np = !c.preemptible(r.tier) && r.gpus > 0 && !r.pools.empty();
-        if (np)
-            for (int p : r.pools) {
-                const PoolState &ps = c.pool(p);
-                QuotaLine q;
-                q.pool = p;
-                q.quota = ps.quota;
-                q.np_used = ps.np_used;
-                q.reserved = reserved[static_cast<size_t>(p)];
-                q.gpus = r.gpus;
-                uint64_t want = uint64_t(q.np_used) + q.reserved + q.gpus;
-                q.needed = want > q.quota ? static_cast<uint32_t>(std::min<uint64_t>(want - q.quota, UINT32_MAX)) : 0;
-                pe.quota.push_back(q);
-            }
+        pe.quota.assign(trace.lines.begin() + trace.first[pos], trace.lines.begin() + trace.first[pos + 1]);
         if (detailed(r.job_id)) {
             for (size_t k = 0; k < pos; ++k) {
                 bool shares = false;
@@ -328,13 +316,11 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
             for (const RunningInfo *ri : run) pe.quota_users.push_back(QuotaUser{ri->job_id, ri->gpus, true});
             for (const QuotaUser &u : admitted[hp]) pe.quota_users.push_back(u);
         }
-        // Admitted: reserved in each listed pool whose quota admitted it.
+        // Admitted: a user of each listed pool's quota that admitted it.
         if (r.admission == Admission::Quota)
-            for (int p : r.pools) {
-                if (r.refuses(p)) continue;
-                reserved[static_cast<size_t>(p)] += r.admitted_tasks * r.gpus;
-                admitted[static_cast<size_t>(p)].push_back(QuotaUser{r.job_id, r.admitted_tasks * r.gpus, false});
-            }
+            for (int p : r.pools)
+                if (!r.refuses(p))
+                    admitted[static_cast<size_t>(p)].push_back(QuotaUser{r.job_id, r.admitted_tasks * r.gpus, false});
         for (int p : r.pools) {
             PoolExplain &px = x.pools[static_cast<size_t>(p)];
             if (r.tier >= 0) {
@@ -381,8 +367,7 @@ Explanation explain(const Engine &engine, const Snapshot &snap, const ExplainInp
         PoolExplain &px = x.pools[i];
         uint32_t np_room = ps.quota > ps.np_used ? ps.quota - ps.np_used : 0;
         px.p_in_quota = std::min(ps.p_used, np_room);
-        uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
-        px.free_quota = taken < ps.quota ? static_cast<uint32_t>(ps.quota - taken) : 0;
+        px.free_quota = static_cast<uint32_t>(ps.quota_room());
         px.pending_jobs_by_tier.assign(c.cfg.tiers.size(), 0);
         px.pending_gpus_by_tier.assign(c.cfg.tiers.size(), 0);
     }

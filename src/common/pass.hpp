@@ -48,6 +48,29 @@ struct PoolState {
 
     uint32_t used() const { return np_used + p_used; }
     uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
+    // NP GPUs held or admitted (R2), and what is left of the quota.
+    uint64_t np_taken() const { return uint64_t(np_used) + np_reserved; }
+    uint64_t quota_room() const { return np_taken() < quota ? quota - np_taken() : 0; }
+};
+
+// R2's arithmetic for an NP job in one of its pools, at its turn in the
+// admission walk: what admission checked, in the trace it fills when asked
+// (Engine::admission_trace).
+struct QuotaLine {
+    int pool = -1;
+    uint32_t quota = 0;
+    uint32_t np_used = 0;      // running NP jobs
+    uint32_t reserved = 0;     // admitted NP jobs ahead of it, not running yet
+    uint32_t gpus = 0;         // this job (per task for an array)
+    uint32_t needed = 0;       // GPUs of quota missing: used+reserved+gpus-quota
+    bool fits() const { return needed == 0; }  // the verdict
+};
+
+// The quota lines of the pending jobs (R1 order): those of the job at
+// position i are lines[first[i]] up to lines[first[i + 1]].
+struct AdmissionTrace {
+    std::vector<QuotaLine> lines;
+    std::vector<uint32_t> first;
 };
 
 // A short list kept inline (almost always one or two entries), to spare an
