@@ -432,6 +432,35 @@ struct PoolGpus {
     uint32_t gpus = 0;
 };
 
+// R3's node sets: pools that share a node share its GPUs.  Union-find over
+// pools, each node owned by the first pool found on it; the one home of the
+// grouping (the pass's domains; the simulator's node sets may use it too).
+class PoolSets {
+public:
+    PoolSets(size_t pools, size_t nodes) : parent_(pools), owner_(nodes, -1) {
+        for (size_t i = 0; i < pools; ++i) parent_[i] = static_cast<int>(i);
+    }
+    // Pool `pool` has node `node`: it joins the set of the node's owner.
+    void add(int pool, size_t node) {
+        int &o = owner_[node];
+        if (o < 0)
+            o = pool;
+        else
+            parent_[static_cast<size_t>(find(pool))] = find(o);
+    }
+    // The pool standing for pool x's set.
+    int find(int x) {
+        while (parent_[static_cast<size_t>(x)] != x)
+            x = parent_[static_cast<size_t>(x)] = parent_[static_cast<size_t>(parent_[static_cast<size_t>(x)])];
+        return x;
+    }
+    int owner(size_t node) const { return owner_[node]; }  // -1: in no pool
+
+private:
+    std::vector<int> parent_;
+    std::vector<int> owner_;
+};
+
 // R3 lending within one node set (`members`: its pools in gpupool.conf
 // order, sharing `capacity` GPUs): whose GPUs each member's borrowed GPUs
 // are.  First GPUs in nobody's quota (pool -1), then the members' idle
