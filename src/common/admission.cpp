@@ -14,23 +14,32 @@
 
 namespace gpupool {
 
-uint64_t Engine::quota_room(const PoolState &ps) {
-    uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
-    return taken < ps.quota ? ps.quota - taken : 0;
-}
-
 bool Engine::fits_quota(const PoolList &pools, uint32_t gpus) const {
     for (int p : pools)
-        if (quota_room(eval_.pools[static_cast<size_t>(p)]) < gpus) return false;
+        if (eval_.pools[static_cast<size_t>(p)].quota_room() < gpus) return false;
     return true;
+}
+
+// What R2 checks of an NP job in pool `ps`, for a trace.
+static QuotaLine quota_line(int pool, const PoolState &ps, uint32_t gpus) {
+    QuotaLine q;
+    q.pool = pool;
+    q.quota = ps.quota;
+    q.np_used = ps.np_used;
+    q.reserved = ps.np_reserved;
+    q.gpus = gpus;
+    const uint64_t want = ps.np_taken() + gpus;
+    q.needed = want > q.quota ? static_cast<uint32_t>(std::min<uint64_t>(want - q.quota, UINT32_MAX)) : 0;
+    return q;
 }
 
 // R2 for a job listing several pools: it is admitted when its quota fits
 // in at least one of them, and may then start only in those (Slurm is told
-// not to start it in the others, the refused ones).  Slurm may start it in
-// any pool it is admitted to, so it reserves in each of them; a job array
-// record gets as many tasks as fit every one of them.
-void Engine::admit_one(PendingResult &r, Evaluation &ev) const {
+// not to start it in the others, the refused ones).  A job array record
+// gets as many tasks as fit every one of them.  `lines`, when given, gets
+// the quota line of each pool checked.
+void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &pools,
+                              std::vector<QuotaLine> *lines) const {
     r.admission = Admission::Free;
     r.hold = Hold::None;
     r.hold_pool = -1;
@@ -40,12 +49,12 @@ void Engine::admit_one(PendingResult &r, Evaluation &ev) const {
     uint64_t k = r.task_count();
     bool fits_one = false, quota_big_enough = false;
     for (int p : r.pools) {
-        const PoolState &ps = ev.pools[static_cast<size_t>(p)];
+        const PoolState &ps = pools[static_cast<size_t>(p)];
+        if (lines) lines->push_back(quota_line(p, ps, r.gpus));
         quota_big_enough |= r.gpus <= ps.quota;
-        uint64_t fit = quota_room(ps) / r.gpus;
+        uint64_t fit = ps.quota_room() / r.gpus;
         if (fit == 0) {
-            uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
-            r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(taken, UINT32_MAX))});
+            r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(ps.np_taken(), UINT32_MAX))});
             continue;
         }
         fits_one = true;
@@ -61,8 +70,28 @@ void Engine::admit_one(PendingResult &r, Evaluation &ev) const {
     }
     r.admission = Admission::Quota;
     r.admitted_tasks = static_cast<uint32_t>(k);
-    for (int p : r.pools)
-        if (!r.refuses(p)) ev.pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
+}
+
+// Slurm may start an admitted job in any pool it is admitted to, so it
+// reserves in each of them.
+void Engine::admit_one(PendingResult &r, std::vector<PoolState> &pools) const {
+    decide_admission(r, pools, nullptr);
+    reserve_admitted(r, pools);
+}
+
+AdmissionTrace Engine::admission_trace() const {
+    AdmissionTrace t;
+    std::vector<PoolState> pools = eval_.pools;
+    for (PoolState &ps : pools) ps.np_reserved = 0;
+    t.first.reserve(eval_.pending.size() + 1);
+    for (const PendingResult &r : eval_.pending) {
+        t.first.push_back(static_cast<uint32_t>(t.lines.size()));
+        PendingResult walked = r;
+        decide_admission(walked, pools, &t.lines);
+        reserve_admitted(r, pools);  // as the pass (and job ends since) left it
+    }
+    t.first.push_back(static_cast<uint32_t>(t.lines.size()));
+    return t;
 }
 
 std::string Engine::reason_of(const PendingResult &r) const {
@@ -125,15 +154,29 @@ void Engine::count_held(const PendingResult &r, Evaluation &ev) {
 }
 
 // What an admitted job holds in the pools it may start in.
-void Engine::reserve_admitted(const PendingResult &r, Evaluation &ev) {
+void Engine::reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools) {
     if (r.admission != Admission::Quota) return;
     for (int p : r.pools)
-        if (!r.refuses(p)) ev.pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
+        if (!r.refuses(p)) pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
+}
+
+// More tasks of an admitted job array, in the pools it was admitted to, as
+// many as their quotas' room takes; the refused ones stay refused until the
+// next pass.  Returns how many.
+uint32_t Engine::admit_more_tasks(PendingResult &r, std::vector<PoolState> &pools) {
+    if (r.admitted_tasks >= r.task_count() || r.gpus == 0) return 0;
+    uint64_t extra = r.task_count() - r.admitted_tasks;
+    for (int p : r.pools)
+        if (!r.refuses(p)) extra = std::min(extra, pools[static_cast<size_t>(p)].quota_room() / r.gpus);
+    r.admitted_tasks += static_cast<uint32_t>(extra);
+    for (int p : r.pools)
+        if (!r.refuses(p)) pools[static_cast<size_t>(p)].np_reserved += static_cast<uint32_t>(extra) * r.gpus;
+    return static_cast<uint32_t>(extra);
 }
 
 void Engine::admit(Evaluation &ev) const {
     for (PendingResult &r : ev.pending) {
-        admit_one(r, ev);
+        admit_one(r, ev.pools);
         count_held(r, ev);
     }
 }
@@ -146,21 +189,13 @@ void Engine::admit(Evaluation &ev) const {
 // in order.
 void Engine::admit_more(Evaluation &ev) const {
     for (PoolState &ps : ev.pools) ps.np_reserved = ps.np_overcount = ps.held_jobs = 0;
-    for (const PendingResult &r : ev.pending) reserve_admitted(r, ev);
+    for (const PendingResult &r : ev.pending) reserve_admitted(r, ev.pools);
     for (PendingResult &r : ev.pending) {
         if (r.admission == Admission::Quota) {
-            // More tasks of an array, in the pools it was admitted to; the
-            // refused ones stay refused until the next pass.
-            if (r.admitted_tasks >= r.task_count()) continue;
-            uint64_t extra = r.task_count() - r.admitted_tasks;
-            for (int p : r.pools)
-                if (!r.refuses(p)) extra = std::min(extra, quota_room(ev.pools[static_cast<size_t>(p)]) / r.gpus);
-            r.admitted_tasks += static_cast<uint32_t>(extra);
-            for (int p : r.pools)
-                if (!r.refuses(p)) ev.pools[static_cast<size_t>(p)].np_reserved += static_cast<uint32_t>(extra) * r.gpus;
+            admit_more_tasks(r, ev.pools);
         } else if (r.admission == Admission::Held) {
             r.priority = r.nominal;
-            admit_one(r, ev);
+            admit_one(r, ev.pools);
             count_held(r, ev);
         }
     }
@@ -191,7 +226,7 @@ void Engine::clear_left(PendingResult &r, Evaluation &ev) const {
         r.admitted_tasks = std::max(r.admitted_tasks, r.task_count());
     } else if (r.admission == Admission::Held) {
         r.priority = r.nominal;
-        admit_one(r, ev);
+        admit_one(r, ev.pools);
     }
 }
 

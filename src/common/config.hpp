@@ -103,4 +103,12 @@ int64_t parse_duration(const std::string &text);
 // "1-02:03:04" style, for reports.
 std::string format_duration(int64_t seconds);
 
+// The parser's text helpers (config_values.cpp).
+namespace conf_text {
+std::string lower(const std::string &s);  // ASCII letters
+bool all_digits(const std::string &s);     // non-empty, 0-9 only
+// Non-negative decimal integer, digits only; false on junk or over `max`.
+bool parse_digits(const std::string &s, uint64_t max, uint64_t &out);
+}  // namespace conf_text
+
 }  // namespace gpupool

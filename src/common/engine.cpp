@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 #include <stdexcept>
 #include <tuple>
 
@@ -131,15 +130,9 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
     std::unordered_map<std::string, size_t> part_index;
     for (size_t i = 0; i < snap.partitions.size(); ++i) part_index.emplace(snap.partitions[i].name, i);
 
-    // Union-find over pools: two pools sharing a node share GPUs.
+    // Two pools sharing a node share GPUs.
     const size_t n = cfg.pools.size();
-    std::vector<int> parent(n);
-    std::iota(parent.begin(), parent.end(), 0);
-    auto find = [&](int x) {
-        while (parent[static_cast<size_t>(x)] != x) x = parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
-        return x;
-    };
-    std::vector<int> node_pool(snap.nodes.size(), -1);
+    PoolSets sets(n, snap.nodes.size());
     std::vector<const SnapPartition *> part_of(n, nullptr);
 
     for (size_t i = 0; i < n; ++i) {
@@ -158,11 +151,7 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
             part_of[i] = &snap.partitions[it->second];
             for (int32_t node : part_of[i]->nodes) {
                 ps.capacity += snap.nodes[static_cast<size_t>(node)].gpus;
-                int &owner = node_pool[static_cast<size_t>(node)];
-                if (owner < 0)
-                    owner = static_cast<int>(i);
-                else
-                    parent[static_cast<size_t>(find(static_cast<int>(i)))] = find(owner);
+                sets.add(static_cast<int>(i), static_cast<size_t>(node));
             }
         }
         ev.pool_index.emplace(cp.name, static_cast<int>(i));
@@ -171,10 +160,10 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
     // Domains numbered by their first pool; capacity = GPUs of the union.
     std::vector<uint32_t> domain_cap(n, 0);
     for (size_t node = 0; node < snap.nodes.size(); ++node)
-        if (node_pool[node] >= 0) domain_cap[static_cast<size_t>(find(node_pool[node]))] += snap.nodes[node].gpus;
+        if (sets.owner(node) >= 0) domain_cap[static_cast<size_t>(sets.find(sets.owner(node)))] += snap.nodes[node].gpus;
     for (size_t i = 0; i < n; ++i) {
         if (!part_of[i] || part_of[i]->nodes.empty()) continue;
-        int root = find(static_cast<int>(i));
+        int root = sets.find(static_cast<int>(i));
         ev.pools[i].domain = root;
         ev.pools[i].domain_capacity = domain_cap[static_cast<size_t>(root)];
     }
@@ -337,7 +326,7 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     }
     // Admission reservations are redone against the new usage.
     for (PoolState &ps : eval_.pools) ps.np_reserved = ps.np_overcount = 0;
-    auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_); };
+    auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_.pools); };
     for (const PendingResult &r : eval_.pending)
         if (!eval_.provisional.contains(r.job_id)) reserve(r);
     // Jobs placed since the pass keep their reservation too.

@@ -1,8 +1,9 @@
-// The gpupool engine: config + remembered state in, decisions out.
-// Plain C++17, no Slurm, no clock: `now` is always passed in.
+// The gpupool engine: config + remembered state in, decisions out.  Engine
+// stages configurations, keeps state between passes and runs the pass over
+// its data (pass.hpp).  Plain C++17, no Slurm, no clock: `now` is always
+// passed in.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -17,165 +18,12 @@
 #include <vector>
 
 #include "config.hpp"
-#include "snapshot.hpp"
 #include "min_runtime.hpp"
+#include "pass.hpp"
+#include "snapshot.hpp"
 #include "usage.hpp"
 
 namespace gpupool {
-
-enum class Admission { Free, Quota, Held };
-enum class Rule { None, InPool, Reclaim };
-// R6 class of a running preemptible job within its pool's victim walk.
-enum class VictimClass { OverFairshare = 0, OverQuota = 1, InQuota = 2, Never = 3 };
-
-const char *rule_name(Rule r);
-const char *victim_class_name(VictimClass c);
-
-struct PoolState {
-    std::string name;
-    int config_index = 0;
-    int domain = -1;            // set of pools sharing nodes; -1: no nodes
-    uint32_t capacity = 0;
-    uint32_t domain_capacity = 0;
-    uint32_t quota = 0, weight = 1;
-    int64_t min_runtime = 0;
-    uint32_t np_used = 0, p_used = 0;
-    std::vector<uint32_t> p_used_by_tier;  // p_used per tier index
-    uint32_t np_reserved = 0;   // admitted NP jobs not yet running
-    // Reserved twice: a job placed again by provisional() keeps its former
-    // placement's reservation in np_reserved until the next job end (or
-    // refresh) takes this back.
-    uint32_t np_overcount = 0;
-    uint32_t pending_jobs = 0, pending_gpus = 0, held_jobs = 0;
-    uint32_t fairshare = 0, lent = 0;
-    double decayed_usage = 0, usage_share = 0;
-    uint32_t standing = 0;      // 0 = most starved (R1.2)
-    std::vector<uint32_t> pending_by_tier;  // pending jobs per tier index
-
-    uint32_t used() const { return np_used + p_used; }
-    uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
-};
-
-// A short list kept inline (almost always one or two entries), to spare an
-// allocation per pending job and pass.
-template <typename T, uint32_t kInline>
-class InlineList {
-public:
-    void push_back(const T &p) {
-        if (n_ < kInline) {
-            inline_[n_] = p;
-        } else {
-            if (n_ == kInline) spill_.assign(inline_, inline_ + kInline);
-            spill_.push_back(p);
-        }
-        ++n_;
-    }
-    const T *begin() const { return n_ <= kInline ? inline_ : spill_.data(); }
-    const T *end() const { return begin() + n_; }
-    size_t size() const { return n_; }
-    bool empty() const { return n_ == 0; }
-    const T &front() const { return *begin(); }
-    void clear() {
-        n_ = 0;
-        spill_.clear();
-    }
-    bool contains(const T &p) const {
-        for (const T &x : *this)
-            if (x == p) return true;
-        return false;
-    }
-    bool operator==(const InlineList &o) const {
-        return n_ == o.n_ && std::equal(begin(), end(), o.begin());
-    }
-
-private:
-    uint32_t n_ = 0;
-    T inline_[kInline] = {};
-    std::vector<T> spill_;
-};
-
-// Pools a job may run in.
-using PoolList = InlineList<int, 4>;
-
-// A listed pool whose quota a pending NP job does not fit.
-struct Refusal {
-    int pool = -1;
-    uint32_t taken = 0;  // the pool's NP GPUs then, used + reserved
-    bool operator==(const Refusal &o) const { return pool == o.pool && taken == o.taken; }
-};
-
-// Why an NP job is held; the text is made only when someone asks.
-enum class Hold { None, Quota, QuotaTooSmall, Starting };
-
-struct PendingResult {
-    uint32_t job_id = 0;
-    uint32_t position = 0;
-    uint32_t priority = 0;      // 0 when held
-    uint32_t nominal = 0;       // the priority it has when not held
-    Admission admission = Admission::Free;
-    uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
-    int64_t orig_submit = 0;
-    int tier = -1;
-    PoolList pools;             // managed pools it may run in
-    uint32_t gpus = 0;
-    uint32_t group_standing = 0;
-    Hold hold = Hold::None;
-    // R2 over several pools: the listed pools whose quota it does not fit.
-    // Held: all of them.  Admitted: Slurm must not start it there, only in
-    // its other partitions (start_partitions()); nothing is reserved there.
-    InlineList<Refusal, 2> refused;
-    int hold_pool = -1;         // held: the first of them
-    // Job array meta record: pending tasks it stands for (0/1: ordinary).
-    uint32_t array_tasks = 0;
-    // Tasks of this record that may start now: Quota: k >= 1 (1 for an
-    // ordinary job), Held: 0, Free: max(1, array_tasks).
-    uint32_t admitted_tasks = 0;
-
-    uint32_t task_count() const { return gpupool::task_count(array_tasks); }
-    uint64_t pending_gpus() const { return gpupool::pending_gpus(gpus, array_tasks); }
-    bool refuses(int pool) const {
-        for (const Refusal &x : refused)
-            if (x.pool == pool) return true;
-        return false;
-    }
-};
-
-// R1, the one home of the pending order (policy.md): tier priority (higher
-// first), the standing of the job's pools (more starved first), original
-// submit time (older first), job id (lower first).  Ascending keys are that
-// order; the pass sorts by it, job ends place jobs by it, the simulator's
-// gpupool policy orders by it.
-struct PendingOrderKey {
-    uint64_t major = 0;  // ~tier priority << 32 | standing
-    int64_t submit = 0;  // original submit time
-    uint32_t job_id = 0;
-    friend bool operator<(const PendingOrderKey &a, const PendingOrderKey &b) {
-        if (a.major != b.major) return a.major < b.major;
-        if (a.submit != b.submit) return a.submit < b.submit;
-        return a.job_id < b.job_id;
-    }
-};
-inline PendingOrderKey pending_order_key(const PendingResult &r, uint32_t tier_priority) {
-    return PendingOrderKey{(uint64_t(~tier_priority) << 32) | r.group_standing, r.orig_submit, r.job_id};
-}
-inline bool order_before(const PendingResult &a, uint32_t a_prio, const PendingResult &b, uint32_t b_prio) {
-    return pending_order_key(a, a_prio) < pending_order_key(b, b_prio);
-}
-
-struct RunningInfo {
-    uint32_t job_id = 0;
-    int pool = -1;              // -1: not a gpupool pool
-    int tier = -1;
-    uint32_t gpus = 0;
-    int64_t start = 0;
-    uint32_t array_job_id = 0;  // task of this job array; 0: none
-    VictimClass cls = VictimClass::Never;
-    uint32_t rank = 0;          // R6 victim order, 1 = first
-    // The R5 walk of its pool (preemptible jobs): its place, 0 = first,
-    // and its GPUs over the pool's quota at that place (borrowed excess).
-    uint32_t walk = 0;
-    uint32_t excess = 0;
-};
 
 // A job as the plugins hand it over, without copying its strings.
 struct JobRef {
@@ -225,272 +73,6 @@ struct Verdict {
     WhyText why;
 };
 
-// Job id -> position, rebuilt every pass: open addressing in one array, so
-// a pass over 100k jobs makes one allocation instead of 100k.
-class IdIndex {
-public:
-    static constexpr uint32_t kNone = UINT32_MAX;
-    void build(size_t n) {
-        size_t cap = 16;
-        while (cap < 2 * n) cap <<= 1;
-        slots_.assign(cap, Slot{0, kNone});
-        mask_ = cap - 1;
-    }
-    void insert(uint32_t id, uint32_t pos) {
-        size_t i = hash(id) & mask_;
-        while (slots_[i].pos != kNone && slots_[i].id != id) i = (i + 1) & mask_;
-        slots_[i] = Slot{id, pos};
-    }
-    uint32_t find(uint32_t id) const {
-        if (slots_.empty()) return kNone;
-        size_t i = hash(id) & mask_;
-        while (slots_[i].pos != kNone) {
-            if (slots_[i].id == id) return slots_[i].pos;
-            i = (i + 1) & mask_;
-        }
-        return kNone;
-    }
-    void clear() { slots_.clear(); }
-
-private:
-    struct Slot {
-        uint32_t id, pos;
-    };
-    static size_t hash(uint32_t id) { return static_cast<size_t>(id) * 0x9E3779B97F4A7C15ull >> 17; }
-    std::vector<Slot> slots_;
-    size_t mask_ = 0;
-};
-
-// Job id -> V in one open-addressing array (linear probing).  Adding an
-// entry allocates only when the array grows, and reserve() grows it ahead
-// of time, in the thread that calls it.  For what slurmctld's submit path
-// adds per job (priority_p_set): a heap allocation there per job lands
-// between slurmctld's own job records, and freed later by the agent thread
-// it leaves holes that later records fill; either way the job list that
-// every scheduling cycle walks is scattered over memory (measured: the
-// scheduler's walk of 10k jobs 3x slower).
-template <typename V>
-class FlatIdMap {
-public:
-    size_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
-    // Room for n entries without growing.
-    void reserve(size_t n) {
-        if (2 * n > slots_.size()) rehash(n);
-    }
-    V *find(uint32_t id) {
-        size_t i = slot_of(id);
-        return i != kNoSlot && slots_[i].used ? &slots_[i].value : nullptr;
-    }
-    const V *find(uint32_t id) const { return const_cast<FlatIdMap *>(this)->find(id); }
-    bool contains(uint32_t id) const { return find(id) != nullptr; }
-    // The entry of `id`, added as `v` if there was none; true if added.
-    std::pair<V *, bool> try_emplace(uint32_t id, const V &v) {
-        if (2 * (size_ + 1) > slots_.size()) rehash(2 * (size_ + 1));
-        size_t i = slot_of(id);
-        if (slots_[i].used) return {&slots_[i].value, false};
-        slots_[i].id = id;
-        slots_[i].used = true;
-        slots_[i].value = v;
-        ++size_;
-        return {&slots_[i].value, true};
-    }
-    bool erase(uint32_t id) {
-        size_t i = slot_of(id);
-        if (i == kNoSlot || !slots_[i].used) return false;
-        // Backward shift: entries after it that probed past it move up.
-        const size_t mask = slots_.size() - 1;
-        for (size_t j = (i + 1) & mask; slots_[j].used; j = (j + 1) & mask) {
-            size_t home = hash(slots_[j].id) & mask;
-            bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-            if (stays) continue;
-            slots_[i] = std::move(slots_[j]);
-            i = j;
-        }
-        slots_[i].used = false;
-        slots_[i].value = V{};
-        --size_;
-        return true;
-    }
-    // Empty, keeping the array.
-    void clear() {
-        for (Slot &s : slots_)
-            if (s.used) s = Slot{};
-        size_ = 0;
-    }
-    template <typename F>
-    void for_each(F f) {
-        for (Slot &s : slots_)
-            if (s.used) f(s.id, s.value);
-    }
-    template <typename F>
-    void for_each(F f) const {
-        for (const Slot &s : slots_)
-            if (s.used) f(s.id, s.value);
-    }
-
-private:
-    static constexpr size_t kNoSlot = SIZE_MAX;
-    struct Slot {
-        uint32_t id = 0;
-        bool used = false;
-        V value{};
-    };
-    static size_t hash(uint32_t id) { return static_cast<size_t>(id) * 0x9E3779B97F4A7C15ull >> 17; }
-    // The slot holding `id`, or the free one where it would go.
-    size_t slot_of(uint32_t id) const {
-        if (slots_.empty()) return kNoSlot;
-        const size_t mask = slots_.size() - 1;
-        size_t i = hash(id) & mask;
-        while (slots_[i].used && slots_[i].id != id) i = (i + 1) & mask;
-        return i;
-    }
-    // At least 2n slots (a power of two), entries moved over.
-    void rehash(size_t n) {
-        size_t cap = 16;
-        while (cap < 2 * n) cap <<= 1;
-        std::vector<Slot> old(cap);
-        old.swap(slots_);
-        size_ = 0;
-        for (Slot &s : old)
-            if (s.used) {
-                size_t i = slot_of(s.id);
-                slots_[i] = std::move(s);
-                ++size_;
-            }
-    }
-    std::vector<Slot> slots_;
-    size_t size_ = 0;
-};
-
-// Jobs placed by provisional() since the last pass: results in one array
-// (any order), found by id.  Kept from pass to pass with its room (see
-// FlatIdMap), so that a submit adds one without a heap allocation.
-class ProvisionalSet {
-public:
-    size_t size() const { return items_.size(); }
-    bool empty() const { return items_.empty(); }
-    void reserve(size_t n) {
-        items_.reserve(n);
-        index_.reserve(n);
-    }
-    const PendingResult *find(uint32_t id) const {
-        const uint32_t *i = index_.find(id);
-        return i ? &items_[*i] : nullptr;
-    }
-    bool contains(uint32_t id) const { return index_.contains(id); }
-    void put(const PendingResult &r) {
-        auto [i, added] = index_.try_emplace(r.job_id, static_cast<uint32_t>(items_.size()));
-        if (added)
-            items_.push_back(r);
-        else
-            items_[*i] = r;
-    }
-    void erase(uint32_t id) {
-        const uint32_t *i = index_.find(id);
-        if (!i) return;
-        uint32_t pos = *i;
-        index_.erase(id);
-        if (pos + 1 != items_.size()) {
-            items_[pos] = std::move(items_.back());
-            *index_.find(items_[pos].job_id) = pos;
-        }
-        items_.pop_back();
-    }
-    void clear() {
-        items_.clear();
-        index_.clear();
-    }
-    std::vector<PendingResult>::iterator begin() { return items_.begin(); }
-    std::vector<PendingResult>::iterator end() { return items_.end(); }
-    std::vector<PendingResult>::const_iterator begin() const { return items_.begin(); }
-    std::vector<PendingResult>::const_iterator end() const { return items_.end(); }
-
-private:
-    std::vector<PendingResult> items_;
-    FlatIdMap<uint32_t> index_;
-};
-
-// Smallest value over a range of slots, and the first slot from a given one
-// whose value is at most a limit, both in O(log n).
-class MinTree {
-public:
-    static constexpr size_t kNone = SIZE_MAX;
-    static constexpr uint32_t kEmpty = UINT32_MAX;
-    void build(const std::vector<uint32_t> &values) {
-        n_ = values.size();
-        size_ = 1;
-        while (size_ < n_) size_ <<= 1;
-        t_.assign(2 * size_, kEmpty);
-        std::copy(values.begin(), values.end(), t_.begin() + static_cast<std::ptrdiff_t>(size_));
-        for (size_t i = size_ - 1; i > 0; --i) t_[i] = std::min(t_[2 * i], t_[2 * i + 1]);
-    }
-    void set(size_t i, uint32_t v) {
-        i += size_;
-        t_[i] = v;
-        for (i >>= 1; i > 0; i >>= 1) t_[i] = std::min(t_[2 * i], t_[2 * i + 1]);
-    }
-    size_t first_at_most(size_t from, uint32_t limit) const {
-        if (from >= n_) return kNone;
-        return first(1, 0, size_, from, limit);
-    }
-
-private:
-    size_t first(size_t node, size_t lo, size_t hi, size_t from, uint32_t limit) const {
-        if (hi <= from || t_[node] > limit) return kNone;
-        if (hi - lo == 1) return lo;
-        const size_t mid = (lo + hi) / 2;
-        size_t r = first(2 * node, lo, mid, from, limit);
-        return r != kNone ? r : first(2 * node + 1, mid, hi, from, limit);
-    }
-    size_t n_ = 0, size_ = 1;
-    std::vector<uint32_t> t_;
-};
-
-// A pool's pass jobs that a job end may admit (more of): held ones listing
-// the pool, and job arrays admitted there with tasks still waiting.  `pos`:
-// their places in the order (ascending); `gpus`: the GPUs each needs,
-// kEmpty once it can gain nothing more before the next pass.
-struct PoolCandidates {
-    std::vector<uint32_t> pos;
-    MinTree gpus;
-};
-
-// GPUs of one pool (pool -1: of no pool's quota) lent to or borrowed from
-// another.
-struct PoolGpus {
-    int pool = -1;
-    uint32_t gpus = 0;
-};
-
-// R3 lending within one node set (`members`: its pools in gpupool.conf
-// order, sharing `capacity` GPUs): whose GPUs each member's borrowed GPUs
-// are.  First GPUs in nobody's quota (pool -1), then the members' idle
-// quota in that order, borrowers in that order too.  Per member, its
-// lenders in that order.  The one home of the lending order: the engine's
-// `lent` and the gpupool command's borrowed-from and lent-to read it.
-std::vector<std::vector<PoolGpus>> lending(const std::vector<PoolState> &pools, const std::vector<size_t> &members,
-                                           uint32_t capacity);
-
-// Everything the last pass decided.
-struct Evaluation {
-    int64_t now = 0;
-    bool valid = false;
-    std::vector<PoolState> pools;                 // config order
-    std::unordered_map<std::string, int> pool_index;
-    std::vector<PendingResult> pending;           // R1 order
-    IdIndex pending_index;
-    std::unordered_map<uint32_t, RunningInfo> running;
-    // Job array id -> its tasks among `running`.
-    std::unordered_map<uint32_t, uint32_t> array_running;
-    // Jobs placed by provisional() since this pass.
-    ProvisionalSet provisional;
-    // Per pool (config order), for job_ended().
-    std::vector<PoolCandidates> candidates;
-    // Pass jobs that left the queue (refresh_running) since the last job end.
-    std::vector<uint32_t> cleared;
-    std::vector<std::string> warnings;
-};
 
 class Engine {
 public:
@@ -554,6 +136,11 @@ public:
     // preemptible victim of the last pass, MinRuntime apart: the one home
     // of that rule (preemptable(), explain()).
     bool candidacy(int q, int ptier, uint32_t gpus, const RunningInfo &vi, Verdict &v) const;
+    // R2 walked again over the last pass's order, by the rule's own code,
+    // with the quota lines it checked for each job (the reservations of the
+    // jobs ahead as the pass and job ends since left them): what `gpupool
+    // why` reads.  The pass itself keeps no trace.
+    AdmissionTrace admission_trace() const;
     // Pass result or provisional placement of a pending job; null if none.
     const PendingResult *pending_result(uint32_t job_id) const;
     uint32_t victim_rank(uint32_t job_id) const;
@@ -631,6 +218,13 @@ private:
     // A running job ended: its GPUs leave its pool; returns its array's id.
     uint32_t release_running(uint32_t job_id);
     void clear_left(PendingResult &r, Evaluation &ev) const;
+    // Job ends (job_end.cpp).
+    static void drop_candidate(Evaluation &ev, const PendingResult &r, uint32_t pos);
+    bool superseded(uint32_t job_id) const;
+    void take_back(uint32_t job_id);
+    bool readmit(PendingResult &r);
+    size_t next_fit(size_t from) const;
+    bool may_gain(const PendingResult &r) const;
     void number_pending(Evaluation &ev) const;
     uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const std::vector<std::string> &parts) const;
@@ -639,12 +233,14 @@ private:
     // Fits the quota of every pool (a job not seen by a pass, which Slurm
     // may start in any of them).
     bool fits_quota(const PoolList &pools, uint32_t gpus) const;
-    // GPUs of pool p's quota that no NP job holds or has been admitted to.
-    static uint64_t quota_room(const PoolState &ps);
-    // R2 admission of one pending result against the pools' current
-    // usage and reservations; reserves what it admits.
-    void admit_one(PendingResult &r, Evaluation &ev) const;
-    static void reserve_admitted(const PendingResult &r, Evaluation &ev);
+    // R2, the one home of its arithmetic: admission of one pending result
+    // against the pools' current usage and reservations (admission.cpp).
+    void decide_admission(PendingResult &r, const std::vector<PoolState> &pools,
+                          std::vector<QuotaLine> *lines) const;
+    // decide_admission() and the reservation of what it admits.
+    void admit_one(PendingResult &r, std::vector<PoolState> &pools) const;
+    static void reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools);
+    static uint32_t admit_more_tasks(PendingResult &r, std::vector<PoolState> &pools);
     static void count_held(const PendingResult &r, Evaluation &ev);
     void tally_pending(Evaluation &ev) const;
     bool preemptible_tier(int tier) const;

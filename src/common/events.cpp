@@ -226,6 +226,13 @@ std::string dropped_json_line(uint64_t count, int64_t now) {
     return dump_line(root.get());
 }
 
+bool read_all(std::FILE *f, std::string &text) {
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    return !std::ferror(f);
+}
+
 bool event_from_json(const std::string &line, PreemptionEvent &out) {
     json_error_t jerr;
     JsonPtr root(json_loadb(line.data(), line.size(), 0, &jerr));

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <string>
 #include <vector>
@@ -50,6 +51,10 @@ std::string dropped_json_line(uint64_t count, int64_t now);
 // but not a preemption (e.g. "dropped"); throws std::runtime_error naming
 // what is wrong for a line that is not a valid event.
 bool event_from_json(const std::string &line, PreemptionEvent &out);
+// The rest of an open file into `text` (appended), as the event log's
+// readers (gpupool why-preempted) and the state file's read it; false on a
+// read error.  The caller closes the file.
+bool read_all(std::FILE *f, std::string &text);
 
 // ---------------------------------------------------------------- SystemComment
 

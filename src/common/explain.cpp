@@ -162,28 +162,49 @@ void explain_running(const Ctx &c, std::vector<std::vector<PoolGpus>> from, Expl
     }
 }
 
-// The pending walk, in R1 order, as admission (R2) walks it, with free
-// GPUs of each node set handed out in that order.
-void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in, Explanation &x) {
-    const Evaluation &ev = c.ev;
-    const size_t npools = ev.pools.size();
-    std::vector<uint32_t> reserved(npools, 0);       // admitted NP GPUs so far
-    std::vector<std::vector<QuotaUser>> admitted(npools);
-    std::vector<uint32_t> pool_count(npools, 0);
-    std::vector<uint32_t> free_left(x.node_sets.size()), free_start(x.node_sets.size());
-    std::vector<int64_t> took_prio(x.node_sets.size(), -1);  // highest tier that took free GPUs
-    for (size_t s = 0; s < x.node_sets.size(); ++s) free_left[s] = free_start[s] = x.node_sets[s].free_gpus;
-    std::unordered_set<uint32_t> claimed;             // victims counted for a job ahead
+// The pending walk, in R1 order, with free GPUs of each node set handed
+// out in that order.  Whether and by which quota a job is held is R2's
+// (its result and Engine::admission_trace), never worked out here.
+class PendingWalk {
+public:
+    PendingWalk(const Ctx &c, const ExplainInput &in, Explanation &x)
+        : c_(c), in_(in), x_(x), trace_(c.engine.admission_trace()), admitted_(c.ev.pools.size()),
+          pool_count_(c.ev.pools.size(), 0), free_left_(x.node_sets.size()), free_start_(x.node_sets.size()),
+          took_prio_(x.node_sets.size(), -1) {
+        for (size_t s = 0; s < x.node_sets.size(); ++s) free_left_[s] = free_start_[s] = x.node_sets[s].free_gpus;
+    }
 
-    auto detailed = [&](uint32_t id) { return in.all_details || id == in.detail_job; };
-    auto set_of = [&](int p) { return x.pools[static_cast<size_t>(p)].node_set; };
-    auto fits_now = [&](int p, uint32_t gpus) {
+    void run() {
+        for (size_t pos = 0; pos < c_.ev.pending.size(); ++pos) {
+            const PendingResult &r = c_.ev.pending[pos];
+            PendingExplain pe = describe(r, pos);
+            reason(r, pe);
+            if (detailed(r.job_id)) quota_users(pe);
+            tally(r, pe);
+            x_.pending.push_back(std::move(pe));
+        }
+    }
+
+private:
+    const Ctx &c_;
+    const ExplainInput &in_;
+    Explanation &x_;
+    const AdmissionTrace trace_;
+    std::vector<std::vector<QuotaUser>> admitted_;  // per pool, admitted NP jobs so far
+    std::vector<uint32_t> pool_count_;
+    std::vector<uint32_t> free_left_, free_start_;  // per node set
+    std::vector<int64_t> took_prio_;                // highest tier that took free GPUs
+    std::unordered_set<uint32_t> claimed_;          // victims counted for a job ahead
+
+    bool detailed(uint32_t id) const { return in_.all_details || id == in_.detail_job; }
+    int set_of(int p) const { return x_.pools[static_cast<size_t>(p)].node_set; }
+    bool fits(int p, uint32_t gpus, const std::vector<uint32_t> &free) const {
         int s = set_of(p);
-        return s >= 0 && c.pool(p).capacity >= gpus && free_left[static_cast<size_t>(s)] >= gpus;
-    };
+        return s >= 0 && c_.pool(p).capacity >= gpus && free[static_cast<size_t>(s)] >= gpus;
+    }
 
-    for (size_t pos = 0; pos < ev.pending.size(); ++pos) {
-        const PendingResult &r = ev.pending[pos];
+    // The job, its places, R2's quota lines and (detailed) the jobs ahead.
+    PendingExplain describe(const PendingResult &r, size_t pos) {
         PendingExplain pe;
         pe.job_id = r.job_id;
         pe.position = static_cast<int64_t>(pos);
@@ -192,34 +213,24 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
         pe.tasks = r.task_count();
         for (int p : r.pools) {
             pe.pools.push_back(p);
-            pe.pool_position.emplace_back(p, pool_count[static_cast<size_t>(p)]++);
+            pe.pool_position.emplace_back(p, pool_count_[static_cast<size_t>(p)]++);
         }
-        const bool np = !c.preemptible(r.tier) && r.gpus > 0 && !r.pools.empty();
-        if (np)
-            for (int p : r.pools) {
-                const PoolState &ps = c.pool(p);
-                QuotaLine q;
-                q.pool = p;
-                q.quota = ps.quota;
-                q.np_used = ps.np_used;
-                q.reserved = reserved[static_cast<size_t>(p)];
-                q.gpus = r.gpus;
-                uint64_t want = uint64_t(q.np_used) + q.reserved + q.gpus;
-                q.needed = want > q.quota ? static_cast<uint32_t>(std::min<uint64_t>(want - q.quota, UINT32_MAX)) : 0;
-                pe.quota.push_back(q);
-            }
+        pe.quota.assign(trace_.lines.begin() + trace_.first[pos], trace_.lines.begin() + trace_.first[pos + 1]);
         if (detailed(r.job_id)) {
             for (size_t k = 0; k < pos; ++k) {
                 bool shares = false;
-                for (int p : ev.pending[k].pools) shares |= r.pools.contains(p);
-                if (shares) pe.ahead.push_back(ev.pending[k].job_id);
+                for (int p : c_.ev.pending[k].pools) shares |= r.pools.contains(p);
+                if (shares) pe.ahead.push_back(c_.ev.pending[k].job_id);
             }
         }
+        return pe;
+    }
 
+    void reason(const PendingResult &r, PendingExplain &pe) {
         if (r.admission == Admission::Held) {
             pe.reason = r.hold == Hold::QuotaTooSmall ? WaitReason::QuotaTooSmall : WaitReason::QuotaFull;
             pe.reason_pool = r.hold_pool;
-        } else if (in.not_eligible.count(r.job_id)) {
+        } else if (in_.not_eligible.count(r.job_id)) {
             pe.reason = WaitReason::NotEligible;
         } else if (r.pools.empty()) {
             pe.reason = WaitReason::NotManaged;
@@ -227,125 +238,130 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
             pe.reason = WaitReason::Starting;
             pe.reason_pool = r.pools.front();
         } else {
-            const uint32_t prio = c.tier_priority(r.tier);
-            // Slurm starts an admitted job only in the pools whose quota
-            // admitted it (Engine::start_partitions).
-            int fit = -1;
-            for (int p : r.pools)
-                if (!r.refuses(p) && fits_now(p, r.gpus)) {
-                    fit = p;
-                    break;
-                }
-            if (fit >= 0) {
-                pe.reason = WaitReason::Starting;
-                pe.reason_pool = fit;
-                // An array record may start several tasks; each takes GPUs.
-                uint32_t tasks = r.admission == Admission::Quota ? r.admitted_tasks : r.task_count();
-                size_t s = static_cast<size_t>(set_of(fit));
-                for (uint32_t t = 0; t < std::max(1u, tasks) && free_left[s] >= r.gpus; ++t) free_left[s] -= r.gpus;
-                took_prio[s] = std::max<int64_t>(took_prio[s], prio);
-            } else {
-                // Would it fit but for the jobs ahead of it?
-                int taken = -1;
-                for (int p : r.pools) {
-                    int s = set_of(p);
-                    if (!r.refuses(p) && s >= 0 && c.pool(p).capacity >= r.gpus && free_start[static_cast<size_t>(s)] >= r.gpus) {
-                        taken = p;
-                        break;
-                    }
-                }
-                if (taken >= 0) {
-                    pe.reason_pool = taken;
-                    pe.reason = took_prio[static_cast<size_t>(set_of(taken))] > int64_t(prio)
-                                    ? WaitReason::BehindHigherTier
-                                    : WaitReason::WaitingForGpus;
-                } else {
-                    // No free GPUs: what may it preempt (R4 in its pool,
-                    // R5 from others' borrowed excess when entitled)?  As
-                    // the engine decides (Engine::candidacy).
-                    pe.reason = WaitReason::WaitingForGpus;
-                    pe.reason_pool = r.pools.front();
-                    for (int p : r.pools) {
-                        int s = set_of(p);
-                        if (s < 0 || r.refuses(p)) continue;
-                        std::vector<const RunningExplain *> cands;
-                        for (const RunningExplain &v : x.running) {  // R6 order
-                            if (!v.preemptible || v.pool < 0 || claimed.count(v.job_id) || v.gpus == 0) continue;
-                            auto ri = c.ev.running.find(v.job_id);
-                            Verdict verdict;
-                            if (ri != c.ev.running.end() && c.engine.candidacy(p, r.tier, r.gpus, ri->second, verdict))
-                                cands.push_back(&v);
-                        }
-                        // Reclaim is tried before preemption in the pool.
-                        std::stable_sort(cands.begin(), cands.end(), [&](auto *a, auto *b) {
-                            return (a->pool == p) < (b->pool == p);
-                        });
-                        uint64_t have = free_left[static_cast<size_t>(s)];
-                        std::vector<const RunningExplain *> now_free, later;
-                        for (const RunningExplain *v : cands) (v->protected_until ? later : now_free).push_back(v);
-                        std::vector<const RunningExplain *> use;
-                        for (const RunningExplain *v : now_free) {
-                            if (have >= r.gpus) break;
-                            have += v->gpus;
-                            use.push_back(v);
-                        }
-                        WaitReason why = WaitReason::WaitingForReclaim;
-                        int64_t until = 0;
-                        if (have < r.gpus) {
-                            std::stable_sort(later.begin(), later.end(), [](auto *a, auto *b) {
-                                return a->protected_until < b->protected_until;
-                            });
-                            for (const RunningExplain *v : later) {
-                                if (have >= r.gpus) break;
-                                have += v->gpus;
-                                until = v->protected_until;
-                                use.push_back(v);
-                            }
-                            why = WaitReason::MinRuntime;
-                        }
-                        if (have < r.gpus) continue;
-                        pe.reason = why;
-                        pe.reason_pool = p;
-                        pe.protected_until = until;
-                        free_left[static_cast<size_t>(s)] = 0;
-                        for (const RunningExplain *v : use) {
-                            claimed.insert(v->job_id);
-                            pe.victims.push_back(VictimRef{v->job_id, v->pool == p ? Rule::InPool : Rule::Reclaim,
-                                                           v->protected_until});
-                        }
-                        break;
-                    }
-                }
+            gpu_reason(r, pe);
+        }
+    }
+
+    // A job Slurm may start: does it get free GPUs now, would it but for
+    // the jobs ahead, or what may it preempt?
+    void gpu_reason(const PendingResult &r, PendingExplain &pe) {
+        const uint32_t prio = c_.tier_priority(r.tier);
+        // Slurm starts an admitted job only in the pools whose quota
+        // admitted it (Engine::start_partitions).
+        int fit = -1, taken = -1;
+        for (int p : r.pools)
+            if (!r.refuses(p) && fits(p, r.gpus, free_left_)) {
+                fit = p;
+                break;
             }
+        if (fit >= 0) {
+            pe.reason = WaitReason::Starting;
+            pe.reason_pool = fit;
+            // An array record may start several tasks; each takes GPUs.
+            uint32_t tasks = r.admission == Admission::Quota ? r.admitted_tasks : r.task_count();
+            size_t s = static_cast<size_t>(set_of(fit));
+            for (uint32_t t = 0; t < std::max(1u, tasks) && free_left_[s] >= r.gpus; ++t) free_left_[s] -= r.gpus;
+            took_prio_[s] = std::max<int64_t>(took_prio_[s], prio);
+            return;
         }
-        if (detailed(r.job_id) && pe.reason_pool >= 0 &&
-            (pe.reason == WaitReason::QuotaFull || pe.reason == WaitReason::QuotaTooSmall)) {
-            size_t hp = static_cast<size_t>(pe.reason_pool);
-            std::vector<const RunningInfo *> run;
-            for (const auto &[id, ri] : ev.running)
-                if (ri.pool == pe.reason_pool && !c.preemptible(ri.tier) && ri.gpus > 0) run.push_back(&ri);
-            std::sort(run.begin(), run.end(), [](auto *a, auto *b) { return a->job_id < b->job_id; });
-            for (const RunningInfo *ri : run) pe.quota_users.push_back(QuotaUser{ri->job_id, ri->gpus, true});
-            for (const QuotaUser &u : admitted[hp]) pe.quota_users.push_back(u);
+        // Would it fit but for the jobs ahead of it?
+        for (int p : r.pools)
+            if (!r.refuses(p) && fits(p, r.gpus, free_start_)) {
+                taken = p;
+                break;
+            }
+        if (taken >= 0) {
+            pe.reason_pool = taken;
+            pe.reason = took_prio_[static_cast<size_t>(set_of(taken))] > int64_t(prio) ? WaitReason::BehindHigherTier
+                                                                                      : WaitReason::WaitingForGpus;
+            return;
         }
-        // Admitted: reserved in each listed pool whose quota admitted it.
+        // No free GPUs: what may it preempt (R4 in its pool, R5 from
+        // others' borrowed excess when entitled)?
+        pe.reason = WaitReason::WaitingForGpus;
+        pe.reason_pool = r.pools.front();
+        for (int p : r.pools)
+            if (set_of(p) >= 0 && !r.refuses(p) && victims_in(r, p, pe)) break;
+    }
+
+    // Victims enough for the job in pool p, as the engine decides who may
+    // take whom (Engine::candidacy), reclaim tried before preemption in
+    // the pool, those past MinRuntime first.
+    bool victims_in(const PendingResult &r, int p, PendingExplain &pe) {
+        std::vector<const RunningExplain *> cands;
+        for (const RunningExplain &v : x_.running) {  // R6 order
+            if (!v.preemptible || v.pool < 0 || claimed_.count(v.job_id) || v.gpus == 0) continue;
+            auto ri = c_.ev.running.find(v.job_id);
+            Verdict verdict;
+            if (ri != c_.ev.running.end() && c_.engine.candidacy(p, r.tier, r.gpus, ri->second, verdict))
+                cands.push_back(&v);
+        }
+        std::stable_sort(cands.begin(), cands.end(), [&](auto *a, auto *b) { return (a->pool == p) < (b->pool == p); });
+        const size_t s = static_cast<size_t>(set_of(p));
+        uint64_t have = free_left_[s];
+        std::vector<const RunningExplain *> now_free, later, use;
+        for (const RunningExplain *v : cands) (v->protected_until ? later : now_free).push_back(v);
+        for (const RunningExplain *v : now_free) {
+            if (have >= r.gpus) break;
+            have += v->gpus;
+            use.push_back(v);
+        }
+        WaitReason why = WaitReason::WaitingForReclaim;
+        int64_t until = 0;
+        if (have < r.gpus) {
+            std::stable_sort(later.begin(), later.end(),
+                             [](auto *a, auto *b) { return a->protected_until < b->protected_until; });
+            for (const RunningExplain *v : later) {
+                if (have >= r.gpus) break;
+                have += v->gpus;
+                until = v->protected_until;
+                use.push_back(v);
+            }
+            why = WaitReason::MinRuntime;
+        }
+        if (have < r.gpus) return false;
+        pe.reason = why;
+        pe.reason_pool = p;
+        pe.protected_until = until;
+        free_left_[s] = 0;
+        for (const RunningExplain *v : use) {
+            claimed_.insert(v->job_id);
+            pe.victims.push_back(VictimRef{v->job_id, v->pool == p ? Rule::InPool : Rule::Reclaim, v->protected_until});
+        }
+        return true;
+    }
+
+    // Who holds the quota that holds the job: running NP jobs, then the
+    // admitted ones ahead of it.
+    void quota_users(PendingExplain &pe) const {
+        if (pe.reason_pool < 0 || (pe.reason != WaitReason::QuotaFull && pe.reason != WaitReason::QuotaTooSmall))
+            return;
+        std::vector<const RunningInfo *> run;
+        for (const auto &[id, ri] : c_.ev.running)
+            if (ri.pool == pe.reason_pool && !c_.preemptible(ri.tier) && ri.gpus > 0) run.push_back(&ri);
+        std::sort(run.begin(), run.end(), [](auto *a, auto *b) { return a->job_id < b->job_id; });
+        for (const RunningInfo *ri : run) pe.quota_users.push_back(QuotaUser{ri->job_id, ri->gpus, true});
+        for (const QuotaUser &u : admitted_[static_cast<size_t>(pe.reason_pool)]) pe.quota_users.push_back(u);
+    }
+
+    void tally(const PendingResult &r, const PendingExplain &pe) {
+        // Admitted: a user of each listed pool's quota that admitted it.
         if (r.admission == Admission::Quota)
-            for (int p : r.pools) {
-                if (r.refuses(p)) continue;
-                reserved[static_cast<size_t>(p)] += r.admitted_tasks * r.gpus;
-                admitted[static_cast<size_t>(p)].push_back(QuotaUser{r.job_id, r.admitted_tasks * r.gpus, false});
-            }
+            for (int p : r.pools)
+                if (!r.refuses(p))
+                    admitted_[static_cast<size_t>(p)].push_back(QuotaUser{r.job_id, r.admitted_tasks * r.gpus, false});
         for (int p : r.pools) {
-            PoolExplain &px = x.pools[static_cast<size_t>(p)];
+            PoolExplain &px = x_.pools[static_cast<size_t>(p)];
             if (r.tier >= 0) {
                 px.pending_jobs_by_tier[static_cast<size_t>(r.tier)]++;
                 px.pending_gpus_by_tier[static_cast<size_t>(r.tier)] += static_cast<uint32_t>(pe.pending_gpus());
             }
         }
-        x.pending.push_back(std::move(pe));
     }
+};
 
-    // Jobs held by their user or an admin: not ordered, listed after.
+// Jobs held by their user or an admin: not ordered, listed after.
+void explain_user_held(const Ctx &c, const Snapshot &snap, Explanation &x) {
     std::vector<const SnapJob *> held;
     for (const SnapJob &j : snap.jobs)
         if (j.state == JobState::Pending && j.user_held) held.push_back(&j);
@@ -357,8 +373,8 @@ void explain_pending(const Ctx &c, const Snapshot &snap, const ExplainInput &in,
         pe.gpus = j->gpus;
         pe.tasks = task_count(j->array_tasks);
         for (const std::string &name : j->partitions) {
-            auto it = ev.pool_index.find(name);
-            if (it != ev.pool_index.end() &&
+            auto it = c.ev.pool_index.find(name);
+            if (it != c.ev.pool_index.end() &&
                 std::find(pe.pools.begin(), pe.pools.end(), it->second) == pe.pools.end())
                 pe.pools.push_back(it->second);
         }
@@ -381,8 +397,7 @@ Explanation explain(const Engine &engine, const Snapshot &snap, const ExplainInp
         PoolExplain &px = x.pools[i];
         uint32_t np_room = ps.quota > ps.np_used ? ps.quota - ps.np_used : 0;
         px.p_in_quota = std::min(ps.p_used, np_room);
-        uint64_t taken = uint64_t(ps.np_used) + ps.np_reserved;
-        px.free_quota = taken < ps.quota ? static_cast<uint32_t>(ps.quota - taken) : 0;
+        px.free_quota = static_cast<uint32_t>(ps.quota_room());
         px.pending_jobs_by_tier.assign(c.cfg.tiers.size(), 0);
         px.pending_gpus_by_tier.assign(c.cfg.tiers.size(), 0);
     }
@@ -398,7 +413,8 @@ Explanation explain(const Engine &engine, const Snapshot &snap, const ExplainInp
         px.borrowable = reach > int64_t(ps.quota) ? static_cast<uint32_t>(reach - ps.quota) : 0;
     }
     explain_running(c, std::move(from), x);
-    explain_pending(c, snap, in, x);
+    PendingWalk(c, in, x).run();
+    explain_user_held(c, snap, x);
     return x;
 }
 

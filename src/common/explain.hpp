@@ -62,17 +62,6 @@ enum class WaitReason {
 const char *wait_reason_code(WaitReason r);   // "quota_full", ...
 const char *wait_reason_text(WaitReason r);   // "quota full", ...
 
-// R2 arithmetic of an NP job for one of its pools, at its turn in the
-// admission walk.
-struct QuotaLine {
-    int pool = -1;
-    uint32_t quota = 0;
-    uint32_t np_used = 0;      // running NP jobs
-    uint32_t reserved = 0;     // admitted NP jobs ahead of it, not running yet
-    uint32_t gpus = 0;         // this job (per task for an array)
-    uint32_t needed = 0;       // GPUs of quota missing: used+reserved+gpus-quota
-};
-
 // A job that holds a pool's quota: running NP job or admitted NP job.
 struct QuotaUser {
     uint32_t job_id = 0;

@@ -89,14 +89,23 @@ uint32_t Engine::release_running(uint32_t job_id) {
     return array_record;
 }
 
-// The walk of admit_more() over only the jobs it can change: those that fit
-// the room some pool has now (found per pool in O(log n), PoolCandidates),
-// and the few placed since the pass, in the same order.  A job that does
-// not fit is left as it is: admit_more() would give it the same decision.
-bool Engine::job_ended(uint32_t job_id, int64_t now) {
-    changes_.clear();
-    if (!config_ || !eval_.valid) return false;
-    const uint32_t array_record = release_running(job_id);
+// A pass job gains nothing more before the next pass in any of its pools.
+void Engine::drop_candidate(Evaluation &ev, const PendingResult &r, uint32_t pos) {
+    for (int p : r.pools) {
+        PoolCandidates &c = ev.candidates[static_cast<size_t>(p)];
+        auto at = std::lower_bound(c.pos.begin(), c.pos.end(), pos);
+        if (at != c.pos.end() && *at == pos) c.gpus.set(static_cast<size_t>(at - c.pos.begin()), MinTree::kEmpty);
+    }
+}
+
+// Placed again since the pass: that placement stands for the pass job.
+bool Engine::superseded(uint32_t job_id) const {
+    return !eval_.provisional.empty() && eval_.provisional.contains(job_id);
+}
+
+// What the ended job and the jobs that left the queue since held or
+// reserved goes back.
+void Engine::take_back(uint32_t job_id) {
     // Reservations counted twice go first (admit_more() counts afresh).
     for (PoolState &ps : eval_.pools) {
         ps.np_reserved -= std::min(ps.np_reserved, ps.np_overcount);
@@ -109,24 +118,16 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
         uncount_held(*pr, eval_);
         eval_.provisional.erase(job_id);
     }
-    const bool any_provisional = !eval_.provisional.empty();
-    auto superseded = [&](uint32_t id) { return any_provisional && eval_.provisional.contains(id); };
     uint32_t pos = eval_.pending_index.find(job_id);
     if (pos != IdIndex::kNone) {
         PendingResult &r = eval_.pending[pos];
-        if (!r.pools.empty()) {
-            // Placed again since the pass, that placement reserved (and was
-            // counted held) instead.
-            if (!placed_since) {
-                add_reservation(r, eval_, -1);
-                uncount_held(r, eval_);
-            }
-            for (int p : r.pools) {
-                PoolCandidates &c = eval_.candidates[static_cast<size_t>(p)];
-                auto at = std::lower_bound(c.pos.begin(), c.pos.end(), pos);
-                if (at != c.pos.end() && *at == pos) c.gpus.set(static_cast<size_t>(at - c.pos.begin()), MinTree::kEmpty);
-            }
+        // Placed again since the pass, that placement reserved (and was
+        // counted held) instead.
+        if (!r.pools.empty() && !placed_since) {
+            add_reservation(r, eval_, -1);
+            uncount_held(r, eval_);
         }
+        drop_candidate(eval_, r, pos);
         r.pools.clear();
         r.refused.clear();
         r.gpus = 0;
@@ -141,61 +142,72 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
         if (Decision(r) != was && id != job_id) changes_.push_back(id);
     }
     eval_.cleared.clear();
+}
 
-    // One job of the walk: admitted (more tasks) if it fits now.
+// One job of the walk: admitted (more tasks) if it fits now; false if
+// nothing changed.
+bool Engine::readmit(PendingResult &r) {
+    if (r.admission == Admission::Held) {
+        bool fits = false;
+        for (int p : r.pools) fits |= r.gpus > 0 && eval_.pools[static_cast<size_t>(p)].quota_room() >= r.gpus;
+        if (!fits) return false;
+        uncount_held(r, eval_);
+        r.priority = r.nominal;
+        admit_one(r, eval_.pools);
+        count_held(r, eval_);
+        return true;
+    }
+    return r.admission == Admission::Quota && admit_more_tasks(r, eval_.pools) > 0;
+}
+
+// The first pass job from `from` on that fits some pool's room now.
+size_t Engine::next_fit(size_t from) const {
+    size_t best = MinTree::kNone;
+    for (size_t p = 0; p < eval_.pools.size(); ++p) {
+        const uint64_t room = eval_.pools[p].quota_room();
+        if (room == 0) continue;
+        const PoolCandidates &c = eval_.candidates[p];
+        size_t i = static_cast<size_t>(std::lower_bound(c.pos.begin(), c.pos.end(), from) - c.pos.begin());
+        if (best != MinTree::kNone)  // only what comes before the best so far
+            if (i >= c.pos.size() || c.pos[i] >= best) continue;
+        size_t j = c.gpus.first_at_most(i, static_cast<uint32_t>(std::min<uint64_t>(room, MinTree::kEmpty - 1)));
+        if (j != MinTree::kNone) best = std::min<size_t>(best, c.pos[j]);
+    }
+    return best;
+}
+
+// Placed since the pass and able to gain: fits the rooms as they are now.
+bool Engine::may_gain(const PendingResult &r) const {
+    if (r.pools.empty() || r.gpus == 0) return false;
+    if (r.admission == Admission::Held) {
+        for (int p : r.pools)
+            if (eval_.pools[static_cast<size_t>(p)].quota_room() >= r.gpus) return true;
+        return false;
+    }
+    if (r.admission != Admission::Quota || r.admitted_tasks >= r.task_count()) return false;
+    for (int p : r.pools)
+        if (!r.refuses(p) && eval_.pools[static_cast<size_t>(p)].quota_room() < r.gpus) return false;
+    return true;
+}
+
+// The walk of admit_more() over only the jobs it can change: those that fit
+// the room some pool has now (found per pool in O(log n), PoolCandidates),
+// and the few placed since the pass, in the same order.  A job that does
+// not fit is left as it is: admit_more() would give it the same decision.
+bool Engine::job_ended(uint32_t job_id, int64_t now) {
+    changes_.clear();
+    if (!config_ || !eval_.valid) return false;
+    const uint32_t array_record = release_running(job_id);
+    take_back(job_id);
+
     auto visit = [&](PendingResult &r) {
         const Decision was(r);
-        if (r.admission == Admission::Held) {
-            bool fits = false;
-            for (int p : r.pools) fits |= r.gpus > 0 && quota_room(eval_.pools[static_cast<size_t>(p)]) >= r.gpus;
-            if (!fits) return false;
-            uncount_held(r, eval_);
-            r.priority = r.nominal;
-            admit_one(r, eval_);
-            count_held(r, eval_);
-        } else if (r.admission == Admission::Quota && r.admitted_tasks < r.task_count() && r.gpus > 0) {
-            uint64_t extra = r.task_count() - r.admitted_tasks;
-            for (int p : r.pools)
-                if (!r.refuses(p)) extra = std::min(extra, quota_room(eval_.pools[static_cast<size_t>(p)]) / r.gpus);
-            if (extra == 0) return false;
-            r.admitted_tasks += static_cast<uint32_t>(extra);
-            for (int p : r.pools)
-                if (!r.refuses(p)) eval_.pools[static_cast<size_t>(p)].np_reserved += static_cast<uint32_t>(extra) * r.gpus;
-        } else {
-            return false;
-        }
+        if (!readmit(r)) return false;
         if (Decision(r) != was && r.job_id != job_id) changes_.push_back(r.job_id);
         return true;
     };
-    // The first pass job from `from` on that fits some pool's room now.
-    auto next_fit = [&](size_t from) {
-        size_t best = MinTree::kNone;
-        for (size_t p = 0; p < eval_.pools.size(); ++p) {
-            const uint64_t room = quota_room(eval_.pools[p]);
-            if (room == 0) continue;
-            const PoolCandidates &c = eval_.candidates[p];
-            size_t i = static_cast<size_t>(std::lower_bound(c.pos.begin(), c.pos.end(), from) - c.pos.begin());
-            if (best != MinTree::kNone)  // only what comes before the best so far
-                if (i >= c.pos.size() || c.pos[i] >= best) continue;
-            size_t j = c.gpus.first_at_most(i, static_cast<uint32_t>(std::min<uint64_t>(room, MinTree::kEmpty - 1)));
-            if (j != MinTree::kNone) best = std::min<size_t>(best, c.pos[j]);
-        }
-        return best;
-    };
-    // Placed since the pass and able to gain: those that fit the rooms as
-    // they are now (rooms only shrink along the walk), sorted here.
-    auto may_gain = [&](const PendingResult &r) {
-        if (r.pools.empty() || r.gpus == 0) return false;
-        if (r.admission == Admission::Held) {
-            for (int p : r.pools)
-                if (quota_room(eval_.pools[static_cast<size_t>(p)]) >= r.gpus) return true;
-            return false;
-        }
-        if (r.admission != Admission::Quota || r.admitted_tasks >= r.task_count()) return false;
-        for (int p : r.pools)
-            if (!r.refuses(p) && quota_room(eval_.pools[static_cast<size_t>(p)]) < r.gpus) return false;
-        return true;
-    };
+    // Those placed since the pass that may gain (rooms only shrink along
+    // the walk), sorted here.
     std::vector<PendingResult *> placed;
     for (PendingResult &r : eval_.provisional)
         if (may_gain(r)) placed.push_back(&r);
@@ -212,16 +224,10 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
         if (next == MinTree::kNone) break;
         const uint32_t at = static_cast<uint32_t>(next);
         PendingResult &r = eval_.pending[at];
-        if (superseded(r.job_id)) {
-            // Its placement since the pass stands for it.
-            for (int p : r.pools) {
-                PoolCandidates &c = eval_.candidates[static_cast<size_t>(p)];
-                auto it = std::lower_bound(c.pos.begin(), c.pos.end(), at);
-                if (it != c.pos.end() && *it == at) c.gpus.set(static_cast<size_t>(it - c.pos.begin()), MinTree::kEmpty);
-            }
-        } else if (visit(r)) {
+        if (superseded(r.job_id))
+            drop_candidate(eval_, r, at);  // its placement since the pass stands for it
+        else if (visit(r))
             update_candidate(eval_, at);
-        }
         from = next + 1;
         next = next_fit(from);
     }
@@ -353,7 +359,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     r.priority = r.nominal;
     // Reserve now so that a burst of submits between passes cannot admit
     // more than the quota.
-    admit_one(r, eval_);
+    admit_one(r, eval_.pools);
     // A placement it replaces reserves no more, but stays counted (as it
     // always did, for the placements until the next job end) in
     // np_overcount, which that job end takes back.

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "engine.hpp"
+#include "events.hpp"
 #include "json_ptr.hpp"
 
 namespace gpupool {
@@ -285,12 +286,9 @@ void Engine::load_state(const std::string &path) {
     FILE *f = std::fopen(path.c_str(), "rb");
     if (!f) throw std::runtime_error(path + ": " + std::strerror(errno));
     std::string text;
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    bool err = std::ferror(f);
+    const bool read = read_all(f, text);
     std::fclose(f);
-    if (err) throw std::runtime_error(path + ": read error");
+    if (!read) throw std::runtime_error(path + ": read error");
     try {
         load_state_json(text);
     } catch (const std::runtime_error &e) {

@@ -12,8 +12,8 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fr
 CXXFLAGS := -std=c++17 -g -O1 -Wall -Wextra $(JANSSON_CFLAGS) -I$(SRCDIR)/src/common -MMD -MP
 TARGETS := fuzz_config fuzz_state fuzz_engine
 
-# Everything of the core but the C ABI (capi.cpp): the targets call C++.
-CORE_SRC := $(filter-out %/capi.cpp,$(wildcard $(SRCDIR)/src/common/*.cpp))
+# Everything of the core but the C ABI (capi*.cpp): the targets call C++.
+CORE_SRC := $(filter-out $(wildcard $(SRCDIR)/src/common/capi*.cpp),$(wildcard $(SRCDIR)/src/common/*.cpp))
 CORE_OBJ := $(patsubst $(SRCDIR)/src/common/%.cpp,core/%.o,$(CORE_SRC))
 
 all: $(TARGETS) gen_inputs

@@ -176,7 +176,7 @@ TEST(Property, ReclaimOnlyFromBorrowedExcess) {
 TEST(Property, WhyAgreesWithTheEngine) {
     std::mt19937 rng(2111);
     const int64_t now = 2000;
-    uint64_t cases = 0, held = 0, victims = 0, protected_jobs = 0, borrowed = 0;
+    uint64_t cases = 0, held = 0, victims = 0, protected_jobs = 0, borrowed = 0, quota_lines = 0;
     for (int i = 0; i < 10000; ++i) {
         World w = random_world(rng);
         w.conf += "Tier=mid QOS=mid Priority=150 Preemptible=yes\n";
@@ -210,6 +210,20 @@ TEST(Property, WhyAgreesWithTheEngine) {
             if (quota_reason) {
                 ASSERT_EQ(pe.reason_pool, r->hold_pool) << "world " << i << " job " << pe.job_id;
                 ++held;
+            }
+            // R2's quota lines (its trace) say what admission decided: a
+            // line fits exactly in the pools that did not refuse the job,
+            // and a refused pool's line counts what its reason counts.
+            if (r->admission != Admission::Free) {
+                ASSERT_EQ(pe.quota.size(), r->pools.size()) << "world " << i << " job " << pe.job_id;
+                for (const QuotaLine &q : pe.quota) {
+                    ASSERT_EQ(q.fits(), !r->refuses(q.pool)) << "world " << i << " job " << pe.job_id;
+                    for (const Refusal &x : r->refused)
+                        if (x.pool == q.pool) ASSERT_EQ(uint64_t(q.np_used) + q.reserved, x.taken) << "world " << i;
+                }
+                ++quota_lines;
+            } else {
+                ASSERT_TRUE(pe.quota.empty()) << "world " << i << " job " << pe.job_id;
             }
             std::string parts;
             for (const VictimRef &v : pe.victims) {
@@ -258,6 +272,7 @@ TEST(Property, WhyAgreesWithTheEngine) {
     EXPECT_GE(cases, 100000u);
     // The worlds do reach every kind of answer.
     EXPECT_GT(held, 1000u);
+    EXPECT_GT(quota_lines, held);
     EXPECT_GT(victims, 1000u);
     EXPECT_GT(protected_jobs, 1000u);
     EXPECT_GT(borrowed, 1000u);

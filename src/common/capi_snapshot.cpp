@@ -1,0 +1,116 @@
+// The C ABI: building a snapshot of the cluster for a pass.
+#include "capi.hpp"
+
+#include <cstring>
+#include <mutex>
+
+using namespace gpupool;
+using namespace gpupool::capi;
+
+namespace {
+
+// Into `s` (a spare job's partition list keeps its room: no allocation).
+void fill_snap_job(const gp_job_t *j, SnapJob &s) {
+    s.id = j->job_id;
+    s.state = j->state == GP_JOB_RUNNING ? JobState::Running
+              : j->state == GP_JOB_SUSPENDED ? JobState::Suspended
+                                             : JobState::Pending;
+    s.partitions.clear();
+    for (const char *p = j->partitions; p && *p;) {
+        const char *end = std::strchr(p, ',');
+        size_t len = end ? static_cast<size_t>(end - p) : std::strlen(p);
+        if (len) s.partitions.emplace_back(p, len);  // as split_list()
+        p += len + (end ? 1 : 0);
+    }
+    if (j->qos)
+        s.qos = j->qos;
+    else
+        s.qos.clear();
+    s.gpus = j->gpus;
+    s.submit_time = j->submit_time;
+    s.start_time = j->start_time;
+    s.user_held = j->user_held != 0;
+    s.restart_cnt = j->restart_cnt;
+    s.array_tasks = j->array_tasks;
+    s.array_job_id = j->array_job_id;
+}
+
+// One emptied snapshot kept for the next gp_snapshot_create(), with its
+// jobs' lists as spares.  Every pass builds a snapshot of all jobs: a list
+// allocated and freed per job each time churned the heap that slurmctld's
+// own job records and job_list nodes come from, scattering them
+// (doc/performance.md, live cost).
+std::mutex recycle_mu;
+gp_snapshot *recycled = nullptr;
+
+}  // namespace
+
+GP_EXPORT gp_snapshot_t *gp_snapshot_create(void) {
+    {
+        std::lock_guard<std::mutex> lock(recycle_mu);
+        if (gp_snapshot *s = recycled) {
+            recycled = nullptr;
+            return s;
+        }
+    }
+    return new (std::nothrow) gp_snapshot;
+}
+
+GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) {
+    if (!s) return;
+    try {
+        s->snap.nodes.clear();
+        s->snap.partitions.clear();
+        s->spare.reserve(s->spare.size() + s->snap.jobs.size());
+        for (SnapJob &j : s->snap.jobs) s->spare.push_back(std::move(j));
+        s->snap.jobs.clear();
+    } catch (...) {
+        delete s;
+        return;
+    }
+    {
+        // Keep the one with more room (a pass's, not a refresh's).
+        std::lock_guard<std::mutex> lock(recycle_mu);
+        if (!recycled || recycled->spare.size() < s->spare.size()) std::swap(recycled, s);
+    }
+    delete s;
+}
+
+GP_EXPORT void gp_snapshot_reserve(gp_snapshot_t *s, size_t nodes, size_t jobs) {
+    if (!s) return;
+    try {
+        s->snap.nodes.reserve(nodes);
+        s->snap.jobs.reserve(jobs);
+    } catch (...) {
+    }
+}
+
+GP_EXPORT int32_t gp_snapshot_add_node(gp_snapshot_t *s, const char *name, uint32_t gpus) {
+    if (!s || !name) return -1;
+    try {
+        return s->snap.add_node(name, gpus);
+    } catch (...) {
+        return -1;
+    }
+}
+
+GP_EXPORT int gp_snapshot_add_partition(gp_snapshot_t *s, const char *name, const int32_t *node_index,
+                                        size_t node_count) {
+    if (!s || !name || (!node_index && node_count)) return GP_ERR_ARG;
+    return guarded(GP_ERR_ARG, nullptr, 0, [&] {
+        s->snap.add_partition(name, std::vector<int32_t>(node_index, node_index + node_count));
+    });
+}
+
+GP_EXPORT int gp_snapshot_add_job(gp_snapshot_t *s, const gp_job_t *job) {
+    if (!s || !job) return GP_ERR_ARG;
+    return guarded(GP_ERR_ARG, nullptr, 0, [&] {
+        SnapJob j;
+        if (!s->spare.empty()) {
+            j = std::move(s->spare.back());
+            s->spare.pop_back();
+        }
+        fill_snap_job(job, j);
+        s->snap.add_job(std::move(j));
+    });
+}
