@@ -8,6 +8,7 @@
 #include "slurm_compat.hpp"
 
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -75,15 +76,15 @@ uint32_t array_tasks(const slurm_job_info_t &j, bool pending) {
     return gpr_array_pending_tasks(pending, j.array_task_id, tasks);
 }
 
-std::string user_name(const slurm_job_info_t &j) {
-    if (j.user_name && *j.user_name) return j.user_name;
+}  // namespace
+
+std::string user_name(const char *name, uint32_t uid) {
+    if (name && *name) return name;
     struct passwd pw, *res = nullptr;
     char buf[4096];
-    if (getpwuid_r(j.user_id, &pw, buf, sizeof buf, &res) == 0 && res) return pw.pw_name;
-    return std::to_string(j.user_id);
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return pw.pw_name;
+    return std::to_string(uid);
 }
-
-}  // namespace
 
 ControllerConf load_controller_conf() {
     slurm_conf_t *c = nullptr;
@@ -152,7 +153,7 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
 
         JobMeta m;
         m.name = str(j.name);
-        m.user = user_name(j);
+        m.user = user_name(j.user_name, j.user_id);
         m.partition = str(j.partition);
         m.state = str(slurm_job_state_string(j.job_state));
         // As squeue's %r: the reason's text when Slurm (or gpupool) set one.
@@ -181,10 +182,8 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
                              "are missing");
 }
 
-std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint32_t> &jobs, int64_t since,
-                                                         int64_t until, const ControllerConf &conf,
-                                                         std::string &why_not) {
-    std::unordered_map<uint32_t, int64_t> out;
+bool for_each_job_record(const std::vector<uint32_t> &jobs, const ControllerConf &conf, int64_t since, int64_t end,
+                         const std::function<void(const slurmdb_job_rec_t &)> &each, std::string &why_not) {
     std::vector<slurm_selected_step_t> steps;
     for (uint32_t id : jobs) {
         slurm_selected_step_t s;
@@ -196,13 +195,11 @@ std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint3
         s.step_id.step_het_comp = NO_VAL;
         steps.push_back(s);
     }
-    if (steps.empty()) return out;
-
     uint16_t flags = 0;
     void *db = slurmdb_connection_get(&flags);
     if (!db) {
         why_not = "slurmdbd not reachable";
-        return out;
+        return false;
     }
     // Our lists own nothing: the items live in `steps` and `conf`.
     compat::list_ptr step_list = slurm_list_create(nullptr);
@@ -213,30 +210,43 @@ std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint3
     slurmdb_job_cond_t cond;
     std::memset(&cond, 0, sizeof cond);
     // With a job list, slurmdbd applies the window only without
-    // NO_DEFAULT_USAGE: records submitted before `until` that ended at or
+    // NO_DEFAULT_USAGE: records submitted before `end` that ended at or
     // after `since` (or run still).  since 0: every record.
     cond.flags = JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP | (since > 0 ? 0 : JOBCOND_FLAG_NO_DEFAULT_USAGE);
     cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;  // 0 would select jobs with no flag bit set: none
     cond.step_list = step_list;
     cond.cluster_list = cluster.empty() ? nullptr : cluster_list;
     cond.usage_start = static_cast<time_t>(since);
-    cond.usage_end = static_cast<time_t>(until + 1);  // [since, until]
+    cond.usage_end = static_cast<time_t>(end);
     compat::list_ptr recs = slurmdb_jobs_get(db, &cond);
     if (!recs) {
         why_not = "slurmdbd gave no job records";
     } else {
         compat::list_itr_ptr it = slurm_list_iterator_create(recs);
-        while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it))) {
-            if (r->submit <= 0) continue;
-            auto [pos, fresh] = out.emplace(r->jobid, int64_t(r->submit));
-            if (!fresh) pos->second = std::min<int64_t>(pos->second, r->submit);
-        }
+        while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it))) each(*r);
         slurm_list_iterator_destroy(it);
         slurm_list_destroy(recs);
     }
     slurm_list_destroy(step_list);
     slurm_list_destroy(cluster_list);
     slurmdb_connection_close(&db);
+    return recs != nullptr;
+}
+
+std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint32_t> &jobs, int64_t since,
+                                                         int64_t until, const ControllerConf &conf,
+                                                         std::string &why_not) {
+    std::unordered_map<uint32_t, int64_t> out;
+    if (jobs.empty()) return out;
+    // [since, until]
+    for_each_job_record(
+        jobs, conf, since, until + 1,
+        [&out](const slurmdb_job_rec_t &r) {
+            if (r.submit <= 0) return;
+            auto [pos, fresh] = out.emplace(r.jobid, int64_t(r.submit));
+            if (!fresh) pos->second = std::min<int64_t>(pos->second, r.submit);
+        },
+        why_not);
     return out;
 }
 
