@@ -205,7 +205,7 @@ static const char *_job_partitions(job_record_t *job_ptr, int state,
 
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
-			 gp_job_t *out, char **part_buf,
+			 time_t now, gp_job_t *out, char **part_buf,
 			 char qos_buf[GPS_QOS_LEN])
 {
 	memset(out, 0, sizeof(*out));
@@ -216,7 +216,7 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	out->gpus = gps_job_gpus(job_ptr, t, state != GP_JOB_PENDING);
 	out->submit_time = gpr_submit_time(
 		job_ptr->details ? (int64_t) job_ptr->details->submit_time : 0,
-		(int64_t) time(NULL));
+		(int64_t) now);
 	out->start_time = (int64_t) job_ptr->start_time;
 	out->user_held = 0;
 	out->restart_cnt = job_ptr->restart_cnt;
@@ -236,6 +236,7 @@ extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr)
 typedef struct {
 	gp_snapshot_t *snap;
 	const gps_tres_t *t;
+	time_t now;
 	bool running_only;
 	uint32_t jobs;
 } job_add_t;
@@ -252,10 +253,13 @@ static int _add_job(void *x, void *arg)
 		return 0;
 	if (add->running_only && (state != GP_JOB_RUNNING))
 		return 0;
-	gps_job_fill(job_ptr, state, add->t, NULL, &job, &parts, qos);
+	gps_job_fill(job_ptr, state, add->t, NULL, add->now, &job, &parts,
+		     qos);
+	/* Whose hold it is matters at priority 0 only: no look-up for the rest */
 	job.user_held = gpr_user_held(state == GP_JOB_PENDING,
 				      job_ptr->priority,
-				      gps_hold_is_ours(job_ptr));
+				      (job_ptr->priority == 0) &&
+					      gps_hold_is_ours(job_ptr));
 	if (gp_snapshot_add_job(add->snap, &job) == GP_OK)
 		add->jobs++;
 	xfree(parts);
@@ -325,7 +329,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	}
 
 	if (job_list) {
-		job_add_t add = { .snap = snap, .t = t,
+		job_add_t add = { .snap = snap, .t = t, .now = now,
 				  .running_only = running_only };
 		/*
 		 * list_for_each, not an iterator: since Slurm 25.11
