@@ -1,9 +1,6 @@
 #include "slurm_preemptions.hpp"
 
-#include <pwd.h>
-
 #include <algorithm>
-#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -21,73 +18,28 @@ struct AcctRecord {
     std::string partition, comment, name, user, state;
 };
 
-std::string user_name(const slurmdb_job_rec_t &r) {
-    if (r.user && *r.user) return r.user;
-    struct passwd pw, *res = nullptr;
-    char buf[4096];
-    if (getpwuid_r(r.uid, &pw, buf, sizeof buf, &res) == 0 && res) return pw.pw_name;
-    return std::to_string(r.uid);
-}
-
 // Every record of the job (sacct -D -j JOBID), oldest first; false with
 // `why_not` when slurmdbd could not be asked.
 bool accounting_records(uint32_t job_id, const ControllerConf &conf, int64_t now, std::vector<AcctRecord> &out,
                         std::string &why_not) {
-    uint16_t flags = 0;
-    void *db = slurmdb_connection_get(&flags);
-    if (!db) {
-        why_not = "slurmdbd not reachable";
-        return false;
-    }
-    slurm_selected_step_t step;
-    std::memset(&step, 0, sizeof step);
-    step.array_task_id = NO_VAL;
-    step.het_job_offset = NO_VAL;
-    step.step_id.job_id = job_id;
-    step.step_id.step_id = NO_VAL;
-    step.step_id.step_het_comp = NO_VAL;
-    // Our lists own nothing: the items live here and in `conf`.
-    compat::list_ptr step_list = slurm_list_create(nullptr);
-    slurm_list_append(step_list, &step);
-    compat::list_ptr cluster_list = slurm_list_create(nullptr);
-    std::string cluster = conf.cluster;
-    if (!cluster.empty()) slurm_list_append(cluster_list, cluster.data());
-    slurmdb_job_cond_t cond;
-    std::memset(&cond, 0, sizeof cond);
-    cond.flags = JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_DEFAULT_USAGE;
-    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;  // 0 would select records with no flag bit set: none
-    cond.step_list = step_list;
-    cond.cluster_list = cluster.empty() ? nullptr : cluster_list;
-    cond.usage_start = 0;
-    cond.usage_end = static_cast<time_t>(now);
-    compat::list_ptr recs = slurmdb_jobs_get(db, &cond);
-    bool ok = true;
-    if (!recs) {
-        why_not = "slurmdbd gave no job records";
-        ok = false;
-    } else {
-        compat::list_itr_ptr it = slurm_list_iterator_create(recs);
-        while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it))) {
-            if (r->jobid != job_id) continue;
+    bool ok = for_each_job_record(
+        {job_id}, conf, 0, now,
+        [&](const slurmdb_job_rec_t &r) {
+            if (r.jobid != job_id) return;
             AcctRecord a;
-            a.submit = r->submit;
-            a.start = r->start;
-            a.partition = str(r->partition);
-            a.comment = str(r->system_comment);
-            a.name = str(r->jobname);
-            a.user = user_name(*r);
-            a.state = str(slurm_job_state_string(r->state));
+            a.submit = r.submit;
+            a.start = r.start;
+            a.partition = str(r.partition);
+            a.comment = str(r.system_comment);
+            a.name = str(r.jobname);
+            a.user = user_name(r.user, r.uid);
+            a.state = str(slurm_job_state_string(r.state));
             out.push_back(std::move(a));
-        }
-        slurm_list_iterator_destroy(it);
-        slurm_list_destroy(recs);
-        std::stable_sort(out.begin(), out.end(), [](const AcctRecord &a, const AcctRecord &b) {
-            return std::tie(a.submit, a.start) < std::tie(b.submit, b.start);
-        });
-    }
-    slurm_list_destroy(step_list);
-    slurm_list_destroy(cluster_list);
-    slurmdb_connection_close(&db);
+        },
+        why_not);
+    std::stable_sort(out.begin(), out.end(), [](const AcctRecord &a, const AcctRecord &b) {
+        return std::tie(a.submit, a.start) < std::tie(b.submit, b.start);
+    });
     return ok;
 }
 

@@ -1,19 +1,26 @@
 // libslurm -> ClusterView.  Each job, node and partition is mapped the way
 // gps_snapshot_build() maps slurmctld's own records, from the structures
-// slurmctld sends its clients (job_info_t, node_info_t, partition_info_t).
+// slurmctld sends its clients (job_info_t, node_info_t, partition_info_t),
+// by the same rules (src/plugins/common/gpupool_rules.h).
 #include "slurm_view.hpp"
 
 #include <pwd.h>
 #include "slurm_compat.hpp"
 
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
 #include "gpupool.h"
+#include "gpupool_rules.h"
 #include "slurm_text.hpp"
 
 namespace gpupool::cli {
+
+static_assert(int(JobState::Pending) == GP_JOB_PENDING && int(JobState::Running) == GP_JOB_RUNNING &&
+                  int(JobState::Suspended) == GP_JOB_SUSPENDED,
+              "gpr_job_state's GP_JOB_* are the snapshot's JobState");
 
 namespace {
 
@@ -23,77 +30,61 @@ std::string str(const char *s) { return s ? s : ""; }
     throw std::runtime_error(what + ": " + slurm_strerror(compat::slurm_errno()));
 }
 
-// gps_snapshot_build's _node_unusable: DOWN, FUTURE or DRAINED (drain set
-// and nothing allocated) nodes count no capacity.
-bool node_unusable(const node_info_t &n) {
-    uint32_t base = n.node_state & NODE_STATE_BASE;
-    if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE) return true;
-    bool drain = n.node_state & NODE_STATE_DRAIN;
-    bool busy = base == NODE_STATE_ALLOCATED || base == NODE_STATE_MIXED;
-    return drain && !busy;
+// Not an accounted TRES: the job's own GRES request (per job, per node
+// times its nodes, per task times its tasks).
+uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const std::string &type) {
+    uint64_t total = 0;
+    if (j.tres_per_job)
+        if (auto c = gres_count(j.tres_per_job, gres, type)) total += *c;
+    if (j.tres_per_node)
+        if (auto c = gres_count(j.tres_per_node, gres, type)) total += *c * std::max<uint32_t>(1, j.num_nodes);
+    if (j.tres_per_task)
+        if (auto c = gres_count(j.tres_per_task, gres, type)) total += *c * std::max<uint32_t>(1, j.num_tasks);
+    return total;
 }
 
-// gps_job_state: -1 for jobs that hold and want nothing.
-int job_state(const slurm_job_info_t &j) {
-    if (j.job_state & JOB_REVOKED) return -1;
-    switch (j.job_state & JOB_STATE_BASE) {
-    case JOB_PENDING: return static_cast<int>(JobState::Pending);
-    case JOB_RUNNING: return static_cast<int>(JobState::Running);
-    case JOB_SUSPENDED: return static_cast<int>(JobState::Suspended);
-    default: return -1;  // ended (maybe still completing): given back already
-    }
-}
-
-// gps_job_gpus: allocated for jobs that hold resources, requested for the
-// rest, from the TRES counts when QuotaTRES is an accounted TRES, else
-// from the GRES requests.
+// The job's count of QuotaTRES by gpupool_rules' gpr_gpus_from.  The TRES
+// strings slurmctld sends name the accounted TRES a job has, so a count
+// found there is a TRES count; clients are not sent allocated GRES.
 uint32_t job_gpus(const slurm_job_info_t &j, bool allocated, const std::string &quota_tres,
                   const std::string &gres, const std::string &type) {
-    std::optional<uint64_t> n;
-    if (allocated && j.tres_alloc_str) n = tres_count(j.tres_alloc_str, quota_tres);
-    if (!n && j.tres_req_str) n = tres_count(j.tres_req_str, quota_tres);
-    if (!n) {
-        // Not an accounted TRES: the job's own request.
-        uint64_t total = 0;
-        if (j.tres_per_job)
-            if (auto c = gres_count(j.tres_per_job, gres, type)) total += *c;
-        if (j.tres_per_node)
-            if (auto c = gres_count(j.tres_per_node, gres, type)) total += *c * std::max<uint32_t>(1, j.num_nodes);
-        if (j.tres_per_task)
-            if (auto c = gres_count(j.tres_per_task, gres, type)) total += *c * std::max<uint32_t>(1, j.num_tasks);
-        n = total;
+    std::optional<uint64_t> alloc, req;
+    if (allocated && j.tres_alloc_str) alloc = tres_count(j.tres_alloc_str, quota_tres);
+    if (!alloc && j.tres_req_str) req = tres_count(j.tres_req_str, quota_tres);
+    uint64_t n = 0;
+    switch (gpr_gpus_from(allocated, alloc.has_value(), req.has_value(), false)) {
+    case GPR_GPUS_TRES_ALLOC: n = gpr_gpus_value(*alloc); break;
+    case GPR_GPUS_TRES_REQ: n = gpr_gpus_value(*req); break;
+    case GPR_GPUS_GRES_ALLOC:
+    case GPR_GPUS_GRES_REQ: n = gres_request(j, gres, type); break;
     }
-    return *n > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(*n);
+    return gpr_gpus_clamp(n);
 }
 
-// gps_hold_is_ours (src/plugins/common/gpupool_hold.c): pending, priority 0, WAIT_HELD (or no
-// reason) with gpupool's reason text.
-bool our_hold(const slurm_job_info_t &j) {
-    if (j.priority != 0) return false;
-    if (j.state_reason != WAIT_HELD && j.state_reason != WAIT_NO_REASON) return false;
-    return j.state_desc && std::strncmp(j.state_desc, GP_HOLD_PREFIX, sizeof(GP_HOLD_PREFIX) - 1) == 0;
+// gpupool's quota hold (gps_hold_is_ours without the plugin's memory of
+// its holds, which a client cannot read; clients are not sent
+// direct_set_prio either: a hold by hand says WAIT_HELD_USER, or WAIT_HELD
+// without gpupool's text).
+bool our_hold(const slurm_job_info_t &j, bool pending) {
+    return gpr_hold_may_be_ours(pending, j.priority, false, j.state_reason) && gpr_hold_text_is_ours(j.state_desc);
 }
 
-bool not_eligible(const slurm_job_info_t &j) {
-    switch (j.state_reason) {
-    case WAIT_DEPENDENCY:
-    case WAIT_DEP_INVALID:
-    case WAIT_TIME:
-    case WAIT_PART_DOWN:
-    case WAIT_PART_INACTIVE: return true;
-    default: return false;
-    }
-}
-
-std::string user_name(const slurm_job_info_t &j) {
-    if (j.user_name && *j.user_name) return j.user_name;
-    struct passwd pw, *res = nullptr;
-    char buf[4096];
-    if (getpwuid_r(j.user_id, &pw, buf, sizeof buf, &res) == 0 && res) return pw.pw_name;
-    return std::to_string(j.user_id);
+// The pending tasks a meta record stands for: the bits of array_bitmap,
+// the task_id_bitmap whose bits slurmctld counts in task_cnt.
+uint32_t array_tasks(const slurm_job_info_t &j, bool pending) {
+    int64_t tasks = j.array_bitmap ? slurm_bit_set_count(static_cast<bitstr_t *>(j.array_bitmap)) : 0;
+    return gpr_array_pending_tasks(pending, j.array_task_id, tasks);
 }
 
 }  // namespace
+
+std::string user_name(const char *name, uint32_t uid) {
+    if (name && *name) return name;
+    struct passwd pw, *res = nullptr;
+    char buf[4096];
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return pw.pw_name;
+    return std::to_string(uid);
+}
 
 ControllerConf load_controller_conf() {
     slurm_conf_t *c = nullptr;
@@ -119,8 +110,8 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
         const node_info_t &n = nodes->node_array[i];
         if (!n.name) continue;
         uint64_t gpus = 0;
-        if (!node_unusable(n) && n.gres) gpus = gres_count(n.gres, gres, type).value_or(0);
-        node_map[i] = view.snap.add_node(n.name, gpus > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(gpus));
+        if (!gpr_node_unusable(n.node_state) && n.gres) gpus = gres_count(n.gres, gres, type).value_or(0);
+        node_map[i] = view.snap.add_node(n.name, gpr_gpus_clamp(gpus));
     }
     slurm_free_node_info_msg(nodes);
 
@@ -142,7 +133,7 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
     if (slurm_load_jobs(0, &jobs, SHOW_ALL) != SLURM_SUCCESS) fail("cannot read jobs");
     for (uint32_t i = 0; i < jobs->record_count; ++i) {
         const slurm_job_info_t &j = jobs->job_array[i];
-        int state = job_state(j);
+        int state = gpr_job_state(j.job_state);
         if (state < 0) continue;
         SnapJob sj;
         sj.id = j.job_id;
@@ -152,21 +143,17 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
         sj.partitions = split_list(str(j.partition));
         sj.qos = str(j.qos);
         sj.gpus = job_gpus(j, sj.state != JobState::Pending, quota_tres, gres, type);
-        sj.submit_time = j.submit_time > 0 ? int64_t(j.submit_time) : view.now;
+        sj.submit_time = gpr_submit_time(j.submit_time, view.now);
         sj.start_time = j.start_time;
         sj.restart_cnt = j.restart_cnt;
-        if (sj.state == JobState::Pending && j.array_task_id == NO_VAL && j.array_bitmap) {
-            int64_t tasks = slurm_bit_set_count(static_cast<bitstr_t *>(j.array_bitmap));
-            if (tasks > 1) sj.array_tasks = static_cast<uint32_t>(std::min<int64_t>(tasks, UINT32_MAX));
-        }
+        bool pending = sj.state == JobState::Pending;
+        sj.array_tasks = array_tasks(j, pending);
         sj.array_job_id = j.array_job_id;
-        // Priority 0 that is not gpupool's quota hold: the user's or an
-        // admin's hold, never undone.
-        sj.user_held = sj.state == JobState::Pending && j.priority == 0 && !our_hold(j);
+        sj.user_held = gpr_user_held(pending, j.priority, our_hold(j, pending));
 
         JobMeta m;
         m.name = str(j.name);
-        m.user = user_name(j);
+        m.user = user_name(j.user_name, j.user_id);
         m.partition = str(j.partition);
         m.state = str(slurm_job_state_string(j.job_state));
         // As squeue's %r: the reason's text when Slurm (or gpupool) set one.
@@ -184,7 +171,7 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
         }
         m.submit_time = j.submit_time;
         m.start_time = j.start_time;
-        if (sj.state == JobState::Pending && not_eligible(j)) view.not_eligible.insert(j.job_id);
+        if (pending && gpr_not_eligible(j.state_reason)) view.not_eligible.insert(j.job_id);
         view.meta.emplace(j.job_id, std::move(m));
         view.snap.add_job(std::move(sj));
     }
@@ -195,10 +182,8 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
                              "are missing");
 }
 
-std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint32_t> &jobs, int64_t since,
-                                                         int64_t until, const ControllerConf &conf,
-                                                         std::string &why_not) {
-    std::unordered_map<uint32_t, int64_t> out;
+bool for_each_job_record(const std::vector<uint32_t> &jobs, const ControllerConf &conf, int64_t since, int64_t end,
+                         const std::function<void(const slurmdb_job_rec_t &)> &each, std::string &why_not) {
     std::vector<slurm_selected_step_t> steps;
     for (uint32_t id : jobs) {
         slurm_selected_step_t s;
@@ -210,13 +195,11 @@ std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint3
         s.step_id.step_het_comp = NO_VAL;
         steps.push_back(s);
     }
-    if (steps.empty()) return out;
-
     uint16_t flags = 0;
     void *db = slurmdb_connection_get(&flags);
     if (!db) {
         why_not = "slurmdbd not reachable";
-        return out;
+        return false;
     }
     // Our lists own nothing: the items live in `steps` and `conf`.
     compat::list_ptr step_list = slurm_list_create(nullptr);
@@ -227,30 +210,43 @@ std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint3
     slurmdb_job_cond_t cond;
     std::memset(&cond, 0, sizeof cond);
     // With a job list, slurmdbd applies the window only without
-    // NO_DEFAULT_USAGE: records submitted before `until` that ended at or
+    // NO_DEFAULT_USAGE: records submitted before `end` that ended at or
     // after `since` (or run still).  since 0: every record.
     cond.flags = JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP | (since > 0 ? 0 : JOBCOND_FLAG_NO_DEFAULT_USAGE);
     cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;  // 0 would select jobs with no flag bit set: none
     cond.step_list = step_list;
     cond.cluster_list = cluster.empty() ? nullptr : cluster_list;
     cond.usage_start = static_cast<time_t>(since);
-    cond.usage_end = static_cast<time_t>(until + 1);  // [since, until]
+    cond.usage_end = static_cast<time_t>(end);
     compat::list_ptr recs = slurmdb_jobs_get(db, &cond);
     if (!recs) {
         why_not = "slurmdbd gave no job records";
     } else {
         compat::list_itr_ptr it = slurm_list_iterator_create(recs);
-        while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it))) {
-            if (r->submit <= 0) continue;
-            auto [pos, fresh] = out.emplace(r->jobid, int64_t(r->submit));
-            if (!fresh) pos->second = std::min<int64_t>(pos->second, r->submit);
-        }
+        while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it))) each(*r);
         slurm_list_iterator_destroy(it);
         slurm_list_destroy(recs);
     }
     slurm_list_destroy(step_list);
     slurm_list_destroy(cluster_list);
     slurmdb_connection_close(&db);
+    return recs != nullptr;
+}
+
+std::unordered_map<uint32_t, int64_t> first_submit_times(const std::vector<uint32_t> &jobs, int64_t since,
+                                                         int64_t until, const ControllerConf &conf,
+                                                         std::string &why_not) {
+    std::unordered_map<uint32_t, int64_t> out;
+    if (jobs.empty()) return out;
+    // [since, until]
+    for_each_job_record(
+        jobs, conf, since, until + 1,
+        [&out](const slurmdb_job_rec_t &r) {
+            if (r.submit <= 0) return;
+            auto [pos, fresh] = out.emplace(r.jobid, int64_t(r.submit));
+            if (!fresh) pos->second = std::min<int64_t>(pos->second, r.submit);
+        },
+        why_not);
     return out;
 }
 

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "slurm_compat.hpp"
 #include "view.hpp"
 
 namespace gpupool::cli {
@@ -24,6 +26,16 @@ ControllerConf load_controller_conf();
 
 // Nodes, partitions and jobs, counting GPUs by `quota_tres` (QuotaTRES).
 void load_cluster(ClusterView &view, const std::string &quota_tres, const ControllerConf &conf);
+
+// Each record slurmdbd keeps of `jobs` (sacct -D, no steps) submitted
+// before `end` that ended at or after `since` or still run (since 0: every
+// record), passed to `each`.  False, with `why_not`, when slurmdbd could
+// not be reached or gave no records.
+bool for_each_job_record(const std::vector<uint32_t> &jobs, const ControllerConf &conf, int64_t since, int64_t end,
+                         const std::function<void(const slurmdb_job_rec_t &)> &each, std::string &why_not);
+
+// `name` as Slurm sent it, else the passwd name of `uid`, else the number.
+std::string user_name(const char *name, uint32_t uid);
 
 // Original submit times of `jobs` (requeued) from slurmdbd: the earliest
 // submit of each job's records (sacct -D) among those submitted before

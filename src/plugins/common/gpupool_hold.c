@@ -10,6 +10,7 @@
 
 #include "gpupool_hold.h"
 #include "gpupool_ids.h"
+#include "gpupool_rules.h"
 
 /*
  * Ids of pending jobs this plugin held, sorted; protected by the slurmctld
@@ -47,18 +48,12 @@ extern bool gps_hold_is_ours(job_record_t *job_ptr)
 {
 	bool found;
 
-	if (!IS_JOB_PENDING(job_ptr) || (job_ptr->priority != 0) ||
-	    job_ptr->direct_set_prio)
-		return false;
-	if ((job_ptr->state_reason != WAIT_HELD) &&
-	    (job_ptr->state_reason != WAIT_NO_REASON))
+	if (!gpr_hold_may_be_ours(IS_JOB_PENDING(job_ptr), job_ptr->priority,
+				  job_ptr->direct_set_prio,
+				  job_ptr->state_reason))
 		return false;
 	(void) _held_find(job_ptr->job_id, &found);
-	if (found)
-		return true;
-	return job_ptr->state_desc &&
-	       !xstrncmp(job_ptr->state_desc, GP_HOLD_PREFIX,
-			 strlen(GP_HOLD_PREFIX));
+	return found || gpr_hold_text_is_ours(job_ptr->state_desc);
 }
 
 extern void gps_set_priority(job_record_t *job_ptr, uint32_t prio)

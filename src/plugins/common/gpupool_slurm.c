@@ -16,6 +16,7 @@
 #include "src/common/xstring.h"
 
 #include "gpupool_hold.h"
+#include "gpupool_rules.h"
 #include "gpupool_slurm.h"
 
 /*
@@ -124,10 +125,7 @@ static uint64_t _gres_list_cnt(list_t *gres_list, const gps_tres_t *t)
 			continue;
 		if (t->gres_type[0] && xstrcmp(js->type_name, t->gres_type))
 			continue;
-		if ((js->total_gres == NO_VAL64) ||
-		    (js->total_gres == NO_CONSUME_VAL64))
-			continue;
-		cnt += js->total_gres;
+		cnt += gpr_gpus_value(js->total_gres);
 	}
 	list_iterator_destroy(it);
 	return cnt;
@@ -136,43 +134,33 @@ static uint64_t _gres_list_cnt(list_t *gres_list, const gps_tres_t *t)
 extern uint32_t gps_job_gpus(job_record_t *job_ptr, const gps_tres_t *t,
 			     bool allocated)
 {
-	uint64_t *arr = NULL, cnt = 0;
+	bool accounted = (t->tres_pos >= 0) &&
+			 (t->tres_cnt == slurmctld_tres_cnt);
+	uint64_t cnt = 0;
 
-	if ((t->tres_pos >= 0) && (t->tres_cnt == slurmctld_tres_cnt)) {
-		if (allocated && job_ptr->tres_alloc_cnt)
-			arr = job_ptr->tres_alloc_cnt;
-		else
-			arr = job_ptr->tres_req_cnt;
-	}
-	if (arr) {
-		cnt = arr[t->tres_pos];
-		if ((cnt == NO_VAL64) || (cnt == NO_CONSUME_VAL64))
-			cnt = 0;
-	} else if (allocated && job_ptr->gres_list_alloc) {
+	switch (gpr_gpus_from(allocated,
+			      accounted && job_ptr->tres_alloc_cnt,
+			      accounted && job_ptr->tres_req_cnt,
+			      job_ptr->gres_list_alloc != NULL)) {
+	case GPR_GPUS_TRES_ALLOC:
+		cnt = gpr_gpus_value(job_ptr->tres_alloc_cnt[t->tres_pos]);
+		break;
+	case GPR_GPUS_TRES_REQ:
+		cnt = gpr_gpus_value(job_ptr->tres_req_cnt[t->tres_pos]);
+		break;
+	case GPR_GPUS_GRES_ALLOC:
 		cnt = _gres_list_cnt(job_ptr->gres_list_alloc, t);
-	} else {
+		break;
+	case GPR_GPUS_GRES_REQ:
 		cnt = _gres_list_cnt(job_ptr->gres_list_req, t);
+		break;
 	}
-	return (cnt > UINT32_MAX) ? UINT32_MAX : (uint32_t) cnt;
+	return gpr_gpus_clamp(cnt);
 }
 
 extern int gps_job_state(job_record_t *job_ptr)
 {
-	if (IS_JOB_REVOKED(job_ptr))
-		return -1;
-	if (IS_JOB_PENDING(job_ptr))
-		return GP_JOB_PENDING;
-	if (IS_JOB_RUNNING(job_ptr))
-		return GP_JOB_RUNNING;
-	if (IS_JOB_SUSPENDED(job_ptr))
-		return GP_JOB_SUSPENDED;
-	/*
-	 * Ended but still completing: priority_p_job_end has already given
-	 * its GPUs back to the engine (so a quota-held job is admitted at
-	 * once); counting it again until its epilog ends would undo that.
-	 * Slurm itself does not place jobs on its completing nodes.
-	 */
-	return -1;
+	return gpr_job_state(job_ptr->job_state);
 }
 
 /*
@@ -217,7 +205,7 @@ static const char *_job_partitions(job_record_t *job_ptr, int state,
 
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
-			 gp_job_t *out, char **part_buf,
+			 time_t now, gp_job_t *out, char **part_buf,
 			 char qos_buf[GPS_QOS_LEN])
 {
 	memset(out, 0, sizeof(*out));
@@ -226,10 +214,9 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	out->partitions = _job_partitions(job_ptr, state, use_part, part_buf);
 	out->qos = gps_job_qos(job_ptr, true, qos_buf, GPS_QOS_LEN);
 	out->gpus = gps_job_gpus(job_ptr, t, state != GP_JOB_PENDING);
-	out->submit_time = job_ptr->details ?
-		(int64_t) job_ptr->details->submit_time : 0;
-	if (out->submit_time <= 0)
-		out->submit_time = (int64_t) time(NULL);
+	out->submit_time = gpr_submit_time(
+		job_ptr->details ? (int64_t) job_ptr->details->submit_time : 0,
+		(int64_t) now);
 	out->start_time = (int64_t) job_ptr->start_time;
 	out->user_held = 0;
 	out->restart_cnt = job_ptr->restart_cnt;
@@ -240,30 +227,16 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 
 extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr)
 {
-	/*
-	 * Slurm 22.05: the pending meta record of an array keeps the array's
-	 * id and array_recs, with array_task_id NO_VAL while it stands for
-	 * task_cnt > 1 tasks; the scheduler splits a task off it for each
-	 * start (job_array_split) and, at task_cnt 1, gives the record the
-	 * last task's id.
-	 */
-	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->array_recs ||
-	    (job_ptr->array_task_id != NO_VAL) ||
-	    (job_ptr->array_recs->task_cnt <= 1))
-		return 0;
-	return job_ptr->array_recs->task_cnt;
-}
-
-/* A node whose GPUs cannot be given to new jobs counts no capacity. */
-static bool _node_unusable(node_record_t *node_ptr)
-{
-	return IS_NODE_DOWN(node_ptr) || IS_NODE_FUTURE(node_ptr) ||
-	       IS_NODE_DRAINED(node_ptr);
+	/* Slurm's own count of the meta record's task ids (gpupool_rules.h) */
+	return gpr_array_pending_tasks(
+		IS_JOB_PENDING(job_ptr), job_ptr->array_task_id,
+		job_ptr->array_recs ? job_ptr->array_recs->task_cnt : 0);
 }
 
 typedef struct {
 	gp_snapshot_t *snap;
 	const gps_tres_t *t;
+	time_t now;
 	bool running_only;
 	uint32_t jobs;
 } job_add_t;
@@ -280,16 +253,13 @@ static int _add_job(void *x, void *arg)
 		return 0;
 	if (add->running_only && (state != GP_JOB_RUNNING))
 		return 0;
-	gps_job_fill(job_ptr, state, add->t, NULL, &job, &parts, qos);
-	/*
-	 * Priority 0 that is not our quota hold is a user's or admin's hold:
-	 * never undone.  Jobs waiting for a begin time or a dependency are
-	 * ordered and admitted like the rest, so that none can start over
-	 * quota the moment it becomes eligible.
-	 */
-	if ((state == GP_JOB_PENDING) && (job_ptr->priority == 0) &&
-	    !gps_hold_is_ours(job_ptr))
-		job.user_held = 1;
+	gps_job_fill(job_ptr, state, add->t, NULL, add->now, &job, &parts,
+		     qos);
+	/* Whose hold it is matters at priority 0 only: no look-up for the rest */
+	job.user_held = gpr_user_held(state == GP_JOB_PENDING,
+				      job_ptr->priority,
+				      (job_ptr->priority == 0) &&
+					      gps_hold_is_ours(job_ptr));
 	if (gp_snapshot_add_job(add->snap, &job) == GP_OK)
 		add->jobs++;
 	xfree(parts);
@@ -320,7 +290,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 			node_map[i] = -1;
 		for (i = 0; (node_ptr = next_node(&i)); i++) {
 			uint64_t gpus = 0;
-			if (!_node_unusable(node_ptr))
+			if (!gpr_node_unusable(node_ptr->node_state))
 				gpus = gres_node_config_cnt(
 					node_ptr->gres_list,
 					(char *) t->node_gres);
@@ -359,7 +329,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	}
 
 	if (job_list) {
-		job_add_t add = { .snap = snap, .t = t,
+		job_add_t add = { .snap = snap, .t = t, .now = now,
 				  .running_only = running_only };
 		/*
 		 * list_for_each, not an iterator: since Slurm 25.11

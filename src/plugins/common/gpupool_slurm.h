@@ -74,12 +74,13 @@ extern uint32_t gps_qos_miss_count(void);
  * Running jobs: their one partition; pending jobs: `use_part` if given
  * (the partition the scheduler is trying), else every partition their user
  * listed (the job's partition string: gpupool may have narrowed its list).
+ * A job with no submit time yet gets `now`.
  * Caller holds job read + partition read locks and no assoc_mgr lock (an
  * unknown QOS is looked up under assoc_mgr's QOS read lock).
  */
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
-			 gp_job_t *out, char **part_buf,
+			 time_t now, gp_job_t *out, char **part_buf,
 			 char qos_buf[GPS_QOS_LEN]);
 
 /*

@@ -255,6 +255,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 	gps_tres_t tres;
 	char *vparts = NULL, *pparts = NULL;
 	char vqos[GPS_QOS_LEN], pqos[GPS_QOS_LEN];
+	time_t now;
 	int rc;
 
 	if (!preemptee || !preemptor)
@@ -271,13 +272,14 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 		_preempt_prepare_for(preemptor->job_id);
 
 	gps_tres_get(&tres);
-	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, &victim, &vparts,
-		     vqos);
+	now = time(NULL);
+	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, now, &victim,
+		     &vparts, vqos);
 	gps_job_fill(preemptor, GP_JOB_PENDING, &tres, preemptor->part_ptr,
-		     &pre, &pparts, pqos);
+		     now, &pre, &pparts, pqos);
 	memset(&v, 0, sizeof(v));
 	rc = gp_engine_preemptable(gp_shared_engine(), &victim, &pre,
-				   (int64_t) time(NULL), &v);
+				   (int64_t) now, &v);
 	if (rc != GP_OK) {
 		debug("gpupool: preemptable(JobId=%u by JobId=%u): %s",
 		      preemptee->job_id, preemptor->job_id,

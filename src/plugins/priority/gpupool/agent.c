@@ -157,113 +157,137 @@ static int64_t _mono_sec(void)
 	return (int64_t) ts.tv_sec;
 }
 
-static void *_agent(void *arg)
-{
-	int64_t last_pass = INT64_MIN / 2, last_save = _mono_sec(), mono;
-	time_t seen_node_update = 0, seen_part_update = 0, seen_job_update = 0;
-	/* The last seen_job_update whose second was over when checked. */
-	time_t settled_job_update = 0;
+/* What the agent saw of slurmctld at its last look (agent thread only). */
+typedef struct {
+	int64_t last_pass;	/* _mono_sec() when the last pass ended */
 	/*
 	 * Least gap between event-driven passes: a second, or 20 times what
 	 * the last pass took, so that a busy queue (100k jobs: ~0.1 s a
 	 * pass) costs slurmctld at most ~5% of its job lock.
 	 */
-	int64_t gap = EVENT_MIN_GAP;
+	int64_t gap;
+	time_t node_update, part_update, job_update;
+	/* The last job_update whose second was over when checked. */
+	time_t settled_job_update;
+} agent_seen_t;
+
+/* Why the agent goes on (_wait_for_pass). */
+typedef struct {
+	bool reload, full;	/* gpupool.conf to reload (by a reconfigure) */
+	bool jobs_only;		/* only jobs moved: maybe nothing a pass reads */
+	bool second_over;	/* job_update's second is over: look once */
+} agent_wake_t;
+
+/*
+ * Wait until a pass is due (gpp_pass_due) or the agent is told to stop
+ * (false).  Takes agent_mutex.
+ */
+static bool _wait_for_pass(agent_seen_t *seen, agent_wake_t *w)
+{
+	bool run = false;
 	struct timespec ts;
+
+	memset(w, 0, sizeof(*w));
+	slurm_mutex_lock(&agent_mutex);
+	while (!stop && !run) {
+		uint32_t interval =
+			gp_engine_recalc_interval(gp_shared_engine());
+		/*
+		 * Jobs started, ended or changed (QOS, partition, hold,
+		 * cancel of a pending job), or nodes changed: slurmctld
+		 * calls no priority hook for most of these.
+		 */
+		bool ctld_moved;
+		time_t now = time(NULL);
+		int64_t mono;
+
+		/*
+		 * last_job_update counts whole seconds: a change in the
+		 * second the last pass (or check) read it leaves it equal.
+		 * Once that second is over, look at the jobs' digest once
+		 * (issue 22, item 8).
+		 */
+		w->second_over = (last_job_update == seen->job_update) &&
+				 (seen->job_update !=
+				  seen->settled_job_update) &&
+				 (now > seen->job_update);
+		ctld_moved = (last_node_update != seen->node_update) ||
+			     (last_part_update != seen->part_update) ||
+			     (last_job_update != seen->job_update) ||
+			     w->second_over;
+		mono = _mono_sec();
+		run = gpp_pass_due(mono, seen->last_pass, seen->gap,
+				   (int64_t) interval, reconfig_pending, wake,
+				   ctld_moved);
+		/* Only job changes: maybe nothing a pass reads. */
+		if (run && !reconfig_pending && !wake && ctld_moved &&
+		    !gpp_elapsed(mono, seen->last_pass, (int64_t) interval))
+			w->jobs_only =
+				(last_node_update == seen->node_update) &&
+				(last_part_update == seen->part_update);
+		if (run)
+			break;
+		ts.tv_sec = now + 1;
+		ts.tv_nsec = 0;
+		slurm_cond_timedwait(&agent_cond, &agent_mutex, &ts);
+	}
+	wake = false;
+	w->reload = reconfig_pending;
+	w->full = reconfig_full;
+	reconfig_pending = reconfig_full = false;
+	run = !stop;
+	slurm_mutex_unlock(&agent_mutex);
+	return run;
+}
+
+/* A pass, timed (gp_engine_note_pass), after reloading what was asked. */
+static void _timed_pass(agent_seen_t *seen, const agent_wake_t *w)
+{
+	struct timeval t0, t1;
+	struct timespec pass_start;
+	gp_pass_time_t pt;
+	long usec;
+
+	if (w->reload)
+		gpp_conf_reload(w->full);
+	gpp_conf_save_copy_if_new();
+	seen->node_update = last_node_update;
+	seen->part_update = last_part_update;
+	gettimeofday(&t0, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &pass_start);
+	_pass(&pt, &seen->job_update);
+	pt.total_usec = _usec_since(&pass_start);
+	gettimeofday(&t1, NULL);
+	usec = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_usec - t0.tv_usec);
+	seen->gap = MAX((int64_t) EVENT_MIN_GAP,
+			(int64_t) (usec * 20 / 1000000));
+	seen->last_pass = _mono_sec();
+	(void) gp_engine_note_pass(gp_shared_engine(), &pt,
+				   (int64_t) time(NULL));
+}
+
+static void *_agent(void *arg)
+{
+	agent_seen_t seen = { .last_pass = INT64_MIN / 2,
+			      .gap = EVENT_MIN_GAP };
+	agent_wake_t w;
+	int64_t last_save = _mono_sec();
+	time_t checking, now;
 
 #if HAVE_SYS_PRCTL_H
 	(void) prctl(PR_SET_NAME, "gpupool", NULL, NULL, NULL);
 #endif
-	while (true) {
-		bool run = false, reload, full, jobs_only = false;
-		bool second_over = false;
-		time_t checking = 0;
-		time_t now;
-		struct timeval t0, t1;
-		long usec;
-		gp_pass_time_t pt;
-		struct timespec pass_start;
-
-		slurm_mutex_lock(&agent_mutex);
-		while (!stop && !run) {
-			uint32_t interval =
-				gp_engine_recalc_interval(gp_shared_engine());
-			/*
-			 * Jobs started, ended or changed (QOS, partition,
-			 * hold, cancel of a pending job), or nodes changed:
-			 * slurmctld calls no priority hook for most of these.
-			 */
-			bool ctld_moved;
-
-			now = time(NULL);
-			/*
-			 * last_job_update counts whole seconds: a change in
-			 * the second the last pass (or check) read it leaves
-			 * it equal.  Once that second is over, look at the
-			 * jobs' digest once (issue 22, item 8).
-			 */
-			second_over = (last_job_update == seen_job_update) &&
-				      (seen_job_update != settled_job_update) &&
-				      (now > seen_job_update);
-			ctld_moved = (last_node_update != seen_node_update) ||
-				     (last_part_update != seen_part_update) ||
-				     (last_job_update != seen_job_update) ||
-				     second_over;
-			mono = _mono_sec();
-			run = gpp_pass_due(mono, last_pass, gap,
-					   (int64_t) interval, reconfig_pending,
-					   wake, ctld_moved);
-			/* Only job changes: maybe nothing a pass reads. */
-			if (run && !reconfig_pending && !wake &&
-			    ctld_moved && !gpp_elapsed(mono, last_pass,
-						       (int64_t) interval))
-				jobs_only = (last_node_update ==
-					     seen_node_update) &&
-					    (last_part_update ==
-					     seen_part_update);
-			if (run)
-				break;
-			ts.tv_sec = now + 1;
-			ts.tv_nsec = 0;
-			slurm_cond_timedwait(&agent_cond, &agent_mutex, &ts);
-		}
-		wake = false;
-		reload = reconfig_pending;
-		full = reconfig_full;
-		reconfig_pending = reconfig_full = false;
-		if (stop) {
-			slurm_mutex_unlock(&agent_mutex);
-			break;
-		}
-		slurm_mutex_unlock(&agent_mutex);
-
+	while (_wait_for_pass(&seen, &w)) {
 		/*
 		 * Woken by last_job_update alone: maybe nothing a pass reads
 		 * changed.  The files below are still written on time.
 		 */
-		checking = seen_job_update;
-		if (!jobs_only || _jobs_changed(&seen_job_update)) {
-			if (reload)
-				gpp_conf_reload(full);
-			gpp_conf_save_copy_if_new();
-			seen_node_update = last_node_update;
-			seen_part_update = last_part_update;
-			gettimeofday(&t0, NULL);
-			clock_gettime(CLOCK_MONOTONIC, &pass_start);
-			_pass(&pt, &seen_job_update);
-			pt.total_usec = _usec_since(&pass_start);
-			gettimeofday(&t1, NULL);
-			usec = (t1.tv_sec - t0.tv_sec) * 1000000L +
-			       (t1.tv_usec - t0.tv_usec);
-			gap = MAX((int64_t) EVENT_MIN_GAP,
-				  (int64_t) (usec * 20 / 1000000));
-			last_pass = _mono_sec();
-			(void) gp_engine_note_pass(gp_shared_engine(), &pt,
-						   (int64_t) time(NULL));
-		}
+		checking = seen.job_update;
+		if (!w.jobs_only || _jobs_changed(&seen.job_update))
+			_timed_pass(&seen, &w);
 		/* Looked at after its second: settled (a pass re-opens). */
-		if (second_over)
-			settled_job_update = checking;
+		if (w.second_over)
+			seen.settled_job_update = checking;
 		/* No slurmctld lock is held here: slow storage stalls no one. */
 		now = time(NULL);
 		if (gpp_elapsed(_mono_sec(), last_save,

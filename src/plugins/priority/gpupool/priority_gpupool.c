@@ -200,7 +200,8 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	}
 
 	gps_tres_get(&tres);
-	gps_job_fill(job_ptr, GP_JOB_PENDING, &tres, NULL, &job, &parts, qos);
+	gps_job_fill(job_ptr, GP_JOB_PENDING, &tres, NULL, now, &job, &parts,
+		     qos);
 	(void) gp_engine_note_job(e, job.job_id, job.submit_time,
 				  job.restart_cnt, (int64_t) now);
 	rc = gp_engine_provisional(e, &job, (int64_t) now, &r);

@@ -1,0 +1,89 @@
+// Slurm's records -> the snapshot (src/plugins/common/gpupool_rules.h), the
+// rules the plugins and the gpupool command share, over the state bits and
+// reason codes of the Slurm release built against.
+#include <gtest/gtest.h>
+
+#include <slurm/slurm.h>
+
+#include "gpupool.h"
+#include "gpupool_rules.h"
+
+TEST(SlurmRules, NodeUnusable) {
+    EXPECT_TRUE(gpr_node_unusable(NODE_STATE_DOWN));
+    EXPECT_TRUE(gpr_node_unusable(NODE_STATE_FUTURE));
+    EXPECT_TRUE(gpr_node_unusable(NODE_STATE_DOWN | NODE_STATE_DRAIN));
+    EXPECT_FALSE(gpr_node_unusable(NODE_STATE_IDLE));
+    EXPECT_FALSE(gpr_node_unusable(NODE_STATE_ALLOCATED));
+    EXPECT_FALSE(gpr_node_unusable(NODE_STATE_MIXED | NODE_STATE_COMPLETING));
+    // Drained (nothing left on it) counts nothing; draining, its jobs' GPUs.
+    EXPECT_TRUE(gpr_node_unusable(NODE_STATE_IDLE | NODE_STATE_DRAIN));
+    EXPECT_FALSE(gpr_node_unusable(NODE_STATE_ALLOCATED | NODE_STATE_DRAIN));
+    EXPECT_FALSE(gpr_node_unusable(NODE_STATE_MIXED | NODE_STATE_DRAIN));
+}
+
+TEST(SlurmRules, JobState) {
+    EXPECT_EQ(gpr_job_state(JOB_PENDING), GP_JOB_PENDING);
+    EXPECT_EQ(gpr_job_state(JOB_PENDING | JOB_REQUEUE), GP_JOB_PENDING);
+    EXPECT_EQ(gpr_job_state(JOB_RUNNING), GP_JOB_RUNNING);
+    EXPECT_EQ(gpr_job_state(JOB_SUSPENDED), GP_JOB_SUSPENDED);
+    // Holds and wants nothing: revoked, ended, ended and completing.
+    EXPECT_EQ(gpr_job_state(JOB_PENDING | JOB_REVOKED), -1);
+    EXPECT_EQ(gpr_job_state(JOB_COMPLETE), -1);
+    EXPECT_EQ(gpr_job_state(JOB_CANCELLED | JOB_COMPLETING), -1);
+    EXPECT_EQ(gpr_job_state(JOB_PREEMPTED), -1);
+}
+
+TEST(SlurmRules, GpusFrom) {
+    // allocated, TRES allocated, TRES requested, GRES allocated
+    EXPECT_EQ(gpr_gpus_from(true, true, true, true), GPR_GPUS_TRES_ALLOC);
+    EXPECT_EQ(gpr_gpus_from(false, true, true, true), GPR_GPUS_TRES_REQ);
+    EXPECT_EQ(gpr_gpus_from(true, false, true, true), GPR_GPUS_TRES_REQ);
+    EXPECT_EQ(gpr_gpus_from(true, false, false, true), GPR_GPUS_GRES_ALLOC);
+    EXPECT_EQ(gpr_gpus_from(false, false, false, true), GPR_GPUS_GRES_REQ);
+    EXPECT_EQ(gpr_gpus_from(true, false, false, false), GPR_GPUS_GRES_REQ);
+    EXPECT_EQ(gpr_gpus_value(4), 4u);
+    EXPECT_EQ(gpr_gpus_value(NO_VAL64), 0u);
+    EXPECT_EQ(gpr_gpus_value(NO_CONSUME_VAL64), 0u);
+    EXPECT_EQ(gpr_gpus_clamp(7), 7u);
+    EXPECT_EQ(gpr_gpus_clamp(uint64_t(UINT32_MAX) + 5), UINT32_MAX);
+}
+
+TEST(SlurmRules, ArrayPendingTasks) {
+    EXPECT_EQ(gpr_array_pending_tasks(true, NO_VAL, 40), 40u);
+    EXPECT_EQ(gpr_array_pending_tasks(true, NO_VAL, int64_t(UINT32_MAX) + 1), UINT32_MAX);
+    // One task left (Slurm gives the record its id), a split-off task, an
+    // ordinary job, a meta record no longer pending.
+    EXPECT_EQ(gpr_array_pending_tasks(true, NO_VAL, 1), 0u);
+    EXPECT_EQ(gpr_array_pending_tasks(true, 3, 40), 0u);
+    EXPECT_EQ(gpr_array_pending_tasks(true, NO_VAL, 0), 0u);
+    EXPECT_EQ(gpr_array_pending_tasks(false, NO_VAL, 40), 0u);
+}
+
+TEST(SlurmRules, SubmitTime) {
+    EXPECT_EQ(gpr_submit_time(1000, 5000), 1000);
+    EXPECT_EQ(gpr_submit_time(0, 5000), 5000);
+}
+
+TEST(SlurmRules, Holds) {
+    EXPECT_TRUE(gpr_hold_may_be_ours(true, 0, false, WAIT_HELD));
+    EXPECT_TRUE(gpr_hold_may_be_ours(true, 0, false, WAIT_NO_REASON));
+    EXPECT_FALSE(gpr_hold_may_be_ours(true, 0, false, WAIT_HELD_USER));
+    EXPECT_FALSE(gpr_hold_may_be_ours(true, 0, true, WAIT_HELD));  // scontrol hold
+    EXPECT_FALSE(gpr_hold_may_be_ours(true, 10, false, WAIT_HELD));
+    EXPECT_FALSE(gpr_hold_may_be_ours(false, 0, false, WAIT_HELD));
+    EXPECT_TRUE(gpr_hold_text_is_ours(GP_HOLD_PREFIX "QuotaFull"));
+    EXPECT_FALSE(gpr_hold_text_is_ours("Held by admin"));
+    EXPECT_FALSE(gpr_hold_text_is_ours(nullptr));
+
+    EXPECT_TRUE(gpr_user_held(true, 0, false));
+    EXPECT_FALSE(gpr_user_held(true, 0, true));
+    EXPECT_FALSE(gpr_user_held(true, 5, false));
+    EXPECT_FALSE(gpr_user_held(false, 0, false));
+}
+
+TEST(SlurmRules, NotEligible) {
+    for (uint32_t r : {WAIT_DEPENDENCY, WAIT_DEP_INVALID, WAIT_TIME, WAIT_PART_DOWN, WAIT_PART_INACTIVE})
+        EXPECT_TRUE(gpr_not_eligible(r)) << r;
+    for (uint32_t r : {WAIT_NO_REASON, WAIT_HELD, WAIT_PRIORITY, WAIT_RESOURCES})
+        EXPECT_FALSE(gpr_not_eligible(r)) << r;
+}
