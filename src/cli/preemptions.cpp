@@ -43,13 +43,6 @@ PreemptionRecord from_event(const PreemptionEvent &e) {
     return r;
 }
 
-// Appends what is left of `fp` to `text`; false on a read error.
-bool read_rest(FILE *fp, std::string &text) {
-    char buf[65536];
-    for (size_t got; (got = std::fread(buf, 1, sizeof buf, fp)) > 0;) text.append(buf, got);
-    return !std::ferror(fp);
-}
-
 }  // namespace
 
 bool read_event_log(const std::string &path, uint32_t job_id, std::vector<PreemptionRecord> &out,
@@ -69,7 +62,7 @@ bool read_event_log(const std::string &path, uint32_t job_id, std::vector<Preemp
             continue;
         }
         std::string text;
-        const bool failed = !read_rest(fp, text);
+        const bool failed = !read_all(fp, text);  // events.hpp
         std::fclose(fp);
         if (failed) {
             if (unreadable.empty()) unreadable = f + ": read error";

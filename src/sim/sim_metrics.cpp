@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "fairshare.hpp"
+#include "pass.hpp"
 
 namespace gpupool::sim {
 
@@ -103,23 +104,13 @@ StartOrderCheck check_start_order(const Workload &workload, const std::vector<Jo
 
 NodeSets node_sets(const SimCluster &cluster, const Config &config, const std::vector<int32_t> &part_of_pool) {
     const size_t n = config.pools.size();
-    std::vector<int> parent(n);
-    std::iota(parent.begin(), parent.end(), 0);
-    auto find = [&](int x) {
-        while (parent[static_cast<size_t>(x)] != x) x = parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
-        return x;
-    };
-    std::vector<int> owner(cluster.nodes.size(), -1);
+    PoolSets sets(n, cluster.nodes.size());
     for (size_t i = 0; i < n; ++i) {
         if (part_of_pool[i] < 0) continue;
-        for (uint32_t node : cluster.partitions[static_cast<size_t>(part_of_pool[i])].nodes) {
-            int &o = owner[node];
-            if (o < 0)
-                o = static_cast<int>(i);
-            else
-                parent[static_cast<size_t>(find(static_cast<int>(i)))] = find(o);
-        }
+        for (uint32_t node : cluster.partitions[static_cast<size_t>(part_of_pool[i])].nodes)
+            sets.add(static_cast<int>(i), node);
     }
+    auto find = [&](int x) { return sets.find(x); };
     NodeSets out;
     out.of_pool.assign(n, -1);
     std::vector<int> set_of_root(n, -1);
@@ -132,9 +123,9 @@ NodeSets node_sets(const SimCluster &cluster, const Config &config, const std::v
         }
         out.of_pool[i] = set_of_root[static_cast<size_t>(root)];
     }
-    for (size_t node = 0; node < owner.size(); ++node)
-        if (owner[node] >= 0) {
-            int s = out.of_pool[static_cast<size_t>(find(owner[node]))];
+    for (size_t node = 0; node < cluster.nodes.size(); ++node)
+        if (sets.owner(node) >= 0) {
+            int s = out.of_pool[static_cast<size_t>(find(sets.owner(node)))];
             if (s >= 0) out.gpus[static_cast<size_t>(s)] += cluster.nodes[node].gpus;
         }
     return out;
