@@ -1,16 +1,23 @@
 // gpupool.conf: the parsed configuration (R9) and its parser.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "resources.hpp"
 
 namespace gpupool {
 
 enum class PreemptionOrder { Newest, Oldest };
 enum class ReclaimBy { NonPreemptible, All };
 enum class PreemptMode { Default, Requeue, Cancel, Suspend };
+
+// Issue 20: how far a queue reclaims from others.  Quota: back to its
+// quota (today's R5, OSMO); Fairshare: up to its fairshare (Run:ai, KAI).
+enum class ReclaimTo { Quota, Fairshare };
 
 struct Tier {
     std::string name;
@@ -30,6 +37,19 @@ struct Pool {
     int line = 0;
 };
 
+// Account=NAME Pool=POOL|* ... (issue 20): a queue for a Slurm account in a
+// node pool.  The tree of accounts is Slurm's (sacctmgr), not this file's.
+struct AccountQuota {
+    std::string account;            // the Slurm account
+    std::string pool;               // a Pool= name, or "*": every pool
+    ResourceAmounts quota;          // guaranteed, per counted resource
+    uint32_t weight = 1;            // over-quota weight (accounts without children)
+    bool weight_given = false;
+    ResourceAmounts limit;          // the most it may hold, borrowed included
+    ResourceAmounts lending_limit;  // the most of its quota it lends
+    int line = 0;
+};
+
 struct Config {
     std::string source;                     // file name for messages
     std::string quota_tres = "gres/gpu";
@@ -46,6 +66,11 @@ struct Config {
     std::string default_tier;               // name of a tier
     std::vector<Tier> tiers;                // in file order
     std::vector<Pool> pools;                // in file order (fairshare ties)
+    // Issue 20: the resources quotas count (QuotaTRES's list: the GPU TRES
+    // first, then cpu and mem where listed), account queues, reclaim reach.
+    std::array<bool, kResources> counted{{true, false, false}};
+    std::vector<AccountQuota> accounts;     // in file order
+    ReclaimTo reclaim_to = ReclaimTo::Quota;
 
     // Linear: for lookups once per load; the parser and the engine keep
     // their own indexes for lookups per record or per job.

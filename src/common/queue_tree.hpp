@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "config.hpp"
 #include "resources.hpp"
 
 namespace gpupool {
@@ -71,8 +72,6 @@ QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare);
 // no reclaim between them, that is preemption within a queue.
 std::pair<int32_t, int32_t> sides_below_common_ancestor(const std::vector<QueueSpec> &queues, int32_t a,
                                                         int32_t b);
-
-enum class ReclaimTo { Quota, Fairshare };
 
 struct ReclaimQuestion {
     int32_t reclaimer = -1;      // the pending job's queue

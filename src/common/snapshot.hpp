@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct SnapJob {
     uint32_t array_job_id = 0;
     // Times Slurm requeued it; 0: submit_time is the original.
     uint32_t restart_cnt = 0;
+    // Issue 20: its Slurm account and the CPUs and memory (MiB) it holds
+    // (running) or asks for (pending), per task.
+    std::string account;
+    uint32_t cpus = 0;
+    uint64_t mem_mb = 0;
 };
 
 // Tasks a pending record stands for: an array meta record's pending tasks,
@@ -56,6 +62,9 @@ struct Snapshot {
     std::vector<SnapNode> nodes;
     std::vector<SnapPartition> partitions;
     std::vector<SnapJob> jobs;
+    // Issue 20: Slurm's account tree, each account's parent ("" or "root"
+    // for a top-level one), as slurmctld's association manager has it now.
+    std::unordered_map<std::string, std::string> account_parent;
 
     int32_t add_node(std::string name, uint32_t gpus);
     // Node indices out of range are a std::invalid_argument.
