@@ -4,36 +4,31 @@
 // Format: Slurm's Key=Value style.  Whitespace separates tokens, '#' starts
 // a comment to the end of the line, blank lines are ignored, keys are
 // case-insensitive, values are case-sensitive except enum words.  A line
-// whose first token is Tier=NAME or Pool=NAME is a record; every other line
-// holds global keys.  Every problem is a ConfigError "SOURCE:LINE: problem"
+// whose first token is Tier=NAME, Pool=NAME or Account=NAME is a record;
+// every other line holds global keys.  Issue 20's settings (Account=,
+// ReclaimTo=, QuotaTRES lists, TRES quotas) are config_accounts.cpp's.  Every problem is a ConfigError "SOURCE:LINE: problem"
 // (or "SOURCE: problem" for problems about the whole file).
 #include "config.hpp"
+#include "config_parser.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <limits>
-#include <locale>
-#include <map>
-#include <sstream>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace gpupool {
 
 const ConfigKeys &config_keys() {
     static const ConfigKeys keys{
-        {"QuotaTRES", "PreemptionOrder", "ReclaimBy", "DecayHalfLife", "UsageWindow", "UsageWeight",
-         "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier"},
+        {"QuotaTRES", "PreemptionOrder", "ReclaimBy", "ReclaimTo", "DecayHalfLife", "UsageWindow",
+         "UsageWeight", "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier"},
         {"QOS", "Priority", "Preemptible", "PreemptMode", "GraceTime"},
         {"Quota", "Weight", "MinRuntime"},
+        {"Pool", "Quota", "Weight", "Limit", "LendingLimit"},
     };
     return keys;
 }
@@ -50,168 +45,14 @@ const Pool *Config::find_pool(const std::string &name) const {
     return nullptr;
 }
 
-namespace {
-
-constexpr int64_t kMaxDurationSeconds = int64_t(36500) * 86400;
-
-const char kDurationForms[] =
-    "expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, 0 or INFINITE";
-
-using conf_text::all_digits;
-using conf_text::lower;
-using conf_text::parse_digits;
-
-// `lkey` (lower case) is one of `keys` (as documented), in any case.
-bool is_key(const std::vector<std::string> &keys, const std::string &lkey) {
-    for (const std::string &k : keys)
-        if (k.size() == lkey.size() &&
-            std::equal(k.begin(), k.end(), lkey.begin(), [](char a, char b) {
-                return std::tolower(static_cast<unsigned char>(a)) == b;
-            }))
-            return true;
-    return false;
-}
-
-struct Token {
-    std::string key;    // as written
-    std::string lkey;   // lower-cased
-    std::string value;
-};
-
-class Parser {
-public:
-    Parser(const std::string &source) { cfg_.source = source; }
-
-    Config run(const std::string &text);
-
-private:
-    Config cfg_;
-    int line_ = 0;
-    std::map<std::string, int> global_seen_;      // lower key -> line
-    std::unordered_map<std::string, int> qos_owner_;       // QOS -> tier index
-    std::unordered_map<std::string, size_t> tier_index_;   // name -> index
-    std::unordered_map<uint32_t, size_t> tier_priority_;   // Priority -> index
-    std::unordered_map<std::string, size_t> pool_index_;   // name -> index
-    int default_tier_line_ = 0;
-    std::vector<bool> tier_has_preemptible_;
-
-    [[noreturn]] void fail(const std::string &msg) const {
-        throw ConfigError(cfg_.source + ":" + std::to_string(line_) + ": " + msg);
-    }
-    [[noreturn]] void fail_at(int line, const std::string &msg) const {
-        throw ConfigError(cfg_.source + ":" + std::to_string(line) + ": " + msg);
-    }
-    [[noreturn]] void fail_file(const std::string &msg) const {
-        throw ConfigError(cfg_.source + ": " + msg);
-    }
-
-    Token split(const std::string &word) const {
-        size_t eq = word.find('=');
-        if (eq == std::string::npos) fail("expected Key=Value, got " + quote(word));
-        Token t;
-        t.key = word.substr(0, eq);
-        t.value = word.substr(eq + 1);
-        if (t.key.empty()) fail("missing key in " + quote(word));
-        t.lkey = lower(t.key);
-        if (t.value.empty()) fail("missing value for " + quote(t.key));
-        return t;
-    }
-
-    void check_name(const std::string &what, const std::string &name) const {
-        if (name.empty()) fail("empty name for " + what);
-        if (!valid_name(name)) fail("bad name " + quote(name) + " for " + what + ": " + kNameRule);
-    }
-
-    uint32_t get_u32(const std::string &key, const std::string &v) const {
-        uint64_t out = 0;
-        if (!parse_digits(v, std::numeric_limits<uint32_t>::max(), out))
-            fail("bad value " + quote(v) + " for " + key + ": expected an integer 0..4294967295");
-        return static_cast<uint32_t>(out);
-    }
-
-    int64_t get_duration(const std::string &key, const std::string &v,
-                         bool infinite_ok) const {
-        int64_t d = parse_duration(v);
-        if (d < 0) fail("bad duration " + quote(v) + " for " + key + ": " + kDurationForms);
-        // Usage buckets are 1/64 of these; longer would run past the times
-        // the state file keeps (usage.hpp kMaxTime), and means nothing.
-        if (d > kMaxDurationSeconds)
-            fail("duration " + quote(v) + " for " + key + " is longer than 36500 days (100 years)");
-        if (!infinite_ok) {
-            std::string l = lower(v);
-            if (l == "infinite" || l == "unlimited")
-                fail("bad duration " + quote(v) + " for " + key + ": INFINITE is not allowed here");
-        }
-        return d;
-    }
-
-    std::string get_enum(const std::string &key, const std::string &v,
-                         const std::vector<std::string> &words,
-                         const std::string &listed) const {
-        std::string l = lower(v);
-        for (const std::string &w : words)
-            if (l == w) return l;
-        fail("bad value " + quote(v) + " for " + key + ": expected " + listed);
-    }
-
-    double get_decimal(const std::string &key, const std::string &v) const {
-        // digits [ '.' digits ] or '.' digits; no sign, no exponent.
-        size_t i = 0, digits = 0;
-        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) { ++i; ++digits; }
-        if (i < v.size() && v[i] == '.') {
-            ++i;
-            while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) { ++i; ++digits; }
-        }
-        double d = 0;
-        bool ok = digits > 0 && i == v.size();
-        if (ok) {
-            std::istringstream in(v);
-            in.imbue(std::locale::classic());
-            ok = static_cast<bool>(in >> d) && std::isfinite(d);
-        }
-        if (!ok) fail("bad value " + quote(v) + " for " + key + ": expected a decimal number >= 0");
-        return d;
-    }
-
-    // The head of a Tier=NAME or Pool=NAME record: a record with its name
-    // (checked, not defined before) and line.
-    template <typename Record>
-    Record record_head(const char *kind, const std::string &word,
-                       const std::unordered_map<std::string, size_t> &index,
-                       const std::vector<Record> &defined) const {
-        Record rec;
-        rec.name = split(word).value;
-        rec.line = line_;
-        check_name(kind, rec.name);
-        auto prev = index.find(rec.name);
-        if (prev != index.end())
-            fail(std::string("duplicate ") + kind + "=" + clip(rec.name) + " (first defined on line " +
-                 std::to_string(defined[prev->second].line) + ")");
-        return rec;
-    }
-
-    // A key of a record: one of `keys`, not given before in it (`seen`).
-    Token record_key(const std::string &word, const std::vector<std::string> &keys, const std::string &where,
-                     std::map<std::string, bool> &seen) const {
-        Token t = split(word);
-        if (seen[t.lkey]) fail("duplicate key " + quote(t.key) + where);
-        seen[t.lkey] = true;
-        if (!is_key(keys, t.lkey)) fail("unknown key " + quote(t.key) + where);
-        return t;
-    }
-
-    void global_line(const std::vector<std::string> &words);
-    void tier_line(const std::vector<std::string> &words);
-    void pool_line(const std::vector<std::string> &words);
-    void finish();
-};
+namespace detail {
 
 void Parser::global_line(const std::vector<std::string> &words) {
     for (const std::string &w : words) {
         Token t = split(w);
         const std::string &v = t.value;
         if (!is_key(config_keys().global, t.lkey)) {
-            if (t.lkey == "tier" || t.lkey == "pool")
+            if (t.lkey == "tier" || t.lkey == "pool" || t.lkey == "account")
                 fail(t.key + "= must be the first token on its line");
             fail("unknown key " + quote(t.key));
         }
@@ -222,17 +63,9 @@ void Parser::global_line(const std::vector<std::string> &words) {
         global_seen_[t.lkey] = line_;
 
         if (t.lkey == "quotatres") {
-            static const std::string base = "gres/gpu";
-            bool ok = false;
-            if (v == base) {
-                ok = true;
-            } else if (v.compare(0, base.size() + 1, base + ":") == 0) {
-                // A GRES type: a name, so no ':', ',', control or non-ASCII bytes.
-                ok = valid_name(v.substr(base.size() + 1));
-            }
-            if (!ok)
-                fail("bad value " + quote(v) + " for QuotaTRES: expected gres/gpu or gres/gpu:TYPE");
-            cfg_.quota_tres = v;
+            quota_tres(v);
+        } else if (t.lkey == "reclaimto") {
+            reclaim_to(v);
         } else if (t.lkey == "preemptionorder") {
             std::string e = get_enum("PreemptionOrder", v, {"newest", "oldest"},
                                      "newest or oldest");
@@ -366,11 +199,18 @@ void Parser::pool_line(const std::vector<std::string> &words) {
 
     std::map<std::string, bool> seen;
     bool has_quota = false;
+    std::string quota_text;
     for (size_t i = 1; i < words.size(); ++i) {
         Token t = record_key(words[i], config_keys().pool, where, seen);
         const std::string &v = t.value;
         if (t.lkey == "quota") {
-            pool.quota = get_u32("Quota", v);
+            // A number is GPUs, as always; TRES syntax waits for QuotaTRES.
+            if (v.find('=') == std::string::npos) {
+                pool.quota = get_u32("Quota", v);
+                pool.quota_by_resource.set(kGpu, pool.quota);
+            } else {
+                quota_text = v;
+            }
             has_quota = true;
         } else if (t.lkey == "weight") {
             pool.weight = get_u32("Weight", v);
@@ -383,6 +223,7 @@ void Parser::pool_line(const std::vector<std::string> &words) {
     if (!has_quota) fail("missing required key 'Quota'" + where);
     pool_index_.emplace(pool.name, cfg_.pools.size());
     cfg_.pools.push_back(pool);
+    pool_quota_text_.push_back(quota_text);
 }
 
 void Parser::finish() {
@@ -410,6 +251,8 @@ void Parser::finish() {
     } else {
         fail_file("DefaultTier= is required when more than one Tier is defined");
     }
+    finish_pool_quotas();
+    finish_accounts();
 }
 
 Config Parser::run(const std::string &text) {
@@ -441,6 +284,8 @@ Config Parser::run(const std::string &text) {
                 tier_line(words);
             else if (first == "pool")
                 pool_line(words);
+            else if (first == "account")
+                account_line(words);
             else
                 global_line(words);
         }
@@ -451,16 +296,16 @@ Config Parser::run(const std::string &text) {
     return cfg_;
 }
 
-}  // namespace
+}  // namespace detail
 
-Config parse_config(const std::string &text, const std::string &source) {
+Config parse_config(const std::string &text, const std::string &source, ParseOptions options) {
     if (text.size() > kMaxConfigBytes)
         throw ConfigError(source + ": larger than " + std::to_string(kMaxConfigBytes) + " bytes");
-    Parser p(source);
+    detail::Parser p(source, options);
     return p.run(text);
 }
 
-Config load_config_file(const std::string &path, std::string *text_out) {
+Config load_config_file(const std::string &path, std::string *text_out, ParseOptions options) {
     // O_NONBLOCK: a FIFO must not block the open; it is refused below.
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
@@ -468,10 +313,10 @@ Config load_config_file(const std::string &path, std::string *text_out) {
         int fd;
         ~Closer() { ::close(fd); }
     } closer{fd};
-    return load_config_fd(fd, path, text_out);
+    return load_config_fd(fd, path, text_out, options);
 }
 
-Config load_config_fd(int fd, const std::string &path, std::string *text_out) {
+Config load_config_fd(int fd, const std::string &path, std::string *text_out, ParseOptions options) {
     auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     struct stat st;
     if (::fstat(fd, &st) != 0) throw cannot_read(errno);
@@ -493,7 +338,7 @@ Config load_config_fd(int fd, const std::string &path, std::string *text_out) {
         text.append(buf, static_cast<size_t>(n));
         if (text.size() > kMaxConfigBytes) throw ConfigError(too_large);
     }
-    Config cfg = parse_config(text, path);
+    Config cfg = parse_config(text, path, options);
     if (text_out) *text_out = std::move(text);
     return cfg;
 }

@@ -32,6 +32,9 @@ struct Tier {
 struct Pool {
     std::string name;              // the Slurm partition
     uint32_t quota = 0;            // GPUs guaranteed to NP jobs
+    // Quota= per counted resource (issue 20): the GPUs always (== quota),
+    // cpu and mem where Quota= names them in TRES syntax.
+    ResourceAmounts quota_by_resource;
     uint32_t weight = 1;           // over-quota weight (R8)
     int64_t min_runtime = -1;      // seconds; -1 = global MinRuntime
     int line = 0;
@@ -41,7 +44,8 @@ struct Pool {
 // node pool.  The tree of accounts is Slurm's (sacctmgr), not this file's.
 struct AccountQuota {
     std::string account;            // the Slurm account
-    std::string pool;               // a Pool= name, or "*": every pool
+    std::string pool;               // a Pool= name, or "*": every pool (an entry naming
+                                    // the pool wins over the "*" one there)
     ResourceAmounts quota;          // guaranteed, per counted resource
     uint32_t weight = 1;            // over-quota weight (accounts without children)
     bool weight_given = false;
@@ -108,17 +112,27 @@ struct ConfigKeys {
     std::vector<std::string> global;  // on lines that are not records
     std::vector<std::string> tier;    // in a Tier=NAME record
     std::vector<std::string> pool;    // in a Pool=NAME record
+    std::vector<std::string> account; // in an Account=NAME record (issue 20)
 };
 const ConfigKeys &config_keys();
 
+// Issue 20's levels (Account= records, ReclaimTo=fairshare, quotas on cpu
+// or mem) parse only with `levels`: the plugins do not pass jobs' accounts,
+// CPUs or memory yet, so what slurmctld and the gpupool command load (the
+// default) refuses them rather than ignore them.  The unit tests, and later
+// the engine's and simulator's own tests, parse with levels.
+struct ParseOptions {
+    bool levels = false;
+};
+
 // Parse gpupool.conf text.  `source` names the file in messages.
-Config parse_config(const std::string &text, const std::string &source);
+Config parse_config(const std::string &text, const std::string &source, ParseOptions options = {});
 // Read and parse a file; a file that cannot be read is a ConfigError too.
 // `text`, if given, receives what was parsed.
-Config load_config_file(const std::string &path, std::string *text = nullptr);
+Config load_config_file(const std::string &path, std::string *text = nullptr, ParseOptions options = {});
 // The same from an open file (read from its current offset; not closed):
 // the trusted-path check reads exactly the file it checked.
-Config load_config_fd(int fd, const std::string &path, std::string *text = nullptr);
+Config load_config_fd(int fd, const std::string &path, std::string *text = nullptr, ParseOptions options = {});
 
 // Slurm time forms: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM",
 // "D-HH:MM:SS"; also "0", "INFINITE"/"UNLIMITED" (returns 0).  Returns

@@ -150,7 +150,7 @@ TEST(WhatifSet, BadSettingsSayWhatIsWrong) {
               "PreemptMode, GraceTime)");
     EXPECT_EQ(error_of(kConf, "Quota=4"),
               "--set 'Quota=4': unknown global key 'Quota' (global keys: QuotaTRES, PreemptionOrder, ReclaimBy, "
-              "DecayHalfLife, UsageWindow, UsageWeight, MinRuntime, RecalcInterval, StateSaveInterval, "
+              "ReclaimTo, DecayHalfLife, UsageWindow, UsageWeight, MinRuntime, RecalcInterval, StateSaveInterval, "
               "PreemptiblePriority, DefaultTier)");
     EXPECT_EQ(error_of(kConf, "pool1.Quota"), "--set 'pool1.Quota': expected POOL.Key=VALUE, TIER.Key=VALUE or Key=VALUE");
     EXPECT_EQ(error_of(kConf, "pool1.Quota="), "--set 'pool1.Quota=': no value");
