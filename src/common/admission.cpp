@@ -22,14 +22,8 @@ bool Engine::fits_quota(const PoolList &pools, uint32_t gpus) const {
 }
 
 // What R2 checks of an NP job in pool `ps`, for a trace.
-static QuotaLine quota_line(int pool, const PoolState &ps, uint32_t gpus, const QuotaBlock &block) {
+static QuotaLine quota_line(int pool, const PoolState &ps, uint32_t gpus) {
     QuotaLine q;
-    if (block.queue > 0) {
-        q.queue = block.queue;
-        q.resource = block.resource;
-        q.queue_used = block.used;
-        q.queue_quota = block.quota;
-    }
     q.pool = pool;
     q.quota = ps.quota;
     q.np_used = ps.np_used;
@@ -38,6 +32,26 @@ static QuotaLine quota_line(int pool, const PoolState &ps, uint32_t gpus, const 
     const uint64_t want = ps.np_taken() + gpus;
     q.needed = want > q.quota ? static_cast<uint32_t>(std::min<uint64_t>(want - q.quota, UINT32_MAX)) : 0;
     return q;
+}
+
+// R2 with levels in pool p, whose GPU quota takes `fit` tasks of the job:
+// how many its account queues take too (0: refused, and the refusal, the
+// trace's line and `big_enough` say by which queue, in what).
+uint64_t Engine::fit_in_queues(PendingResult &r, int p, const PoolState &ps, uint64_t fit, bool &big_enough,
+                               QuotaLine *line) {
+    QuotaBlock block;
+    fit = tasks_fitting_queues(r, ps, fit, block);
+    if (fit > 0) return fit;
+    big_enough = task_amounts(r)[block.resource] <= block.quota;
+    r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(block.used, UINT32_MAX)),
+                                Refusal::level_of(block.queue, block.resource)});
+    if (line) {
+        line->queue = block.queue;
+        line->resource = block.resource;
+        line->queue_used = block.used;
+        line->queue_quota = block.quota;
+    }
+    return 0;
 }
 
 // R2 for a job listing several pools: it is admitted when its quota fits
@@ -59,19 +73,15 @@ void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &po
     bool fits_one = false, quota_big_enough = false;
     for (int p : r.pools) {
         const PoolState &ps = pools[static_cast<size_t>(p)];
-        bool too_small = r.gpus > ps.quota;
+        if (lines) lines->push_back(quota_line(p, ps, r.gpus));
+        bool big_enough = r.gpus <= ps.quota;
         uint64_t fit = ps.quota_room() / r.gpus;
-        QuotaBlock block;
-        if (fit > 0 && ps.queues.tree) fit = tasks_fitting_queues(r, ps, fit, block);
-        if (lines) lines->push_back(quota_line(p, ps, r.gpus, block));
-        if (fit == 0 && block.queue > 0) {
-            too_small |= task_amounts(r)[block.resource] > block.quota;
-            r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(block.used, UINT32_MAX)),
-                                        block.queue, static_cast<uint32_t>(block.resource)});
-        } else if (fit == 0) {
+        if (fit == 0) {
             r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(ps.np_taken(), UINT32_MAX))});
+        } else if (ps.queues.tree) {
+            fit = fit_in_queues(r, p, ps, fit, big_enough, lines ? &lines->back() : nullptr);
         }
-        quota_big_enough |= !too_small;
+        quota_big_enough |= big_enough;
         if (fit == 0) continue;
         fits_one = true;
         k = std::min(k, fit);
@@ -143,12 +153,13 @@ size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const 
         const char *name = known ? eval_.pools[static_cast<size_t>(x.pool)].name.c_str() : "?";
         const uint32_t quota = known ? eval_.pools[static_cast<size_t>(x.pool)].quota : 0;
         const QueueTree *tree = known ? eval_.pools[static_cast<size_t>(x.pool)].queues.tree.get() : nullptr;
-        if (x.queue > 0 && tree && static_cast<size_t>(x.queue) < tree->queues.size()) {
+        if (x.queue() > 0 && tree && static_cast<size_t>(x.queue()) < tree->queues.size()) {
             // An account's quota (issue 20): "pool1/physics cpu 30/32".
-            const Resource res = static_cast<Resource>(x.resource);
+            const Resource res = x.resource();
+            const QueueSpec &level = tree->queues[static_cast<size_t>(x.queue())];
             const unsigned long long need = task_amounts(r)[res];
-            const unsigned long long level_quota = tree->queues[static_cast<size_t>(x.queue)].quota.get(res);
-            const char *queue = tree->queues[static_cast<size_t>(x.queue)].name.c_str();
+            const unsigned long long level_quota = level.quota.get(res);
+            const char *queue = level.name.c_str();
             if (need > level_quota)
                 add("%s%s/%s %s needs %llu quota %llu", sep, name, queue, resource_word(res), need, level_quota);
             else

@@ -246,6 +246,8 @@ private:
     void admit_one(PendingResult &r, std::vector<PoolState> &pools) const;
     static void reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools);
     static void reserve_in(const PendingResult &r, PoolState &ps, uint32_t tasks, int sign);
+    static uint64_t fit_in_queues(PendingResult &r, int p, const PoolState &ps, uint64_t fit, bool &big_enough,
+                                  QuotaLine *line);
     static uint32_t admit_more_tasks(PendingResult &r, std::vector<PoolState> &pools);
     static void count_held(const PendingResult &r, Evaluation &ev);
     void tally_pending(Evaluation &ev) const;

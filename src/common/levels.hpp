@@ -5,6 +5,7 @@
 // entries nothing here runs: no tree is built and no job looks anything up.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -41,7 +42,7 @@ void note_account(const Config &cfg, const Evaluation &ev, Record &r, const std:
     r.account = account_id(ev, account);
     const Amounts one = task_amounts(cfg, 0, cpus, mem_mb);
     r.cpus = static_cast<uint32_t>(one[kCpu]);
-    r.mem_mb = one[kMem];
+    r.mem_mb = static_cast<uint32_t>(std::min<uint64_t>(one[kMem], UINT32_MAX));
 }
 // The same from a pending result (its cpus and mem_mb are set only where counted).
 inline Amounts task_amounts(const PendingResult &r) { return Amounts{r.gpus, r.cpus, r.mem_mb}; }

@@ -150,16 +150,17 @@ private:
 using PoolList = InlineList<int, 4>;
 
 // A listed pool whose quota a pending NP job does not fit.
-// With levels (issue 20), the account queue of the pool that has no room
-// (queue > 0), the resource and that queue's NP use then.
+// With levels (issue 20) the refusal may be an account queue's of the
+// pool, in one resource (`level`, packed to keep results small: every
+// pending job has this list inline).
 struct Refusal {
     int pool = -1;
-    uint32_t taken = 0;  // the pool's NP GPUs then, used + reserved (queue > 0: the queue's use, capped)
-    int32_t queue = 0;   // 0: the pool's GPU quota
-    uint32_t resource = kGpu;
-    bool operator==(const Refusal &o) const {
-        return pool == o.pool && taken == o.taken && queue == o.queue && resource == o.resource;
-    }
+    uint32_t taken = 0;  // the pool's NP GPUs then, used + reserved (a queue's: that queue's use, capped)
+    uint32_t level = 0;  // 0: the pool's GPU quota; else queue << 2 | resource
+    static uint32_t level_of(int32_t queue, Resource r) { return static_cast<uint32_t>(queue) << 2 | r; }
+    int32_t queue() const { return static_cast<int32_t>(level >> 2); }
+    Resource resource() const { return static_cast<Resource>(level & 3); }
+    bool operator==(const Refusal &o) const { return pool == o.pool && taken == o.taken && level == o.level; }
 };
 
 // Why an NP job is held; the text is made only when someone asks.
@@ -174,10 +175,14 @@ struct PendingResult {
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;
     int tier = -1;
+    // Issue 20, with levels only: its account (Evaluation::account_ids;
+    // -1: none known), and below the CPUs and memory per task it asks for.
+    int32_t account = -1;
     PoolList pools;             // managed pools it may run in
     uint32_t gpus = 0;
     uint32_t group_standing = 0;
     Hold hold = Hold::None;
+    uint32_t cpus = 0;
     // R2 over several pools: the listed pools whose quota it does not fit.
     // Held: all of them.  Admitted: Slurm must not start it there, only in
     // its other partitions (start_partitions()); nothing is reserved there.
@@ -185,11 +190,7 @@ struct PendingResult {
     int hold_pool = -1;         // held: the first of them
     // Job array meta record: pending tasks it stands for (0/1: ordinary).
     uint32_t array_tasks = 0;
-    // Issue 20, with levels only: its account (Evaluation::account_ids;
-    // -1: none known) and the CPUs and memory (MiB) per task it asks for.
-    int32_t account = -1;
-    uint32_t cpus = 0;
-    uint64_t mem_mb = 0;
+    uint32_t mem_mb = 0;        // MiB (4 PiB at most: more counts as that)
     // Tasks of this record that may start now: Quota: k >= 1 (1 for an
     // ordinary job), Held: 0, Free: max(1, array_tasks).
     uint32_t admitted_tasks = 0;
@@ -238,10 +239,9 @@ struct RunningInfo {
     // and its GPUs over the pool's quota at that place (borrowed excess).
     uint32_t walk = 0;
     uint32_t excess = 0;
-    // Issue 20, with levels only: its account and CPUs and memory.
+    // Issue 20, with levels only: its account and CPUs and memory (MiB).
     int32_t account = -1;
-    uint32_t cpus = 0;
-    uint64_t mem_mb = 0;
+    uint32_t cpus = 0, mem_mb = 0;
 };
 
 // Job id -> position, rebuilt every pass: open addressing in one array, so
