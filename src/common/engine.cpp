@@ -213,6 +213,9 @@ void Engine::use_in_queues(const RunningInfo &r, PoolState &ps, int sign) const 
 
 void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/) {
     ev.pending.clear();
+    // Room for all at once: each result is moved in once, not again at
+    // every growth of the array.
+    ev.pending.reserve(snap.jobs.size());
     ev.pending_index.clear();
     ev.provisional.clear();
     const uint32_t unmanaged_standing = static_cast<uint32_t>(ev.pools.size());
