@@ -10,6 +10,7 @@
 
 #include "fairshare.hpp"
 #include "gpupool.h"
+#include "levels.hpp"
 #include "placement.hpp"
 
 namespace gpupool {
@@ -33,10 +34,32 @@ static QuotaLine quota_line(int pool, const PoolState &ps, uint32_t gpus) {
     return q;
 }
 
+// R2 with levels in pool p, whose GPU quota takes `fit` tasks of the job:
+// how many its account queues take too (0: refused, and the refusal, the
+// trace's line and `big_enough` say by which queue, in what).
+uint64_t Engine::fit_in_queues(PendingResult &r, int p, const PoolState &ps, uint64_t fit, bool &big_enough,
+                               QuotaLine *line) {
+    QuotaBlock block;
+    fit = tasks_fitting_queues(r, ps, fit, block);
+    if (fit > 0) return fit;
+    big_enough = task_amounts(r)[block.resource] <= block.quota;
+    r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(block.used, UINT32_MAX)),
+                                Refusal::level_of(block.queue, block.resource)});
+    if (line) {
+        line->queue = block.queue;
+        line->resource = block.resource;
+        line->queue_used = block.used;
+        line->queue_quota = block.quota;
+    }
+    return 0;
+}
+
 // R2 for a job listing several pools: it is admitted when its quota fits
 // in at least one of them, and may then start only in those (Slurm is told
 // not to start it in the others, the refused ones).  A job array record
-// gets as many tasks as fit every one of them.  `lines`, when given, gets
+// gets as many tasks as fit every one of them.  With levels (issue 20) a
+// pool's quota fits when its GPU quota does and every account queue on the
+// job's path has room in each counted resource.  `lines`, when given, gets
 // the quota line of each pool checked.
 void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &pools,
                               std::vector<QuotaLine> *lines) const {
@@ -51,12 +74,15 @@ void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &po
     for (int p : r.pools) {
         const PoolState &ps = pools[static_cast<size_t>(p)];
         if (lines) lines->push_back(quota_line(p, ps, r.gpus));
-        quota_big_enough |= r.gpus <= ps.quota;
+        bool big_enough = r.gpus <= ps.quota;
         uint64_t fit = ps.quota_room() / r.gpus;
         if (fit == 0) {
             r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(ps.np_taken(), UINT32_MAX))});
-            continue;
+        } else if (ps.queues.tree) {
+            fit = fit_in_queues(r, p, ps, fit, big_enough, lines ? &lines->back() : nullptr);
         }
+        quota_big_enough |= big_enough;
+        if (fit == 0) continue;
         fits_one = true;
         k = std::min(k, fit);
     }
@@ -82,7 +108,10 @@ void Engine::admit_one(PendingResult &r, std::vector<PoolState> &pools) const {
 AdmissionTrace Engine::admission_trace() const {
     AdmissionTrace t;
     std::vector<PoolState> pools = eval_.pools;
-    for (PoolState &ps : pools) ps.np_reserved = 0;
+    for (PoolState &ps : pools) {
+        ps.np_reserved = 0;
+        clear_reserved(ps.queues);
+    }
     t.first.reserve(eval_.pending.size() + 1);
     for (const PendingResult &r : eval_.pending) {
         t.first.push_back(static_cast<uint32_t>(t.lines.size()));
@@ -123,7 +152,19 @@ size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const 
         const bool known = x.pool >= 0 && static_cast<size_t>(x.pool) < eval_.pools.size();
         const char *name = known ? eval_.pools[static_cast<size_t>(x.pool)].name.c_str() : "?";
         const uint32_t quota = known ? eval_.pools[static_cast<size_t>(x.pool)].quota : 0;
-        if (r.gpus > quota)
+        const QueueTree *tree = known ? eval_.pools[static_cast<size_t>(x.pool)].queues.tree.get() : nullptr;
+        if (x.queue() > 0 && tree && static_cast<size_t>(x.queue()) < tree->queues.size()) {
+            // An account's quota (issue 20): "pool1/physics cpu 30/32".
+            const Resource res = x.resource();
+            const QueueSpec &level = tree->queues[static_cast<size_t>(x.queue())];
+            const unsigned long long need = task_amounts(r)[res];
+            const unsigned long long level_quota = level.quota.get(res);
+            const char *queue = level.name.c_str();
+            if (need > level_quota)
+                add("%s%s/%s %s needs %llu quota %llu", sep, name, queue, resource_word(res), need, level_quota);
+            else
+                add("%s%s/%s %s %u/%llu", sep, name, queue, resource_word(res), x.taken, level_quota);
+        } else if (r.gpus > quota)
             add("%s%s needs %u quota %u", sep, name, r.gpus, quota);
         else
             add("%s%s %u/%u", sep, name, x.taken, quota);
@@ -157,7 +198,16 @@ void Engine::count_held(const PendingResult &r, Evaluation &ev) {
 void Engine::reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools) {
     if (r.admission != Admission::Quota) return;
     for (int p : r.pools)
-        if (!r.refuses(p)) pools[static_cast<size_t>(p)].np_reserved += r.admitted_tasks * r.gpus;
+        if (!r.refuses(p)) reserve_in(r, pools[static_cast<size_t>(p)], r.admitted_tasks, +1);
+}
+
+// `tasks` tasks of an admitted job reserved (sign > 0) in pool `ps` and
+// its queues, or given back.
+void Engine::reserve_in(const PendingResult &r, PoolState &ps, uint32_t tasks, int sign) {
+    uint32_t &res = ps.np_reserved;
+    const uint32_t n = tasks * r.gpus;
+    res = sign > 0 ? res + n : res - std::min(res, n);
+    if (ps.queues.tree) add_np(ps.queues, queue_in(ps, r.account), task_amounts(r), tasks, sign, false);
 }
 
 // More tasks of an admitted job array, in the pools it was admitted to, as
@@ -166,11 +216,16 @@ void Engine::reserve_admitted(const PendingResult &r, std::vector<PoolState> &po
 uint32_t Engine::admit_more_tasks(PendingResult &r, std::vector<PoolState> &pools) {
     if (r.admitted_tasks >= r.task_count() || r.gpus == 0) return 0;
     uint64_t extra = r.task_count() - r.admitted_tasks;
-    for (int p : r.pools)
-        if (!r.refuses(p)) extra = std::min(extra, pools[static_cast<size_t>(p)].quota_room() / r.gpus);
+    for (int p : r.pools) {
+        if (r.refuses(p)) continue;
+        const PoolState &ps = pools[static_cast<size_t>(p)];
+        extra = std::min(extra, ps.quota_room() / r.gpus);
+        QuotaBlock block;
+        if (extra > 0 && ps.queues.tree) extra = tasks_fitting_queues(r, ps, extra, block);
+    }
     r.admitted_tasks += static_cast<uint32_t>(extra);
     for (int p : r.pools)
-        if (!r.refuses(p)) pools[static_cast<size_t>(p)].np_reserved += static_cast<uint32_t>(extra) * r.gpus;
+        if (!r.refuses(p)) reserve_in(r, pools[static_cast<size_t>(p)], static_cast<uint32_t>(extra), +1);
     return static_cast<uint32_t>(extra);
 }
 
@@ -188,7 +243,10 @@ void Engine::admit(Evaluation &ev) const {
 // its reservation; held jobs (and arrays' further tasks) get what is left,
 // in order.
 void Engine::admit_more(Evaluation &ev) const {
-    for (PoolState &ps : ev.pools) ps.np_reserved = ps.np_overcount = ps.held_jobs = 0;
+    for (PoolState &ps : ev.pools) {
+        ps.np_reserved = ps.np_overcount = ps.held_jobs = 0;
+        clear_reserved(ps.queues);
+    }
     for (const PendingResult &r : ev.pending) reserve_admitted(r, ev.pools);
     for (PendingResult &r : ev.pending) {
         if (r.admission == Admission::Quota) {
@@ -203,12 +261,8 @@ void Engine::admit_more(Evaluation &ev) const {
 
 void Engine::add_reservation(const PendingResult &r, Evaluation &ev, int sign) {
     if (r.admission != Admission::Quota) return;
-    for (int p : r.pools) {
-        if (r.refuses(p)) continue;
-        uint32_t &res = ev.pools[static_cast<size_t>(p)].np_reserved;
-        const uint32_t n = r.admitted_tasks * r.gpus;
-        res = sign > 0 ? res + n : res - std::min(res, n);
-    }
+    for (int p : r.pools)
+        if (!r.refuses(p)) reserve_in(r, ev.pools[static_cast<size_t>(p)], r.admitted_tasks, sign);
 }
 
 void Engine::uncount_held(const PendingResult &r, Evaluation &ev) {

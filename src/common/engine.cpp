@@ -7,6 +7,7 @@
 
 #include "fairshare.hpp"
 #include "gpupool.h"
+#include "levels.hpp"
 #include "placement.hpp"
 
 namespace gpupool {
@@ -172,6 +173,9 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
 void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
     ev.running.clear();
     ev.array_running.clear();
+    const bool levels = !ev.account_ids.empty();
+    if (levels)
+        for (PoolState &ps : ev.pools) clear_running(ps.queues);
     for (const SnapJob &j : snap.jobs) {
         if (j.state != JobState::Running) continue;
         RunningInfo r;
@@ -189,16 +193,33 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
             PoolState &ps = ev.pools[static_cast<size_t>(r.pool)];
             (preemptible_tier(r.tier) ? ps.p_used : ps.np_used) += j.gpus;
             if (preemptible_tier(r.tier)) ps.p_used_by_tier[static_cast<size_t>(r.tier)] += j.gpus;
+            if (levels) {
+                note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
+                use_in_queues(r, ps, +1);
+            }
         }
         ev.running[j.id] = r;
     }
 }
 
+// A running job's amounts in its pool's queues (issue 20).
+void Engine::use_in_queues(const RunningInfo &r, PoolState &ps, int sign) const {
+    if (!ps.queues.tree) return;
+    const int32_t queue = queue_in(ps, r.account);
+    const Amounts one{r.gpus, r.cpus, r.mem_mb};
+    add_allocated(ps.queues, queue, one, sign);
+    if (!preemptible_tier(r.tier)) add_np(ps.queues, queue, one, 1, sign, true);
+}
+
 void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/) {
     ev.pending.clear();
+    // Room for all at once: each result is moved in once, not again at
+    // every growth of the array.
+    ev.pending.reserve(snap.jobs.size());
     ev.pending_index.clear();
     ev.provisional.clear();
     const uint32_t unmanaged_standing = static_cast<uint32_t>(ev.pools.size());
+    const bool levels = !ev.account_ids.empty();
     for (const SnapJob &j : snap.jobs) {
         if (j.state != JobState::Pending || j.user_held) continue;
         PendingResult r;
@@ -208,6 +229,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         r.orig_submit = jobs_.find(j.id)->orig_submit;  // noted by evaluate()
         r.pools = managed_pools(j.partitions);
         r.array_tasks = j.array_tasks;
+        if (levels) note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
         r.group_standing = unmanaged_standing;  // set once fairshare is known
         ev.pending.push_back(std::move(r));
     }
@@ -228,6 +250,7 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     ev.now = now;
     eval_.pool_index.clear();
     resolve_pools(snap, ev);
+    build_queue_trees(*config_, snap, ev);
     // managed_pools() reads eval_.pool_index: make it this pass's.
     eval_.pool_index = ev.pool_index;
     count_running(snap, ev);
@@ -325,7 +348,10 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
         }
     }
     // Admission reservations are redone against the new usage.
-    for (PoolState &ps : eval_.pools) ps.np_reserved = ps.np_overcount = 0;
+    for (PoolState &ps : eval_.pools) {
+        ps.np_reserved = ps.np_overcount = 0;
+        clear_reserved(ps.queues);
+    }
     auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_.pools); };
     for (const PendingResult &r : eval_.pending)
         if (!eval_.provisional.contains(r.job_id)) reserve(r);
@@ -402,6 +428,9 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.submit_time = job.submit_time;
     ref.restart_cnt = job.restart_cnt;
     ref.array_tasks = job.array_tasks;
+    ref.account = job.account;
+    ref.cpus = job.cpus;
+    ref.mem_mb = job.mem_mb;
     return ref;
 }
 

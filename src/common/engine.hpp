@@ -36,6 +36,10 @@ struct JobRef {
     int64_t submit_time = 0;
     uint32_t restart_cnt = 0;
     uint32_t array_tasks = 0;
+    // Issue 20: its account and CPUs and memory (MiB) per task.
+    std::string_view account;
+    uint32_t cpus = 0;
+    uint64_t mem_mb = 0;
 };
 
 // A snapshot job as a JobRef; `parts` keeps its partitions joined by
@@ -204,6 +208,7 @@ private:
     struct TierKey;
     void resolve_pools(const Snapshot &snap, Evaluation &ev) const;
     void count_running(const Snapshot &snap, Evaluation &ev) const;
+    void use_in_queues(const RunningInfo &r, PoolState &ps, int sign) const;
     void account_usage(Evaluation &ev, int64_t now);
     void compute_fairshare(Evaluation &ev) const;
     void order_pending(const Snapshot &snap, Evaluation &ev, int64_t now);
@@ -240,6 +245,9 @@ private:
     // decide_admission() and the reservation of what it admits.
     void admit_one(PendingResult &r, std::vector<PoolState> &pools) const;
     static void reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools);
+    static void reserve_in(const PendingResult &r, PoolState &ps, uint32_t tasks, int sign);
+    static uint64_t fit_in_queues(PendingResult &r, int p, const PoolState &ps, uint64_t fit, bool &big_enough,
+                                  QuotaLine *line);
     static uint32_t admit_more_tasks(PendingResult &r, std::vector<PoolState> &pools);
     static void count_held(const PendingResult &r, Evaluation &ev);
     void tally_pending(Evaluation &ev) const;

@@ -10,6 +10,7 @@
 
 #include "fairshare.hpp"
 #include "gpupool.h"
+#include "levels.hpp"
 #include "placement.hpp"
 
 namespace gpupool {
@@ -79,6 +80,7 @@ uint32_t Engine::release_running(uint32_t job_id) {
             uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
             tier_used -= std::min(tier_used, r.gpus);
         }
+        use_in_queues(r, ps, -1);
     }
     const uint32_t array_record = r.array_job_id;
     if (array_record) {
@@ -308,6 +310,8 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     r.gpus = job.gpus;
     r.array_tasks = job.array_tasks;
     r.admitted_tasks = r.task_count();
+    if (!eval_.account_ids.empty())
+        note_account(*config_, eval_, r, std::string(job.account), job.cpus, job.mem_mb);
     r.orig_submit = note_job(job.id, job.submit_time, job.restart_cnt, now);
     if (!eval_.valid) {
         // Nothing known yet: GPU jobs of configured pools wait for the
@@ -362,7 +366,9 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     admit_one(r, eval_.pools);
     // A placement it replaces reserves no more, but stays counted (as it
     // always did, for the placements until the next job end) in
-    // np_overcount, which that job end takes back.
+    // np_overcount, which that job end takes back.  Its account queues
+    // (issue 20) keep it until the next pass or full walk (admit_more):
+    // stricter for that while, never over a quota.
     const PendingResult *prev = eval_.provisional.find(job.id);
     if (!prev) {
         uint32_t at = eval_.pending_index.find(job.id);

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "queue_tree.hpp"
 #include "snapshot.hpp"
 
 namespace gpupool {
@@ -24,6 +26,32 @@ enum class VictimClass { OverFairshare = 0, OverQuota = 1, InQuota = 2, Never = 
 
 const char *rule_name(Rule r);
 const char *victim_class_name(VictimClass c);
+
+// One pool's queues (issue 20): the pool at 0, below it the accounts with
+// an entry for the pool (Account=), parented by Slurm's account tree.
+// Built once per pass (levels.cpp), never changed after: shared by the
+// pass's PoolState and its copies.
+struct QueueTree {
+    std::vector<QueueSpec> queues;   // tree order (queue_tree.hpp)
+    // Per account (Evaluation::account_ids): the queue its jobs draw on,
+    // its own entry's or its nearest ancestor's, else the pool (0).
+    std::vector<int32_t> queue_of;
+};
+
+// A pool's queue figures, each queue's summed over its subtree, per
+// resource.  R2 reads and moves np_taken; the rest is the pass's, for
+// status and why.
+struct PoolQueues {
+    std::shared_ptr<const QueueTree> tree;  // null: no account has an entry here
+    // NP amounts held by running jobs, and those plus admitted
+    // reservations.  Row 0 stays zero: the pool's own figures (np_used,
+    // np_reserved) are the root's, and R2's pool check is its check.
+    std::vector<Amounts> np_running, np_taken;
+    std::vector<Amounts> allocated;         // all running jobs, row 0 included
+    std::vector<Amounts> pending;           // asked for by the queue's own pending jobs
+    std::vector<Amounts> demand, fairshare; // divide_among_queues's
+    Amounts capacity{};                     // the pool's nodes' GPUs, CPUs, memory (0: unknown)
+};
 
 struct PoolState {
     std::string name;
@@ -45,6 +73,7 @@ struct PoolState {
     double decayed_usage = 0, usage_share = 0;
     uint32_t standing = 0;      // 0 = most starved (R1.2)
     std::vector<uint32_t> pending_by_tier;  // pending jobs per tier index
+    PoolQueues queues;          // issue 20's levels; empty without Account= entries
 
     uint32_t used() const { return np_used + p_used; }
     uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
@@ -63,7 +92,13 @@ struct QuotaLine {
     uint32_t reserved = 0;     // admitted NP jobs ahead of it, not running yet
     uint32_t gpus = 0;         // this job (per task for an array)
     uint32_t needed = 0;       // GPUs of quota missing: used+reserved+gpus-quota
-    bool fits() const { return needed == 0; }  // the verdict
+    // The pool's GPUs fitting, an account queue of the pool that has no
+    // room for one task (issue 20; queue 0: none): which, in which
+    // resource, its NP use (held and admitted) and quota.
+    int32_t queue = 0;
+    Resource resource = kGpu;
+    uint64_t queue_used = 0, queue_quota = 0;
+    bool fits() const { return needed == 0 && queue == 0; }  // the verdict
 };
 
 // The quota lines of the pending jobs (R1 order): those of the job at
@@ -115,10 +150,17 @@ private:
 using PoolList = InlineList<int, 4>;
 
 // A listed pool whose quota a pending NP job does not fit.
+// With levels (issue 20) the refusal may be an account queue's of the
+// pool, in one resource (`level`, packed to keep results small: every
+// pending job has this list inline).
 struct Refusal {
     int pool = -1;
-    uint32_t taken = 0;  // the pool's NP GPUs then, used + reserved
-    bool operator==(const Refusal &o) const { return pool == o.pool && taken == o.taken; }
+    uint32_t taken = 0;  // the pool's NP GPUs then, used + reserved (a queue's: that queue's use, capped)
+    uint32_t level = 0;  // 0: the pool's GPU quota; else queue << 2 | resource
+    static uint32_t level_of(int32_t queue, Resource r) { return static_cast<uint32_t>(queue) << 2 | r; }
+    int32_t queue() const { return static_cast<int32_t>(level >> 2); }
+    Resource resource() const { return static_cast<Resource>(level & 3); }
+    bool operator==(const Refusal &o) const { return pool == o.pool && taken == o.taken && level == o.level; }
 };
 
 // Why an NP job is held; the text is made only when someone asks.
@@ -133,10 +175,14 @@ struct PendingResult {
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;
     int tier = -1;
+    // Issue 20, with levels only: its account (Evaluation::account_ids;
+    // -1: none known), and below the CPUs and memory per task it asks for.
+    int32_t account = -1;
     PoolList pools;             // managed pools it may run in
     uint32_t gpus = 0;
     uint32_t group_standing = 0;
     Hold hold = Hold::None;
+    uint32_t cpus = 0;
     // R2 over several pools: the listed pools whose quota it does not fit.
     // Held: all of them.  Admitted: Slurm must not start it there, only in
     // its other partitions (start_partitions()); nothing is reserved there.
@@ -144,6 +190,7 @@ struct PendingResult {
     int hold_pool = -1;         // held: the first of them
     // Job array meta record: pending tasks it stands for (0/1: ordinary).
     uint32_t array_tasks = 0;
+    uint32_t mem_mb = 0;        // MiB (4 PiB at most: more counts as that)
     // Tasks of this record that may start now: Quota: k >= 1 (1 for an
     // ordinary job), Held: 0, Free: max(1, array_tasks).
     uint32_t admitted_tasks = 0;
@@ -192,6 +239,9 @@ struct RunningInfo {
     // and its GPUs over the pool's quota at that place (borrowed excess).
     uint32_t walk = 0;
     uint32_t excess = 0;
+    // Issue 20, with levels only: its account and CPUs and memory (MiB).
+    int32_t account = -1;
+    uint32_t cpus = 0, mem_mb = 0;
 };
 
 // Job id -> position, rebuilt every pass: open addressing in one array, so
@@ -476,6 +526,9 @@ struct Evaluation {
     bool valid = false;
     std::vector<PoolState> pools;                 // config order
     std::unordered_map<std::string, int> pool_index;
+    // Issue 20: the accounts the queue trees know (entries and Slurm's
+    // tree), numbered; empty without Account= entries.
+    std::unordered_map<std::string, int32_t> account_ids;
     std::vector<PendingResult> pending;           // R1 order
     IdIndex pending_index;
     std::unordered_map<uint32_t, RunningInfo> running;

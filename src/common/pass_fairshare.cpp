@@ -11,6 +11,7 @@
 
 #include "fairshare.hpp"
 #include "gpupool.h"
+#include "levels.hpp"
 #include "placement.hpp"
 
 namespace gpupool {
@@ -137,6 +138,7 @@ void Engine::compute_fairshare(Evaluation &ev) const {
     };
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return ratio(a) < ratio(b); });
     for (size_t r = 0; r < idx.size(); ++r) ev.pools[idx[r]].standing = static_cast<uint32_t>(r);
+    if (!ev.account_ids.empty()) divide_queues(*config_, ev);
 }
 
 }  // namespace gpupool

@@ -15,6 +15,8 @@ const char *resource_name(Resource r) {
     return "?";
 }
 
+const char *resource_word(Resource r) { return r == kGpu ? "gpu" : resource_name(r); }
+
 namespace {
 
 [[noreturn]] void bad(const std::string &item, const std::string &why) {

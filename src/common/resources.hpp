@@ -34,6 +34,8 @@ struct ResourceAmounts {
 
 // "gres/gpu", "cpu", "mem" (the GPU name is the QuotaTRES one where that is set).
 const char *resource_name(Resource r);
+// "gpu", "cpu", "mem": the resource in a held job's reason.
+const char *resource_word(Resource r);
 
 // Parses a TRES amount list: `gres/gpu=6,cpu=96,mem=768G`.  `gpu_tres` is
 // the name that counts GPUs (QuotaTRES, e.g. gres/gpu or gres/gpu:a100).

@@ -16,6 +16,10 @@ enum class JobState { Pending, Running, Suspended };
 struct SnapNode {
     std::string name;
     uint32_t gpus = 0;
+    // Issue 20: its CPUs and memory (MiB); 0: unknown (a pool's CPUs and
+    // memory are then not divided among its queues).
+    uint32_t cpus = 0;
+    uint64_t mem_mb = 0;
 };
 
 struct SnapPartition {

@@ -1,0 +1,241 @@
+#include "levels.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace gpupool {
+
+namespace {
+
+bool top_level(const std::string &parent) { return parent.empty() || parent == "root"; }
+
+// Slurm's tree over account ids: each one's parent (-1: top level).  An
+// account whose chain of parents loops (a broken or half-updated tree) is
+// taken as top level, as are the accounts on the loop: such a tree must
+// neither hang the pass nor put a queue above itself.
+std::vector<int32_t> account_parents(const Snapshot &snap, const Evaluation &ev) {
+    const size_t n = ev.account_ids.size();
+    std::vector<int32_t> parent(n, -1);
+    for (const auto &[account, up] : snap.account_parent)
+        if (!top_level(up)) parent[size_t(ev.account_ids.at(account))] = ev.account_ids.at(up);
+    enum : uint8_t { kUnknown, kOnPath, kSettled, kLoops };
+    std::vector<uint8_t> state(n, kUnknown);
+    std::vector<int32_t> path;
+    for (size_t a = 0; a < n; ++a) {
+        path.clear();
+        int32_t x = int32_t(a);
+        while (x >= 0 && state[size_t(x)] == kUnknown) {
+            state[size_t(x)] = kOnPath;
+            path.push_back(x);
+            x = parent[size_t(x)];
+        }
+        // Ended at the top, at a settled account, or back on the path (a loop)
+        // or at one behind a loop.
+        const bool loops = x >= 0 && (state[size_t(x)] == kOnPath || state[size_t(x)] == kLoops);
+        for (int32_t p : path) state[size_t(p)] = loops ? kLoops : kSettled;
+    }
+    for (size_t a = 0; a < n; ++a)
+        if (state[a] == kLoops) parent[a] = -1;
+    return parent;
+}
+
+// The entry of each account for pool `pool` (null: none): one for the pool
+// itself wins over one for every pool (Pool=*).
+std::vector<const AccountQuota *> entries_for(const Config &cfg, const std::string &pool, const Evaluation &ev) {
+    std::vector<const AccountQuota *> entry(ev.account_ids.size(), nullptr);
+    for (const AccountQuota &e : cfg.accounts)
+        if (e.pool == "*" && !entry[size_t(ev.account_ids.at(e.account))]) entry[size_t(ev.account_ids.at(e.account))] = &e;
+    for (const AccountQuota &e : cfg.accounts)
+        if (e.pool == pool) entry[size_t(ev.account_ids.at(e.account))] = &e;
+    return entry;
+}
+
+// Only the resources the configuration counts.
+ResourceAmounts counted_only(const Config &cfg, ResourceAmounts a) {
+    for (size_t r = 0; r < kResources; ++r)
+        if (!cfg.counted[r]) a.given[r] = false;
+    return a;
+}
+
+// The nearest of `a` and its ancestors with an entry; -1: none.
+int32_t nearest_with_entry(int32_t a, const std::vector<int32_t> &parent, const std::vector<const AccountQuota *> &entry) {
+    while (a >= 0 && !entry[size_t(a)]) a = parent[size_t(a)];
+    return a;
+}
+
+// One pool's tree: the pool, then its accounts with an entry in tree order
+// (breadth first, accounts in id order: configuration order first).
+std::shared_ptr<QueueTree> tree_for(const Config &cfg, const Pool &pool, const std::vector<int32_t> &parent,
+                                    const std::vector<const AccountQuota *> &entry) {
+    const size_t n = entry.size();
+    auto tree = std::make_shared<QueueTree>();
+    QueueSpec root;
+    root.name = pool.name;
+    root.quota.set(kGpu, pool.quota);  // Pool has no CPU or memory quota: GPUs only
+    root.weight = pool.weight;
+    tree->queues.push_back(root);
+    // Children per account (index n: the pool).
+    std::vector<std::vector<int32_t>> children(n + 1);
+    for (size_t a = 0; a < n; ++a) {
+        if (!entry[a]) continue;
+        const int32_t up = nearest_with_entry(parent[a], parent, entry);
+        children[up < 0 ? n : size_t(up)].push_back(int32_t(a));
+    }
+    std::vector<int32_t> queue_of_entry(n, 0);
+    std::vector<std::pair<int32_t, int32_t>> level{{int32_t(n), 0}};  // (account or n, its queue)
+    while (!level.empty()) {
+        std::vector<std::pair<int32_t, int32_t>> next;
+        for (auto [a, q] : level)
+            for (int32_t c : children[size_t(a)]) {
+                const AccountQuota &e = *entry[size_t(c)];
+                QueueSpec s;
+                s.name = e.account;
+                s.parent = q;
+                s.quota = counted_only(cfg, e.quota);
+                s.weight = e.weight;
+                s.limit = counted_only(cfg, e.limit);
+                queue_of_entry[size_t(c)] = int32_t(tree->queues.size());
+                next.emplace_back(c, int32_t(tree->queues.size()));
+                tree->queues.push_back(std::move(s));
+            }
+        level.swap(next);
+    }
+    tree->queue_of.assign(n, 0);
+    for (size_t a = 0; a < n; ++a) {
+        const int32_t owner = nearest_with_entry(int32_t(a), parent, entry);
+        if (owner >= 0) tree->queue_of[a] = queue_of_entry[size_t(owner)];
+    }
+    return tree;
+}
+
+Amounts capacity_of(const Snapshot &snap, const std::string &partition) {
+    Amounts cap{};
+    for (const SnapPartition &p : snap.partitions)
+        if (p.name == partition)
+            for (int32_t node : p.nodes) {
+                const SnapNode &sn = snap.nodes[size_t(node)];
+                cap[kGpu] += sn.gpus;
+                cap[kCpu] += sn.cpus;
+                cap[kMem] += sn.mem_mb;
+            }
+    return cap;
+}
+
+}  // namespace
+
+void build_queue_trees(const Config &cfg, const Snapshot &snap, Evaluation &ev) {
+    ev.account_ids.clear();
+    if (cfg.accounts.empty()) return;
+    auto number = [&](const std::string &a) { ev.account_ids.emplace(a, int32_t(ev.account_ids.size())); };
+    for (const AccountQuota &e : cfg.accounts) number(e.account);
+    for (const auto &[account, up] : snap.account_parent) {
+        number(account);
+        if (!top_level(up)) number(up);
+    }
+    const std::vector<int32_t> parent = account_parents(snap, ev);
+    for (size_t i = 0; i < ev.pools.size(); ++i) {
+        const Pool &pool = cfg.pools[size_t(ev.pools[i].config_index)];
+        const std::vector<const AccountQuota *> entry = entries_for(cfg, pool.name, ev);
+        if (std::none_of(entry.begin(), entry.end(), [](const AccountQuota *e) { return e != nullptr; })) continue;
+        PoolQueues &pq = ev.pools[i].queues;
+        pq.tree = tree_for(cfg, pool, parent, entry);
+        const size_t n = pq.tree->queues.size();
+        for (std::vector<Amounts> *v : {&pq.np_running, &pq.np_taken, &pq.allocated, &pq.pending, &pq.demand, &pq.fairshare})
+            v->assign(n, Amounts{});
+        pq.capacity = capacity_of(snap, pool.name);
+    }
+}
+
+int32_t account_id(const Evaluation &ev, const std::string &account) {
+    auto it = ev.account_ids.find(account);
+    return it == ev.account_ids.end() ? -1 : it->second;
+}
+
+Amounts task_amounts(const Config &cfg, uint32_t gpus, uint32_t cpus, uint64_t mem_mb) {
+    return Amounts{gpus, cfg.counted[kCpu] ? cpus : 0u, cfg.counted[kMem] ? mem_mb : 0u};
+}
+
+void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running) {
+    if (!pq.tree) return;
+    for (int32_t q = queue; q > 0; q = pq.tree->queues[size_t(q)].parent)
+        for (size_t r = 0; r < kResources; ++r) {
+            const uint64_t n = amount[r] * count;
+            for (std::vector<Amounts> *v : {&pq.np_taken, running ? &pq.np_running : nullptr}) {
+                if (!v) continue;
+                uint64_t &x = (*v)[size_t(q)][r];
+                x = sign > 0 ? x + n : x - std::min(x, n);
+            }
+        }
+}
+
+void add_allocated(PoolQueues &pq, int32_t queue, const Amounts &amount, int sign) {
+    if (!pq.tree) return;
+    for (int32_t q = queue; q >= 0; q = pq.tree->queues[size_t(q)].parent)
+        for (size_t r = 0; r < kResources; ++r) {
+            uint64_t &x = pq.allocated[size_t(q)][r];
+            x = sign > 0 ? x + amount[r] : x - std::min(x, amount[r]);
+        }
+}
+
+void clear_running(PoolQueues &pq) {
+    for (std::vector<Amounts> *v : {&pq.np_running, &pq.np_taken, &pq.allocated}) std::fill(v->begin(), v->end(), Amounts{});
+}
+
+void clear_reserved(PoolQueues &pq) { pq.np_taken = pq.np_running; }
+
+uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block) {
+    const int32_t queue = queue_in(ps, r.account);
+    // The pool alone: its GPU check (R2's own) is the root's.
+    if (queue == 0) return fit;
+    const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
+    const Amounts one = task_amounts(r);
+    block = quota_block(queues, ps.queues.np_taken, queue, one);
+    if (block.queue >= 0) return 0;
+    // An array record: the most tasks that all fit, by halving.
+    uint64_t lo = 1, hi = fit;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo + 1) / 2;
+        Amounts many = one;
+        for (uint64_t &x : many) x *= mid;
+        if (quota_block(queues, ps.queues.np_taken, queue, many).queue < 0)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+void divide_queues(const Config &cfg, Evaluation &ev) {
+    for (PoolState &ps : ev.pools)
+        if (ps.queues.tree) std::fill(ps.queues.pending.begin(), ps.queues.pending.end(), Amounts{});
+    for (const PendingResult &r : ev.pending)
+        for (int p : r.pools) {
+            PoolState &ps = ev.pools[size_t(p)];
+            if (!ps.queues.tree) continue;
+            Amounts &own = ps.queues.pending[size_t(queue_in(ps, r.account))];
+            const Amounts one = task_amounts(r);
+            for (size_t k = 0; k < kResources; ++k) own[k] += one[k] * r.task_count();
+        }
+    for (PoolState &ps : ev.pools) {
+        PoolQueues &pq = ps.queues;
+        if (!pq.tree) continue;
+        const std::vector<QueueSpec> &queues = pq.tree->queues;
+        // A queue's own running use: its subtree's less its children's.
+        std::vector<QueueLoad> load(queues.size());
+        for (size_t q = 0; q < queues.size(); ++q)
+            for (size_t k = 0; k < kResources; ++k) load[q].demand[k] += pq.allocated[q][k] + pq.pending[q][k];
+        for (size_t q = 1; q < queues.size(); ++q)
+            for (size_t k = 0; k < kResources; ++k) {
+                uint64_t &up = load[size_t(queues[q].parent)].demand[k];
+                up -= std::min(up, pq.allocated[q][k]);
+            }
+        // No decayed usage per account yet: the division is by quota,
+        // weight and demand (usage is the pool's, among pools).
+        const Amounts root_share{ps.fairshare, pq.capacity[kCpu], pq.capacity[kMem]};
+        QueueShares shares = divide_among_queues(queues, load, root_share, cfg.usage_weight);
+        pq.demand = std::move(shares.demand);
+        pq.fairshare = std::move(shares.fairshare);
+    }
+}
+
+}  // namespace gpupool

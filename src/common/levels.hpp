@@ -1,0 +1,73 @@
+// Issue 20's levels in the pass: each pool's queue tree (the pool, then
+// the accounts with an entry for it, parented by Slurm's account tree),
+// the queue each job draws on, the queues' NP use that R2 checks with
+// quota_block, and the fairshare divided down each tree.  Without Account=
+// entries nothing here runs: no tree is built and no job looks anything up.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "config.hpp"
+#include "pass.hpp"
+#include "queue_tree.hpp"
+#include "snapshot.hpp"
+
+namespace gpupool {
+
+// Numbers the accounts (ev.account_ids) and builds each pool's tree
+// (ev.pools[i].queues, sized, figures zero).  Pools no entry applies to
+// get none.
+void build_queue_trees(const Config &cfg, const Snapshot &snap, Evaluation &ev);
+
+// An account's id for this pass; -1: no tree knows it (its jobs draw on
+// the pool).
+int32_t account_id(const Evaluation &ev, const std::string &account);
+
+// The queue a job of `account` draws on in pool `ps` (0: the pool).
+inline int32_t queue_in(const PoolState &ps, int32_t account) {
+    if (!ps.queues.tree || account < 0) return 0;
+    return ps.queues.tree->queue_of[static_cast<size_t>(account)];
+}
+
+// What one task of a job counts against quotas: its GPUs, and its CPUs and
+// memory where the configuration counts them (zero otherwise).
+Amounts task_amounts(const Config &cfg, uint32_t gpus, uint32_t cpus, uint64_t mem_mb);
+// A job's account id and counted CPUs and memory into its pass record
+// (PendingResult or RunningInfo).
+template <typename Record>
+void note_account(const Config &cfg, const Evaluation &ev, Record &r, const std::string &account, uint32_t cpus,
+                  uint64_t mem_mb) {
+    r.account = account_id(ev, account);
+    const Amounts one = task_amounts(cfg, 0, cpus, mem_mb);
+    r.cpus = static_cast<uint32_t>(one[kCpu]);
+    r.mem_mb = static_cast<uint32_t>(std::min<uint64_t>(one[kMem], UINT32_MAX));
+}
+// The same from a pending result (its cpus and mem_mb are set only where counted).
+inline Amounts task_amounts(const PendingResult &r) { return Amounts{r.gpus, r.cpus, r.mem_mb}; }
+
+// `amount` times `count` added to (sign > 0) or taken from the NP figures
+// of every queue from `queue` up to the root's child (row 0 is the pool's
+// own, PoolState::np_used and np_reserved).  `running`: np_running too.
+void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running);
+// A running job's amounts in every queue's `allocated` from its own to the root.
+void add_allocated(PoolQueues &pq, int32_t queue, const Amounts &amount, int sign);
+
+// Running figures back to zero (refresh_running counts them again).
+void clear_running(PoolQueues &pq);
+// Reservations dropped: np_taken is np_running again.
+void clear_reserved(PoolQueues &pq);
+
+// R2 with levels in one pool whose GPU quota takes `fit` tasks of the job
+// (fit >= 1): how many of those every queue on the job's path takes too
+// (quota_block decides each); 0 when not one, with `block` saying which
+// queue, resource, use and quota.
+uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block);
+
+// R8 with levels: each tree's division (divide_among_queues) with the
+// pool's GPU fairshare and its CPUs and memory as the root's share, and
+// each queue's own pending demand.  After compute_fairshare.
+void divide_queues(const Config &cfg, Evaluation &ev);
+
+}  // namespace gpupool
