@@ -55,13 +55,6 @@ json_t *find_by(json_t *arr, const char *key, const std::string &value) {
     return nullptr;
 }
 
-json_t *find_job(json_t *arr, int64_t id) {
-    size_t i;
-    json_t *o;
-    json_array_foreach(arr, i, o) if (json_integer_value(json_object_get(o, "job_id")) == id) return o;
-    return nullptr;
-}
-
 void meta(ClusterView &v, uint32_t id, const std::string &name, const std::string &user, const std::string &part,
           const std::string &state, int64_t submit) {
     JobMeta m;
