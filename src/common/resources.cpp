@@ -1,5 +1,7 @@
 #include "resources.hpp"
 
+#include "config.hpp"  // quote()
+
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
@@ -19,8 +21,10 @@ const char *resource_word(Resource r) { return r == kGpu ? "gpu" : resource_name
 
 namespace {
 
+// The item as config messages show text from a file (quote: printable,
+// at most 64 bytes), since gpupool.conf's errors carry this message.
 [[noreturn]] void bad(const std::string &item, const std::string &why) {
-    throw std::invalid_argument("'" + item + "': " + why);
+    throw std::invalid_argument(quote(item) + ": " + why);
 }
 
 // A whole number with an optional memory suffix, in MiB when `mem`.
