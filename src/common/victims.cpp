@@ -35,6 +35,12 @@ void Engine::rank_victims(Evaluation &ev) const {
     const bool newest = config_->preemption_order == PreemptionOrder::Newest;
     // ~start (= -start - 1) reverses the order and is defined for every start.
     auto start_key = [newest](const RunningInfo &r) { return newest ? ~r.start : r.start; };
+    // Starts in one second tie: the later job id most likely started later
+    // (FIFO within a tier), so ids follow the start order too.  Seen on
+    // 26.05: a scheduling cycle begun at .999 gave a job started at .000
+    // the start second of one started a second earlier, and newest-first
+    // took the older one.
+    auto id_key = [newest](const RunningInfo &r) { return newest ? ~r.job_id : r.job_id; };
     // Sort keys made once per job, not per comparison: (tier priority,
     // start key, job id) for each pool's walk; (class, pool furthest above
     // its fairshare, tier priority, start key, job id) for the R6 order.
@@ -57,7 +63,7 @@ void Engine::rank_victims(Evaluation &ev) const {
     for (auto &[id, r] : ev.running) {
         r.cls = VictimClass::Never;
         r.walk = r.excess = 0;
-        Key k{0, tier_priority(r.tier), start_key(r), r.job_id, &r};
+        Key k{0, tier_priority(r.tier), start_key(r), id_key(r), &r};
         all.push_back(k);
         if (r.pool >= 0 && preemptible_tier(r.tier)) by_pool[static_cast<size_t>(r.pool)].push_back(k);
     }
