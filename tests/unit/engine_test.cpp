@@ -444,6 +444,33 @@ TEST(BackendAiVictims, PriorityThenStartTimeOldestVersusNewest) {
     EXPECT_TRUE(oldest.preemptable(ref(running(1, "rg", "p5", 1, T0)), ref(preemptor), T0 + 100).allowed);
 }
 
+// R6.4: two borrowers started in the same second (a scheduling cycle that
+// began at .999 gives its starts that second) are told apart by job id in
+// the start order's direction: newest reclaims the later job, oldest the
+// earlier (seen live on 26.05: newest took the earlier one).
+TEST(BackendAiVictims, JobsStartedInTheSameSecondFollowTheStartOrderById) {
+    auto excess_of = [](const std::string &order) {
+        Engine e = engine_with(kOsmoTiers + "PreemptionOrder=" + order + "\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n");
+        Snapshot s = cluster(4);
+        partition(s, "pool1", 0, 3);
+        partition(s, "pool2", 0, 3);
+        s.add_job(running(1, "pool1", "normal", 1, T0));
+        s.add_job(running(2, "pool1", "low", 1, T0 + 4));  // WF2
+        s.add_job(running(4, "pool2", "normal", 1, T0 + 4));
+        s.add_job(running(3, "pool1", "low", 1, T0 + 4));  // WF3, same second
+        SnapJob wf5 = pending(5, "pool2", "normal", 1, T0 + 13);
+        s.add_job(wf5);
+        e.evaluate(s, T0 + 14);
+        std::vector<uint32_t> allowed;
+        for (uint32_t id : {2u, 3u})
+            if (e.preemptable(ref(running(id, "pool1", "low", 1, T0 + 4)), ref(wf5), T0 + 14).allowed)
+                allowed.push_back(id);
+        return allowed;
+    };
+    EXPECT_EQ(excess_of("newest"), (std::vector<uint32_t>{3}));
+    EXPECT_EQ(excess_of("oldest"), (std::vector<uint32_t>{2}));
+}
+
 // R5 walk with PreemptionOrder: the order decides which borrower is the
 // excess, so OSMO's example reclaims WF2 instead of WF3 with "oldest".
 TEST(BackendAiVictims, OrderChoosesTheReclaimedJob) {
