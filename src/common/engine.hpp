@@ -172,10 +172,18 @@ public:
         int64_t orig_submit = 0;
         int64_t last_seen = 0;
     };
+    // GPUs a queue's own jobs held (issue 20), by the queue's account.
+    struct AccountHistory {
+        UsageSeries usage;
+        uint32_t last_used = 0;
+    };
     struct PoolHistory {
         UsageSeries usage;      // GPUs the pool held
         UsageSeries capacity;   // GPUs of the nodes it shares
         uint32_t last_used = 0, last_capacity = 0;
+        // Per account with an Account= entry for the pool; summed up the
+        // tree by divide_among_queues, so a department carries its projects'.
+        std::map<std::string, AccountHistory> accounts;
     };
     // How long a job absent from every snapshot is remembered.
     static constexpr int64_t kForgetAfter = 3600;

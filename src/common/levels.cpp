@@ -229,8 +229,11 @@ void divide_queues(const Config &cfg, Evaluation &ev) {
                 uint64_t &up = load[size_t(queues[q].parent)].demand[k];
                 up -= std::min(up, pq.allocated[q][k]);
             }
-        // No decayed usage per account yet: the division is by quota,
-        // weight and demand (usage is the pool's, among pools).
+        // R8's time term, GPUs only (as among pools): a queue's decayed
+        // usage as a part of what the pool divides, its fairshare.
+        const double scale = ps.fairshare > 0 ? double(ps.domain_capacity) / ps.fairshare : 0;
+        for (size_t q = 0; q < queues.size() && q < pq.usage_share.size(); ++q)
+            load[q].usage[kGpu] = pq.usage_share[q] * scale;
         const Amounts root_share{ps.fairshare, pq.capacity[kCpu], pq.capacity[kMem]};
         QueueShares shares = divide_among_queues(queues, load, root_share, cfg.usage_weight);
         pq.demand = std::move(shares.demand);

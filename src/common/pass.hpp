@@ -50,6 +50,10 @@ struct PoolQueues {
     std::vector<Amounts> allocated;         // all running jobs, row 0 included
     std::vector<Amounts> pending;           // asked for by the queue's own pending jobs
     std::vector<Amounts> demand, fairshare; // divide_among_queues's
+    // Decayed GPU usage of each queue's own jobs over the pool's decayed
+    // capacity (R8's U, as PoolState::usage_share); row 0: the pool's jobs
+    // that no account entry takes.
+    std::vector<double> usage_share;
     Amounts capacity{};                     // the pool's nodes' GPUs, CPUs, memory (0: unknown)
 };
 

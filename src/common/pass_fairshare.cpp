@@ -16,8 +16,53 @@
 
 namespace gpupool {
 
+namespace {
+
+// R8's time term per queue (issue 20): each queue's own jobs' GPUs over
+// [accounted_until, now), as the pool's, and its decayed share of the
+// pool's decayed capacity.  The pool's own row is what its queues leave of
+// the pool's usage.  Accounts that lost their entry keep no history.
+// `accounted_before`: as the pass found it (the clock may have gone back
+// since); `accounted_until`: as the pool's accounting took it.
+void account_queue_usage(Engine::PoolHistory &h, PoolState &ps, int64_t accounted_before, int64_t accounted_until,
+                         int64_t now, const DecayParams &dp, double decayed_capacity) {
+    PoolQueues &pq = ps.queues;
+    if (!pq.tree) {
+        h.accounts.clear();
+        return;
+    }
+    const std::vector<QueueSpec> &queues = pq.tree->queues;
+    const size_t n = queues.size();
+    std::vector<uint64_t> own(n);
+    for (size_t q = 0; q < n; ++q) own[q] = pq.allocated[q][kGpu];
+    for (size_t q = 1; q < n; ++q) {
+        uint64_t &up = own[size_t(queues[q].parent)];
+        up -= std::min(up, pq.allocated[q][kGpu]);
+    }
+    pq.usage_share.assign(n, 0.0);
+    double in_queues = 0;
+    std::map<std::string, Engine::AccountHistory> kept;
+    for (size_t q = 1; q < n; ++q) {
+        auto it = h.accounts.find(queues[q].name);
+        Engine::AccountHistory a = it == h.accounts.end() ? Engine::AccountHistory{} : std::move(it->second);
+        a.usage.drop_future(now, accounted_before);
+        if (accounted_until > 0 && now > accounted_until) a.usage.add(a.last_used, accounted_until, now, dp);
+        a.usage.prune(now, dp);
+        a.last_used = static_cast<uint32_t>(std::min<uint64_t>(own[q], UINT32_MAX));
+        const double share = decayed_capacity > 0 ? std::min(1.0, a.usage.decayed(now, dp) / decayed_capacity) : 0.0;
+        pq.usage_share[q] = share;
+        in_queues += share;
+        kept.emplace(queues[q].name, std::move(a));
+    }
+    pq.usage_share[0] = std::max(0.0, ps.usage_share - in_queues);
+    h.accounts = std::move(kept);
+}
+
+}  // namespace
+
 void Engine::account_usage(Evaluation &ev, int64_t now) {
     const DecayParams dp = decay();
+    const int64_t accounted_before = last_account_;
     // The clock went back (or a clock set ahead saved the state): usage
     // after now never happened.  Drop it and account from now on, rather
     // than wait, accounting nothing, until the clock catches up.
@@ -38,6 +83,7 @@ void Engine::account_usage(Evaluation &ev, int64_t now) {
     }
     for (PoolState &ps : ev.pools) {
         PoolHistory &h = history_[ps.name];
+        const int64_t accounted_until = last_account_;
         if (last_account_ > 0 && now > last_account_) {
             h.usage.add(h.last_used, last_account_, now, dp);
             h.capacity.add(h.last_capacity, last_account_, now, dp);
@@ -49,6 +95,7 @@ void Engine::account_usage(Evaluation &ev, int64_t now) {
         ps.decayed_usage = h.usage.decayed(now, dp);
         double cap = h.capacity.decayed(now, dp);
         ps.usage_share = cap > 0 ? std::min(1.0, ps.decayed_usage / cap) : 0.0;
+        account_queue_usage(h, ps, accounted_before, accounted_until, now, dp, cap);
     }
     // Pools no longer configured keep no history.
     for (auto it = history_.begin(); it != history_.end();)

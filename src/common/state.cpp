@@ -105,6 +105,27 @@ UsageSeries series_from(json_t *obj, const std::string &where) {
     return s;
 }
 
+// A pool's "accounts" (issue 20): absent in files of flat configurations.
+std::map<std::string, Engine::AccountHistory> accounts_from(json_t *obj, const std::string &pool_where) {
+    std::map<std::string, Engine::AccountHistory> out;
+    if (!obj) return out;
+    if (!json_is_object(obj)) bad(pool_where + ": 'accounts' must be an object");
+    const char *name;
+    json_t *a;
+    json_object_foreach(obj, name, a) {
+        if (!valid_name(name)) bad(pool_where + ": account " + quote(name) + ": bad name: " + kNameRule);
+        const std::string where = pool_where + " account " + name;
+        if (!json_is_object(a)) bad(where + " must be an object");
+        Engine::AccountHistory h;
+        h.usage = series_from(json_object_get(a, "usage"), where + " usage");
+        const int64_t lu = get_int(a, "last_used", where);
+        if (lu < 0 || lu > UINT32_MAX) bad(where + ": last_used out of range");
+        h.last_used = static_cast<uint32_t>(lu);
+        out.emplace(name, std::move(h));
+    }
+    return out;
+}
+
 }  // namespace
 
 Engine::PersistentState Engine::persistent_state() const {
@@ -131,6 +152,18 @@ std::string Engine::encode_state(const PersistentState &state, int64_t now) {
                             "pool");
         set(pool.get(), "usage", series_json(h.usage));
         set(pool.get(), "capacity", series_json(h.capacity));
+        // Only with Account= entries: flat configurations' files stay as they were.
+        if (!h.accounts.empty()) {
+            JsonPtr accounts = made(json_object(), "accounts");
+            for (const auto &[account, a] : h.accounts) {
+                if (!valid_name(account)) encode_failed("account name " + quote(account) + ": " + kNameRule);
+                JsonPtr entry = made(json_pack("{s:I}", "last_used", (json_int_t)a.last_used), "account");
+                set(entry.get(), "usage", series_json(a.usage));
+                if (json_object_set_new(accounts.get(), account.c_str(), entry.release()) != 0)
+                    encode_failed("account " + quote(account));
+            }
+            set(pool.get(), "accounts", std::move(accounts));
+        }
         if (json_object_set_new(pools.get(), name.c_str(), pool.release()) != 0)
             encode_failed("pool " + quote(name));
     }
@@ -180,6 +213,7 @@ void Engine::load_state_json(const std::string &text) {
         if (lu < 0 || lc < 0 || lu > UINT32_MAX || lc > UINT32_MAX) bad(where + ": last_used/last_capacity out of range");
         h.last_used = static_cast<uint32_t>(lu);
         h.last_capacity = static_cast<uint32_t>(lc);
+        h.accounts = accounts_from(json_object_get(p, "accounts"), where);
         history.emplace(name, std::move(h));
     }
     std::unordered_map<uint32_t, JobMemory> jobs;

@@ -461,3 +461,85 @@ TEST(LevelsEngine, AdmissionNeverTakesAQueueOverItsQuotaAndJobEndsAgreeWithAFull
     EXPECT_GT(held_by_queue, 1000u);  // the worlds do hold jobs by account queues
     EXPECT_GT(admitted, 1000u);
 }
+
+namespace {
+
+// pool1 (8 GPUs, no NP quota) shared by two projects with no quota and the
+// same weight; both ask for 8 GPUs with LOW jobs.  K: UsageWeight.
+Config two_projects_no_quota(const std::string &usage_weight = "1") {
+    std::string tiers = kOsmoTiers;
+    tiers.replace(tiers.find("UsageWeight=0"), 13, "UsageWeight=" + usage_weight);
+    Config cfg = parse_config(tiers + "Pool=pool1 Quota=0\n", "test.conf");
+    cfg.accounts = {entry("proj-a", "pool1", "gres/gpu=0"), entry("proj-b", "pool1", "gres/gpu=0")};
+    return cfg;
+}
+
+Snapshot both_projects_asking() {
+    Snapshot s = cluster(2, 4);
+    partition(s, "pool1", 0, 1);
+    s.account_parent = {{"proj-a", "root"}, {"proj-b", "root"}};
+    s.add_job(with_account(pending(10, "pool1", "low", 8, 3000), "proj-a"));
+    s.add_job(with_account(pending(11, "pool1", "low", 8, 3000), "proj-b"));
+    return s;
+}
+
+// Fairshare of each queue of pool1, by name.
+std::map<std::string, uint64_t> queue_fairshare(const Engine &e) {
+    const PoolState &ps = pool(e, "pool1");
+    std::map<std::string, uint64_t> out;
+    for (size_t q = 1; q < ps.queues.tree->queues.size(); ++q)
+        out[ps.queues.tree->queues[q].name] = ps.queues.fairshare[q][kGpu];
+    return out;
+}
+
+// proj-a held all 8 GPUs for the hour before both ask.
+Engine after_an_hour_of_proj_a(Config cfg) {
+    Engine e = engine_of(std::move(cfg));
+    Snapshot busy = cluster(2, 4);
+    partition(busy, "pool1", 0, 1);
+    busy.account_parent = {{"proj-a", "root"}, {"proj-b", "root"}};
+    busy.add_job(with_account(running(1, "pool1", "low", 8, 100), "proj-a"));
+    e.evaluate(busy, 1000);
+    e.evaluate(busy, 4600);
+    e.evaluate(both_projects_asking(), 4601);
+    return e;
+}
+
+}  // namespace
+
+TEST(LevelsEngine, AProjectThatUsedThePoolForAnHourGetsLessOfItThanOneThatDidNot) {
+    Engine e = after_an_hour_of_proj_a(two_projects_no_quota());
+    // U: proj-a 1 (all of the decayed capacity), proj-b 0; W 1/2 each, K 1:
+    // max(0, W + K (W - U)) is 0 for proj-a and 1 for proj-b.
+    EXPECT_EQ(queue_fairshare(e), (std::map<std::string, uint64_t>{{"proj-a", 0}, {"proj-b", 8}}));
+}
+
+TEST(LevelsEngine, WithUsageWeightZeroPastUsageDoesNotChangeTheProjectsShares) {
+    Engine e = after_an_hour_of_proj_a(two_projects_no_quota("0"));
+    EXPECT_EQ(queue_fairshare(e), (std::map<std::string, uint64_t>{{"proj-a", 4}, {"proj-b", 4}}));
+}
+
+TEST(LevelsEngine, AProjectsUsageHistoryIsKeptInTheStateFileAndSurvivesARestart) {
+    Engine before = after_an_hour_of_proj_a(two_projects_no_quota());
+    const std::string text = Engine::encode_state(before.persistent_state(), 4601);
+    EXPECT_NE(text.find("\"accounts\":{\"proj-a\":"), std::string::npos);
+    Engine after = engine_of(two_projects_no_quota());
+    after.load_state_json(text);
+    after.evaluate(both_projects_asking(), 4602);
+    EXPECT_EQ(queue_fairshare(after), (std::map<std::string, uint64_t>{{"proj-a", 0}, {"proj-b", 8}}));
+}
+
+TEST(LevelsEngine, AStateFileWithABadAccountHistoryIsRefusedNamingThePoolAndAccount) {
+    Engine e = engine_of(two_projects_no_quota());
+    const std::string text =
+        "{\"format\":\"gpupool-state\",\"version\":1,\"saved_at\":10,\"last_account\":10,\"jobs\":[],"
+        "\"pools\":{\"pool1\":{\"last_used\":0,\"last_capacity\":8,"
+        "\"usage\":{\"tail\":0,\"tail_time\":0,\"buckets\":[]},\"capacity\":{\"tail\":0,\"tail_time\":0,\"buckets\":[]},"
+        "\"accounts\":{\"proj-a\":{\"last_used\":-1,\"usage\":{\"tail\":0,\"tail_time\":0,\"buckets\":[]}}}}}}";
+    try {
+        e.load_state_json(text);
+        FAIL() << "loaded";
+    } catch (const std::runtime_error &err) {
+        EXPECT_STREQ(err.what(), "pool pool1 account proj-a: last_used out of range");
+    }
+}
