@@ -46,6 +46,7 @@ uint64_t Engine::fit_in_queues(PendingResult &r, int p, const PoolState &ps, uin
     r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(block.used, UINT32_MAX)),
                                 Refusal::level_of(block.queue, block.resource)});
     if (line) {
+        line->queue_blocked = true;
         line->queue = block.queue;
         line->resource = block.resource;
         line->queue_used = block.used;
@@ -153,17 +154,18 @@ size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const 
         const char *name = known ? eval_.pools[static_cast<size_t>(x.pool)].name.c_str() : "?";
         const uint32_t quota = known ? eval_.pools[static_cast<size_t>(x.pool)].quota : 0;
         const QueueTree *tree = known ? eval_.pools[static_cast<size_t>(x.pool)].queues.tree.get() : nullptr;
-        if (x.queue() > 0 && tree && static_cast<size_t>(x.queue()) < tree->queues.size()) {
-            // An account's quota (issue 20): "pool1/physics cpu 30/32".
+        if (x.level != 0 && tree && static_cast<size_t>(x.queue()) < tree->queues.size()) {
+            // An account's quota (issue 20): "pool1/physics cpu 30/32"; the
+            // pool's own CPU or memory quota: "pool1 cpu 30/32".
             const Resource res = x.resource();
             const QueueSpec &level = tree->queues[static_cast<size_t>(x.queue())];
             const unsigned long long need = task_amounts(r)[res];
             const unsigned long long level_quota = level.quota.get(res);
-            const char *queue = level.name.c_str();
+            const std::string queue = x.queue() > 0 ? "/" + level.name : "";
             if (need > level_quota)
-                add("%s%s/%s %s needs %llu quota %llu", sep, name, queue, resource_word(res), need, level_quota);
+                add("%s%s%s %s needs %llu quota %llu", sep, name, queue.c_str(), resource_word(res), need, level_quota);
             else
-                add("%s%s/%s %s %u/%llu", sep, name, queue, resource_word(res), x.taken, level_quota);
+                add("%s%s%s %s %u/%llu", sep, name, queue.c_str(), resource_word(res), x.taken, level_quota);
         } else if (r.gpus > quota)
             add("%s%s needs %u quota %u", sep, name, r.gpus, quota);
         else

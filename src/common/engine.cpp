@@ -173,7 +173,7 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
 void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
     ev.running.clear();
     ev.array_running.clear();
-    const bool levels = !ev.account_ids.empty();
+    const bool levels = ev.levels;
     if (levels)
         for (PoolState &ps : ev.pools) clear_running(ps.queues);
     for (const SnapJob &j : snap.jobs) {
@@ -219,7 +219,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
     ev.pending_index.clear();
     ev.provisional.clear();
     const uint32_t unmanaged_standing = static_cast<uint32_t>(ev.pools.size());
-    const bool levels = !ev.account_ids.empty();
+    const bool levels = ev.levels;
     for (const SnapJob &j : snap.jobs) {
         if (j.state != JobState::Pending || j.user_held) continue;
         PendingResult r;

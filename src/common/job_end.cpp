@@ -310,7 +310,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     r.gpus = job.gpus;
     r.array_tasks = job.array_tasks;
     r.admitted_tasks = r.task_count();
-    if (!eval_.account_ids.empty())
+    if (eval_.levels)
         note_account(*config_, eval_, r, std::string(job.account), job.cpus, job.mem_mb);
     r.orig_submit = note_job(job.id, job.submit_time, job.restart_cnt, now);
     if (!eval_.valid) {

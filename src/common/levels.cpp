@@ -57,6 +57,13 @@ ResourceAmounts counted_only(const Config &cfg, ResourceAmounts a) {
     return a;
 }
 
+// A pool quota for CPUs or memory that the configuration counts: the pool
+// gets a tree (its root) even without Account= entries.
+bool counts_beyond_gpus(const Config &cfg, const Pool &pool) {
+    const ResourceAmounts q = counted_only(cfg, pool.quota_by_resource);
+    return q.has(kCpu) || q.has(kMem);
+}
+
 // The nearest of `a` and its ancestors with an entry; -1: none.
 int32_t nearest_with_entry(int32_t a, const std::vector<int32_t> &parent, const std::vector<const AccountQuota *> &entry) {
     while (a >= 0 && !entry[size_t(a)]) a = parent[size_t(a)];
@@ -71,7 +78,10 @@ std::shared_ptr<QueueTree> tree_for(const Config &cfg, const Pool &pool, const s
     auto tree = std::make_shared<QueueTree>();
     QueueSpec root;
     root.name = pool.name;
-    root.quota.set(kGpu, pool.quota);  // Pool has no CPU or memory quota: GPUs only
+    // The pool's GPU quota is R2's own pool check (row 0 keeps no NP GPUs);
+    // its CPU and memory quotas are checked at the root like any queue's.
+    root.quota = counted_only(cfg, pool.quota_by_resource);
+    root.quota.set(kGpu, pool.quota);
     root.weight = pool.weight;
     tree->queues.push_back(root);
     // Children per account (index n: the pool).
@@ -125,7 +135,10 @@ Amounts capacity_of(const Snapshot &snap, const std::string &partition) {
 
 void build_queue_trees(const Config &cfg, const Snapshot &snap, Evaluation &ev) {
     ev.account_ids.clear();
-    if (cfg.accounts.empty()) return;
+    ev.levels = false;
+    const bool pool_quotas = std::any_of(cfg.pools.begin(), cfg.pools.end(),
+                                         [&](const Pool &p) { return counts_beyond_gpus(cfg, p); });
+    if (cfg.accounts.empty() && !pool_quotas) return;
     auto number = [&](const std::string &a) { ev.account_ids.emplace(a, int32_t(ev.account_ids.size())); };
     for (const AccountQuota &e : cfg.accounts) number(e.account);
     for (const auto &[account, up] : snap.account_parent) {
@@ -136,13 +149,16 @@ void build_queue_trees(const Config &cfg, const Snapshot &snap, Evaluation &ev) 
     for (size_t i = 0; i < ev.pools.size(); ++i) {
         const Pool &pool = cfg.pools[size_t(ev.pools[i].config_index)];
         const std::vector<const AccountQuota *> entry = entries_for(cfg, pool.name, ev);
-        if (std::none_of(entry.begin(), entry.end(), [](const AccountQuota *e) { return e != nullptr; })) continue;
+        if (std::none_of(entry.begin(), entry.end(), [](const AccountQuota *e) { return e != nullptr; }) &&
+            !counts_beyond_gpus(cfg, pool))
+            continue;
         PoolQueues &pq = ev.pools[i].queues;
         pq.tree = tree_for(cfg, pool, parent, entry);
         const size_t n = pq.tree->queues.size();
         for (std::vector<Amounts> *v : {&pq.np_running, &pq.np_taken, &pq.allocated, &pq.pending, &pq.demand, &pq.fairshare})
             v->assign(n, Amounts{});
         pq.capacity = capacity_of(snap, pool.name);
+        ev.levels = true;
     }
 }
 
@@ -157,8 +173,8 @@ Amounts task_amounts(const Config &cfg, uint32_t gpus, uint32_t cpus, uint64_t m
 
 void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running) {
     if (!pq.tree) return;
-    for (int32_t q = queue; q > 0; q = pq.tree->queues[size_t(q)].parent)
-        for (size_t r = 0; r < kResources; ++r) {
+    for (int32_t q = queue; q >= 0; q = pq.tree->queues[size_t(q)].parent)
+        for (size_t r = q == 0 ? kCpu : kGpu; r < kResources; ++r) {
             const uint64_t n = amount[r] * count;
             for (std::vector<Amounts> *v : {&pq.np_taken, running ? &pq.np_running : nullptr}) {
                 if (!v) continue;
@@ -184,9 +200,11 @@ void clear_running(PoolQueues &pq) {
 void clear_reserved(PoolQueues &pq) { pq.np_taken = pq.np_running; }
 
 uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block) {
+    if (!ps.queues.tree) return fit;
     const int32_t queue = queue_in(ps, r.account);
-    // The pool alone: its GPU check (R2's own) is the root's.
-    if (queue == 0) return fit;
+    // The pool alone, with no CPU or memory quota: its GPU check (R2's own) is the root's.
+    const ResourceAmounts &root = ps.queues.tree->queues[0].quota;
+    if (queue == 0 && !root.has(kCpu) && !root.has(kMem)) return fit;
     const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
     const Amounts one = task_amounts(r);
     block = quota_block(queues, ps.queues.np_taken, queue, one);

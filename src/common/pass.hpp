@@ -44,8 +44,9 @@ struct QueueTree {
 struct PoolQueues {
     std::shared_ptr<const QueueTree> tree;  // null: no account has an entry here
     // NP amounts held by running jobs, and those plus admitted
-    // reservations.  Row 0 stays zero: the pool's own figures (np_used,
-    // np_reserved) are the root's, and R2's pool check is its check.
+    // reservations.  Row 0 keeps CPUs and memory only: the pool's own GPU
+    // figures (np_used, np_reserved) are the root's, and R2's pool check is
+    // its check.
     std::vector<Amounts> np_running, np_taken;
     std::vector<Amounts> allocated;         // all running jobs, row 0 included
     std::vector<Amounts> pending;           // asked for by the queue's own pending jobs
@@ -96,13 +97,15 @@ struct QuotaLine {
     uint32_t reserved = 0;     // admitted NP jobs ahead of it, not running yet
     uint32_t gpus = 0;         // this job (per task for an array)
     uint32_t needed = 0;       // GPUs of quota missing: used+reserved+gpus-quota
-    // The pool's GPUs fitting, an account queue of the pool that has no
-    // room for one task (issue 20; queue 0: none): which, in which
-    // resource, its NP use (held and admitted) and quota.
+    // The pool's GPUs fitting, a queue of the pool's tree that has no room
+    // for one task (issue 20; queue_blocked false: none): which (0: the
+    // pool's own CPU or memory quota), in which resource, its NP use (held
+    // and admitted) and quota.
+    bool queue_blocked = false;
     int32_t queue = 0;
     Resource resource = kGpu;
     uint64_t queue_used = 0, queue_quota = 0;
-    bool fits() const { return needed == 0 && queue == 0; }  // the verdict
+    bool fits() const { return needed == 0 && !queue_blocked; }  // the verdict
 };
 
 // The quota lines of the pending jobs (R1 order): those of the job at
@@ -533,6 +536,9 @@ struct Evaluation {
     // Issue 20: the accounts the queue trees know (entries and Slurm's
     // tree), numbered; empty without Account= entries.
     std::unordered_map<std::string, int32_t> account_ids;
+    // Some pool has a queue tree (Account= entries, or a pool's own CPU or
+    // memory quota): jobs' accounts, CPUs and memory are counted.
+    bool levels = false;
     std::vector<PendingResult> pending;           // R1 order
     IdIndex pending_index;
     std::unordered_map<uint32_t, RunningInfo> running;

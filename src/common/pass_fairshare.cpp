@@ -185,7 +185,7 @@ void Engine::compute_fairshare(Evaluation &ev) const {
     };
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return ratio(a) < ratio(b); });
     for (size_t r = 0; r < idx.size(); ++r) ev.pools[idx[r]].standing = static_cast<uint32_t>(r);
-    if (!ev.account_ids.empty()) divide_queues(*config_, ev);
+    if (ev.levels) divide_queues(*config_, ev);
 }
 
 }  // namespace gpupool

@@ -543,3 +543,34 @@ TEST(LevelsEngine, AStateFileWithABadAccountHistoryIsRefusedNamingThePoolAndAcco
         EXPECT_STREQ(err.what(), "pool pool1 account proj-a: last_used out of range");
     }
 }
+
+TEST(LevelsEngine, APoolsOwnCpuQuotaHoldsANormalJobWithoutAnyAccountEntry) {
+    Config cfg = parse_config(kOsmoTiers + "QuotaTRES=gres/gpu,cpu\nPool=pool1 Quota=gres/gpu=8,cpu=8\n", "test.conf",
+                              ParseOptions{true});
+    Engine e = engine_of(cfg);
+    Snapshot s = cluster(2, 4);
+    for (SnapNode &n : s.nodes) n.cpus = 16;
+    partition(s, "pool1", 0, 1);
+    s.add_job(with_account(running(1, "pool1", "normal", 1, 100), "anyone", 6));
+    s.add_job(with_account(pending(2, "pool1", "normal", 1, 200), "anyone", 4));
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 2), Admission::Held);
+    EXPECT_EQ(reason(e, 2), "GpuPoolQuota:pool1 cpu 6/8");
+    const std::vector<QuotaLine> lines = e.admission_trace().lines;
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_FALSE(lines[0].fits());
+    EXPECT_EQ(lines[0].queue, 0);
+    EXPECT_EQ(lines[0].resource, kCpu);
+}
+
+TEST(LevelsEngine, APoolWithOnlyAGpuQuotaBuildsNoTreeWhenQuotaTresCountsCpus) {
+    Config cfg = parse_config(kOsmoTiers + "QuotaTRES=gres/gpu,cpu\nPool=pool1 Quota=8\n", "test.conf",
+                              ParseOptions{true});
+    Engine e = engine_of(cfg);
+    Snapshot s = cluster(2, 4);
+    partition(s, "pool1", 0, 1);
+    s.add_job(with_account(pending(2, "pool1", "normal", 1, 200), "anyone", 400));
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 2), Admission::Quota);
+    EXPECT_FALSE(pool(e, "pool1").queues.tree);
+}
