@@ -276,11 +276,9 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     account_usage(ev, now);
     order_pending(snap, ev, now);  // collects demand; sorted below
     compute_fairshare(ev);
-    for (PendingResult &r : ev.pending) {
-        r.group_standing = static_cast<uint32_t>(ev.pools.size());
-        for (int p : r.pools)
-            r.group_standing = std::min(r.group_standing, ev.pools[static_cast<size_t>(p)].standing);
-    }
+    ev.standings = static_cast<uint32_t>(ev.pools.size());
+    if (ev.levels) rank_queues(ev);
+    for (PendingResult &r : ev.pending) r.group_standing = job_standing(ev, r);
     // Sort compact keys (R1's), then move each result once.
     struct Key {
         PendingOrderKey key;

@@ -329,8 +329,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
         return r;
     }
     r.pools = managed_pools(job.partitions);
-    r.group_standing = static_cast<uint32_t>(eval_.pools.size());
-    for (int p : r.pools) r.group_standing = std::min(r.group_standing, eval_.pools[static_cast<size_t>(p)].standing);
+    r.group_standing = job_standing(eval_, r);
 
     // A job already ranked by the last pass keeps its place if its tier
     // and pools are unchanged.

@@ -260,3 +260,74 @@ void divide_queues(const Config &cfg, Evaluation &ev) {
 }
 
 }  // namespace gpupool
+
+namespace gpupool {
+
+namespace {
+
+// allocated/fairshare of the resource a queue uses most of its share;
+// one with no share that holds something is infinitely served.
+double use_ratio(const Amounts &allocated, const Amounts &fairshare) {
+    double worst = 0;
+    for (size_t k = 0; k < kResources; ++k) {
+        if (allocated[k] == 0) continue;
+        worst = std::max(worst, fairshare[k] == 0 ? 1e300 : double(allocated[k]) / double(fairshare[k]));
+    }
+    return worst;
+}
+
+}  // namespace
+
+void rank_queues(Evaluation &ev) {
+    struct Entry {
+        uint32_t pool_standing;
+        std::vector<double> path;  // ratios from the top level down to the queue
+        size_t pool;
+        int32_t queue;             // -1: a pool without a tree
+    };
+    std::vector<Entry> entries;
+    for (size_t i = 0; i < ev.pools.size(); ++i) {
+        PoolState &ps = ev.pools[i];
+        const PoolQueues &pq = ps.queues;
+        if (!pq.tree) {
+            entries.push_back(Entry{ps.standing, {}, i, -1});
+            continue;
+        }
+        const std::vector<QueueSpec> &queues = pq.tree->queues;
+        for (size_t q = 0; q < queues.size(); ++q) {
+            Entry e{ps.standing, {}, i, int32_t(q)};
+            for (int32_t x = int32_t(q); x > 0; x = queues[size_t(x)].parent)
+                e.path.push_back(use_ratio(pq.allocated[size_t(x)], pq.fairshare[size_t(x)]));
+            std::reverse(e.path.begin(), e.path.end());
+            entries.push_back(std::move(e));
+        }
+    }
+    auto key_less = [](const Entry &a, const Entry &b) {
+        if (a.pool_standing != b.pool_standing) return a.pool_standing < b.pool_standing;
+        return a.path < b.path;
+    };
+    std::stable_sort(entries.begin(), entries.end(), key_less);
+    uint32_t rank = 0;
+    for (size_t k = 0; k < entries.size(); ++k) {
+        if (k > 0 && key_less(entries[k - 1], entries[k])) ++rank;
+        PoolQueues &pq = ev.pools[entries[k].pool].queues;
+        pq.standing.resize(pq.tree ? pq.tree->queues.size() : 1);
+        pq.standing[size_t(std::max(0, entries[k].queue))] = rank;
+    }
+    ev.standings = entries.empty() ? 0 : rank + 1;
+}
+
+uint32_t job_standing(const Evaluation &ev, const PendingResult &r) {
+    uint32_t best = ev.standings;
+    for (int p : r.pools) {
+        const PoolState &ps = ev.pools[size_t(p)];
+        const std::vector<uint32_t> &ranked = ps.queues.standing;
+        if (ranked.empty())
+            best = std::min(best, ps.standing);
+        else
+            best = std::min(best, ranked[std::min(ranked.size() - 1, size_t(queue_in(ps, r.account)))]);
+    }
+    return best;
+}
+
+}  // namespace gpupool

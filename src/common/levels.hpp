@@ -65,6 +65,16 @@ void clear_reserved(PoolQueues &pq);
 // queue, resource, use and quota.
 uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block);
 
+// R1.2 with levels: pools by their standing, and within a pool its queues
+// by allocated/fairshare (the most used counted resource), compared level
+// by level from the top (a department's before its projects'), as Run:ai
+// and KAI order queues.  Sets PoolQueues::standing and ev.standings; a pool
+// without a tree is one standing.  After compute_fairshare, in a full pass.
+void rank_queues(Evaluation &ev);
+// R1.2: the standing of the job's most starved pool (with levels, of its
+// queue there); ev.standings for a job in no pool.
+uint32_t job_standing(const Evaluation &ev, const PendingResult &r);
+
 // R8 with levels: each tree's division (divide_among_queues) with the
 // pool's GPU fairshare and its CPUs and memory as the root's share, and
 // each queue's own pending demand.  After compute_fairshare.

@@ -55,6 +55,10 @@ struct PoolQueues {
     // capacity (R8's U, as PoolState::usage_share); row 0: the pool's jobs
     // that no account entry takes.
     std::vector<double> usage_share;
+    // R1.2 with levels: each queue's standing among all pools' queues (0 =
+    // most starved), set by a full pass (rank_queues); a pool without a
+    // tree: its one standing there.  Empty without levels.
+    std::vector<uint32_t> standing;
     Amounts capacity{};                     // the pool's nodes' GPUs, CPUs, memory (0: unknown)
 };
 
@@ -539,6 +543,9 @@ struct Evaluation {
     // Some pool has a queue tree (Account= entries, or a pool's own CPU or
     // memory quota): jobs' accounts, CPUs and memory are counted.
     bool levels = false;
+    // Standings in use (R1.2): pools, or with levels pools' queues; a job
+    // in no pool gets this one, after all.
+    uint32_t standings = 0;
     std::vector<PendingResult> pending;           // R1 order
     IdIndex pending_index;
     std::unordered_map<uint32_t, RunningInfo> running;

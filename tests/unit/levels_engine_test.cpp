@@ -574,3 +574,33 @@ TEST(LevelsEngine, APoolWithOnlyAGpuQuotaBuildsNoTreeWhenQuotaTresCountsCpus) {
     EXPECT_EQ(admission_of(e, 2), Admission::Quota);
     EXPECT_FALSE(pool(e, "pool1").queues.tree);
 }
+
+TEST(LevelsEngine, AJobOfTheProjectFurthestBelowItsFairshareComesFirstInItsTier) {
+    Config cfg = parse_config(kOsmoTiers + "Pool=pool1 Quota=0\n", "test.conf");
+    cfg.accounts = {entry("proj-a", "pool1", "gres/gpu=0"), entry("proj-b", "pool1", "gres/gpu=0")};
+    Engine e = engine_of(cfg);
+    Snapshot s = cluster(2, 4);
+    partition(s, "pool1", 0, 1);
+    s.account_parent = {{"proj-a", "root"}, {"proj-b", "root"}};
+    s.add_job(with_account(running(1, "pool1", "low", 6, 100), "proj-a"));
+    s.add_job(with_account(pending(2, "pool1", "low", 2, 200), "proj-a"));   // older
+    s.add_job(with_account(pending(3, "pool1", "low", 2, 300), "proj-b"));   // newer, proj-b holds nothing
+    s.add_job(with_account(pending(4, "pool1", "normal", 1, 400), "proj-a"));  // a higher tier first
+    e.evaluate(s, 1000);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{4, 3, 2}));
+    EXPECT_GT(e.pending_result(3)->factor_fairshare, e.pending_result(2)->factor_fairshare);
+}
+
+TEST(LevelsEngine, ADepartmentsStandingDecidesBeforeItsProjects) {
+    Engine e = engine_of(two_departments());
+    Snapshot s = two_department_cluster();
+    // physics holds 4 of its 4 (phys-a 4), chemistry 2 of 4: every
+    // chemistry job before physics's, even one of a physics project
+    // (phys-b) that holds nothing.
+    s.add_job(with_account(running(1, "pool1", "low", 4, 100), "phys-a"));
+    s.add_job(with_account(running(2, "pool1", "low", 2, 100), "chem-a"));
+    s.add_job(with_account(pending(3, "pool1", "low", 4, 200), "phys-b"));
+    s.add_job(with_account(pending(4, "pool1", "low", 4, 300), "chem-a"));
+    e.evaluate(s, 1000);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{4, 3}));
+}
