@@ -65,6 +65,10 @@ void clear_reserved(PoolQueues &pq);
 // queue, resource, use and quota.
 uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block);
 
+// The checks tasks_fitting_queues makes of one task of the job, each
+// queue's and resource's (QuotaLine::checks, for why).
+std::vector<QueueCheck> queue_checks(const PendingResult &r, const PoolState &ps);
+
 // R8 with levels: each tree's division (divide_among_queues) with the
 // pool's GPU fairshare and its CPUs and memory as the root's share, and
 // each queue's own pending demand.  After compute_fairshare.
