@@ -451,3 +451,28 @@ TEST(LentByQueues, SiblingsLendTheirIdleQuotaInOrderAfterTheParentsUnassignedQuo
     EXPECT_EQ(lent[2][kCpu], 4u);  // 6 + 2 over, 4 unassigned
     EXPECT_EQ(lent[3][kCpu], 0u);
 }
+
+// QuotaTRES counts memory, not CPUs: the queues show GPUs and memory, in
+// Slurm's units.  phys-a gives no GPU quota ("-"); phys-b has no entry:
+// its job draws on physics.
+TEST(CliLevels, StatusShowsMemoryInSlurmsUnitsAndOnlyTheResourcesQuotaTresCounts) {
+    const std::string conf = kOsmoTiers +
+                             "QuotaTRES=gres/gpu,mem\n"
+                             "Pool=pool1 Quota=8\n"
+                             "Account=physics Pool=pool1 Quota=gres/gpu=4,mem=256G\n"
+                             "Account=phys-a  Pool=pool1 Quota=mem=128G\n";
+    Engine e = engine_of(conf);
+    ClusterView v = two_department_view();
+    for (SnapNode &n : v.snap.nodes) n.mem_mb = 512 * 1024;
+    for (SnapJob &j : v.snap.jobs) j.mem_mb = j.id == 1 ? 200 * 1024 : 1024;
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_status(e, v, Options{}, out, err), 0) << err.str();
+    const std::string text = out.str();
+    EXPECT_EQ(text.substr(text.find("\nQueues"), text.find("\nPOOL   USED") - text.find("\nQueues")),
+              "\nQueues of pool1 (accounts):\n"
+              "QUEUE     TRES      QUOTA  LIMIT  WEIGHT  FAIRSHARE  USED  NP_USED  BORROWED  LENT  PENDING  STANDING\n"
+              "physics   gres/gpu      4      -       1          4     4        2         0     0        1  in-quota\n"
+              "physics   mem        256G      -       1       202G  201G     200G         0     0       1G  in-quota\n"
+              "  phys-a  gres/gpu      -      -       1          3     4        2         -     -        0  -\n"
+              "  phys-a  mem        128G      -       1       201G  201G     200G       73G     0        0  over-quota\n");
+}
