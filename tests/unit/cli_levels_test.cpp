@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <initializer_list>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "commands.hpp"
@@ -475,4 +478,57 @@ TEST(CliLevels, StatusShowsMemoryInSlurmsUnitsAndOnlyTheResourcesQuotaTresCounts
               "physics   mem        256G      -       1       202G  201G     200G         0     0       1G  in-quota\n"
               "  phys-a  gres/gpu      -      -       1          3     4        2         -     -        0  -\n"
               "  phys-a  mem        128G      -       1       201G  201G     200G       73G     0        0  over-quota\n");
+}
+
+namespace {
+void collect_keys(json_t *j, std::set<std::string> &keys) {
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (json_is_object(j)) json_object_foreach(j, k, v) {
+            keys.insert(k);
+            if (std::string(k) != "pool_position") collect_keys(v, keys);  // its keys are pool names
+        }
+    if (json_is_array(j)) json_array_foreach(j, i, v) collect_keys(v, keys);
+}
+
+// gpupool(1) as plain text: no font changes, "\-" as "-".
+std::string man_page() {
+    const char *d = std::getenv("srcdir");
+    std::ifstream in(std::string(d ? d : ".") + "/doc/gpupool.1");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string man = std::regex_replace(ss.str(), std::regex(R"(\\f[BIRP])"), "");
+    return std::regex_replace(man, std::regex(R"(\\-)"), "-");
+}
+
+bool documented(const std::string &man, const std::string &word) {
+    return std::regex_search(man, std::regex("(^|[^a-z_])" + word + "([^a-z_]|$)"));
+}
+}  // namespace
+
+TEST(CliLevels, GpupoolOneDocumentsEveryQueueFieldAndSeries) {
+    std::set<std::string> keys;
+    for (const std::string &out : {run(cmd_status, json()), run(cmd_why, why(4, true)), run(cmd_why, why(2, true)),
+                                   whatif_out(true)}) {
+        json_error_t err;
+        JsonPtr root(json_loads(out.c_str(), 0, &err));
+        ASSERT_TRUE(root) << err.text;
+        collect_keys(root.get(), keys);
+    }
+    for (const char *k : {"queues", "held_by", "np_used", "standing", "lent", "fits", "level", "account"})
+        EXPECT_TRUE(keys.count(k)) << k;
+    const std::string man = man_page();
+    ASSERT_NE(man, "");
+    for (const std::string &k : keys) EXPECT_TRUE(documented(man, k)) << "gpupool(1) does not document " << k;
+    Engine e = engine_of(kTwoDepartments);
+    ClusterView v = two_department_view();
+    WaitHistogram waits;
+    const std::string m = cluster_metrics(e, v, waits);
+    std::regex type(R"(# TYPE (gpupool_queue_[a-z_]+) )");
+    size_t series = 0;
+    for (std::sregex_iterator it(m.begin(), m.end(), type), end; it != end; ++it, ++series)
+        EXPECT_TRUE(documented(man, (*it)[1])) << "gpupool(1) does not document " << (*it)[1];
+    EXPECT_EQ(series, 5u);
+    for (const char *label : {"account", "level", "resource"}) EXPECT_TRUE(documented(man, label)) << label;
 }
