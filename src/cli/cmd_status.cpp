@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "command_pass.hpp"
+#include "queue_figures.hpp"
 #include "slurm_text.hpp"
 
 namespace gpupool::cli {
@@ -56,6 +57,29 @@ json_t *tiers_json(const Config &cfg) {
     });
 }
 
+// The queue of rows[i] and, in "queues", its children.
+json_t *queue_json(const Config &cfg, const std::vector<QueueRow> &rows, size_t i) {
+    const QueueRow &row = rows[i];
+    json_t *o = json_object();
+    put(o, "account", jstr(row.spec->name));
+    put_ints(o, {{"level", row.level}, {"weight", row.spec->weight}});
+    json_t *res = json_object();
+    for (Resource r : shown_resources(cfg)) put(res, resource_word(r), queue_amounts_json(row.res[r]));
+    put(o, "resources", res);
+    json_t *children = json_array();
+    for (size_t c : row.children) json_array_append_new(children, queue_json(cfg, rows, c));
+    put(o, "queues", children);
+    return o;
+}
+
+// A pool's top-level queues, each with its subtree.
+json_t *queues_json(const Config &cfg, const std::vector<QueueRow> &rows) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].level == 1) json_array_append_new(a, queue_json(cfg, rows, i));
+    return a;
+}
+
 json_t *pool_json(const Pass &p, size_t i) {
     const PoolState &ps = p.ev().pools[i];
     const PoolExplain &px = p.x.pools[i];
@@ -83,6 +107,8 @@ json_t *pool_json(const Pass &p, size_t i) {
         json_array_append_new(by_tier, bt);
     }
     put(o, "pending_by_tier", by_tier);
+    // Issue 20: only pools with Account= entries have queues.
+    if (ps.queues.tree) put(o, "queues", queues_json(p.cfg(), queue_rows(ps)));
     return o;
 }
 
@@ -133,6 +159,29 @@ void print_node_sets(const Pass &p, const StatusModel &s, std::ostream &out) {
     sets.print(out);
 }
 
+// "-" where the queue's quota does not give the resource.
+std::string given_text(bool has, Resource r, uint64_t v) { return has ? amount_text(r, v) : "-"; }
+
+// A pool's queues, indented by level, one row per queue and resource.
+void print_queues(const Pass &p, const PoolState &ps, std::ostream &out) {
+    const std::vector<QueueRow> rows = queue_rows(ps);
+    if (rows.empty()) return;
+    Table t({"QUEUE", "TRES", "QUOTA", "LIMIT", "WEIGHT", "FAIRSHARE", "USED", "NP_USED", "BORROWED", "LENT", "PENDING",
+             "STANDING"},
+            "llrrrrrrrrrl");
+    for (const QueueRow &row : rows)
+        for (Resource r : shown_resources(p.cfg())) {
+            const QueueAmounts &a = row.res[r];
+            t.add({std::string(2 * size_t(row.level - 1), ' ') + row.spec->name, tres_name(p.cfg(), r),
+                   given_text(a.has_quota, r, a.quota), given_text(a.has_limit, r, a.limit), num(row.spec->weight),
+                   amount_text(r, a.fairshare), amount_text(r, a.used), amount_text(r, a.np_used),
+                   given_text(a.has_quota, r, a.borrowed), given_text(a.has_quota, r, a.lent),
+                   amount_text(r, a.pending), a.has_quota ? standing_text(a.standing) : "-"});
+        }
+    out << "\nQueues of " << ps.name << " (accounts):\n";
+    t.print(out);
+}
+
 void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
     Table main({"POOL", "CAPACITY", "QUOTA", "NP_USED", "P_USED", "P_IN_QUOTA", "FREE_QUOTA", "FREE_GPUS",
                 "FAIRSHARE", "USAGE_GPU_H", "USAGE_SHARE", "WEIGHT"},
@@ -160,6 +209,7 @@ void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
     }
     main.print(out);
     if (any_shared) print_node_sets(p, s, out);
+    for (size_t i : s.pools) print_queues(p, p.ev().pools[i], out);
     out << "\n";
     borrow.print(out);
     out << "\n";

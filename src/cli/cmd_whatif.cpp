@@ -1,10 +1,12 @@
 // `gpupool whatif`: the same pass with the current configuration and with
 // a modified one, and what differs, as tables or JSON.
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <unordered_map>
 
 #include "command_pass.hpp"
+#include "queue_figures.hpp"
 #include "slurm_text.hpp"
 
 namespace gpupool::cli {
@@ -67,9 +69,21 @@ struct Preempted {
     Rule rule;
 };
 
+// Issue 20: one account queue of one pool on both sides (null: that side
+// has no such queue).
+struct QueueChange {
+    std::string pool, account;
+    int level = 1;
+    const QueueRow *b = nullptr, *a = nullptr;
+};
+
 struct WhatifModel {
     const Pass &before, &after;
     std::vector<std::string> pools;      // shown: the current ones in order, then new ones
+    // Each shown pool's queue rows on each side, and the queues of both in
+    // the current order (then the new ones).
+    std::vector<std::vector<QueueRow>> rows_before, rows_after;
+    std::vector<QueueChange> queues;
     std::vector<PendingChange> pending;  // in the modified order
     std::vector<RunningChange> running;  // in the modified reclaim order
     std::vector<Preempted> preempted;    // would be preempted now, in the modified reclaim order
@@ -146,14 +160,43 @@ void preempted(WhatifModel &w, const Options &opt) {
     }
 }
 
+std::vector<QueueRow> rows_of(const Pass &p, const std::string &pool) {
+    const int i = p.pool_index(pool);
+    return i < 0 ? std::vector<QueueRow>{} : queue_rows(p.ev().pools[size_t(i)]);
+}
+
+void queue_changes(WhatifModel &w) {
+    for (const std::string &pool : w.pools) {
+        w.rows_before.push_back(rows_of(w.before, pool));
+        w.rows_after.push_back(rows_of(w.after, pool));
+    }
+    for (size_t i = 0; i < w.pools.size(); ++i) {
+        std::vector<QueueChange> pool_queues;
+        auto side = [&](const std::vector<QueueRow> &rows, bool after) {
+            for (const QueueRow &row : rows) {
+                auto it = std::find_if(pool_queues.begin(), pool_queues.end(),
+                                       [&](const QueueChange &c) { return c.account == row.spec->name; });
+                if (it == pool_queues.end())
+                    it = pool_queues.insert(pool_queues.end(), QueueChange{w.pools[i], row.spec->name, row.level});
+                (after ? it->a : it->b) = &row;
+                it->level = row.level;
+            }
+        };
+        side(w.rows_before[i], false);
+        side(w.rows_after[i], true);
+        w.queues.insert(w.queues.end(), pool_queues.begin(), pool_queues.end());
+    }
+}
+
 WhatifModel whatif_model(const Pass &before, const Pass &after, const Options &opt) {
-    WhatifModel w{before, after, {}, {}, {}, {}};
+    WhatifModel w{before, after, {}, {}, {}, {}, {}, {}, {}};
     std::vector<std::string> names;
     for (const PoolState &ps : before.ev().pools) names.push_back(ps.name);
     for (const PoolState &ps : after.ev().pools)
         if (before.pool_index(ps.name) < 0) names.push_back(ps.name);
     for (const std::string &n : names)
         if (pool_shown(opt, n)) w.pools.push_back(n);
+    queue_changes(w);
     pending_changes(w, opt);
     running_changes(w, opt);
     preempted(w, opt);
@@ -246,6 +289,27 @@ json_t *preempted_json(const WhatifModel &w) {
     });
 }
 
+// A queue on one side: its weight and resources (null: no such queue).
+json_t *queue_side_json(const Config &cfg, const QueueRow *row) {
+    if (!row) return json_null();
+    json_t *o = json_object();
+    put(o, "weight", jint(row->spec->weight));
+    json_t *res = json_object();
+    for (Resource r : shown_resources(cfg)) put(res, resource_word(r), queue_amounts_json(row->res[r]));
+    put(o, "resources", res);
+    return o;
+}
+
+json_t *queue_changes_json(const WhatifModel &w) {
+    return jarray_of(w.queues, [&](json_t *o, const QueueChange &c) {
+        put(o, "pool", jstr(c.pool));
+        put(o, "account", jstr(c.account));
+        put(o, "level", jint(c.level));
+        put(o, "before", queue_side_json(w.before.cfg(), c.b));
+        put(o, "after", queue_side_json(w.after.cfg(), c.a));
+    });
+}
+
 void whatif_json(const WhatifModel &w, const Options &opt, std::ostream &out) {
     JsonPtr root = document(w.before, "whatif");
     put(root.get(), "modified_config", opt.whatif_config.empty() ? json_null() : jstr(opt.whatif_config));
@@ -255,6 +319,7 @@ void whatif_json(const WhatifModel &w, const Options &opt, std::ostream &out) {
             put(o, "before", pool_side_json(pool_side(w.before, n)));
             put(o, "after", pool_side_json(pool_side(w.after, n)));
         }));
+    if (!w.queues.empty()) put(root.get(), "queues", queue_changes_json(w));
     put(root.get(), "would_start", jint_array(w.pending_ids(PendingChange::Start)));
     put(root.get(), "would_not_start", jint_array(w.pending_ids(PendingChange::Stop)));
     put(root.get(), "would_be_reclaimable", jint_array(w.running_ids(RunningChange::Become)));
@@ -296,6 +361,36 @@ void pools_table(const WhatifModel &w, std::ostream &out) {
                side_cell(b, a, [](S s) { return num(s.x->reclaimable); }),
                side_cell(b, a, [](S s) { return num(s.pool->held_jobs); })});
     }
+    t.print(out);
+}
+
+// Each queue per shown resource (the modified configuration's), figures
+// now->with the change; "-" where a side's quota does not give it, "none"
+// where a side has no such queue.
+void queues_table(const WhatifModel &w, std::ostream &out) {
+    Table t({"POOL", "QUEUE", "TRES", "QUOTA", "LIMIT", "WEIGHT", "FAIRSHARE", "USED", "BORROWED", "LENT", "STANDING"},
+            "lllrrrrrrrl");
+    const Config &cfg = w.after.cfg();
+    for (const QueueChange &c : w.queues)
+        for (Resource r : shown_resources(cfg)) {
+            auto cell = [&](auto text) {
+                std::string tb = c.b ? text(*c.b, c.b->res[r]) : "none", ta = c.a ? text(*c.a, c.a->res[r]) : "none";
+                return tb == ta ? tb : tb + "->" + ta;
+            };
+            using Row = const QueueRow &;
+            using A = const QueueAmounts &;
+            auto quoted = [&](bool has, uint64_t v) { return has ? amount_text(r, v) : std::string("-"); };
+            t.add({c.pool, std::string(2 * size_t(c.level - 1), ' ') + c.account, tres_name(cfg, r),
+                   cell([&](Row, A a) { return quoted(a.has_quota, a.quota); }),
+                   cell([&](Row, A a) { return quoted(a.has_limit, a.limit); }),
+                   cell([&](Row row, A) { return num(row.spec->weight); }),
+                   cell([&](Row, A a) { return amount_text(r, a.fairshare); }),
+                   cell([&](Row, A a) { return amount_text(r, a.used); }),
+                   cell([&](Row, A a) { return quoted(a.has_quota, a.borrowed); }),
+                   cell([&](Row, A a) { return quoted(a.has_quota, a.lent); }),
+                   cell([&](Row, A a) { return a.has_quota ? std::string(standing_text(a.standing)) : "-"; })});
+        }
+    out << "\nQueues (accounts):\n";
     t.print(out);
 }
 
@@ -362,6 +457,7 @@ std::string change_text(const Options &opt) {
 void whatif_table(const WhatifModel &w, const Options &opt, std::ostream &out) {
     out << "What if " << change_text(opt) << " (figures now->with the change):\n";
     pools_table(w, out);
+    if (!w.queues.empty()) queues_table(w, out);
     auto has = [&](PendingChange::Kind k) { return !w.pending_ids(k).empty(); };
     auto has_running = [&](RunningChange::Kind k) { return !w.running_ids(k).empty(); };
     if (titled(out, "Pending jobs that would start", has(PendingChange::Start)))

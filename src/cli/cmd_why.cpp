@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "command_pass.hpp"
+#include "levels.hpp"
+#include "queue_figures.hpp"
 #include "slurm_text.hpp"
 
 namespace gpupool::cli {
@@ -20,9 +22,27 @@ struct WhyModel {
     const RunningExplain *running = nullptr;
     const PreemptionHistory *preemptions = nullptr;
     std::string state;  // Slurm's, or PENDING/RUNNING as the pass has it
+    // Pending and held by an account queue's quota (issue 20): that quota
+    // line; null else.
+    const QuotaLine *held_by_queue = nullptr;
+    // The jobs using the quota that holds it: its pool's, or with
+    // held_by_queue those of that queue and the queues below it.
+    std::vector<QuotaUser> quota_users;
 
     bool in_queue() const { return meta || pending || running; }
 };
+
+// Whether job `id` (running, or pending and admitted) draws on the queue
+// of line q (q.queue) in its pool: its own queue is that one or below it.
+bool draws_on(const Pass &p, const QuotaLine &q, uint32_t id) {
+    const PoolState &ps = p.ev().pools[size_t(q.pool)];
+    auto run = p.ev().running.find(id);
+    const PendingResult *r = p.engine.pending_result(id);
+    const int32_t account = run != p.ev().running.end() ? run->second.account : r ? r->account : -1;
+    for (int32_t x = queue_in(ps, account); x > 0; x = ps.queues.tree->queues[size_t(x)].parent)
+        if (x == q.queue) return true;
+    return false;
+}
 
 WhyModel why_model(const Pass &p, uint32_t id) {
     WhyModel w;
@@ -32,7 +52,31 @@ WhyModel why_model(const Pass &p, uint32_t id) {
     w.running = p.x.find_running(id);
     w.preemptions = &p.view.preemptions;
     w.state = w.meta ? w.meta->state : (w.pending ? "PENDING" : "RUNNING");
+    if (!w.pending) return w;
+    for (const QuotaLine &q : w.pending->quota)
+        if (q.pool == w.pending->reason_pool && q.queue_blocked) w.held_by_queue = &q;
+    for (const QuotaUser &u : w.pending->quota_users)
+        if (!w.held_by_queue || draws_on(p, *w.held_by_queue, u.job_id)) w.quota_users.push_back(u);
     return w;
+}
+
+// Issue 20: the queue tree of pool `pool` (null: none, a flat pool).
+const QueueTree *tree_of(const Pass &p, int pool) {
+    return pool >= 0 ? p.ev().pools[size_t(pool)].queues.tree.get() : nullptr;
+}
+
+// The rows of a running job's queue and its ancestors, its own first
+// (empty: its pool has no queues or it draws on the pool itself).
+std::vector<QueueRow> running_queue_path(const Pass &p, const RunningExplain &re) {
+    std::vector<QueueRow> path;
+    auto it = p.ev().running.find(re.job_id);
+    if (re.pool < 0 || it == p.ev().running.end()) return path;
+    const PoolState &ps = p.ev().pools[size_t(re.pool)];
+    const std::vector<QueueRow> rows = queue_rows(ps);
+    for (int32_t q = queue_in(ps, it->second.account); q > 0; q = ps.queues.tree->queues[size_t(q)].parent)
+        for (const QueueRow &row : rows)
+            if (row.queue == q) path.push_back(row);
+    return path;
 }
 
 std::string plural(uint64_t n, const char *what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
@@ -73,15 +117,38 @@ void gone_json(const Pass &p, const WhyModel &w, std::ostream &out) {
     print_json(out, root.get());
 }
 
+// Issue 20: the queue that held it in this pool ("held_by", null when
+// none did) and each queue's check ("queues", its own first).
+void queue_checks_json(const QueueTree &tree, const QuotaLine &q, json_t *o) {
+    json_t *held = json_null();
+    if (q.queue_blocked) {
+        held = json_object();
+        put(held, "account", jstr(tree.queues[size_t(q.queue)].name));
+        put(held, "level", jint(queue_level(tree, q.queue)));
+        put(held, "resource", json_string(resource_word(q.resource)));
+        put_ints(held, {{"used", static_cast<int64_t>(q.queue_used)}, {"quota", static_cast<int64_t>(q.queue_quota)}});
+    }
+    put(o, "held_by", held);
+    put(o, "queues", jarray_of(q.checks, [&](json_t *c, const QueueCheck &k) {
+            put(c, "account", jstr(tree.queues[size_t(k.queue)].name));
+            put(c, "level", jint(queue_level(tree, k.queue)));
+            put(c, "resource", json_string(resource_word(k.resource)));
+            put_ints(c, {{"used", static_cast<int64_t>(k.taken)}, {"quota", static_cast<int64_t>(k.quota)},
+                         {"job", static_cast<int64_t>(k.job)}});
+            put(c, "fits", json_boolean(k.fits()));
+        }));
+}
+
 // A pending job's quota lines, the jobs using the quota, the jobs ahead
 // and those it may preempt.
-void pending_detail_json(const Pass &p, const PendingExplain &pe, json_t *job) {
+void pending_detail_json(const Pass &p, const WhyModel &w, const PendingExplain &pe, json_t *job) {
     put(job, "quota", jarray_of(pe.quota, [&](json_t *o, const QuotaLine &q) {
             put(o, "pool", jstr(p.pool_name(q.pool)));
             put_ints(o, {{"quota", q.quota}, {"np_used", q.np_used}, {"reserved", q.reserved}, {"gpus", q.gpus},
                          {"needed", q.needed}});
+            if (const QueueTree *tree = tree_of(p, q.pool)) queue_checks_json(*tree, q, o);
         }));
-    put(job, "quota_users", jarray_of(pe.quota_users, [&](json_t *o, const QuotaUser &u) {
+    put(job, "quota_users", jarray_of(w.quota_users, [&](json_t *o, const QuotaUser &u) {
             put(o, "job_id", jint(u.job_id));
             put(o, "user", jstr(p.user_of(u.job_id)));
             put(o, "gpus", jint(u.gpus));
@@ -117,6 +184,16 @@ void running_detail_json(const Pass &p, const RunningExplain &re, json_t *job) {
     put(job, "borrowed", jint(re.borrowed));
     put(job, "lenders", pool_gpus_json(p, re.lenders));
     put(job, "protected_until", re.protected_until ? jint(re.protected_until) : json_null());
+    if (!tree_of(p, re.pool)) return;
+    // Issue 20: its queue's standing and its ancestors', own first.
+    const std::vector<QueueRow> path = running_queue_path(p, re);
+    put(job, "queues", jarray_of(path, [&](json_t *o, const QueueRow &row) {
+            put(o, "account", jstr(row.spec->name));
+            put(o, "level", jint(row.level));
+            json_t *res = json_object();
+            for (Resource r : shown_resources(p.cfg())) put(res, resource_word(r), queue_amounts_json(row.res[r]));
+            put(o, "resources", res);
+        }));
 }
 
 void why_json(const Pass &p, const WhyModel &w, std::ostream &out) {
@@ -126,7 +203,7 @@ void why_json(const Pass &p, const WhyModel &w, std::ostream &out) {
     put(job, "job_id", jint(w.id));
     put(job, "state", jstr(w.state));
     if (w.pending) {
-        pending_detail_json(p, *w.pending, job);
+        pending_detail_json(p, w, *w.pending, job);
     } else {
         put(job, "job", jstr(p.job_label(w.id)));
         put(job, "name", jstr(w.meta ? w.meta->name : ""));
@@ -181,11 +258,14 @@ void gone_text(const Pass &, const WhyModel &w, std::ostream &out) {
 }
 
 // The jobs using the quota, those it may preempt and those ahead of it.
-void pending_tables(const Pass &p, const PendingExplain &pe, std::ostream &s) {
-    if (!pe.quota_users.empty()) {
-        s << "Jobs using the quota of " << p.pool_name(pe.reason_pool) << ":\n";
+void pending_tables(const Pass &p, const WhyModel &w, const PendingExplain &pe, std::ostream &s) {
+    if (!w.quota_users.empty()) {
+        std::string quota = p.pool_name(pe.reason_pool);
+        if (w.held_by_queue && w.held_by_queue->queue > 0)
+            quota += "/" + p.ev().pools[size_t(pe.reason_pool)].queues.tree->queues[size_t(w.held_by_queue->queue)].name;
+        s << "Jobs using the quota of " << quota << ":\n";
         Table t({"JOBID", "USER", "GPUS", "STATE"}, "llrl");
-        for (const QuotaUser &u : pe.quota_users)
+        for (const QuotaUser &u : w.quota_users)
             t.add({p.job_label(u.job_id), p.user_of(u.job_id), num(u.gpus), u.running ? "running" : "admitted"});
         t.print(s);
     }
@@ -213,6 +293,30 @@ void pending_tables(const Pass &p, const PendingExplain &pe, std::ostream &s) {
     }
 }
 
+// Issue 20: each queue's check in one pool (its own first), and the
+// level and queue that held it.
+void queue_checks_text(const Pass &p, const QueueTree &tree, const QuotaLine &q, std::ostream &s) {
+    const std::string pool = p.pool_name(q.pool);
+    if (!q.checks.empty()) {
+        s << "Quotas of its queues in " << pool << " (non-preemptible use, held and admitted ahead):\n";
+        Table t({"QUEUE", "LEVEL", "TRES", "USED", "QUOTA", "JOB", "CHECK"}, "lrlrrrl");
+        for (const QueueCheck &k : q.checks) {
+            const Resource r = k.resource;
+            std::string check = "fits";
+            if (!k.fits())
+                check = k.job > k.quota ? "never fits" : "full: " + amount_text(r, k.taken + k.job - k.quota) + " missing";
+            t.add({tree.queues[size_t(k.queue)].name, num(queue_level(tree, k.queue)), tres_name(p.cfg(), r),
+                   amount_text(r, k.taken), amount_text(r, k.quota), amount_text(r, k.job), check});
+        }
+        t.print(s);
+    }
+    if (!q.queue_blocked) return;
+    const QueueCheck *own = q.checks.empty() ? nullptr : &q.checks.front();
+    s << "Held by the quota of " << tree.queues[size_t(q.queue)].name << ", level " << queue_level(tree, q.queue);
+    if (own && own->queue != q.queue) s << " above its queue " << tree.queues[size_t(own->queue)].name;
+    s << ": " << queue_quota_text(p, q) << ".\n";
+}
+
 void pending_text(const Pass &p, const WhyModel &w, const PendingExplain &pe, std::ostream &s) {
     const JobMeta *m = w.meta;
     std::string pools = joined(p.pool_names(pe.pools));
@@ -236,8 +340,9 @@ void pending_text(const Pass &p, const WhyModel &w, const PendingExplain &pe, st
             s << ": " << plural(q.needed, "GPU") << " of quota missing.\n";
         else
             s << ": it fits.\n";
+        if (const QueueTree *tree = tree_of(p, q.pool)) queue_checks_text(p, *tree, q, s);
     }
-    pending_tables(p, pe, s);
+    pending_tables(p, w, pe, s);
 }
 
 void running_text(const Pass &p, const WhyModel &w, const RunningExplain &re, std::ostream &s) {
@@ -264,6 +369,22 @@ void running_text(const Pass &p, const WhyModel &w, const RunningExplain &re, st
     s << "Reclaim rank " << re.rank << " (R6 victim order: 1 goes first).\n";
 }
 
+// Issue 20: its queue's standing and its ancestors', own first.
+void running_queues_text(const Pass &p, const RunningExplain &re, std::ostream &s) {
+    const std::vector<QueueRow> path = running_queue_path(p, re);
+    if (path.empty()) return;
+    s << "Its queue " << path.front().spec->name << " in " << p.pool_name(re.pool) << ", and above it:\n";
+    Table t({"QUEUE", "LEVEL", "TRES", "USED", "QUOTA", "FAIRSHARE", "STANDING"}, "lrlrrrl");
+    for (const QueueRow &row : path)
+        for (Resource r : shown_resources(p.cfg())) {
+            const QueueAmounts &a = row.res[r];
+            if (!a.has_quota) continue;
+            t.add({row.spec->name, num(row.level), tres_name(p.cfg(), r), amount_text(r, a.used),
+                   amount_text(r, a.quota), amount_text(r, a.fairshare), standing_text(a.standing)});
+        }
+    t.print(s);
+}
+
 void why_text(const Pass &p, const WhyModel &w, std::ostream &out) {
     std::ostringstream s;
     s << "Job " << p.job_label(w.id);
@@ -271,8 +392,10 @@ void why_text(const Pass &p, const WhyModel &w, std::ostream &out) {
     s << " of " << p.user_of(w.id) << " is " << w.state;
     if (w.pending)
         pending_text(p, w, *w.pending, s);
-    else if (w.running)
+    else if (w.running) {
         running_text(p, w, *w.running, s);
+        running_queues_text(p, *w.running, s);
+    }
     else if (w.preemptions->records.empty())
         s << ": gpupool has nothing to explain for it now.\n";
     else

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "queue_figures.hpp"
 #include "slurm_text.hpp"
 
 namespace gpupool::cli {
@@ -83,6 +84,18 @@ std::string pool_gpus_text(const Pass &p, const std::vector<PoolGpus> &v) {
     return items.empty() ? "-" : joined(items);
 }
 
+std::string queue_quota_text(const Pass &p, const QuotaLine &q) {
+    const QueueTree &tree = *p.ev().pools[size_t(q.pool)].queues.tree;
+    const Resource r = q.resource;
+    // The pool's own CPU or memory quota (queue 0): "pool1 cpu 6/8".
+    const std::string queue = q.queue > 0 ? "/" + tree.queues[size_t(q.queue)].name : "";
+    std::string text = p.pool_name(q.pool) + queue + " " + resource_word(r) + " ";
+    for (const QueueCheck &k : q.checks)
+        if (k.queue == q.queue && k.resource == r && k.job > k.quota)
+            return text + "quota " + amount_text(r, k.quota) + " < " + amount_text(r, k.job);
+    return text + amount_text(r, q.queue_used) + "/" + amount_text(r, q.queue_quota);
+}
+
 std::string reason_text(const Pass &p, const PendingExplain &pe) {
     std::string pool = p.pool_name(pe.reason_pool);
     const JobMeta *m = p.view.job(pe.job_id);
@@ -97,14 +110,15 @@ std::string reason_text(const Pass &p, const PendingExplain &pe) {
         return joined(labels);
     };
     std::string base = wait_reason_text(pe.reason);
+    const QuotaLine *q = line_of(pe.reason_pool);
+    if (q && q->queue_blocked && (pe.reason == WaitReason::QuotaFull || pe.reason == WaitReason::QuotaTooSmall))
+        return base + ": " + queue_quota_text(p, *q);
     switch (pe.reason) {
     case WaitReason::QuotaFull:
-        if (const QuotaLine *q = line_of(pe.reason_pool))
-            return base + ": " + pool + " " + num(q->np_used + q->reserved) + "/" + num(q->quota);
+        if (q) return base + ": " + pool + " " + num(q->np_used + q->reserved) + "/" + num(q->quota);
         return base;
     case WaitReason::QuotaTooSmall:
-        if (const QuotaLine *q = line_of(pe.reason_pool))
-            return base + ": " + pool + " quota " + num(q->quota) + " < " + num(q->gpus) + " GPUs";
+        if (q) return base + ": " + pool + " quota " + num(q->quota) + " < " + num(q->gpus) + " GPUs";
         return base;
     case WaitReason::WaitingForReclaim: {
         bool reclaim = !pe.victims.empty() && pe.victims.front().rule == Rule::Reclaim;

@@ -14,6 +14,7 @@
 
 #include "events.hpp"
 #include "explain.hpp"
+#include "queue_figures.hpp"
 
 namespace gpupool::cli {
 
@@ -352,6 +353,43 @@ void pending_metrics(std::string &out, const Evaluation &ev, const Config &cfg, 
     }
 }
 
+// Issue 20: per account queue, by pool, account, level (1: just below the
+// pool) and resource; nothing at all without Account= entries.
+void queue_metrics(std::string &out, const Evaluation &ev, const Config &cfg) {
+    std::vector<std::vector<QueueRow>> rows;
+    for (const PoolState &ps : ev.pools) rows.push_back(queue_rows(ps));
+    if (std::all_of(rows.begin(), rows.end(), [](const std::vector<QueueRow> &r) { return r.empty(); })) return;
+    struct Series {
+        const char *name, *help;
+        uint64_t QueueAmounts::*field;
+    };
+    static const Series series[] = {
+        {"gpupool_queue_quota", "The account queue's quota (only where its quota gives the resource).",
+         &QueueAmounts::quota},
+        {"gpupool_queue_fairshare", "The queue's fairshare: quota plus its share of what its siblings leave unused.",
+         &QueueAmounts::fairshare},
+        {"gpupool_queue_used", "Held by the running jobs of the queue and the queues below it.", &QueueAmounts::used},
+        {"gpupool_queue_np_used", "Of that, held by non-preemptible jobs.", &QueueAmounts::np_used},
+        {"gpupool_queue_pending", "Asked for by the pending jobs of the queue and the queues below it.",
+         &QueueAmounts::pending},
+    };
+    for (const Series &m : series) {
+        metric_head(out, m.name, "gauge",
+                    std::string(m.help) + " By pool, account, level (1: just below the pool) and resource (gpu; cpu "
+                                          "and mem, in MiB, where QuotaTRES counts them).");
+        for (size_t p = 0; p < ev.pools.size(); ++p)
+            for (const QueueRow &row : rows[p])
+                for (Resource r : shown_resources(cfg)) {
+                    const QueueAmounts &a = row.res[r];
+                    if (m.field == &QueueAmounts::quota && !a.has_quota) continue;
+                    metric_sample(out, m.name,
+                                  {{"pool", ev.pools[p].name}, {"account", row.spec->name},
+                                   {"level", std::to_string(row.level)}, {"resource", resource_word(r)}},
+                                  metric_value(a.*m.field));
+                }
+    }
+}
+
 }  // namespace
 
 std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogram &waits) {
@@ -404,6 +442,7 @@ std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogr
         for (const PoolState &ps : ev.pools)
             metric_sample(out, "gpupool_pool_usage_share_ratio", {{"pool", ps.name}}, metric_value(ps.usage_share));
     pending_metrics(out, ev, cfg, x);
+    queue_metrics(out, ev, cfg);
     return out;
 }
 

@@ -92,6 +92,24 @@ std::string write_line(const Line &l) {
     return s;
 }
 
+// The Account= entry `name` names: ACCOUNT@POOL (POOL may be *), or
+// ACCOUNT alone when it has one entry; null when it has none.  `bad`
+// makes the error for an account with several entries and no @POOL.
+template <typename Bad>
+const AccountQuota *account_entry(const Config &cfg, const std::string &name, Bad bad) {
+    const size_t at = name.find('@');
+    const std::string account = name.substr(0, at);
+    std::vector<const AccountQuota *> found;
+    for (const AccountQuota &e : cfg.accounts)
+        if (e.account == account && (at == std::string::npos || e.pool == name.substr(at + 1))) found.push_back(&e);
+    if (found.size() > 1) {
+        std::vector<std::string> pools;
+        for (const AccountQuota *e : found) pools.push_back(clip(account) + "@" + clip(e->pool));
+        throw bad("Account=" + clip(account) + " has an entry for several pools: name one (" + list(pools) + ")");
+    }
+    return found.empty() ? nullptr : found.front();
+}
+
 }  // namespace
 
 std::string apply_setting(const std::string &text, const Config &cfg, const std::string &setting) {
@@ -117,7 +135,7 @@ std::string apply_setting(const std::string &text, const Config &cfg, const std:
             Line l = read_line(raw);
             if (l.words.empty()) continue;
             std::string first = key_of(l.words[0]);
-            if (same_key(first, "Tier") || same_key(first, "Pool")) continue;
+            if (same_key(first, "Tier") || same_key(first, "Pool") || same_key(first, "Account")) continue;
             if (set_word(l, 0, key, value)) {
                 raw = write_line(l);
                 return join_lines(lines);
@@ -133,7 +151,16 @@ std::string apply_setting(const std::string &text, const Config &cfg, const std:
     const Tier *tier = cfg.find_tier(name);
     int line = 0;
     std::string key;
-    if (pool && !(key = known(keys.pool, given)).empty()) {
+    if (name.find('@') != std::string::npos || (!pool && !tier && account_entry(cfg, name, bad))) {
+        const AccountQuota *entry = account_entry(cfg, name, bad);
+        if (!entry) throw bad("no Account=" + clip(name.substr(0, name.find('@'))) + " Pool=" +
+                              clip(name.substr(name.find('@') + 1)) + " in " + cfg.source);
+        key = known(keys.account, given);
+        if (key.empty())
+            throw bad("unknown key " + quote(given) + " for Account=" + clip(entry->account) + " (account keys: " +
+                      list(keys.account) + ")");
+        line = entry->line;
+    } else if (pool && !(key = known(keys.pool, given)).empty()) {
         line = pool->line;
     } else if (tier && !(key = known(keys.tier, given)).empty()) {
         line = tier->line;

@@ -11,7 +11,10 @@ namespace gpupool::cli {
 
 // `setting` is POOL.Key=VALUE for a pool key (Quota, Weight, MinRuntime),
 // TIER.Key=VALUE for a tier key (QOS, Priority, Preemptible, PreemptMode,
-// GraceTime) or Key=VALUE for a global key, keys in any case.  Returns
+// GraceTime), ACCOUNT@POOL.Key=VALUE for a key of that Account= entry
+// (Quota, Weight, Limit, LendingLimit; POOL may be *, and @POOL may be
+// left out when the account has one entry) or Key=VALUE for a global key,
+// keys in any case.  Returns
 // `text` (parsed as `cfg`) with the key set on the record's line (or the
 // global key's line), added there if absent; comments and other lines are
 // kept, so line numbers in the parser's messages stay those of the file.

@@ -39,6 +39,7 @@ static QuotaLine quota_line(int pool, const PoolState &ps, uint32_t gpus) {
 // trace's line and `big_enough` say by which queue, in what).
 uint64_t Engine::fit_in_queues(PendingResult &r, int p, const PoolState &ps, uint64_t fit, bool &big_enough,
                                QuotaLine *line) {
+    if (line) line->checks = queue_checks(r, ps);
     QuotaBlock block;
     fit = tasks_fitting_queues(r, ps, fit, block);
     if (fit > 0) return fit;

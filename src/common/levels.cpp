@@ -223,6 +223,20 @@ uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint6
     return lo;
 }
 
+std::vector<QueueCheck> queue_checks(const PendingResult &r, const PoolState &ps) {
+    std::vector<QueueCheck> checks;
+    if (!ps.queues.tree) return checks;
+    const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
+    const Amounts one = task_amounts(r);
+    // As quota_block walks (the root's GPU check is the pool's own line).
+    for (int32_t q = queue_in(ps, r.account); q >= 0; q = queues[size_t(q)].parent)
+        for (size_t k = q == 0 ? kCpu : kGpu; k < kResources; ++k)
+            if (one[k] && queues[size_t(q)].quota.has(Resource(k)))
+                checks.push_back(QueueCheck{q, Resource(k), ps.queues.np_taken[size_t(q)][k],
+                                            queues[size_t(q)].quota.value[k], one[k]});
+    return checks;
+}
+
 void divide_queues(const Config &cfg, Evaluation &ev) {
     for (PoolState &ps : ev.pools)
         if (ps.queues.tree) std::fill(ps.queues.pending.begin(), ps.queues.pending.end(), Amounts{});

@@ -74,6 +74,9 @@ void rank_queues(Evaluation &ev);
 // R1.2: the standing of the job's most starved pool (with levels, of its
 // queue there); ev.standings for a job in no pool.
 uint32_t job_standing(const Evaluation &ev, const PendingResult &r);
+// The checks tasks_fitting_queues makes of one task of the job, each
+// queue's and resource's (QuotaLine::checks, for why).
+std::vector<QueueCheck> queue_checks(const PendingResult &r, const PoolState &ps);
 
 // R8 with levels: each tree's division (divide_among_queues) with the
 // pool's GPU fairshare and its CPUs and memory as the root's share, and

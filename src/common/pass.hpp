@@ -91,6 +91,16 @@ struct PoolState {
     uint64_t quota_room() const { return np_taken() < quota ? quota - np_taken() : 0; }
 };
 
+// R2 with levels: one account queue's check of one resource for an NP job
+// (why): the queue's NP use then (held and admitted ahead), its quota and
+// what one task of the job asks.
+struct QueueCheck {
+    int32_t queue = 0;
+    Resource resource = kGpu;
+    uint64_t taken = 0, quota = 0, job = 0;
+    bool fits() const { return taken + job <= quota; }
+};
+
 // R2's arithmetic for an NP job in one of its pools, at its turn in the
 // admission walk: what admission checked, in the trace it fills when asked
 // (Engine::admission_trace).
@@ -109,6 +119,10 @@ struct QuotaLine {
     int32_t queue = 0;
     Resource resource = kGpu;
     uint64_t queue_used = 0, queue_quota = 0;
+    // Every queue on the job's path (its own first, up to the pool's child)
+    // in each resource its quota counts and the job asks for; empty when
+    // the pool's GPU quota refused it first or the pool has no queues.
+    std::vector<QueueCheck> checks;
     bool fits() const { return needed == 0 && !queue_blocked; }  // the verdict
 };
 

@@ -192,4 +192,41 @@ bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts
     return false;
 }
 
+std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                                    const Amounts &root_has) {
+    std::vector<Amounts> lent(queues.size(), Amounts{});
+    std::vector<std::vector<int32_t>> children(queues.size());
+    for (size_t q = 1; q < queues.size(); ++q) children[size_t(queues[q].parent)].push_back(int32_t(q));
+    for (size_t p = 0; p < queues.size(); ++p) {
+        if (children[p].empty()) continue;
+        for (size_t r = 0; r < kResources; ++r) {
+            const ResourceAmounts &pq = queues[p].quota;
+            const uint64_t bound = pq.has(Resource(r)) ? pq.value[r] : p == 0 ? root_has[r] : 0;
+            const uint64_t has = std::max(bound, allocated[p][r]);
+            // What the children's quotas cover, and what is held past them:
+            // the parent's own jobs and each child's use over its quota.
+            uint64_t quotas = 0, children_hold = 0, over = 0;
+            for (int32_t c : children[p]) {
+                const uint64_t quota = queues[size_t(c)].quota.get(Resource(r)), held = allocated[size_t(c)][r];
+                quotas += quota;
+                children_hold += held;
+                over += held > quota ? held - quota : 0;
+            }
+            over += allocated[p][r] - std::min(allocated[p][r], children_hold);
+            const uint64_t unassigned = has > quotas ? has - quotas : 0;
+            uint64_t to_lend = over > unassigned ? over - unassigned : 0;
+            for (int32_t c : children[p]) {
+                if (!to_lend) break;
+                const ResourceAmounts &cq = queues[size_t(c)].quota;
+                const uint64_t held = allocated[size_t(c)][r];
+                if (!cq.has(Resource(r)) || held >= cq.value[r]) continue;
+                const uint64_t n = std::min(to_lend, cq.value[r] - held);
+                lent[size_t(c)][r] = n;
+                to_lend -= n;
+            }
+        }
+    }
+    return lent;
+}
+
 }  // namespace gpupool

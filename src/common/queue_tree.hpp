@@ -94,4 +94,16 @@ struct ReclaimQuestion {
 bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                  const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode);
 
+// What each queue lends, per resource: the part of its idle quota (quota
+// less allocated) that its siblings' use over quota takes, as lending()
+// says of pools (pass.hpp): borrowers draw first on what the parent has
+// beyond its children's quotas (the larger of its quota and its
+// allocation; the root's quota is `root_has` where it gives none, the
+// pool's capacity), then on the siblings' idle quota in tree order.  A
+// child with no quota for a resource borrows all it holds of it, as do the
+// parent's own jobs (accounts with no entry); it lends none.  For `gpupool
+// status`; `allocated` holds each queue's subtree allocation.
+std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                                    const Amounts &root_has);
+
 }  // namespace gpupool
