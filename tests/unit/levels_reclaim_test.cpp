@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "explain.hpp"
 #include "levels.hpp"
 #include "reclaim_loop.hpp"
 #include "test_helpers.hpp"
@@ -138,6 +139,17 @@ void cross_department_reclaims_back_to_quota(Resource resource) {
     // Borrowers first: the reclaimer's own LOW job comes after them.
     const std::vector<uint32_t> ranked = by_rank(e);
     EXPECT_EQ(std::vector<uint32_t>(ranked.begin(), ranked.begin() + 3), (std::vector<uint32_t>{6, 5, 7}));
+    // `gpupool why` names the same two, by the engine's rule (its free
+    // resources are GPUs only so far: CPUs and memory are the show side's).
+    if (resource == kGpu) {
+        const Explanation x = explain(e, w.snap, ExplainInput{}, 1000);
+        const PendingExplain *pe = x.find_pending(10);
+        ASSERT_NE(pe, nullptr);
+        EXPECT_EQ(pe->reason, WaitReason::WaitingForReclaim);
+        std::vector<std::pair<uint32_t, Rule>> named;
+        for (const VictimRef &v : pe->victims) named.emplace_back(v.job_id, v.rule);
+        EXPECT_EQ(named, (std::vector<std::pair<uint32_t, Rule>>{{6, Rule::Reclaim}, {5, Rule::Reclaim}}));
+    }
     int64_t now = 1000;
     EXPECT_EQ(settle(loop, now), (std::vector<uint32_t>{6, 5}));
     EXPECT_EQ(loop.job(10).state, JobState::Running);
