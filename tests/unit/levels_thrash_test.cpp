@@ -1,7 +1,8 @@
 // Issue 20, acceptance 2's last clauses as a property: over random queue
-// trees (depth up to 4 below the pool, up to 50 queues, random quotas,
-// weights and limits in GPUs, CPUs and memory, random demand in three
-// tiers, ReclaimTo and ReclaimBy both ways), a deterministic loop of passes
+// trees (depth up to 4 below the pool, up to 50 queues, in one pool or in
+// two over the same nodes; random quotas, weights and limits in GPUs, CPUs
+// and memory, random demand in three tiers, ReclaimTo and ReclaimBy both
+// ways), a deterministic loop of passes
 // (reclaim_loop.hpp) comes to rest, after which five more passes evict
 // nothing; and after every pass no queue's non-preemptible use exceeds the
 // quota of any queue above it.  Each pass is a case.
@@ -35,8 +36,13 @@ ThrashWorld random_thrash_world(std::mt19937 &rng) {
         n.cpus = 32;
         n.mem_mb = 256;
     }
-    partition(w.snap, "pool1", 0, nodes - 1);
-    std::string conf = kOsmoTiers + "Pool=pool1 Quota=" + std::to_string(pick(0, 4 * nodes)) + "\n";
+    // One pool, or two over the same nodes (OSMO's overlapping pools, R5 between them).
+    std::string conf = kOsmoTiers;
+    const int pools = pick(1, 2);
+    for (int p = 1; p <= pools; ++p) {
+        partition(w.snap, "pool" + std::to_string(p), 0, nodes - 1);
+        conf += "Pool=pool" + std::to_string(p) + " Quota=" + std::to_string(pick(0, 4 * nodes / pools)) + "\n";
+    }
     if (pick(0, 1)) conf += "ReclaimTo=fairshare\n";
     if (pick(0, 2) == 0) conf += "ReclaimBy=all\n";
     w.cfg = parse_config(conf, "test.conf");
@@ -67,7 +73,7 @@ ThrashWorld random_thrash_world(std::mt19937 &rng) {
     for (uint32_t id = 1, n = uint32_t(pick(8, 40)); id <= n; ++id) {
         // The first pass's jobs mostly LOW: they borrow what later ones reclaim.
         const int at = pick(0, 3);
-        SnapJob j = pending(id, "pool1", qos[at == 0 ? pick(1, 7) / 2 : pick(0, 3)], uint32_t(pick(1, 2)), pick(100, 200));
+        SnapJob j = pending(id, "pool" + std::to_string(pick(1, pools)), qos[at == 0 ? pick(1, 7) / 2 : pick(0, 3)], uint32_t(pick(1, 2)), pick(100, 200));
         j.account = names[size_t(pick(0, accounts - 1))];
         j.cpus = uint32_t(pick(1, 16));
         j.mem_mb = uint64_t(pick(8, 64));
@@ -76,15 +82,17 @@ ThrashWorld random_thrash_world(std::mt19937 &rng) {
     return w;
 }
 
-// Each queue's NP amounts from the running jobs, up the tree, against the
-// quota of every queue that counts the resource (the pool: its GPUs).
-void expect_np_within_quotas(const Engine &e, const Snapshot &s, const std::string &when) {
+// Each queue's NP amounts from the running jobs of pool `ps`, up the tree,
+// against the quota of every queue that counts the resource (the pool: its
+// GPUs).
+void expect_np_within_quotas(const Engine &e, const PoolState &ps, const Snapshot &s, const std::string &when) {
     const Evaluation &ev = e.last();
-    const PoolState &ps = ev.pools.front();
     const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
     std::vector<Amounts> np(queues.size(), Amounts{});
     for (const SnapJob &j : s.jobs) {
-        if (j.state != JobState::Running || e.config().tiers[size_t(e.tier_of_qos(j.qos))].preemptible) continue;
+        if (j.state != JobState::Running || j.partitions.front() != ps.name ||
+            e.config().tiers[size_t(e.tier_of_qos(j.qos))].preemptible)
+            continue;
         for (int32_t q = queue_in(ps, account_id(ev, j.account)); q >= 0; q = queues[size_t(q)].parent)
             for (size_t r = 0; r < kResources; ++r) np[size_t(q)][r] += held_by(j)[r];
     }
@@ -116,7 +124,8 @@ TEST(Property, ReclaimWithLevelsComesToRestAndFiveMorePassesEvictNothing) {
             const ReclaimLoop::Pass p = loop.pass(now++);
             evictions += p.evicted.size();
             reclaims += p.reclaimed;
-            expect_np_within_quotas(e, w.snap, world + " pass " + std::to_string(pass));
+            for (const PoolState &ps : e.last().pools)
+                expect_np_within_quotas(e, ps, w.snap, world + " pass " + std::to_string(pass));
             if (pass >= 3 && p.started == 0 && p.evicted.empty()) break;
             ASSERT_LT(pass, kMostPasses) << world << ": still evicting or starting after " << kMostPasses << " passes";
         }

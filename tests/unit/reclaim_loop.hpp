@@ -46,6 +46,7 @@ public:
         index();
         Pass out;
         e_.evaluate(s_, now);
+        ranked_valid_ = false;
         std::vector<uint32_t> order;
         for (const PendingResult &r : e_.last().pending)
             if (r.admission != Admission::Held) order.push_back(r.job_id);
@@ -69,6 +70,7 @@ public:
             j.start_time = now;
             out.started++;
             e_.refresh_running(s_, now);
+            ranked_valid_ = false;
         }
         return out;
     }
@@ -97,12 +99,7 @@ private:
     // Running jobs preemptable() lets `j` take, in rank order, until `have`
     // (grown by what they hold) fits it.
     std::vector<uint32_t> victims(const SnapJob &j, Amounts &have, int64_t now, uint32_t &reclaimed) {
-        std::vector<const SnapJob *> running;
-        for (const SnapJob &v : s_.jobs)
-            if (v.state == JobState::Running) running.push_back(&v);
-        std::sort(running.begin(), running.end(), [&](const SnapJob *a, const SnapJob *b) {
-            return e_.victim_rank(a->id) < e_.victim_rank(b->id);
-        });
+        const std::vector<const SnapJob *> &running = ranked();
         std::string parts, vparts;
         const JobRef preemptor = job_ref(j, parts);
         std::vector<uint32_t> take;
@@ -119,8 +116,23 @@ private:
         return take;
     }
 
+    // Running jobs in victim rank order, sorted again after each start.
+    const std::vector<const SnapJob *> &ranked() {
+        if (ranked_valid_) return ranked_;
+        ranked_.clear();
+        for (const SnapJob &v : s_.jobs)
+            if (v.state == JobState::Running) ranked_.push_back(&v);
+        std::sort(ranked_.begin(), ranked_.end(), [&](const SnapJob *a, const SnapJob *b) {
+            return e_.victim_rank(a->id) < e_.victim_rank(b->id);
+        });
+        ranked_valid_ = true;
+        return ranked_;
+    }
+
     Engine &e_;
     Snapshot &s_;
+    std::vector<const SnapJob *> ranked_;
+    bool ranked_valid_ = false;
     Amounts capacity_{};
     std::unordered_map<uint32_t, size_t> at_;
 };
