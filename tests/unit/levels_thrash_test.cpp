@@ -5,13 +5,16 @@
 // ways), a deterministic loop of passes
 // (reclaim_loop.hpp) comes to rest, after which five more passes evict
 // nothing; and after every pass no queue's non-preemptible use exceeds the
-// quota of any queue above it.  Each pass is a case.
+// quota of any queue above it.  In one world of ten, `gpupool why` names
+// only victims the engine allows.  Each pass is a case.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <unordered_map>
 
+#include "explain.hpp"
 #include "levels.hpp"
 #include "reclaim_loop.hpp"
 #include "test_helpers.hpp"
@@ -103,12 +106,35 @@ void expect_np_within_quotas(const Engine &e, const PoolState &ps, const Snapsho
         }
 }
 
+// `gpupool why` with levels names only victims the engine lets the job
+// take, by the same rule (Engine::candidacy decides both).  Returns the
+// victims checked.
+uint64_t expect_why_agrees(Engine &e, const Snapshot &s, int64_t now, const std::string &when) {
+    e.evaluate(s, now);
+    const Explanation x = explain(e, s, ExplainInput{}, now);
+    std::unordered_map<uint32_t, const SnapJob *> by_id;
+    for (const SnapJob &j : s.jobs) by_id[j.id] = &j;
+    uint64_t checked = 0;
+    for (const PendingExplain &pe : x.pending)
+        for (const VictimRef &v : pe.victims) {
+            std::string parts, vparts;
+            JobRef preemptor = job_ref(*by_id.at(pe.job_id), parts);
+            preemptor.partitions = e.last().pools[size_t(pe.reason_pool)].name;
+            const Verdict vd = e.preemptable(job_ref(*by_id.at(v.job_id), vparts), preemptor, now);
+            EXPECT_TRUE(vd.allowed) << when << ": why names job " << v.job_id << " for " << pe.job_id << "; the engine: "
+                                    << vd.why;
+            EXPECT_EQ(vd.rule, v.rule) << when;
+            ++checked;
+        }
+    return checked;
+}
+
 }  // namespace
 
 TEST(Property, ReclaimWithLevelsComesToRestAndFiveMorePassesEvictNothing) {
     const auto began = std::chrono::steady_clock::now();
     std::mt19937 rng(2026);
-    uint64_t cases = 0, worlds = 0, evictions = 0, reclaims = 0, most_passes = 0;
+    uint64_t cases = 0, worlds = 0, evictions = 0, reclaims = 0, most_passes = 0, why_victims = 0;
     const int kMostPasses = 40;
     for (; cases < 100000 && !HasFailure(); ++worlds) {
         ThrashWorld w = random_thrash_world(rng);
@@ -121,6 +147,7 @@ TEST(Property, ReclaimWithLevelsComesToRestAndFiveMorePassesEvictNothing) {
         for (;; ++pass, ++cases) {
             for (const auto &[at, j] : w.arrivals)
                 if (at == pass) w.snap.add_job(j);
+            if (worlds % 10 == 0) why_victims += expect_why_agrees(e, w.snap, now, world + " pass " + std::to_string(pass));
             const ReclaimLoop::Pass p = loop.pass(now++);
             evictions += p.evicted.size();
             reclaims += p.reclaimed;
@@ -138,11 +165,12 @@ TEST(Property, ReclaimWithLevelsComesToRestAndFiveMorePassesEvictNothing) {
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     std::printf("reclaim with levels: %llu cases (passes) over %llu worlds, %llu evictions (%llu reclaims), rest "
-                "within %llu passes, %.1f s\n",
+                "within %llu passes, %llu victims named by why agreed, %.1f s\n",
                 static_cast<unsigned long long>(cases), static_cast<unsigned long long>(worlds),
                 static_cast<unsigned long long>(evictions), static_cast<unsigned long long>(reclaims),
-                static_cast<unsigned long long>(most_passes), seconds);
+                static_cast<unsigned long long>(most_passes), static_cast<unsigned long long>(why_victims), seconds);
     EXPECT_GE(cases, 100000u);
     EXPECT_GT(evictions, 5000u);  // the worlds do reclaim and preempt
     EXPECT_GT(reclaims, 3000u);
+    EXPECT_GT(why_victims, 500u);
 }
