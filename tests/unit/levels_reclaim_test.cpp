@@ -258,25 +258,45 @@ TEST(LevelsReclaim, WithReclaimToQuotaTheZeroQuotaProjectReclaimsNothing) {
     }
 }
 
+namespace {
+
 // Pool of 16 GPUs: X (quota 2) runs 8 LOW jobs, Y (quota 2) 4, Z (quota
 // 8) 4 NORMAL jobs and asks for 4 more.  Fairshares X 4, Y 4, Z 8: X's
 // four newest jobs are over its fairshare, its next two and Y's two newest
-// over quota, the rest in quota.
-TEST(LevelsReclaim, VictimsComeFromOverFairshareQueuesFirstThenOverQuotaThenInQuota) {
+// over quota, the rest in quota.  With CPUs or memory counted the same in
+// that resource (8 CPUs or 16 MiB a job, GPUs plenty).
+void victims_over_fairshare_first(Resource resource) {
+    const uint64_t unit[] = {1, 8, 16};
+    const uint64_t u = unit[resource];
+    auto quota = [&](uint64_t jobs) {
+        const std::string n = std::to_string(jobs * u);
+        return resource == kGpu ? "gres/gpu=" + n : "gres/gpu=16," + std::string(resource == kCpu ? "cpu=" : "mem=") + n;
+    };
+    auto figures = [&](uint64_t a, uint64_t b) {
+        return std::string("(") + resource_word(resource) + " " + std::to_string(a * u) + "/" + std::to_string(b * u) + ")";
+    };
     for (const char *to : {"", "ReclaimTo=fairshare\n"}) {
         Config cfg = parse_config(kOsmoTiers + "Pool=pool1 Quota=16\n" + to, "test.conf");
-        cfg.accounts = {entry("X", "gres/gpu=2"), entry("Y", "gres/gpu=2"), entry("Z", "gres/gpu=8")};
-        Snapshot s = cluster(4, 4);
+        cfg.counted = {{true, resource == kCpu, resource == kMem}};
+        cfg.accounts = {entry("X", quota(2)), entry("Y", quota(2)), entry("Z", quota(8))};
+        Snapshot s = cluster(4, resource == kGpu ? 4 : 8);
+        for (SnapNode &n : s.nodes) {
+            n.cpus = resource == kCpu ? 32 : 64;
+            n.mem_mb = resource == kMem ? 64 : 4096;
+        }
         partition(s, "pool1", 0, 3);
         s.account_parent = {{"X", "root"}, {"Y", "root"}, {"Z", "root"}};
-        for (uint32_t id = 1; id <= 8; ++id) s.add_job(of(running(id, "pool1", "low", 1, 100 + id), "X"));
-        for (uint32_t id = 11; id <= 14; ++id) s.add_job(of(running(id, "pool1", "low", 1, 100 + id), "Y"));
-        for (uint32_t id = 21; id <= 24; ++id) s.add_job(of(running(id, "pool1", "normal", 1, 100), "Z"));
-        for (uint32_t id = 31; id <= 34; ++id) s.add_job(of(pending(id, "pool1", "normal", 1, 200), "Z"));
+        const uint32_t cpus = resource == kCpu ? 8 : 1;
+        const uint64_t mem = resource == kMem ? 16 : 1;
+        for (uint32_t id = 1; id <= 8; ++id) s.add_job(of(running(id, "pool1", "low", 1, 100 + id), "X", cpus, mem));
+        for (uint32_t id = 11; id <= 14; ++id) s.add_job(of(running(id, "pool1", "low", 1, 100 + id), "Y", cpus, mem));
+        for (uint32_t id = 21; id <= 24; ++id) s.add_job(of(running(id, "pool1", "normal", 1, 100), "Z", cpus, mem));
+        for (uint32_t id = 31; id <= 34; ++id) s.add_job(of(pending(id, "pool1", "normal", 1, 200), "Z", cpus, mem));
         Engine e = engine_of(cfg);
         e.evaluate(s, 1000);
-        ASSERT_EQ(fairshare(e, 1), 4u);
-        ASSERT_EQ(fairshare(e, 2), 4u);
+        const PoolState &ps = e.last().pools.front();
+        ASSERT_EQ(ps.queues.fairshare[1][resource], 4 * u);
+        ASSERT_EQ(ps.queues.fairshare[2][resource], 4 * u);
         const auto &run = e.last().running;
         for (uint32_t id : {8u, 7u, 6u, 5u}) EXPECT_EQ(run.at(id).cls, VictimClass::OverFairshare) << id;
         for (uint32_t id : {4u, 3u, 14u, 13u}) EXPECT_EQ(run.at(id).cls, VictimClass::OverQuota) << id;
@@ -286,10 +306,22 @@ TEST(LevelsReclaim, VictimsComeFromOverFairshareQueuesFirstThenOverQuotaThenInQu
                   (std::vector<uint32_t>{8, 7, 6, 5, 14, 13, 4, 3}))
             << to;
         ReclaimLoop loop(e, s);
-        const std::string y_within = *to ? "victim's queue Y within its fairshare (gpu 4/4)" : "queue Y over its quota (gpu 4/2)";
-        expect_rows(e, loop, {{"Y over its quota", 14, 31, !*to, *to ? Rule::None : Rule::Reclaim, y_within.c_str()}}, 1000);
+        // To quota Y's over-quota jobs may go too; to fairshare not.
+        const std::string y = *to ? "victim's queue Y within its fairshare " + figures(4, 4)
+                                  : "queue Y over its quota " + figures(4, 2);
+        expect_rows(e, loop, {{"Y over its quota", 14, 31, !*to, *to ? Rule::None : Rule::Reclaim, y.c_str()}}, 1000);
         // Z takes X's four over its fairshare first.
         int64_t now = 1000;
         EXPECT_EQ(settle(loop, now), (std::vector<uint32_t>{8, 7, 6, 5})) << to;
     }
 }
+
+}  // namespace
+
+TEST(LevelsReclaim, VictimsComeFromOverFairshareQueuesFirstThenOverQuotaThenInQuota) {
+    victims_over_fairshare_first(kGpu);
+}
+
+TEST(LevelsReclaim, VictimsComeFromOverFairshareQueuesFirstWithCpusCounted) { victims_over_fairshare_first(kCpu); }
+
+TEST(LevelsReclaim, VictimsComeFromOverFairshareQueuesFirstWithMemoryCounted) { victims_over_fairshare_first(kMem); }
