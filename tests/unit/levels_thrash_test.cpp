@@ -101,8 +101,8 @@ void expect_np_within_quotas(const Engine &e, const PoolState &ps, const Snapsho
     }
     for (size_t q = 0; q < queues.size(); ++q)
         for (size_t r = 0; r < kResources; ++r) {
-            if (queues[q].quota.has(Resource(r)))
-                ASSERT_LE(np[q][r], queues[q].quota.value[r]) << when << ": queue " << queues[q].name << " resource " << r;
+            const uint64_t quota = queues[q].quota.has(Resource(r)) ? queues[q].quota.value[r] : UINT64_MAX;
+            ASSERT_LE(np[q][r], quota) << when << ": queue " << queues[q].name << " resource " << r;
         }
 }
 
