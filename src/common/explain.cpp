@@ -299,8 +299,8 @@ private:
                 rule[v.job_id] = verdict.rule;
             }
         }
-        std::stable_sort(cands.begin(), cands.end(),
-                         [&](auto *a, auto *b) { return (rule[a->job_id] == Rule::Reclaim) > (rule[b->job_id] == Rule::Reclaim); });
+        auto reclaims = [&](const RunningExplain *v) { return rule[v->job_id] == Rule::Reclaim; };
+        std::stable_sort(cands.begin(), cands.end(), [&](auto *a, auto *b) { return reclaims(a) > reclaims(b); });
         const size_t s = static_cast<size_t>(set_of(p));
         uint64_t have = free_left_[s];
         std::vector<const RunningExplain *> now_free, later, use;

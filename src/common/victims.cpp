@@ -297,7 +297,8 @@ bool Engine::candidacy(int q, const Preemptor &p, const RunningInfo &vi, Verdict
         // With ReclaimBy=all a victim within the pool's quota could
         // reclaim a borrowing preemptor back from another pool it lists,
         // which would evict it again: a cycle.
-        if (!np && config_->reclaim_by == ReclaimBy::All && vi.excess == 0 && borrows_after_start(qps, p.tier, p.gpus)) {
+        if (!np && config_->reclaim_by == ReclaimBy::All && vi.excess == 0 &&
+            borrows_after_start(qps, p.tier, p.gpus)) {
             v.preemptor_pool = q;
             v.why.set("preemptor would borrow in %s (quota %u) and the victim is within it", qps.name.c_str(),
                       static_cast<unsigned>(qps.quota));

@@ -108,8 +108,10 @@ struct CrossDepartment {
             n.mem_mb = resource == kMem ? 512 : 4096;
         }
         partition(snap, "pool1", 0, 1);
-        snap.account_parent = {{"physics", "root"}, {"chemistry", "root"}, {"phys-a", "physics"}, {"chem-a", "chemistry"}};
-        for (uint32_t id = 1; id <= 6; ++id) snap.add_job(of(running(id, "pool1", "low", 1, 100 + id), "chem-a", 8, 128));
+        snap.account_parent = {
+            {"physics", "root"}, {"chemistry", "root"}, {"phys-a", "physics"}, {"chem-a", "chemistry"}};
+        for (uint32_t id = 1; id <= 6; ++id)
+            snap.add_job(of(running(id, "pool1", "low", 1, 100 + id), "chem-a", 8, 128));
         snap.add_job(of(running(7, "pool1", "low", 1, 110), "phys-a", 8, 128));
         snap.add_job(of(pending(10, "pool1", "normal", 3, 200), "phys-a", 24, 384));
     }
@@ -160,7 +162,8 @@ void cross_department_reclaims_back_to_quota(Resource resource) {
     w.snap.add_job(of(pending(11, "pool1", "normal", 1, 300), "phys-a", 8, 128));
     e.evaluate(w.snap, now);
     const std::string phys_over =
-        "preemptor's queue phys-a would pass its quota: " + unit + " " + std::to_string(5 * per_job) + " > " + std::to_string(quota);
+        "preemptor's queue phys-a would pass its quota: " + unit + " " + std::to_string(5 * per_job) + " > " +
+        std::to_string(quota);
     expect_rows(e, loop,
                 {{"the reclaimer at its quota takes no more", 4, 11, false, Rule::None, phys_over.c_str()},
                  {"a requeued LOW borrower does not reclaim back", 7, 6, false, Rule::None,
@@ -207,7 +210,9 @@ struct ZeroQuotaProject {
     static constexpr uint32_t kFirstProject3Job = 77;
 };
 
-uint64_t fairshare(const Engine &e, int32_t queue) { return e.last().pools.front().queues.fairshare[size_t(queue)][kGpu]; }
+uint64_t fairshare(const Engine &e, int32_t queue) {
+    return e.last().pools.front().queues.fairshare[size_t(queue)][kGpu];
+}
 
 }  // namespace
 
@@ -250,8 +255,8 @@ TEST(LevelsReclaim, WithReclaimToQuotaTheZeroQuotaProjectReclaimsNothing) {
         e.evaluate(w.snap, 1000);
         const std::string why = *by ? "preemptor's queue project3 would pass its quota: gpu 1 > 0"
                                     : "only non-preemptible jobs reclaim (ReclaimBy=nonpreemptible)";
-        expect_rows(e, loop, {{"project3 owns no quota", 30, ZeroQuotaProject::kFirstProject3Job, false, Rule::None, why.c_str()}},
-                    1000);
+        const uint32_t p3 = ZeroQuotaProject::kFirstProject3Job;
+        expect_rows(e, loop, {{"project3 owns no quota", 30, p3, false, Rule::None, why.c_str()}}, 1000);
         int64_t now = 1000;
         EXPECT_TRUE(settle(loop, now).empty()) << by;
         EXPECT_EQ(allocated(e, "project3"), 0u);
@@ -270,10 +275,12 @@ void victims_over_fairshare_first(Resource resource) {
     const uint64_t u = unit[resource];
     auto quota = [&](uint64_t jobs) {
         const std::string n = std::to_string(jobs * u);
-        return resource == kGpu ? "gres/gpu=" + n : "gres/gpu=16," + std::string(resource == kCpu ? "cpu=" : "mem=") + n;
+        if (resource == kGpu) return "gres/gpu=" + n;
+        return "gres/gpu=16," + std::string(resource == kCpu ? "cpu=" : "mem=") + n;
     };
     auto figures = [&](uint64_t a, uint64_t b) {
-        return std::string("(") + resource_word(resource) + " " + std::to_string(a * u) + "/" + std::to_string(b * u) + ")";
+        const std::string word = resource_word(resource);
+        return "(" + word + " " + std::to_string(a * u) + "/" + std::to_string(b * u) + ")";
     };
     for (const char *to : {"", "ReclaimTo=fairshare\n"}) {
         Config cfg = parse_config(kOsmoTiers + "Pool=pool1 Quota=16\n" + to, "test.conf");

@@ -76,7 +76,8 @@ ThrashWorld random_thrash_world(std::mt19937 &rng) {
     for (uint32_t id = 1, n = uint32_t(pick(8, 40)); id <= n; ++id) {
         // The first pass's jobs mostly LOW: they borrow what later ones reclaim.
         const int at = pick(0, 3);
-        SnapJob j = pending(id, "pool" + std::to_string(pick(1, pools)), qos[at == 0 ? pick(1, 7) / 2 : pick(0, 3)], uint32_t(pick(1, 2)), pick(100, 200));
+        const char *tier = qos[at == 0 ? pick(1, 7) / 2 : pick(0, 3)];
+        SnapJob j = pending(id, "pool" + std::to_string(pick(1, pools)), tier, uint32_t(pick(1, 2)), pick(100, 200));
         j.account = names[size_t(pick(0, accounts - 1))];
         j.cpus = uint32_t(pick(1, 16));
         j.mem_mb = uint64_t(pick(8, 64));
@@ -121,8 +122,8 @@ uint64_t expect_why_agrees(Engine &e, const Snapshot &s, int64_t now, const std:
             JobRef preemptor = job_ref(*by_id.at(pe.job_id), parts);
             preemptor.partitions = e.last().pools[size_t(pe.reason_pool)].name;
             const Verdict vd = e.preemptable(job_ref(*by_id.at(v.job_id), vparts), preemptor, now);
-            EXPECT_TRUE(vd.allowed) << when << ": why names job " << v.job_id << " for " << pe.job_id << "; the engine: "
-                                    << vd.why;
+            EXPECT_TRUE(vd.allowed) << when << ": why names job " << v.job_id << " for " << pe.job_id
+                                    << "; the engine: " << vd.why;
             EXPECT_EQ(vd.rule, v.rule) << when;
             ++checked;
         }
@@ -147,19 +148,20 @@ TEST(Property, ReclaimWithLevelsComesToRestAndFiveMorePassesEvictNothing) {
         for (;; ++pass, ++cases) {
             for (const auto &[at, j] : w.arrivals)
                 if (at == pass) w.snap.add_job(j);
-            if (worlds % 10 == 0) why_victims += expect_why_agrees(e, w.snap, now, world + " pass " + std::to_string(pass));
+            const std::string when = world + " pass " + std::to_string(pass);
+            if (worlds % 10 == 0) why_victims += expect_why_agrees(e, w.snap, now, when);
             const ReclaimLoop::Pass p = loop.pass(now++);
             evictions += p.evicted.size();
             reclaims += p.reclaimed;
             for (const PoolState &ps : e.last().pools)
-                expect_np_within_quotas(e, ps, w.snap, world + " pass " + std::to_string(pass));
+                expect_np_within_quotas(e, ps, w.snap, when);
             if (pass >= 3 && p.started == 0 && p.evicted.empty()) break;
             ASSERT_LT(pass, kMostPasses) << world << ": still evicting or starting after " << kMostPasses << " passes";
         }
         most_passes = std::max<uint64_t>(most_passes, uint64_t(pass));
         for (int more = 1; more <= 5; ++more, ++cases) {
             const ReclaimLoop::Pass p = loop.pass(now++);
-            ASSERT_TRUE(p.evicted.empty()) << world << ": pass " << more << " after rest evicts job " << p.evicted.front();
+            ASSERT_TRUE(p.evicted.empty()) << world << ": pass " << more << " after rest evicts " << p.evicted.front();
             ASSERT_EQ(p.started, 0u) << world;
         }
     }
