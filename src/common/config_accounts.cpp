@@ -68,9 +68,6 @@ void Parser::quota_tres(const std::string &value) {
 
 void Parser::reclaim_to(const std::string &value) {
     std::string e = get_enum("ReclaimTo", value, {"quota", "fairshare"}, "quota or fairshare");
-    if (e == "fairshare" && !options_.levels)
-        not_enforced_yet(line_, "ReclaimTo=fairshare is",
-                         "remove it (ReclaimTo=quota, the default, is today's rule)");
     cfg_.reclaim_to = e == "fairshare" ? ReclaimTo::Fairshare : ReclaimTo::Quota;
 }
 

@@ -70,6 +70,16 @@ private:
     char buf_[128] = "";  // as gp_verdict_t.why
 };
 
+// A preemptor as candidacy() reads it: a pending job of the last pass
+// (preemptor_of) or one Slurm asks about.
+struct Preemptor {
+    int tier = -1;
+    uint32_t gpus = 0;
+    int32_t account = -1;            // Evaluation::account_ids; -1: none (levels only)
+    uint32_t cpus = 0, mem_mb = 0;   // per task, where counted (levels only)
+};
+inline Preemptor preemptor_of(const PendingResult &r) { return Preemptor{r.tier, r.gpus, r.account, r.cpus, r.mem_mb}; }
+
 struct Verdict {
     bool allowed = false;
     Rule rule = Rule::None;
@@ -136,10 +146,10 @@ public:
     // job_ended() to.
     bool job_ended_full(uint32_t job_id, int64_t now);
     Verdict preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now);
-    // R4/R5 for a preemptor of `ptier` needing `gpus` in pool `q` and a
-    // preemptible victim of the last pass, MinRuntime apart: the one home
-    // of that rule (preemptable(), explain()).
-    bool candidacy(int q, int ptier, uint32_t gpus, const RunningInfo &vi, Verdict &v) const;
+    // R4/R5 for preemptor `p` starting in pool `q` and a preemptible victim
+    // of the last pass, MinRuntime apart: the one home of that rule
+    // (preemptable(), explain()).
+    bool candidacy(int q, const Preemptor &p, const RunningInfo &vi, Verdict &v) const;
     // R2 walked again over the last pass's order, by the rule's own code,
     // with the quota lines it checked for each job (the reservations of the
     // jobs ahead as the pass and job ends since left them): what `gpupool
@@ -262,6 +272,9 @@ private:
     bool preemptible_tier(int tier) const;
     uint32_t tier_priority(int tier) const;
     bool borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const;
+    // R5 with levels: between two queues of pool q's tree on different
+    // sides of their common ancestor.
+    bool reclaim_between_queues(int q, const Preemptor &p, int32_t from, const RunningInfo &vi, Verdict &v) const;
     DecayParams decay() const;
 
     // A configuration with the indexes derived from it.
@@ -290,9 +303,10 @@ private:
     // The preempt plugin asks about one preemptor against many victims.
     struct PreemptorCache {
         bool valid = false;
-        uint32_t id = 0, gpus = 0;
-        std::string partitions, qos;
-        int tier = -1;
+        uint32_t id = 0, gpus = 0, cpus = 0;
+        uint64_t mem_mb = 0;
+        std::string partitions, qos, account;
+        Preemptor who;
         PoolList pools;
         bool admitted = false;
         int refused_pool = -1;  // not admitted: a pool whose quota it does not fit

@@ -289,14 +289,18 @@ private:
     // the pool, those past MinRuntime first.
     bool victims_in(const PendingResult &r, int p, PendingExplain &pe) {
         std::vector<const RunningExplain *> cands;
+        std::unordered_map<uint32_t, Rule> rule;
         for (const RunningExplain &v : x_.running) {  // R6 order
             if (!v.preemptible || v.pool < 0 || claimed_.count(v.job_id) || v.gpus == 0) continue;
             auto ri = c_.ev.running.find(v.job_id);
             Verdict verdict;
-            if (ri != c_.ev.running.end() && c_.engine.candidacy(p, r.tier, r.gpus, ri->second, verdict))
+            if (ri != c_.ev.running.end() && c_.engine.candidacy(p, preemptor_of(r), ri->second, verdict)) {
                 cands.push_back(&v);
+                rule[v.job_id] = verdict.rule;
+            }
         }
-        std::stable_sort(cands.begin(), cands.end(), [&](auto *a, auto *b) { return (a->pool == p) < (b->pool == p); });
+        auto reclaims = [&](const RunningExplain *v) { return rule[v->job_id] == Rule::Reclaim; };
+        std::stable_sort(cands.begin(), cands.end(), [&](auto *a, auto *b) { return reclaims(a) > reclaims(b); });
         const size_t s = static_cast<size_t>(set_of(p));
         uint64_t have = free_left_[s];
         std::vector<const RunningExplain *> now_free, later, use;
@@ -326,7 +330,7 @@ private:
         free_left_[s] = 0;
         for (const RunningExplain *v : use) {
             claimed_.insert(v->job_id);
-            pe.victims.push_back(VictimRef{v->job_id, v->pool == p ? Rule::InPool : Rule::Reclaim, v->protected_until});
+            pe.victims.push_back(VictimRef{v->job_id, rule[v->job_id], v->protected_until});
         }
         return true;
     }

@@ -59,6 +59,10 @@ struct PoolQueues {
     // most starved), set by a full pass (rank_queues); a pool without a
     // tree: its one standing there.  Empty without levels.
     std::vector<uint32_t> standing;
+    // The victim walk per queue (rank_victims): for each preemptible job,
+    // from RunningInfo::queue_walk on, each queue's allocation at the job's
+    // place, from its own queue up to the root (check_reclaim's victim_at).
+    std::vector<Amounts> victim_at;
     Amounts capacity{};                     // the pool's nodes' GPUs, CPUs, memory (0: unknown)
 };
 
@@ -258,15 +262,21 @@ struct RunningInfo {
     uint32_t gpus = 0;
     int64_t start = 0;
     uint32_t array_job_id = 0;  // task of this job array; 0: none
+    // Its class in its pool's walk; with levels, its own queue's class if
+    // that is further over (R6 ranks by it).
     VictimClass cls = VictimClass::Never;
     uint32_t rank = 0;          // R6 victim order, 1 = first
     // The R5 walk of its pool (preemptible jobs): its place, 0 = first,
-    // and its GPUs over the pool's quota at that place (borrowed excess).
+    // and its GPUs over the pool's quota at that place (borrowed excess:
+    // what another pool may reclaim).
     uint32_t walk = 0;
     uint32_t excess = 0;
-    // Issue 20, with levels only: its account and CPUs and memory (MiB).
+    // Issue 20, with levels only: its account and CPUs and memory (MiB),
+    // and where its queues' walk is (PoolQueues::victim_at; kNoWalk: none).
     int32_t account = -1;
     uint32_t cpus = 0, mem_mb = 0;
+    static constexpr uint32_t kNoWalk = UINT32_MAX;
+    uint32_t queue_walk = kNoWalk;
 };
 
 // Job id -> position, rebuilt every pass: open addressing in one array, so

@@ -155,41 +155,101 @@ QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare) {
     return QueueStanding::OverFairshare;
 }
 
-std::pair<int32_t, int32_t> sides_below_common_ancestor(const std::vector<QueueSpec> &queues, int32_t a,
-                                                        int32_t b) {
-    auto path = [&](int32_t q) {
-        std::vector<int32_t> up;
-        for (; q >= 0; q = queues[size_t(q)].parent) up.push_back(q);
-        std::reverse(up.begin(), up.end());  // root first
-        return up;
-    };
-    std::vector<int32_t> pa = path(a), pb = path(b);
-    size_t k = 0;
-    while (k < pa.size() && k < pb.size() && pa[k] == pb[k]) ++k;
-    if (k == pa.size() || k == pb.size()) return {-1, -1};
-    return {pa[k], pb[k]};
+bool standing_at(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &fairshare, int32_t queue,
+                 const Amounts &at, const Amounts &held, QueueStanding &out) {
+    const ResourceAmounts &quota = queues[size_t(queue)].quota;
+    bool counted = false;
+    out = QueueStanding::InQuota;
+    for (size_t r = 0; r < kResources; ++r) {
+        if (held[r] == 0 || !quota.has(Resource(r))) continue;
+        counted = true;
+        out = std::max(out, standing(at[r], quota.value[r], fairshare[size_t(queue)][r]));
+    }
+    return counted;
 }
 
-bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
-                 const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode) {
+namespace {
+
+// Which of two resources a refusal shows: the fuller one (amount over bound).
+bool fuller(uint64_t amount, uint64_t bound, uint64_t than_amount, uint64_t than_bound) {
+    return double(amount) * double(than_bound) > double(than_amount) * double(bound);
+}
+
+int depth_of(const std::vector<QueueSpec> &queues, int32_t q) {
+    int d = 0;
+    for (; queues[size_t(q)].parent >= 0; q = queues[size_t(q)].parent) ++d;
+    return d;
+}
+
+}  // namespace
+
+// Without allocating: preemptable() asks it for every victim Slurm offers.
+std::pair<int32_t, int32_t> sides_below_common_ancestor(const std::vector<QueueSpec> &queues, int32_t a,
+                                                        int32_t b) {
+    auto up = [&](int32_t q) { return queues[size_t(q)].parent; };
+    int da = depth_of(queues, a), db = depth_of(queues, b);
+    for (; da > db; --da) a = up(a);
+    for (; db > da; --db) b = up(b);
+    if (a == b) return {-1, -1};
+    while (up(a) != up(b)) {
+        a = up(a);
+        b = up(b);
+    }
+    return {a, b};
+}
+
+ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                           const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode) {
+    ReclaimCheck out;
     auto [side_a, side_b] = sides_below_common_ancestor(queues, q.reclaimer, q.victim_queue);
-    if (side_a < 0) return false;
+    if (side_a < 0) return out;
     auto counts = [&](int32_t queue, size_t r) { return queues[size_t(queue)].quota.has(Resource(r)); };
+    auto quota = [&](int32_t queue, size_t r) { return queues[size_t(queue)].quota.get(Resource(r)); };
     auto bound = [&](int32_t queue, size_t r) {
-        uint64_t quota = queues[size_t(queue)].quota.get(Resource(r));
-        return mode == ReclaimTo::Fairshare ? std::max(quota, fairshare[size_t(queue)][r]) : quota;
+        return mode == ReclaimTo::Fairshare ? std::max(quota(queue, r), fairshare[size_t(queue)][r]) : quota(queue, r);
+    };
+    auto says = [&](ReclaimCheck::Outcome o, int32_t queue, size_t r, uint64_t amount, uint64_t limit) {
+        out = ReclaimCheck{o, queue, Resource(r), amount, limit};
+        return out;
     };
     for (int32_t up = q.reclaimer;; up = queues[size_t(up)].parent) {
         for (size_t r = 0; r < kResources; ++r)
-            if (q.job[r] > 0 && counts(up, r) && allocated[size_t(up)][r] + q.job[r] > bound(up, r)) return false;
+            if (q.job[r] > 0 && counts(up, r) && allocated[size_t(up)][r] + q.job[r] > bound(up, r))
+                return says(ReclaimCheck::ReclaimerOver, up, r, allocated[size_t(up)][r] + q.job[r], bound(up, r));
         if (up == side_a) break;
     }
+    // The victim's queues from its own up to B (the k-th up), each at the victim's place.
+    auto at = [&](int32_t queue, size_t k) -> const Amounts & {
+        return q.victim_at ? q.victim_at[k] : allocated[size_t(queue)];
+    };
+    size_t k_b = 0;
+    for (int32_t x = q.victim_queue; x != side_b; x = queues[size_t(x)].parent) ++k_b;
+    const Amounts &at_b = at(side_b, k_b);
     // The transfer is owed in a resource both sides count.
-    for (size_t r = 0; r < kResources; ++r)
-        if (q.job[r] > 0 && q.victim[r] > 0 && counts(side_a, r) && counts(side_b, r) &&
-            allocated[size_t(side_b)][r] > bound(side_b, r))
-            return true;
-    return false;
+    size_t owed_in = kResources, shown = kResources;
+    for (size_t r = 0; r < kResources && owed_in == kResources; ++r) {
+        if (q.job[r] == 0 || q.victim[r] == 0 || !counts(side_a, r) || !counts(side_b, r)) continue;
+        if (shown == kResources || fuller(at_b[r], bound(side_b, r), at_b[shown], bound(side_b, shown))) shown = r;
+        if (at_b[r] > bound(side_b, r)) owed_in = r;
+    }
+    if (owed_in == kResources) {
+        const size_t r = shown == kResources ? size_t(kGpu) : shown;
+        return says(ReclaimCheck::VictimSideWithin, side_b, r, at_b[r], bound(side_b, r));
+    }
+    // No queue on the way keeps the victim within its quota.
+    size_t k = 0;
+    for (int32_t x = q.victim_queue; x != side_b; x = queues[size_t(x)].parent, ++k) {
+        QueueStanding st;
+        if (!standing_at(queues, fairshare, x, at(x, k), q.victim, st) || st != QueueStanding::InQuota) continue;
+        size_t shown_here = kResources;
+        for (size_t r = 0; r < kResources; ++r)
+            if (q.victim[r] > 0 && counts(x, r) &&
+                (shown_here == kResources ||
+                 fuller(at(x, k)[r], quota(x, r), at(x, k)[shown_here], quota(x, shown_here))))
+                shown_here = r;
+        return says(ReclaimCheck::VictimQueueWithin, x, shown_here, at(x, k)[shown_here], quota(x, shown_here));
+    }
+    return says(ReclaimCheck::Allowed, side_b, owed_in, at_b[owed_in], bound(side_b, owed_in));
 }
 
 std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,

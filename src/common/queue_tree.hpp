@@ -67,6 +67,14 @@ QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<A
 enum class QueueStanding { InQuota, OverQuota, OverFairshare };
 QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare);
 
+// A job's standing in queue `queue` at its place in the victim walk
+// (`at`: the queue's allocation with the jobs walked before it taken off):
+// the furthest over of the resources the queue counts and the job holds
+// (`held`).  False when the queue counts none of them: it guards nothing of
+// the job.
+bool standing_at(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &fairshare, int32_t queue,
+                 const Amounts &at, const Amounts &held, QueueStanding &out);
+
 // The two queues just below the lowest common ancestor of a and b, on a's
 // path and on b's.  {-1, -1} when one is the other's ancestor (or a == b):
 // no reclaim between them, that is preemption within a queue.
@@ -78,6 +86,25 @@ struct ReclaimQuestion {
     int32_t victim_queue = -1;   // the running job's queue
     Amounts job{};               // what the pending job needs
     Amounts victim{};            // what the running job holds
+    // Per queue from victim_queue up to the root: its allocation at the
+    // victim's place in the victim walk (R6: the victim and the jobs after
+    // it; the jobs walked before it taken off).  Null: `allocated`.
+    const Amounts *victim_at = nullptr;
+};
+
+// What may_reclaim decided, and the queue and resource that decided it.
+struct ReclaimCheck {
+    enum Outcome {
+        Allowed,
+        SameSide,          // one queue is the other's ancestor: R4's
+        ReclaimerOver,     // `queue` on the reclaimer's side would pass its bound
+        VictimSideWithin,  // the victim's side is within its bound (`queue` = B)
+        VictimQueueWithin  // `queue` on the victim's path is within its quota at the victim
+    } outcome = SameSide;
+    int32_t queue = -1;
+    Resource resource = kGpu;
+    uint64_t allocated = 0;  // with the job (ReclaimerOver) or at the victim
+    uint64_t bound = 0;      // quota, or with ReclaimTo=fairshare max(quota, fairshare)
 };
 
 // R5 with levels.  With A and B the sides below the common ancestor:
@@ -85,14 +112,22 @@ struct ReclaimQuestion {
 //   job starts, for each resource the job needs that the queue's quota
 //   counts (bound: quota, or with ReclaimTo=fairshare the larger of quota
 //   and fairshare);
-// - B is above its bound in a resource the job needs, the victim holds and
-//   both A's and B's quotas count (a queue with no GPU quota has no GPUs to
-//   take back).
+// - B, at the victim's place in the walk, is above its bound in a resource
+//   the job needs, the victim holds and both A's and B's quotas count (a
+//   queue with no GPU quota has no GPUs to take back);
+// - every queue from the victim's up to B that counts a resource the victim
+//   holds is, at the victim's place, above its quota in one of them: a
+//   queue at or under its quota keeps its jobs, but for the one job that
+//   straddles the line.
 // Since the reclaimer's side ends within its bound and the victim's side
 // must start above its own, the victim's side can never reclaim back: no
 // thrash.  `allocated` holds each queue's subtree allocation.
-bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
-                 const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode);
+ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                           const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode);
+inline bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                        const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode) {
+    return check_reclaim(queues, allocated, fairshare, q, mode).outcome == ReclaimCheck::Allowed;
+}
 
 // What each queue lends, per resource: the part of its idle quota (quota
 // less allocated) that its siblings' use over quota takes, as lending()

@@ -11,6 +11,7 @@
 
 #include "fairshare.hpp"
 #include "gpupool.h"
+#include "levels.hpp"
 #include "placement.hpp"
 
 namespace gpupool {
@@ -31,6 +32,80 @@ bool Engine::borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) c
     return ahead > ps.quota;
 }
 
+namespace {
+
+// Sort keys made once per job, not per comparison: (own queue's class,
+// tier priority, start key, job id) for each pool's walk; (class, pool
+// furthest above its fairshare, tier priority, start key, job id) for the
+// R6 order.
+struct VictimKey {
+    uint64_t hi;     // walk: VictimClass; R6: class << 33 | (fairshare - used + 2^32): bigger excess first
+    uint32_t prio;
+    int64_t start;
+    uint32_t id;
+    RunningInfo *r;
+    bool operator<(const VictimKey &o) const {
+        if (hi != o.hi) return hi < o.hi;
+        if (prio != o.prio) return prio < o.prio;
+        if (start != o.start) return start < o.start;
+        return id < o.id;
+    }
+};
+
+VictimClass class_of(QueueStanding s) {
+    if (s == QueueStanding::OverFairshare) return VictimClass::OverFairshare;
+    return s == QueueStanding::OverQuota ? VictimClass::OverQuota : VictimClass::InQuota;
+}
+
+Amounts held_by(const RunningInfo &r) { return Amounts{r.gpus, r.cpus, r.mem_mb}; }
+
+Amounts less(const Amounts &a, const Amounts &b) {
+    Amounts out{};
+    for (size_t k = 0; k < kResources; ++k) out[k] = a[k] - std::min(a[k], b[k]);
+    return out;
+}
+
+void add(Amounts &to, const Amounts &a) {
+    for (size_t k = 0; k < kResources; ++k) to[k] += a[k];
+}
+
+// With levels: each job's class in its own queue (into its key's hi),
+// walking each queue's own jobs in victim order (v sorted by tier, start,
+// id).  A queue that counts nothing the job holds guards nothing of it.
+void own_queue_classes(const PoolState &ps, std::vector<VictimKey> &v) {
+    const PoolQueues &pq = ps.queues;
+    std::vector<Amounts> taken(pq.tree->queues.size(), Amounts{});
+    for (VictimKey &k : v) {
+        const size_t q = size_t(queue_in(ps, k.r->account));
+        const Amounts held = held_by(*k.r);
+        QueueStanding st;
+        const bool counted = standing_at(pq.tree->queues, pq.fairshare, int32_t(q), less(pq.allocated[q], taken[q]),
+                                         held, st);
+        k.hi = static_cast<uint64_t>(counted ? class_of(st) : VictimClass::InQuota);
+        add(taken[q], held);
+    }
+}
+
+// With levels: each queue's allocation at each job's place in the pool's
+// walk (v in walk order), from the job's queue up to the root.
+void walk_queues(PoolState &ps, const std::vector<VictimKey> &v) {
+    PoolQueues &pq = ps.queues;
+    const std::vector<QueueSpec> &queues = pq.tree->queues;
+    std::vector<Amounts> taken(queues.size(), Amounts{});
+    pq.victim_at.clear();
+    for (const VictimKey &k : v) {
+        RunningInfo &r = *k.r;
+        r.queue_walk = static_cast<uint32_t>(pq.victim_at.size());
+        const Amounts held = held_by(r);
+        for (int32_t x = queue_in(ps, r.account); x >= 0; x = queues[size_t(x)].parent) {
+            pq.victim_at.push_back(less(pq.allocated[size_t(x)], taken[size_t(x)]));
+            add(taken[size_t(x)], held);
+        }
+    }
+}
+
+}  // namespace
+
 void Engine::rank_victims(Evaluation &ev) const {
     const bool newest = config_->preemption_order == PreemptionOrder::Newest;
     // ~start (= -start - 1) reverses the order and is defined for every start.
@@ -41,41 +116,34 @@ void Engine::rank_victims(Evaluation &ev) const {
     // the start second of one started a second earlier, and newest-first
     // took the older one.
     auto id_key = [newest](const RunningInfo &r) { return newest ? ~r.job_id : r.job_id; };
-    // Sort keys made once per job, not per comparison: (tier priority,
-    // start key, job id) for each pool's walk; (class, pool furthest above
-    // its fairshare, tier priority, start key, job id) for the R6 order.
-    struct Key {
-        uint64_t hi;     // class << 33 | (fairshare - used + 2^32): bigger excess first
-        uint32_t prio;
-        int64_t start;
-        uint32_t id;
-        RunningInfo *r;
-        bool operator<(const Key &o) const {
-            if (hi != o.hi) return hi < o.hi;
-            if (prio != o.prio) return prio < o.prio;
-            if (start != o.start) return start < o.start;
-            return id < o.id;
-        }
-    };
-    std::vector<std::vector<Key>> by_pool(ev.pools.size());
-    std::vector<Key> all;
+    std::vector<std::vector<VictimKey>> by_pool(ev.pools.size());
+    std::vector<VictimKey> all;
     all.reserve(ev.running.size());
     for (auto &[id, r] : ev.running) {
         r.cls = VictimClass::Never;
         r.walk = r.excess = 0;
-        Key k{0, tier_priority(r.tier), start_key(r), id_key(r), &r};
+        r.queue_walk = RunningInfo::kNoWalk;
+        VictimKey k{0, tier_priority(r.tier), start_key(r), id_key(r), &r};
         all.push_back(k);
         if (r.pool >= 0 && preemptible_tier(r.tier)) by_pool[static_cast<size_t>(r.pool)].push_back(k);
     }
     // R5 walk: in victim order, a job is over quota (reclaimable) only while
     // the pool's usage without the jobs walked before it is above quota.
+    // With levels the walk takes the jobs of over-fairshare queues first,
+    // then of over-quota ones, and notes each queue's figures on the way.
     for (size_t p = 0; p < by_pool.size(); ++p) {
         auto &v = by_pool[p];
+        PoolState &ps = ev.pools[p];
+        const bool levels = static_cast<bool>(ps.queues.tree);
+        if (levels) {
+            std::sort(v.begin(), v.end());
+            own_queue_classes(ps, v);
+        }
         std::sort(v.begin(), v.end());
-        const PoolState &ps = ev.pools[p];
+        if (levels) walk_queues(ps, v);
         int64_t before = ps.used();
         uint32_t place = 0;
-        for (Key &k : v) {
+        for (VictimKey &k : v) {
             RunningInfo *r = k.r;
             const int64_t over = before - int64_t(ps.quota);
             r->walk = place++;
@@ -88,11 +156,12 @@ void Engine::rank_victims(Evaluation &ev) const {
                 r->cls = VictimClass::OverQuota;
             else
                 r->cls = VictimClass::InQuota;
+            if (levels) r->cls = std::min(r->cls, static_cast<VictimClass>(k.hi));
             before -= r->gpus;
         }
     }
     // R6: class, pool furthest above fairshare, tier, start, id.
-    for (Key &k : all) {
+    for (VictimKey &k : all) {
         const RunningInfo *r = k.r;
         int64_t over = 0;
         if (r->pool >= 0) {
@@ -124,6 +193,8 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         vi.start = victim.start;
         PoolList vp = managed_pools(victim.partitions);
         vi.pool = vp.empty() ? -1 : vp.front();
+        if (!eval_.account_ids.empty())
+            note_account(*config_, eval_, vi, std::string(victim.account), victim.cpus, victim.mem_mb);
     }
     v.victim_pool = vi.pool;
     if (vi.pool < 0) {
@@ -142,17 +213,23 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
 
     PreemptorCache &pc = preemptor_cache_;
     if (!pc.valid || pc.id != preemptor.id || pc.gpus != preemptor.gpus || pc.partitions != preemptor.partitions ||
-        pc.qos != preemptor.qos) {
+        pc.qos != preemptor.qos || pc.account != preemptor.account || pc.cpus != preemptor.cpus ||
+        pc.mem_mb != preemptor.mem_mb) {
         pc.valid = true;
         pc.id = preemptor.id;
         pc.gpus = preemptor.gpus;
+        pc.cpus = preemptor.cpus;
+        pc.mem_mb = preemptor.mem_mb;
         pc.partitions.assign(preemptor.partitions);
         pc.qos.assign(preemptor.qos);
-        pc.tier = tier_of_qos(pc.qos);
+        pc.account.assign(preemptor.account);
+        pc.who = Preemptor{tier_of_qos(pc.qos), preemptor.gpus};
+        if (!eval_.account_ids.empty())
+            note_account(*config_, eval_, pc.who, pc.account, preemptor.cpus, preemptor.mem_mb);
         pc.pools = managed_pools(preemptor.partitions);
         pc.admitted = true;
         pc.refused_pool = -1;
-        if (!preemptible_tier(pc.tier) && preemptor.gpus > 0 && !pc.pools.empty()) {
+        if (!preemptible_tier(pc.who.tier) && preemptor.gpus > 0 && !pc.pools.empty()) {
             const PendingResult *known = pending_result(preemptor.id);
             if (!known) {
                 pc.admitted = fits_quota(pc.pools, preemptor.gpus);
@@ -190,30 +267,38 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         return v;
     }
     for (int q : pc.pools)
-        if (candidacy(q, pc.tier, preemptor.gpus, vi, v)) return v;
+        if (candidacy(q, pc.who, vi, v)) return v;
     return v;
 }
 
-// R4 and R5 (MinRuntime apart): may a job of tier `ptier` needing `gpus`,
-// starting in pool `q`, take the preemptible victim `vi`?  The one place
-// that says so: preemptable() asks it for Slurm, explain() for `gpupool
-// why` and `status`.  Fills `v` (allowed, rule, why; preemptor_pool = q
-// when the answer is about q, else left as it is) and returns allowed.
-bool Engine::candidacy(int q, int ptier, uint32_t gpus, const RunningInfo &vi, Verdict &v) const {
+// R4 and R5 (MinRuntime apart): may preemptor `p`, starting in pool `q`,
+// take the preemptible victim `vi`?  The one place that says so:
+// preemptable() asks it for Slurm, explain() for `gpupool why` and
+// `status`.  Fills `v` (allowed, rule, why; preemptor_pool = q when the
+// answer is about q, else left as it is) and returns allowed.
+bool Engine::candidacy(int q, const Preemptor &p, const RunningInfo &vi, Verdict &v) const {
     const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
     const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
-    const bool np = !preemptible_tier(ptier);
+    const bool np = !preemptible_tier(p.tier);
     if (q == vi.pool) {
-        // R4: a lower preemptible tier of the same pool.
-        if (tier_priority(vi.tier) >= tier_priority(ptier)) {
+        // With levels, queues on two sides of their common ancestor
+        // reclaim from each other (R5), never preempt by tier.
+        if (qps.queues.tree) {
+            const int32_t from = queue_in(qps, p.account);
+            if (sides_below_common_ancestor(qps.queues.tree->queues, from, queue_in(qps, vi.account)).first >= 0)
+                return reclaim_between_queues(q, p, from, vi, v);
+        }
+        // R4: a lower preemptible tier of the same pool (with levels: the
+        // same queue, or one the other's ancestor).
+        if (tier_priority(vi.tier) >= tier_priority(p.tier)) {
             v.why = "victim tier is not lower";
             return false;
         }
         // With ReclaimBy=all a victim within the pool's quota could
         // reclaim a borrowing preemptor back from another pool it lists,
         // which would evict it again: a cycle.
-        if (!np && config_->reclaim_by == ReclaimBy::All && vi.cls != VictimClass::OverFairshare &&
-            vi.cls != VictimClass::OverQuota && borrows_after_start(qps, ptier, gpus)) {
+        if (!np && config_->reclaim_by == ReclaimBy::All && vi.excess == 0 &&
+            borrows_after_start(qps, p.tier, p.gpus)) {
             v.preemptor_pool = q;
             v.why.set("preemptor would borrow in %s (quota %u) and the victim is within it", qps.name.c_str(),
                       static_cast<unsigned>(qps.quota));
@@ -234,14 +319,14 @@ bool Engine::candidacy(int q, int ptier, uint32_t gpus, const RunningInfo &vi, V
         v.why = "pools share no nodes";
         return false;
     }
-    if (uint64_t(qps.used()) + gpus > qps.quota) {
+    if (uint64_t(qps.used()) + p.gpus > qps.quota) {
         v.preemptor_pool = q;
         v.why.set("preemptor pool %s not entitled: %llu+%u > quota %u", qps.name.c_str(),
-                  static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(gpus),
+                  static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(p.gpus),
                   static_cast<unsigned>(qps.quota));
         return false;
     }
-    if (vi.cls != VictimClass::OverFairshare && vi.cls != VictimClass::OverQuota) {
+    if (vi.excess == 0) {
         v.why.set("victim pool %s is not over its quota for this job (%llu/%u)", vps.name.c_str(),
                   static_cast<unsigned long long>(vps.used()), static_cast<unsigned>(vps.quota));
         return false;
@@ -251,6 +336,57 @@ bool Engine::candidacy(int q, int ptier, uint32_t gpus, const RunningInfo &vi, V
     v.preemptor_pool = q;
     v.why.set("borrowed excess (%s) of %s", victim_class_name(vi.cls), vps.name.c_str());
     return true;
+}
+
+// R5 with levels, inside pool q: the preemptor's queue `from` and the
+// victim's are on two sides of their common ancestor; check_reclaim
+// decides, at the victim's place in the walk of its queues.
+bool Engine::reclaim_between_queues(int q, const Preemptor &p, int32_t from, const RunningInfo &vi,
+                                    Verdict &v) const {
+    const PoolState &ps = eval_.pools[static_cast<size_t>(q)];
+    const PoolQueues &pq = ps.queues;
+    const std::vector<QueueSpec> &queues = pq.tree->queues;
+    const ReclaimTo to = config_->reclaim_to;
+    v.preemptor_pool = q;
+    // ReclaimTo=quota: as between pools.  ReclaimTo=fairshare (Run:ai): any
+    // job of a queue below its fairshare reclaims up to it.
+    if (to == ReclaimTo::Quota && preemptible_tier(p.tier) && config_->reclaim_by != ReclaimBy::All) {
+        v.why = "only non-preemptible jobs reclaim (ReclaimBy=nonpreemptible)";
+        return false;
+    }
+    if (vi.queue_walk == RunningInfo::kNoWalk) {
+        v.why = "victim started after the last pass: in no queue's excess yet";
+        return false;
+    }
+    ReclaimQuestion rq;
+    rq.reclaimer = from;
+    rq.victim_queue = queue_in(ps, vi.account);
+    rq.job = task_amounts(*config_, p.gpus, p.cpus, p.mem_mb);
+    rq.victim = Amounts{vi.gpus, vi.cpus, vi.mem_mb};
+    rq.victim_at = &pq.victim_at[vi.queue_walk];
+    const ReclaimCheck c = check_reclaim(queues, pq.allocated, pq.fairshare, rq, to);
+    const char *name = queues[size_t(c.queue)].name.c_str();
+    const char *res = resource_word(c.resource);
+    const bool to_quota = c.bound == queues[size_t(c.queue)].quota.get(c.resource);
+    const auto used = static_cast<unsigned long long>(c.allocated), bound = static_cast<unsigned long long>(c.bound);
+    switch (c.outcome) {
+    case ReclaimCheck::Allowed:
+        v.allowed = true;
+        v.rule = Rule::Reclaim;
+        v.why.set("queue %s over its %s (%s %llu/%llu)", name, to_quota ? "quota" : "fairshare", res, used, bound);
+        return true;
+    case ReclaimCheck::ReclaimerOver:
+        v.why.set("preemptor's queue %s would pass its %s: %s %llu > %llu", name, to_quota ? "quota" : "fairshare",
+                  res, used, bound);
+        return false;
+    case ReclaimCheck::VictimQueueWithin:
+        v.why.set("victim's queue %s within its quota (%s %llu/%llu)", name, res, used, bound);
+        return false;
+    default:
+        v.why.set("victim's queue %s within its %s (%s %llu/%llu)", name, to_quota ? "quota" : "fairshare", res, used,
+                  bound);
+        return false;
+    }
 }
 
 uint32_t Engine::victim_rank(uint32_t job_id) const {

@@ -107,11 +107,9 @@ TEST(ReclaimToKey, DefaultsToQuotaWhichThePublicParseAccepts) {
     EXPECT_EQ(parse_config("reclaimto=QUOTA\n" + kTier, "gp.conf").reclaim_to, ReclaimTo::Quota);
 }
 
-TEST(ReclaimToKey, FairshareParsesWithLevelsAndIsRefusedByThePublicParse) {
+TEST(ReclaimToKey, FairshareParsesWithAndWithoutLevels) {
     EXPECT_EQ(levels("ReclaimTo=Fairshare\n" + kTier).reclaim_to, ReclaimTo::Fairshare);
-    EXPECT_EQ(error_of(kTier + "ReclaimTo=fairshare\n"),
-              std::string("gp.conf:2: ReclaimTo=fairshare is") + kNotEnforced +
-                  "remove it (ReclaimTo=quota, the default, is today's rule)");
+    EXPECT_EQ(parse_config(kTier + "ReclaimTo=fairshare\n", "gp.conf").reclaim_to, ReclaimTo::Fairshare);
 }
 
 TEST(ReclaimToKey, AnotherWordIsAnError) {

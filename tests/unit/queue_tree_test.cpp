@@ -324,6 +324,69 @@ TEST(Seed, ReclaimIsOwedOnlyInAResourceBothSidesCount) {
     EXPECT_FALSE(may_reclaim(t, alloc, fs, {1, 2, {1, 1, 0}, {1, 1, 0}}, ReclaimTo::Quota));
 }
 
+TEST(Seed, TheSidesOfQueuesAtDifferentDepthsAreTheCommonAncestorsChildren) {
+    // pool > d1 > d1s > d1p, pool > d2 > d2p
+    std::vector<QueueSpec> t = {queue("pool", -1, {}), queue("d1", 0, gpus(4)), queue("d2", 0, gpus(4)),
+                                queue("d1s", 1, gpus(4)), queue("d2p", 2, gpus(4)), queue("d1p", 3, gpus(4))};
+    EXPECT_EQ(sides_below_common_ancestor(t, 5, 4), std::make_pair(1, 2));
+    EXPECT_EQ(sides_below_common_ancestor(t, 4, 5), std::make_pair(2, 1));
+    EXPECT_EQ(sides_below_common_ancestor(t, 5, 1), std::make_pair(-1, -1));
+    EXPECT_EQ(sides_below_common_ancestor(t, 0, 5), std::make_pair(-1, -1));
+}
+
+// d2 is over its quota, but its project d2a is within its own: d2a keeps
+// its jobs, and d2's excess is d2b's to give back.
+TEST(Seed, AProjectWithinItsQuotaKeepsItsJobsInADepartmentOverItsQuota) {
+    std::vector<QueueSpec> t = {queue("pool", -1, {}), queue("d1", 0, gpus(4)), queue("d1p", 1, gpus(4)),
+                                queue("d2", 0, gpus(4)), queue("d2a", 3, gpus(3)), queue("d2b", 3, gpus(1))};
+    std::vector<Amounts> fs = {only_gpus(8), only_gpus(4), only_gpus(4), only_gpus(4), only_gpus(3), only_gpus(1)};
+    std::vector<Amounts> alloc = {only_gpus(8), only_gpus(1), only_gpus(1), only_gpus(7), only_gpus(3), only_gpus(4)};
+    const ReclaimCheck a = check_reclaim(t, alloc, fs, {2, 4, only_gpus(1), only_gpus(1)}, ReclaimTo::Quota);
+    EXPECT_EQ(a.outcome, ReclaimCheck::VictimQueueWithin);
+    EXPECT_EQ(a.queue, 4);
+    EXPECT_EQ(a.allocated, 3u);
+    EXPECT_EQ(a.bound, 3u);
+    const ReclaimCheck b = check_reclaim(t, alloc, fs, {2, 5, only_gpus(1), only_gpus(1)}, ReclaimTo::Quota);
+    EXPECT_EQ(b.outcome, ReclaimCheck::Allowed);
+    EXPECT_EQ(b.queue, 3);  // decided between d1 and d2
+    EXPECT_EQ(b.allocated, 7u);
+}
+
+// The walk's figures at the victim's place: d2b's newest jobs are over,
+// the one that brings d2 back to its quota is the last taken.
+TEST(Seed, ReclaimReadsTheVictimsQueuesAtItsPlaceInTheWalk) {
+    std::vector<QueueSpec> t = {queue("pool", -1, {}), queue("d1", 0, gpus(4)), queue("d2", 0, gpus(4)),
+                                queue("d2b", 2, gpus(1))};
+    std::vector<Amounts> fs = {only_gpus(8), only_gpus(4), only_gpus(4), only_gpus(4)};
+    std::vector<Amounts> alloc = {only_gpus(8), only_gpus(1), only_gpus(7), only_gpus(7)};
+    auto at = [&](uint64_t d2b, uint64_t d2) {
+        const std::vector<Amounts> walk = {only_gpus(d2b), only_gpus(d2), only_gpus(8)};  // d2b, d2, pool
+        return check_reclaim(t, alloc, fs, {1, 3, only_gpus(1), only_gpus(2), walk.data()}, ReclaimTo::Quota);
+    };
+    EXPECT_EQ(at(7, 7).outcome, ReclaimCheck::Allowed);
+    EXPECT_EQ(at(5, 5).outcome, ReclaimCheck::Allowed);  // straddles: 5 > 4, 3 after
+    const ReclaimCheck in = at(3, 3);
+    EXPECT_EQ(in.outcome, ReclaimCheck::VictimSideWithin);
+    EXPECT_EQ(in.queue, 2);
+    EXPECT_EQ(in.allocated, 3u);
+}
+
+// A reclaimer whose department would pass its quota is named with it.
+TEST(Seed, TheReclaimersQueueThatWouldPassItsBoundIsNamed) {
+    std::vector<QueueSpec> t = {queue("pool", -1, {}), queue("d1", 0, gpus(4)), queue("d1p", 1, gpus(4)),
+                                queue("d2", 0, gpus(4))};
+    std::vector<Amounts> fs = {only_gpus(8), only_gpus(6), only_gpus(6), only_gpus(2)};
+    std::vector<Amounts> alloc = {only_gpus(9), only_gpus(4), only_gpus(2), only_gpus(5)};
+    const ReclaimCheck q = check_reclaim(t, alloc, fs, {2, 3, only_gpus(1), only_gpus(1)}, ReclaimTo::Quota);
+    EXPECT_EQ(q.outcome, ReclaimCheck::ReclaimerOver);
+    EXPECT_EQ(q.queue, 1);
+    EXPECT_EQ(q.allocated, 5u);
+    EXPECT_EQ(q.bound, 4u);
+    // To fairshare d1 may grow to 6, and d2 (5) is over its bound, its quota of 4.
+    EXPECT_EQ(check_reclaim(t, alloc, fs, {2, 3, only_gpus(1), only_gpus(1)}, ReclaimTo::Fairshare).outcome,
+              ReclaimCheck::Allowed);
+}
+
 TEST(QueueTree, ATreeOutOfOrderIsRefusedNamingTheQueue) {
     std::vector<QueueSpec> t = {queue("pool", -1, {}), queue("p", 2, gpus(1)), queue("d", 0, gpus(1))};
     try {
