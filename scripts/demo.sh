@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main command, as root on Debian 12: install everything,
 # build, start the local cluster with priority/gpupool and preempt/gpupool
-# loaded, and show borrowing and reclaim (OSMO's example) and a quota hold.
+# loaded, and show borrowing and reclaim (OSMO's example) and a quota hold,
+# then departments and projects on Slurm's accounts (demo-departments.sh).
 # The cluster stays up; stop it with scripts/cluster.sh down.
 #   scripts/demo.sh [--installed]
 # --installed: no build; the plugins and example gpupool.conf of the
@@ -80,6 +81,9 @@ show
 echo
 sprio -o '%.10i %.9r %.9Y %.6A %.10F %.6Q' || true
 echo "(sprio: QOS = jobs of lower tiers, FAIRSHARE = of less starved pools, AGE = submitted later)"
+
+# shellcheck source=demo-departments.sh
+. scripts/demo-departments.sh
 
 cat <<EOT
 
