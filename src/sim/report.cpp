@@ -130,6 +130,20 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
         json_object_set_new(po, "mean_used", jreal(pm.mean_used));
         json_object_set_new(po, "mean_share", jreal(pm.mean_share));
     }));
+    if (!m.accounts.empty())
+        json_object_set_new(p, "accounts", jarray_of(m.accounts, [](json_t *ao, const AccountMetrics &am) {
+            json_object_set_new(ao, "account", jstr(am.name));
+            json_object_set_new(ao, "parent", am.parent.empty() ? json_null() : jstr(am.parent));
+            json_object_set_new(ao, "depth", jint(am.depth));
+            json_object_set_new(ao, "quota", am.has_quota ? jint(static_cast<int64_t>(am.quota)) : json_null());
+            json_object_set_new(ao, "jobs", jint(static_cast<int64_t>(am.jobs)));
+            json_object_set_new(ao, "wait", percentiles_json(am.wait));
+            json_object_set_new(ao, "preemptions", jint(static_cast<int64_t>(am.preemptions)));
+            json_object_set_new(ao, "gpu_hours", jreal(am.gpu_hours));
+            json_object_set_new(ao, "np_peak", jint(static_cast<int64_t>(am.np_peak)));
+            json_object_set_new(ao, "np_over_quota_seconds", jint(am.np_over_quota_seconds));
+            json_object_set_new(ao, "below_quota_seconds", jint(am.below_quota_seconds));
+        }));
     const StartOrderCheck &oc = res.order_check;
     json_t *ord = json_object();
     json_object_set_new(ord, "tolerance", jint(oc.tolerance));
@@ -217,6 +231,22 @@ void write_text(std::ostream &out, const SimCluster &cluster, const Workload &wo
                     dur(pm.np_over_quota_seconds), dur(pm.below_quota_seconds)});
         }
     tp.print(out, {false, false, true, true, true, true, true, true, true, true, true, true, true});
+
+    if (!results.front().metrics.accounts.empty()) {
+        out << "\nAccounts (a department's figures include its projects'; NP_PEAK: most NP GPUs at once)\n";
+        Table ta({"ACCOUNT", "POLICY", "QUOTA", "JOBS", "WAIT_P50", "WAIT_P95", "PREEMPT", "GPU_H", "NP_PEAK",
+                  "NP_OVER_QUOTA", "BELOW_QUOTA"});
+        for (size_t k = 0; k < results.front().metrics.accounts.size(); ++k)
+            for (const ReplayResult &r : results) {
+                const AccountMetrics &am = r.metrics.accounts[k];
+                ta.add({std::string(2 * am.depth, ' ') + am.name, policy_name(r.policy),
+                        am.has_quota ? std::to_string(am.quota) : "-", std::to_string(am.jobs), dur(am.wait.p50),
+                        dur(am.wait.p95), std::to_string(am.preemptions), fixed(am.gpu_hours, 1),
+                        std::to_string(am.np_peak), am.has_quota ? dur(am.np_over_quota_seconds) : "-",
+                        am.has_quota ? dur(am.below_quota_seconds) : "-"});
+            }
+        ta.print(out, {false, false, true, true, true, true, true, true, true, true, true});
+    }
 
     bool any_recorded = false;
     for (const ReplayResult &r : results) any_recorded |= r.order_check.jobs > 0;
