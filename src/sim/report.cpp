@@ -89,6 +89,17 @@ json_t *percentiles_json(const Percentiles &p) {
     return o;
 }
 
+// The figures a pool and an account both have, in the pools' order.
+template <typename Figures>
+void quota_figures_json(json_t *o, const Figures &f, const char *hours_key, double hours) {
+    json_object_set_new(o, "jobs", jint(static_cast<int64_t>(f.jobs)));
+    json_object_set_new(o, "wait", percentiles_json(f.wait));
+    json_object_set_new(o, "preemptions", jint(static_cast<int64_t>(f.preemptions)));
+    json_object_set_new(o, hours_key, jreal(hours));
+    json_object_set_new(o, "np_over_quota_seconds", jint(f.np_over_quota_seconds));
+    json_object_set_new(o, "below_quota_seconds", jint(f.below_quota_seconds));
+}
+
 // One policy's replay: metrics, per tier and pool, the start order
 // check, stats and notes.
 json_t *policy_json(const ReplayResult &res, const Workload &workload) {
@@ -121,12 +132,7 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
     json_object_set_new(p, "pools", jarray_of(m.pools, [](json_t *po, const PoolMetrics &pm) {
         json_object_set_new(po, "pool", jstr(pm.name));
         json_object_set_new(po, "quota", jint(pm.quota));
-        json_object_set_new(po, "jobs", jint(static_cast<int64_t>(pm.jobs)));
-        json_object_set_new(po, "wait", percentiles_json(pm.wait));
-        json_object_set_new(po, "preemptions", jint(static_cast<int64_t>(pm.preemptions)));
-        json_object_set_new(po, "lost_gpu_hours", jreal(pm.lost_gpu_hours));
-        json_object_set_new(po, "np_over_quota_seconds", jint(pm.np_over_quota_seconds));
-        json_object_set_new(po, "below_quota_seconds", jint(pm.below_quota_seconds));
+        quota_figures_json(po, pm, "lost_gpu_hours", pm.lost_gpu_hours);
         json_object_set_new(po, "mean_used", jreal(pm.mean_used));
         json_object_set_new(po, "mean_share", jreal(pm.mean_share));
     }));
@@ -136,13 +142,8 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
             json_object_set_new(ao, "parent", am.parent.empty() ? json_null() : jstr(am.parent));
             json_object_set_new(ao, "depth", jint(am.depth));
             json_object_set_new(ao, "quota", am.has_quota ? jint(static_cast<int64_t>(am.quota)) : json_null());
-            json_object_set_new(ao, "jobs", jint(static_cast<int64_t>(am.jobs)));
-            json_object_set_new(ao, "wait", percentiles_json(am.wait));
-            json_object_set_new(ao, "preemptions", jint(static_cast<int64_t>(am.preemptions)));
-            json_object_set_new(ao, "gpu_hours", jreal(am.gpu_hours));
+            quota_figures_json(ao, am, "gpu_hours", am.gpu_hours);
             json_object_set_new(ao, "np_peak", jint(static_cast<int64_t>(am.np_peak)));
-            json_object_set_new(ao, "np_over_quota_seconds", jint(am.np_over_quota_seconds));
-            json_object_set_new(ao, "below_quota_seconds", jint(am.below_quota_seconds));
         }));
     const StartOrderCheck &oc = res.order_check;
     json_t *ord = json_object();

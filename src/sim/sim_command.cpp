@@ -90,6 +90,17 @@ std::string read_text_file(const std::string &path) {
     return ss.str();
 }
 
+// --generate=SPEC: tokens, or @FILE and perhaps more tokens after it, a
+// variant of a kept spec, its keys replacing the file's.
+Workload generated_workload(const std::string &generate, const SimCluster &cluster) {
+    const bool from_file = generate[0] == '@';
+    const size_t space = from_file ? generate.find_first_of(" \t") : std::string::npos;
+    const std::string source = from_file ? generate.substr(1, space - 1) : std::string("--generate");
+    const std::string text = from_file ? read_text_file(source) : generate;
+    const std::string overrides = space == std::string::npos ? "" : generate.substr(space);
+    return generate_workload(parse_generator_spec(text, source, overrides), total_gpus(cluster));
+}
+
 // Writes `fill` into `path`, or says why it cannot.
 template <typename F>
 void write_file(const std::string &path, F fill) {
@@ -184,16 +195,8 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
             workload = read_sacct(sacct);
             info.workload_source = "sacct " + sacct;
         } else {
-            // @FILE, then perhaps more tokens: a variant of a kept spec,
-            // its keys replacing the file's.
-            const bool from_file = generate[0] == '@';
-            const size_t space = from_file ? generate.find_first_of(" \t") : std::string::npos;
-            const std::string source = from_file ? generate.substr(1, space - 1) : std::string("--generate");
-            const std::string text = from_file ? read_text_file(source) : generate;
-            const std::string overrides = space == std::string::npos ? "" : generate.substr(space);
-            GeneratorSpec spec = parse_generator_spec(text, source, overrides);
-            workload = generate_workload(spec, total_gpus(cluster));
-            info.workload_source = "generated (" + (from_file ? generate.substr(1) : generate) + ")";
+            workload = generated_workload(generate, cluster);
+            info.workload_source = "generated (" + (generate[0] == '@' ? generate.substr(1) : generate) + ")";
         }
         for (const std::string &n : cluster_notes) workload.notes.push_back("cluster: " + n);
         if (!accounts.empty()) {

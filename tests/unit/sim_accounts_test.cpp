@@ -10,6 +10,7 @@
 
 #include "config.hpp"
 #include "replay.hpp"
+#include "report.hpp"
 #include "snapshot.hpp"
 #include "workload.hpp"
 
@@ -146,6 +147,15 @@ TEST(SimAccounts, AProjectsJobWaitsForItsDepartmentsQuotaWithLevelsAndNotInOnePa
               "physics 2 3 3 99 0\n"
               "  astro 2 1 1 0 0\n"
               "  qcd 2 2 2 0 0\n");
+    // Both reports show the accounts, the text as a tree.
+    std::ostringstream js, text;
+    write_json(js, teams, flat_jobs, flat, RunInfo{}, {one_per_team});
+    for (const char *key : {"\"accounts\"", "\"account\": \"physics\"", "\"parent\": \"physics\"", "\"depth\": 1",
+                            "\"gpu_hours\"", "\"np_peak\": 3", "\"np_over_quota_seconds\": 99"})
+        EXPECT_NE(js.str().find(key), std::string::npos) << key;
+    write_text(text, teams, flat_jobs, flat, RunInfo{}, {one_per_team});
+    EXPECT_NE(text.str().find("\n  qcd      gpupool     2    2"), std::string::npos) << text.str();
+
     // Without a configuration to hold them to, each project's own
     // partition is its quota and a department's is its projects'.
     o.account_quotas = nullptr;
@@ -213,7 +223,9 @@ TEST(SimAccounts, TheGeneratorDrawsAccountsFromDepartmentsAndTheFlatVariantHasTh
         ASSERT_EQ(b.pools, std::vector<std::string>{a.account});
         ASSERT_EQ(a.cpus, 8 * a.gpus);
         ASSERT_EQ(a.mem_mb, 65536ull * a.gpus);
-        if (a.account == "imaging") ASSERT_EQ(a.qos, "low");
+        if (a.account == "imaging") {
+            ASSERT_EQ(a.qos, "low");
+        }
         per_account[a.account]++;
     }
     // 4:2:2 of 2,000 jobs, within a few percent.
