@@ -4,6 +4,7 @@
 // and the distributions are written here (std::normal_distribution and
 // friends may differ between library versions).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <locale>
 #include <random>
@@ -68,7 +69,30 @@ class SpecParser {
 public:
     SpecParser(const std::string &source) : source_(source) {}
 
-    GeneratorSpec parse(const std::string &text) {
+    // `overrides`: tokens that replace the same keys of `text` (a variant
+    // of a kept spec on the command line).
+    GeneratorSpec parse(const std::string &text, const std::string &overrides) {
+        std::istringstream keys(overrides);
+        for (std::string tok; keys >> tok;) overridden_.insert(lower(tok.substr(0, tok.find('='))));
+        lines(text);
+        if (!overrides.empty()) {
+            overridden_.clear();
+            source_ = "--generate";
+            line_ = 0;
+            lines(overrides);
+        }
+        if (spec_.pools.empty()) fail(0, "Pools= is required, e.g. Pools=pool1,pool2");
+        if (spec_.tiers.empty()) fail(0, "Tiers= is required, e.g. Tiers=high:0.2,normal:0.5,low:0.3");
+        if (spec_.gpus.empty()) spec_.gpus.push_back({1, 1.0});
+        if (spec_.duration_max > 0 && spec_.duration_max < spec_.duration_min)
+            fail(0, "DurationMax is below DurationMin");
+        apply_account_tiers();
+        if (spec_.pool_per_account && spec_.accounts.empty()) fail(0, "PoolPerAccount=yes needs Accounts=");
+        return spec_;
+    }
+
+private:
+    void lines(const std::string &text) {
         std::istringstream in(text);
         std::string line;
         while (std::getline(in, line)) {
@@ -77,17 +101,11 @@ public:
             if (hash != std::string::npos) line.erase(hash);
             std::istringstream tokens(line);
             std::string tok;
-            while (tokens >> tok) token(tok);
+            while (tokens >> tok)
+                if (!overridden_.count(lower(tok.substr(0, tok.find('='))))) token(tok);
         }
-        if (spec_.pools.empty()) fail(0, "Pools= is required, e.g. Pools=pool1,pool2");
-        if (spec_.tiers.empty()) fail(0, "Tiers= is required, e.g. Tiers=high:0.2,normal:0.5,low:0.3");
-        if (spec_.gpus.empty()) spec_.gpus.push_back({1, 1.0});
-        if (spec_.duration_max > 0 && spec_.duration_max < spec_.duration_min)
-            fail(0, "DurationMax is below DurationMin");
-        return spec_;
     }
 
-private:
     [[noreturn]] void fail(uint64_t line, const std::string &message) const { input_error(source_, line, message); }
     [[noreturn]] void bad(const std::string &key, const std::string &value, const std::string &expected) const {
         fail(line_, "bad value " + quote(value) + " for " + key + ": expected " + expected);
@@ -186,23 +204,123 @@ private:
             spec_.users = static_cast<uint32_t>(count(key, value, 1000000));
         } else if (k == "start") {
             spec_.start = static_cast<int64_t>(count(key, value, 1ull << 40));
+        } else if (k == "accounts") {
+            accounts(key, value, pool_name);
+        } else if (k == "accounttiers") {
+            account_tiers_ = {key, value, line_};
+        } else if (k == "poolperaccount") {
+            const std::string v = lower(value);
+            if (v != "yes" && v != "no") bad(key, value, "yes or no");
+            spec_.pool_per_account = v == "yes";
+        } else if (k == "cpuspergpu") {
+            spec_.cpus_per_gpu = static_cast<uint32_t>(count(key, value, 100000));
+        } else if (k == "mempergpu") {
+            spec_.mem_mb_per_gpu = mebibytes(key, value);
         } else {
             fail(line_, "unknown key " + quote(key) +
                             " (Seed, Jobs, Pools, Tiers, Gpus, Duration, DurationMin, DurationMax, Load, "
-                            "Interarrival, Users, Start)");
+                            "Interarrival, Users, Start, Accounts, AccountTiers, PoolPerAccount, CpusPerGpu, "
+                            "MemPerGpu)");
         }
     }
+
+    // Accounts=DEPT/PROJECT[:WEIGHT],...: a project named twice, or a
+    // name both a project and a department, is an error.
+    template <typename Name>
+    void accounts(const std::string &key, const std::string &value, Name name) {
+        std::set<std::string> projects, departments;
+        for (const auto &[path, weight] : weighted<std::string>(key, value, [](const std::string &n) { return n; })) {
+            GeneratorSpec::Account a;
+            a.weight = weight;
+            for (const std::string &part : split_top_level(path, '/')) a.path.push_back(name(part));
+            if (a.path.empty()) bad(key, value, "PATH[:WEIGHT],... with PATH like physics/qcd");
+            if (!projects.insert(a.path.back()).second) bad(key, value, "each project once");
+            for (size_t i = 0; i + 1 < a.path.size(); ++i) departments.insert(a.path[i]);
+            spec_.accounts.push_back(std::move(a));
+        }
+        for (const std::string &d : departments)
+            if (projects.count(d)) bad(key, value, quote(d) + " as a project and a department: one or the other");
+    }
+
+    // AccountTiers=ACCOUNT:TIER[+TIER...],..., once Accounts and Tiers are known.
+    void apply_account_tiers() {
+        if (account_tiers_.value.empty()) return;
+        line_ = account_tiers_.line;
+        const std::string &key = account_tiers_.key, &value = account_tiers_.value;
+        for (const std::string &item : split_top_level(value, ',')) {
+            const size_t colon = item.find(':');
+            if (colon == std::string::npos) bad(key, value, "ACCOUNT:TIER[+TIER...],...");
+            auto a = std::find_if(spec_.accounts.begin(), spec_.accounts.end(),
+                                  [&](const GeneratorSpec::Account &x) { return x.path.back() == item.substr(0, colon); });
+            if (a == spec_.accounts.end()) bad(key, value, "accounts that Accounts= names");
+            for (const std::string &tier : split_top_level(item.substr(colon + 1), '+')) {
+                auto t = std::find_if(spec_.tiers.begin(), spec_.tiers.end(), [&](const auto &x) { return x.first == tier; });
+                if (t == spec_.tiers.end() || !(t->second > 0)) bad(key, value, "QOS that Tiers= names with a weight > 0");
+                a->tiers.push_back(tier);
+            }
+        }
+    }
+
+    uint64_t mebibytes(const std::string &key, const std::string &value) const {
+        std::string digits = value;
+        uint64_t unit = 1;
+        const char last = digits.empty() ? '\0' : static_cast<char>(std::toupper(static_cast<unsigned char>(digits.back())));
+        if (last == 'M' || last == 'G' || last == 'T') {
+            unit = last == 'M' ? 1 : last == 'G' ? 1024 : 1024 * 1024;
+            digits.pop_back();
+        }
+        uint64_t n = 0;
+        if (!parse_uint(digits, (1ull << 40) / unit, &n)) bad(key, value, "MiB, or with a unit M, G, T");
+        return n * unit;
+    }
+
+    struct Deferred {
+        std::string key, value;
+        uint64_t line = 0;
+    };
 
     std::string source_;
     uint64_t line_ = 0;
     GeneratorSpec spec_;
+    Deferred account_tiers_;
     std::set<std::string> seen_;
+    std::set<std::string> overridden_;  // keys the overrides give
 };
+
+std::vector<std::pair<size_t, double>> account_weights(const GeneratorSpec &spec) {
+    std::vector<std::pair<size_t, double>> out;
+    for (size_t i = 0; i < spec.accounts.size(); ++i) out.push_back({i, spec.accounts[i].weight});
+    if (out.empty()) out.push_back({0, 1.0});
+    return out;
+}
+
+// Each account's tier mix: Tiers' weights, zero for the tiers it does not
+// submit, so that a pick takes one uniform draw as Tiers' own does.
+std::vector<Discrete> tiers_by_account(const GeneratorSpec &spec) {
+    std::vector<Discrete> out;
+    for (const GeneratorSpec::Account &a : spec.accounts) {
+        std::vector<std::pair<size_t, double>> mix;
+        for (const auto &[name, weight] : spec.tiers) {
+            const bool listed = a.tiers.empty() || std::find(a.tiers.begin(), a.tiers.end(), name) != a.tiers.end();
+            mix.push_back({mix.size(), listed ? weight : 0.0});
+        }
+        out.emplace_back(mix);
+    }
+    return out;
+}
+
+// The tree the accounts' paths make: each name's parent, "root" on top.
+AccountTree account_tree(const GeneratorSpec &spec) {
+    AccountTree tree;
+    for (const GeneratorSpec::Account &a : spec.accounts)
+        for (size_t i = 0; i < a.path.size(); ++i) tree[a.path[i]] = i == 0 ? "root" : a.path[i - 1];
+    return tree;
+}
 
 }  // namespace
 
-GeneratorSpec parse_generator_spec(const std::string &text, const std::string &source) {
-    return SpecParser(source).parse(text);
+GeneratorSpec parse_generator_spec(const std::string &text, const std::string &source, const std::string &overrides) {
+    return SpecParser(source).parse(text, overrides);
 }
 
 double mean_gpus(const GeneratorSpec &spec) {
@@ -233,14 +351,20 @@ Workload generate_workload(const GeneratorSpec &spec, uint64_t cluster_gpus) {
         interarrival = mean_gpus(spec) * mean_duration(spec) / (spec.load * static_cast<double>(cluster_gpus));
     }
     const Discrete pools(spec.pools), tiers(spec.tiers), gpus(spec.gpus);
+    const Discrete accounts(account_weights(spec));
+    const std::vector<Discrete> account_tiers = tiers_by_account(spec);
     Draw d(spec.seed);
     Workload w;
+    w.account_parent = account_tree(spec);
     w.jobs.reserve(spec.jobs);
     double t = 0;
     for (uint64_t i = 1; i <= spec.jobs; ++i) {
-        // Always the same draws in the same order per job.
+        // Always the same draws in the same order per job (the account's
+        // first, with accounts only: specs without them are unchanged).
         t += d.exponential(interarrival);
-        const size_t pool = pools.pick(d), tier = tiers.pick(d), g = gpus.pick(d);
+        const size_t account = spec.accounts.empty() ? 0 : accounts.pick(d);
+        const Discrete &tier_mix = spec.accounts.empty() ? tiers : account_tiers[account];
+        const size_t pool = pools.pick(d), tier = tier_mix.pick(d), g = gpus.pick(d);
         double dur = 0;
         switch (spec.duration) {
         case GeneratorSpec::Duration::Fixed: dur = spec.duration_a; break;
@@ -261,8 +385,11 @@ Workload generate_workload(const GeneratorSpec &spec, uint64_t cluster_gpus) {
         j.submit = spec.start + static_cast<int64_t>(t);
         j.duration = seconds;
         j.gpus = spec.gpus[g].first;
-        j.pools.push_back(spec.pools[pool].first);
         j.qos = spec.tiers[tier].first;
+        if (!spec.accounts.empty()) j.account = spec.accounts[account].path.back();
+        j.pools.push_back(spec.pool_per_account ? j.account : spec.pools[pool].first);
+        j.cpus = j.gpus * spec.cpus_per_gpu;
+        j.mem_mb = j.gpus * spec.mem_mb_per_gpu;
         if (spec.users > 0)
             j.user = "u" + std::to_string(1 + std::min<uint64_t>(spec.users - 1, static_cast<uint64_t>(user * spec.users)));
         w.jobs.push_back(std::move(j));

@@ -39,7 +39,8 @@ public:
     explicit GpupoolPolicy(World &world) : Policy(world) {
         engine_.set_config(*w_.config);
         const SimCluster &c = *w_.cluster;
-        for (const SimNode &n : c.nodes) snap_.add_node(n.name, n.gpus);
+        for (const SimNode &n : c.nodes) snap_.nodes.push_back(n);  // GPUs, and CPUs and memory where known
+        snap_.account_parent = c.account_parent;
         for (size_t p = 0; p < c.partitions.size(); ++p) {
             std::vector<int32_t> idx(c.partitions[p].nodes.begin(), c.partitions[p].nodes.end());
             snap_.add_partition(c.partitions[p].name, idx);
@@ -58,6 +59,9 @@ public:
         sj.qos = s.qos;
         sj.gpus = s.gpus;
         sj.submit_time = t;
+        sj.account = s.account;
+        sj.cpus = s.cpus;
+        sj.mem_mb = s.mem_mb;
         add(j, std::move(sj));
         engine_.note_job(s.id, t, 0, t);
         place(j, t);
@@ -167,6 +171,7 @@ public:
         pre.partitions = w_.part_name(p);
         pre.qos = s.qos;
         pre.gpus = s.gpus;
+        with_account(pre, s);
         for (uint32_t v : w_.running_preemptible) {
             const SimJobState &vs = w_.jobs[v];
             if (!w_.tiers[static_cast<size_t>(vs.tier)].removable || !w_.overlaps(v, p)) continue;
@@ -176,6 +181,7 @@ public:
             victim.qos = w_.spec(v).qos;
             victim.gpus = vs.gpus;
             victim.start = vs.start;
+            with_account(victim, w_.spec(v));
             if (engine_.preemptable(victim, pre, t).allowed) out.push_back(v);
         }
         ranked_.clear();
@@ -205,6 +211,13 @@ private:
         if (last_pass_ == kNever) return true;
         if (dirty_ && t - last_pass_ >= w_.options.pass_interval) return true;
         return pending_ > 0 && t - last_pass_ >= periodic_;
+    }
+
+    // Issue 20: the account, CPUs and memory the plugins pass with a job.
+    static void with_account(JobRef &ref, const SimJob &s) {
+        ref.account = s.account;
+        ref.cpus = s.cpus;
+        ref.mem_mb = s.mem_mb;
     }
 
     // priority_p_set: placed in the last pass's order, admitted or held

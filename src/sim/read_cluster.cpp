@@ -1,7 +1,9 @@
 // The cluster `gpupool sim` replays on: the GPU nodes and partitions of a
 // slurm.conf, or the command line's shorthand (make_cluster).  Only what
 // changes where a job can run is read: a node's GPUs (Gres=) and Weight
-// (the select plugin tries lower weights first), partitions' nodes.
+// (the select plugin tries lower weights first), partitions' nodes; and a
+// node's CPUs= and RealMemory=, which issue 20's CPU and memory quotas
+// divide.
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -31,6 +33,7 @@ struct Token {
 struct NodeDef {
     std::string name;
     uint32_t gpus = 0;
+    uint64_t cpus = 0, mem_mb = 0;  // CPUs=, RealMemory= (issue 20's quotas); 0: not given
     uint64_t weight = 1;
     std::vector<std::string> features;
     std::string where;  // FILE:LINE
@@ -85,7 +88,7 @@ public:
                 continue;
             }
             new_index[i] = static_cast<int64_t>(c.nodes.size());
-            c.nodes.push_back({nodes_[i].name, nodes_[i].gpus});
+            c.nodes.push_back({nodes_[i].name, nodes_[i].gpus, static_cast<uint32_t>(nodes_[i].cpus), nodes_[i].mem_mb});
         }
         std::map<std::string, std::vector<size_t>> sets;  // NodeSet -> definition indices
         for (const SetDef &s : nodesets_) sets[s.name] = resolve(s, {}, "NodeSet");
@@ -206,6 +209,10 @@ private:
             } else if (iequals(t.key, "Weight")) {
                 if (!parse_uint(t.value, UINT32_MAX, &def.weight))
                     input_error(source, lineno, "Weight " + quote(t.value) + ": expected a number");
+            } else if (iequals(t.key, "CPUs") || iequals(t.key, "RealMemory")) {
+                uint64_t &slot = iequals(t.key, "CPUs") ? def.cpus : def.mem_mb;
+                if (!parse_uint(t.value, iequals(t.key, "CPUs") ? 1000000 : (1ull << 40), &slot))
+                    input_error(source, lineno, t.key + " " + quote(t.value) + ": expected a number");
             } else if (iequals(t.key, "Features") || iequals(t.key, "Feature")) {
                 def.features = split_top_level(t.value, ',');
             }

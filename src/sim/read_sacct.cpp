@@ -6,11 +6,13 @@
 #include <climits>
 #include <fstream>
 #include <istream>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "config.hpp"
 #include "input_text.hpp"
+#include "resources.hpp"
 #include "slurm_text.hpp"
 #include "workload.hpp"
 
@@ -20,7 +22,7 @@ namespace {
 
 struct Columns {
     int jobid = -1, jobid_raw = -1, submit = -1, start = -1, end = -1, partition = -1, state = -1;
-    int req_tres = -1, alloc_tres = -1, qos = -1, user = -1, elapsed = -1;
+    int req_tres = -1, alloc_tres = -1, qos = -1, user = -1, account = -1, elapsed = -1;
     size_t count = 0;
     bool trailing = false;  // --parsable: every line ends with '|'
 };
@@ -38,8 +40,10 @@ struct JobRecords {
     int64_t last_run = -1;     // run time of the last run; -1 unknown
     bool last_run_open = false;  // still running at the dump
     uint32_t gpus = 0;
+    uint32_t cpus = 0;
+    uint64_t mem_mb = 0;
     std::vector<std::string> pools;
-    std::string qos, user;
+    std::string qos, user, account;
     std::string last_state;
 };
 
@@ -62,6 +66,23 @@ int64_t tres_gpus(std::string_view tres, const std::string &source, uint64_t lin
         else typed = (typed < 0 ? 0 : typed) + static_cast<int64_t>(n);
     }
     return untyped >= 0 ? untyped : typed;
+}
+
+// CPUs (cpu=N) and memory (mem=SIZE, in MiB as the quotas count it) of a
+// TRES list; 0 where absent.
+void tres_cpus_mem(std::string_view tres, const std::string &source, uint64_t line, const char *column,
+                   uint32_t &cpus, uint64_t &mem_mb) {
+    for (const auto &[name, value] : cli::tres_entries(tres)) {
+        if (name != "cpu" && name != "mem") continue;
+        const std::string item = std::string(name) + "=" + std::string(value);
+        try {
+            const ResourceAmounts a = parse_resource_amounts(item, "gres/gpu");
+            if (name == "cpu") cpus = static_cast<uint32_t>(std::min<uint64_t>(a.get(kCpu), UINT32_MAX));
+            else mem_mb = a.get(kMem);
+        } catch (const std::invalid_argument &) {
+            input_error(source, line, std::string(column) + ": " + quote(item) + ": expected cpu=COUNT or mem=SIZE");
+        }
+    }
 }
 
 // "123", "123_4", "123_[4-9%2]", "123+1", each optionally ".step".
@@ -109,6 +130,7 @@ Columns read_header(const std::string &line, const std::string &source) {
         {"Start", &Columns::start},         {"End", &Columns::end},            {"Partition", &Columns::partition},
         {"State", &Columns::state},         {"ReqTRES", &Columns::req_tres},   {"AllocTRES", &Columns::alloc_tres},
         {"QOS", &Columns::qos},             {"User", &Columns::user},          {"Elapsed", &Columns::elapsed},
+        {"Account", &Columns::account},
     };
     for (size_t i = 0; i < f.size(); ++i) {
         for (const Named &n : names) {
@@ -150,6 +172,7 @@ JobRecords new_job(const std::string &label, std::string_view id, int64_t submit
     }
     if (col.qos >= 0) j.qos = std::string(field_of(f, col.qos));
     if (col.user >= 0) j.user = std::string(field_of(f, col.user));
+    if (col.account >= 0) j.account = std::string(field_of(f, col.account));
     if (col.jobid_raw >= 0) {
         if (!parse_uint(field_of(f, col.jobid_raw), UINT32_MAX, &j.raw_id) || j.raw_id == 0)
             input_error(source, lineno, "JobIDRaw " + quote(std::string(field_of(f, col.jobid_raw))) +
@@ -221,6 +244,9 @@ Workload to_workload(std::vector<JobRecords> &jobs, bool has_qos, const std::str
         s.pools = std::move(j.pools);
         s.qos = std::move(j.qos);
         s.user = std::move(j.user);
+        s.account = std::move(j.account);
+        s.cpus = j.cpus;
+        s.mem_mb = j.mem_mb;
         s.recorded_start = j.first_start;
         s.recorded_restarts = std::move(j.restarts);
         w.jobs.push_back(std::move(s));
@@ -303,6 +329,11 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
         ++j.records;
         j.submit = std::min(j.submit, submit);
         if (j.gpus == 0 && gpus > 0) j.gpus = static_cast<uint32_t>(std::min<int64_t>(gpus, UINT32_MAX));
+        if (j.cpus == 0 && j.mem_mb == 0) {
+            const bool req = col.req_tres >= 0 && !field(col.req_tres).empty();
+            const int c = req ? col.req_tres : col.alloc_tres;
+            if (c >= 0) tres_cpus_mem(field(c), source, lineno, req ? "ReqTRES" : "AllocTRES", j.cpus, j.mem_mb);
+        }
         j.last_state = state;
         if (ran) {
             // Runs in start order, whatever the order of the records.

@@ -27,7 +27,8 @@
 //   for the policy, and may start again cred_expire + 1 s later (Slurm's
 //   begin_time); a cancelled one is gone.  The job starts in the same
 //   instant its victims stop.
-// - Jobs that ask the same (partitions, tier, GPUs) form a class, ordered
+// - Jobs that ask the same (partitions, tier, GPUs; with Account= entries
+//   also account, CPUs and memory, which R2 holds jobs by) form a class, ordered
 //   by the policy's class key; when the first pending one of a class
 //   cannot start, none of the others can at that moment, so the walk
 //   takes the class off until a preemption frees GPUs (then the class is
@@ -147,9 +148,13 @@ uint32_t Replay::intern_parts(const std::vector<std::string> &pools, bool *known
     return it->second;
 }
 
-uint32_t Replay::class_of(const SimJobState &s) {
-    const uint64_t key = (uint64_t(s.parts) << 40) ^ (uint64_t(static_cast<uint32_t>(s.tier)) << 32) ^ s.gpus;
-    auto [it, fresh] = class_index_.try_emplace(key, static_cast<uint32_t>(classes_.size()));
+uint32_t Replay::class_of(uint32_t j) {
+    const SimJobState &s = w_.jobs[j];
+    const bool levels = !config_.accounts.empty();
+    const SimJob &spec = w_.spec(j);
+    auto key = std::make_tuple(s.parts, s.tier, s.gpus, levels ? spec.account : std::string(), levels ? spec.cpus : 0,
+                               levels ? spec.mem_mb : 0);
+    auto [it, fresh] = class_index_.try_emplace(std::move(key), static_cast<uint32_t>(classes_.size()));
     if (fresh) classes_.emplace_back();
     return it->second;
 }
@@ -435,6 +440,8 @@ void Replay::finish(int64_t last) {
         if (part >= 0) job_pool[j] = w_.pool_of_part[static_cast<size_t>(part)];
     }
     recorder_->finish(last, result_.jobs, job_pool, result_.metrics, &result_.samples);
+    const Config &quotas = w_.options.account_quotas ? *w_.options.account_quotas : config_;
+    result_.metrics.accounts = account_metrics(workload_, cluster_.account_parent, quotas, config_, result_.jobs, last);
     result_.order_check = check_start_order(workload_, result_.jobs, restarts_,
                                             std::max<int64_t>(0, w_.options.order_tolerance));
     result_.stats.passes = policy_->counters.passes;

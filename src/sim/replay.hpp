@@ -54,6 +54,11 @@ struct ReplayOptions {
     // when the replay's start order is checked against the recorded one
     // (StartOrderCheck); default: the live test cluster's sched_interval.
     int64_t order_tolerance = 2;
+    // Issue 20: the gpupool.conf whose Account= quotas the per-account
+    // figures (AccountMetrics) hold each account to; null: the replay's
+    // own.  A flat configuration's replay is held to the departments'
+    // quotas of another this way.
+    const Config *account_quotas = nullptr;
     // Keep the start order log (StartRecord per start).
     bool start_log = true;
     // For tests: walk every pending job in the policy's order, without the
@@ -120,6 +125,27 @@ struct PoolMetrics {
     double mean_share = 0;               // over samples with demand: used / min(fairshare, demand)
 };
 
+// Issue 20: an account (department or project) over the whole replay, its
+// jobs and those of every account below it.  Its quota: the GPU quotas of
+// its Account= entries, summed over the pools; without any, in the OSMO
+// model of one partition per team, the quotas of the pools named after it
+// or after the accounts below it.  Figures over NP jobs (which are never
+// preempted): when their GPUs went over the quota, and when one waited
+// that fitted in the quota its account's running NP jobs left.
+struct AccountMetrics {
+    std::string name;
+    std::string parent;                  // "" at the top
+    uint32_t depth = 0;                  // 0: a department (top level)
+    bool has_quota = false;
+    uint64_t quota = 0;                  // GPUs
+    uint64_t jobs = 0, preemptions = 0;
+    Percentiles wait;
+    double gpu_hours = 0;                // every run, preempted ones included
+    uint64_t np_peak = 0;                // most NP GPUs at once
+    int64_t np_over_quota_seconds = 0;
+    int64_t below_quota_seconds = 0;
+};
+
 struct TierMetrics {
     std::string name;
     bool preemptible = false;
@@ -142,6 +168,7 @@ struct Metrics {
     uint64_t samples = 0;
     std::vector<TierMetrics> tiers;      // gpupool.conf order
     std::vector<PoolMetrics> pools;      // gpupool.conf order
+    std::vector<AccountMetrics> accounts;  // the account tree depth first, by name; none without accounts
 };
 
 // What the replay did, for the curious and the benchmark.

@@ -10,6 +10,8 @@
 #include <memory>
 #include <queue>
 #include <set>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -102,7 +104,7 @@ private:
     void setup_jobs(const Engine &tiers);
     void setup_metrics();
     uint32_t intern_parts(const std::vector<std::string> &pools, bool *known);
-    uint32_t class_of(const SimJobState &s);
+    uint32_t class_of(uint32_t j);
 
     // Nodes.
     void node_changed(int32_t node);
@@ -149,7 +151,9 @@ private:
     std::vector<uint32_t> free_multi_;                 // free slots of World::multi_alloc
 
     std::unordered_map<std::string, uint32_t> parts_index_;
-    std::unordered_map<uint64_t, uint32_t> class_index_;
+    // (partitions, tier, GPUs), and with Account= entries the account,
+    // CPUs and memory (what R2 with levels holds a job by) -> class.
+    std::map<std::tuple<uint32_t, int, uint32_t, std::string, uint32_t, uint64_t>, uint32_t> class_index_;
     std::vector<PendingClass> classes_;
     std::vector<HeapEntry> heap_;
     std::vector<uint32_t> failed_;

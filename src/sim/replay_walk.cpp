@@ -10,7 +10,7 @@ namespace gpupool::sim::replay_detail {
 void Replay::enter_pending(uint32_t j) {
     SimJobState &s = w_.jobs[j];
     s.state = SimState::Pending;
-    s.cls = class_of(s);
+    s.cls = class_of(j);
     classes_[s.cls].members.insert(Member{policy_->class_key(j), s.id, j});
     if (s.np)
         for (int32_t p : w_.part_lists[s.parts]) {

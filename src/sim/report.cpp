@@ -89,6 +89,17 @@ json_t *percentiles_json(const Percentiles &p) {
     return o;
 }
 
+// The figures a pool and an account both have, in the pools' order.
+template <typename Figures>
+void quota_figures_json(json_t *o, const Figures &f, const char *hours_key, double hours) {
+    json_object_set_new(o, "jobs", jint(static_cast<int64_t>(f.jobs)));
+    json_object_set_new(o, "wait", percentiles_json(f.wait));
+    json_object_set_new(o, "preemptions", jint(static_cast<int64_t>(f.preemptions)));
+    json_object_set_new(o, hours_key, jreal(hours));
+    json_object_set_new(o, "np_over_quota_seconds", jint(f.np_over_quota_seconds));
+    json_object_set_new(o, "below_quota_seconds", jint(f.below_quota_seconds));
+}
+
 // One policy's replay: metrics, per tier and pool, the start order
 // check, stats and notes.
 json_t *policy_json(const ReplayResult &res, const Workload &workload) {
@@ -121,15 +132,19 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
     json_object_set_new(p, "pools", jarray_of(m.pools, [](json_t *po, const PoolMetrics &pm) {
         json_object_set_new(po, "pool", jstr(pm.name));
         json_object_set_new(po, "quota", jint(pm.quota));
-        json_object_set_new(po, "jobs", jint(static_cast<int64_t>(pm.jobs)));
-        json_object_set_new(po, "wait", percentiles_json(pm.wait));
-        json_object_set_new(po, "preemptions", jint(static_cast<int64_t>(pm.preemptions)));
-        json_object_set_new(po, "lost_gpu_hours", jreal(pm.lost_gpu_hours));
-        json_object_set_new(po, "np_over_quota_seconds", jint(pm.np_over_quota_seconds));
-        json_object_set_new(po, "below_quota_seconds", jint(pm.below_quota_seconds));
+        quota_figures_json(po, pm, "lost_gpu_hours", pm.lost_gpu_hours);
         json_object_set_new(po, "mean_used", jreal(pm.mean_used));
         json_object_set_new(po, "mean_share", jreal(pm.mean_share));
     }));
+    if (!m.accounts.empty())
+        json_object_set_new(p, "accounts", jarray_of(m.accounts, [](json_t *ao, const AccountMetrics &am) {
+            json_object_set_new(ao, "account", jstr(am.name));
+            json_object_set_new(ao, "parent", am.parent.empty() ? json_null() : jstr(am.parent));
+            json_object_set_new(ao, "depth", jint(am.depth));
+            json_object_set_new(ao, "quota", am.has_quota ? jint(static_cast<int64_t>(am.quota)) : json_null());
+            quota_figures_json(ao, am, "gpu_hours", am.gpu_hours);
+            json_object_set_new(ao, "np_peak", jint(static_cast<int64_t>(am.np_peak)));
+        }));
     const StartOrderCheck &oc = res.order_check;
     json_t *ord = json_object();
     json_object_set_new(ord, "tolerance", jint(oc.tolerance));
@@ -217,6 +232,22 @@ void write_text(std::ostream &out, const SimCluster &cluster, const Workload &wo
                     dur(pm.np_over_quota_seconds), dur(pm.below_quota_seconds)});
         }
     tp.print(out, {false, false, true, true, true, true, true, true, true, true, true, true, true});
+
+    if (!results.front().metrics.accounts.empty()) {
+        out << "\nAccounts (a department's figures include its projects'; NP_PEAK: most NP GPUs at once)\n";
+        Table ta({"ACCOUNT", "POLICY", "QUOTA", "JOBS", "WAIT_P50", "WAIT_P95", "PREEMPT", "GPU_H", "NP_PEAK",
+                  "NP_OVER_QUOTA", "BELOW_QUOTA"});
+        for (size_t k = 0; k < results.front().metrics.accounts.size(); ++k)
+            for (const ReplayResult &r : results) {
+                const AccountMetrics &am = r.metrics.accounts[k];
+                ta.add({std::string(2 * am.depth, ' ') + am.name, policy_name(r.policy),
+                        am.has_quota ? std::to_string(am.quota) : "-", std::to_string(am.jobs), dur(am.wait.p50),
+                        dur(am.wait.p95), std::to_string(am.preemptions), fixed(am.gpu_hours, 1),
+                        std::to_string(am.np_peak), am.has_quota ? dur(am.np_over_quota_seconds) : "-",
+                        am.has_quota ? dur(am.below_quota_seconds) : "-"});
+            }
+        ta.print(out, {false, false, true, true, true, true, true, true, true, true, true});
+    }
 
     bool any_recorded = false;
     for (const ReplayResult &r : results) any_recorded |= r.order_check.jobs > 0;

@@ -29,17 +29,22 @@ const char kSimUsage[] =
     "  --nodes=COUNTxGPUS[+...] --pools=NAME[:HOSTLIST],...\n"
     "                           a made-up cluster (nodes node1..N; each pool over\n"
     "                           every node unless a hostlist is given)\n"
+    "  --accounts=FILE          Slurm's account tree: sacctmgr -P show assoc\n"
+    "                           format=account,parentname (default: the generator's)\n"
     "Workload (one of):\n"
     "  --sacct=FILE             sacct --parsable2 output, with its header\n"
     "  --alibaba=DIR            the Alibaba GPU cluster trace (v2023); its node list\n"
     "                           is the cluster unless one is given\n"
-    "  --generate=SPEC          seeded generator: Key=Value tokens, or @FILE\n"
+    "  --generate=SPEC          seeded generator: Key=Value tokens, or @FILE and\n"
+    "                           more tokens after it (replacing its keys)\n"
     "  --alibaba-pools=N        pools the trace's tasks are split into (4)\n"
     "  --seed=N                 seed of that split (0)\n"
     "Policies:\n"
     "  --conf=FILE              gpupool.conf: tiers, pools, quotas (with --alibaba,\n"
     "                           default: the trace's own mapping)\n"
     "  --policy=LIST            gpupool,strict,borrow,fifo or all (default all)\n"
+    "  --account-conf=FILE      the gpupool.conf whose Account= quotas the per-account\n"
+    "                           figures hold accounts to (default: --conf)\n"
     "Mechanics:\n"
     "  --cred-expire=S          a requeued job may start S+1 s after (5)\n"
     "  --pass-interval=S        gpupool: full passes at least S s apart (1)\n"
@@ -85,6 +90,17 @@ std::string read_text_file(const std::string &path) {
     return ss.str();
 }
 
+// --generate=SPEC: tokens, or @FILE and perhaps more tokens after it, a
+// variant of a kept spec, its keys replacing the file's.
+Workload generated_workload(const std::string &generate, const SimCluster &cluster) {
+    const bool from_file = generate[0] == '@';
+    const size_t space = from_file ? generate.find_first_of(" \t") : std::string::npos;
+    const std::string source = from_file ? generate.substr(1, space - 1) : std::string("--generate");
+    const std::string text = from_file ? read_text_file(source) : generate;
+    const std::string overrides = space == std::string::npos ? "" : generate.substr(space);
+    return generate_workload(parse_generator_spec(text, source, overrides), total_gpus(cluster));
+}
+
 // Writes `fill` into `path`, or says why it cannot.
 template <typename F>
 void write_file(const std::string &path, F fill) {
@@ -99,18 +115,20 @@ void write_file(const std::string &path, F fill) {
 enum {
     OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
     OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
-    OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL
+    OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL, OPT_ACCOUNTS, OPT_ACCOUNT_CONF
 };
 const struct option kLongopts[] = {
     {"cluster", required_argument, nullptr, OPT_CLUSTER},
     {"nodes", required_argument, nullptr, OPT_NODES},
     {"pools", required_argument, nullptr, OPT_POOLS},
+    {"accounts", required_argument, nullptr, OPT_ACCOUNTS},
     {"sacct", required_argument, nullptr, OPT_SACCT},
     {"alibaba", required_argument, nullptr, OPT_ALIBABA},
     {"generate", required_argument, nullptr, OPT_GENERATE},
     {"alibaba-pools", required_argument, nullptr, OPT_ALI_POOLS},
     {"seed", required_argument, nullptr, OPT_SEED},
     {"conf", required_argument, nullptr, OPT_CONF},
+    {"account-conf", required_argument, nullptr, OPT_ACCOUNT_CONF},
     {"policy", required_argument, nullptr, OPT_POLICY},
     {"cred-expire", required_argument, nullptr, OPT_CRED},
     {"pass-interval", required_argument, nullptr, OPT_PASS},
@@ -130,7 +148,7 @@ const struct option kLongopts[] = {
 
 // The command line, as read.
 struct SimArgs {
-    std::string cluster_path, nodes, pools, sacct, alibaba, generate, conf, policy_list = "all";
+    std::string cluster_path, nodes, pools, accounts, sacct, alibaba, generate, conf, account_conf, policy_list = "all";
     std::string jobs_csv, pools_csv, start_log;
     int64_t ali_pools = 4, seed = 0;
     bool json = false;
@@ -141,7 +159,7 @@ struct SimArgs {
 // Every SimArgs member by its name: parsing and running read the command
 // line under the same names.
 #define SIM_ARGS_BINDING                                                                                        \
-    cluster_path, nodes, pools, sacct, alibaba, generate, conf, policy_list, jobs_csv, pools_csv, start_log,   \
+    cluster_path, nodes, pools, accounts, sacct, alibaba, generate, conf, account_conf, policy_list, jobs_csv, pools_csv, start_log,   \
         ali_pools, seed, json, progress, ro
 
 // Reads the inputs, replays them under each policy, writes the reports.
@@ -177,28 +195,34 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
             workload = read_sacct(sacct);
             info.workload_source = "sacct " + sacct;
         } else {
-            const bool from_file = generate[0] == '@';
-            const std::string source = from_file ? generate.substr(1) : std::string("--generate");
-            const std::string text = from_file ? read_text_file(source) : generate;
-            GeneratorSpec spec = parse_generator_spec(text, source);
-            workload = generate_workload(spec, total_gpus(cluster));
-            info.workload_source = "generated (" + (from_file ? source : generate) + ")";
+            workload = generated_workload(generate, cluster);
+            info.workload_source = "generated (" + (generate[0] == '@' ? generate.substr(1) : generate) + ")";
         }
         for (const std::string &n : cluster_notes) workload.notes.push_back("cluster: " + n);
+        if (!accounts.empty()) {
+            cluster.account_parent = read_account_tree(accounts);
+            info.cluster_source += ", accounts " + accounts;
+        } else {
+            cluster.account_parent = workload.account_parent;
+        }
         Config config;
         if (!conf.empty()) {
-            config = load_config_file(conf);
+            // Issue 20's Account= records replay here before a live cluster takes them.
+            config = load_config_file(conf, nullptr, ParseOptions{true});
             info.config_source = conf;
         } else {
             config = parse_config(conf_text, "alibaba.conf");
             info.config_source = "the trace's mapping (" + std::to_string(ao.pools) + " pools)";
         }
+        Config quotas;
+        if (!account_conf.empty()) quotas = load_config_file(account_conf, nullptr, ParseOptions{true});
         info.options = ro;
 
         std::vector<ReplayResult> results;
         for (PolicyKind k : kinds) {
             ReplayOptions o = ro;
             o.start_log = !start_log.empty();
+            if (!account_conf.empty()) o.account_quotas = &quotas;
             if (progress) {
                 const char *name = policy_name(k);
                 o.progress = [&err, name](double done, int64_t now) {
@@ -251,6 +275,7 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
         case OPT_CLUSTER: cluster_path = optarg; break;
         case OPT_NODES: nodes = optarg; break;
         case OPT_POOLS: pools = optarg; break;
+        case OPT_ACCOUNTS: accounts = optarg; break;
         case OPT_SACCT: sacct = optarg; break;
         case OPT_ALIBABA: alibaba = optarg; break;
         case OPT_GENERATE: generate = optarg; break;
@@ -261,6 +286,7 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
             if (!parse_number_opt("seed", optarg, 0, INT64_MAX, &seed, &msg)) return usage_error(err, msg);
             break;
         case OPT_CONF: conf = optarg; break;
+        case OPT_ACCOUNT_CONF: account_conf = optarg; break;
         case OPT_POLICY: policy_list = optarg; break;
         case OPT_CRED:
             if (!parse_number_opt("cred-expire", optarg, 0, 86400, &ro.cred_expire, &msg)) return usage_error(err, msg);

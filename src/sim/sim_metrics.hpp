@@ -42,6 +42,13 @@ NodeSets node_sets(const SimCluster &cluster, const Config &config, const std::v
 // compute_fairshare over each node set.
 std::vector<uint32_t> point_fairshare(const Config &config, const NodeSets &sets, const std::vector<uint32_t> &demand);
 
+// Issue 20: each account's figures (AccountMetrics), from the jobs'
+// outcomes and the account tree, quotas from `quotas`, tiers from the
+// replay's `config`; `end`: the last instant (jobs never started wait
+// until then).  None when no job has an account.
+std::vector<AccountMetrics> account_metrics(const Workload &workload, const AccountTree &tree, const Config &quotas,
+                                            const Config &config, const std::vector<JobOutcome> &jobs, int64_t end);
+
 // Time integrals and samples, fed by the replay after each instant.
 class MetricsRecorder {
 public:

@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,9 +24,13 @@ struct SimPartition {
     std::vector<uint32_t> nodes;  // indices into SimCluster::nodes
 };
 
+// Slurm's account tree: each account's parent ("" or "root": top level).
+using AccountTree = std::unordered_map<std::string, std::string>;
+
 struct SimCluster {
     std::vector<SimNode> nodes;
     std::vector<SimPartition> partitions;
+    AccountTree account_parent;       // issue 20: from sacctmgr (read_account_tree)
 };
 
 struct SimJob {
@@ -37,6 +42,9 @@ struct SimJob {
     std::vector<std::string> pools;   // partitions it may run in, in order
     std::string qos;                  // empty: gpupool.conf's DefaultTier
     std::string user;
+    std::string account;              // Slurm account; empty: none
+    uint32_t cpus = 0;                // CPUs and memory (MiB) it asks for; 0: unknown
+    uint64_t mem_mb = 0;
     int64_t recorded_start = -1;      // when it started on the real cluster; -1: unknown
     std::vector<int64_t> recorded_restarts;  // when it started again after a requeue (sacct -D), in order
 };
@@ -44,6 +52,7 @@ struct SimJob {
 struct Workload {
     std::vector<SimJob> jobs;         // sorted by submit, then id
     std::vector<std::string> notes;   // what the reader skipped or changed, and why
+    AccountTree account_parent;       // the generator's departments; empty otherwise
 };
 
 // Bad input: the message names the file, line and field.
@@ -69,7 +78,7 @@ using cli::expand_hostlist;
 //
 // The GPU nodes and the partitions of a slurm.conf: NodeName= lines (Gres=
 // gpu:N, gpu:TYPE:N, several entries summed; NodeName=DEFAULT; Weight=;
-// Features=), PartitionName= lines (Nodes= hostlists, NodeSet names or ALL;
+// Features=; CPUs= and RealMemory= (MiB) for CPU and memory quotas), PartitionName= lines (Nodes= hostlists, NodeSet names or ALL;
 // PartitionName=DEFAULT), NodeSet= lines (Nodes= or Feature=), Include
 // FILE (relative to the including file's folder), '#' comments, '\' line
 // continuation.  Other lines and keys are ignored.  Nodes without GPUs are
@@ -92,12 +101,24 @@ SimCluster make_cluster(const std::string &nodes, const std::string &pools);
 // GPUs of the whole cluster.
 uint64_t total_gpus(const SimCluster &cluster);
 
+// --- Account tree (read_accounts.cpp) -------------------------------------
+//
+// Slurm's account tree as `sacctmgr -P show assoc format=account,parentname`
+// prints it (issue 20): one association a line, "ACCOUNT|PARENT"; the
+// header line ("Account|Par Name") is optional and, when given, may name
+// more columns in any order (format=cluster,account,user,parentname).
+// Lines without a parent are left out: user associations (sacctmgr shows
+// the parent of account associations only) and root's own.  An account
+// given two different parents, or a loop, is an InputError.
+AccountTree read_account_tree(const std::string &path);
+AccountTree parse_account_tree(std::istream &in, const std::string &source);
+
 // --- sacct (read_sacct.cpp) -----------------------------------------------
 //
 // `sacct --parsable2` (or --parsable) output WITH its header line, columns
 // in any order: JobID (or JobIDRaw), Submit, Start, End, Partition, State,
-// ReqTRES and/or AllocTRES are required; QOS, User, Elapsed, JobIDRaw are
-// used when present.  Rules (doc/evaluation.md):
+// ReqTRES and/or AllocTRES are required; QOS, User, Account, Elapsed,
+// JobIDRaw are used when present.  Rules (doc/evaluation.md):
 // - step lines (JobID with '.') are skipped; array tasks (1234_5) and
 //   heterogeneous job components (1234+1) are jobs of their own;
 // - several records of one JobID (sacct -D: a requeued job): submit = the
@@ -108,8 +129,9 @@ uint64_t total_gpus(const SimCluster &cluster);
 //   jobs without GPUs are skipped, noted; a run of 0 s is replayed as 1 s;
 //   a job still running at the dump runs for its Elapsed so far;
 // - GPUs: gres/gpu=N of ReqTRES, else of AllocTRES (gres/gpu:TYPE=N summed
-//   when the untyped entry is missing);
-// - pools: Partition, split at ',';
+//   when the untyped entry is missing); CPUs (cpu=N) and memory (mem=SIZE,
+//   MiB) from the same TRES list;
+// - pools: Partition, split at ','; account: Account;
 // - id: JobIDRaw, else the numeric JobID (plain jobs and het job leaders),
 //   else a number above every such id, in the order of the dump;
 // - times: "YYYY-MM-DDTHH:MM:SS" is local time in the TZ of this process
@@ -181,6 +203,18 @@ struct GeneratorSpec {
     double load = 1;
     uint32_t users = 0;        // > 0: user u1..uN, uniform; 0: no user
     int64_t start = 0;         // the first job's submit time
+    // Issue 20: accounts, each a path in the account tree (departments
+    // over projects) with its share of the arrivals; jobs draw one (the
+    // last name of the path) before anything else.  Empty: no accounts.
+    struct Account {
+        std::vector<std::string> path;   // e.g. {"physics", "qcd"}
+        double weight = 1;
+        std::vector<std::string> tiers;  // its jobs' QOS among Tiers (by their weights); empty: all
+    };
+    std::vector<Account> accounts;
+    bool pool_per_account = false;   // a job's pool is its account (one partition per team)
+    uint32_t cpus_per_gpu = 0;       // a job's CPUs and memory per GPU; 0: none
+    uint64_t mem_mb_per_gpu = 0;
 };
 
 // Whitespace-separated Key=Value tokens (several lines; '#' comments; keys
@@ -188,10 +222,23 @@ struct GeneratorSpec {
 //   Seed=7 Jobs=100000 Pools=pool1,pool2,pool3,pool4
 //   Tiers=high:0.2,normal:0.5,low:0.3 Gpus=1:0.6,2:0.2,4:0.1,8:0.1
 //   Duration=lognormal:1h:1.0 DurationMin=60 DurationMax=2d Load=1.5 Users=20
-// Durations: seconds, or with a unit s, m, h, d.  Duration forms:
+//   Accounts=physics/qcd:3,physics/astro:2,biology/imaging:1
+//   AccountTiers=imaging:low CpusPerGpu=8 MemPerGpu=64G PoolPerAccount=yes
+// Durations: seconds, or with a unit s, m, h, d.  Accounts: PATH[:WEIGHT]
+// with '/' between a department and its project (any depth); the tree
+// the paths make is the workload's account_parent.  AccountTiers:
+// ACCOUNT:TIER[+TIER...] restricts a project's QOS (a zero-quota project
+// submits only preemptible work).  PoolPerAccount=yes: each job asks for
+// the partition named after its project, the OSMO model of one partition
+// per team; the jobs are otherwise the same as without it (same draws).
+// MemPerGpu: MiB, or with a unit M, G, T.  Duration forms:
 // fixed:T, exp:MEAN, lognormal:MEDIAN:SIGMA, uniform:MIN:MAX.  A list
 // entry without ":WEIGHT" weighs 1.  Pools and Tiers are required.
-GeneratorSpec parse_generator_spec(const std::string &text, const std::string &source);
+// `overrides`: more tokens, which replace the same keys of `text` (the
+// command line's --generate=@FILE KEY=VALUE...); their messages name
+// "--generate".
+GeneratorSpec parse_generator_spec(const std::string &text, const std::string &source,
+                                   const std::string &overrides = "");
 // Mean GPUs and mean duration (unclamped) of the spec's distributions.
 double mean_gpus(const GeneratorSpec &spec);
 double mean_duration(const GeneratorSpec &spec);

@@ -725,7 +725,8 @@ TEST(SimGenerator, BadSpecsNameSourceAndLine) {
     auto err = [](const std::string &text) { return error_of([&] { parse_generator_spec(text, "gen.spec"); }); };
     EXPECT_EQ(err("Pools=a\nTiers=b\nColour=red\n"),
               "gen.spec:3: unknown key 'Colour' (Seed, Jobs, Pools, Tiers, Gpus, Duration, DurationMin, "
-              "DurationMax, Load, Interarrival, Users, Start)");
+              "DurationMax, Load, Interarrival, Users, Start, Accounts, AccountTiers, PoolPerAccount, CpusPerGpu, "
+              "MemPerGpu)");
     EXPECT_EQ(err("Tiers=b"), "gen.spec: Pools= is required, e.g. Pools=pool1,pool2");
     EXPECT_EQ(err("Pools=a"), "gen.spec: Tiers= is required, e.g. Tiers=high:0.2,normal:0.5,low:0.3");
     EXPECT_EQ(err("Pools=a Tiers=b Pools=c"), "gen.spec:1: key 'Pools' given twice");
