@@ -116,11 +116,9 @@ struct ConfigKeys {
 };
 const ConfigKeys &config_keys();
 
-// Issue 20's levels (Account= records, ReclaimTo=fairshare, quotas on cpu
-// or mem) parse only with `levels`: the plugins do not pass jobs' accounts,
-// CPUs or memory yet, so what slurmctld and the gpupool command load (the
-// default) refuses them rather than ignore them.  The unit tests, and later
-// the engine's and simulator's own tests, parse with levels.
+// ReclaimTo=fairshare parses only with `levels`: its reclaim rule is not
+// built yet, so what slurmctld and the gpupool command load (the default)
+// refuses it rather than ignore it.  The unit tests parse with levels.
 struct ParseOptions {
     bool levels = false;
 };
