@@ -40,11 +40,16 @@ acct_tree_up() {
 acct_tree_down() {
   cancel_all 30
   sacctmgr -i delete user root account="$(IFS=,; echo "${ACCT_PROJECTS[*]}")" >/dev/null 2>&1 || true
-  wait_until 20 sacctmgr -i delete account "$(IFS=,; echo "${ACCT_PROJECTS[*]}")" || true
-  wait_until 20 sacctmgr -i delete account dept1,dept2 || true
-  local left
-  left=$(sacctmgr -n -P show account format=account 2>/dev/null | grep -xE 'dept[12]|p[12][ab]' || true)
-  [[ -z $left ]] || { ilog "accounts not removed: $left"; return 1; }
+  # (sacctmgr fails while a job record still runs, and when none is left)
+  wait_until 20 eval 'sacctmgr -i delete account "$(IFS=,; echo "${ACCT_PROJECTS[*]}")"; ! acct_left p' || true
+  wait_until 20 eval 'sacctmgr -i delete account dept1,dept2; ! acct_left dept' || true
+  ! acct_left '' || { ilog "accounts not removed: $(acct_left '')"; return 1; }
+}
+
+# acct_left PREFIX: prints this file's accounts that sacctmgr still has
+# (whose names start with PREFIX); false if none.
+acct_left() {
+  sacctmgr -n -P show account format=account 2>/dev/null | grep -xE 'dept[12]|p[12][ab]' | grep "^$1"
 }
 
 # acct_load TEXT: ACCT_CONF_HEAD plus TEXT as gpupool.conf, loaded.
