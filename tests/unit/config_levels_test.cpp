@@ -379,14 +379,14 @@ TEST(DepartmentsExample, LoadsWithLevelsAllowed) {
     EXPECT_FALSE(protein.quota.has(kCpu));
 }
 
-TEST(DepartmentsExample, IsRefusedByThePublicLoadAtItsFirstIssue20Setting) {
+TEST(DepartmentsExample, IsRefusedByThePublicLoadAtItsReclaimToFairshareOnly) {
     const std::string path = srcdir() + "/etc/gpupool-departments.conf";
     try {
         load_config_file(path);
         FAIL() << "loaded";
     } catch (const ConfigError &e) {
-        EXPECT_EQ(std::string(e.what()), path + ":22: QuotaTRES=gres/gpu,cpu: quotas on cpu and mem are" +
-                                             kNotEnforced + "write QuotaTRES=gres/gpu");
+        EXPECT_EQ(std::string(e.what()), path + ":26: ReclaimTo=fairshare is" + kNotEnforced +
+                                             "remove it (ReclaimTo=quota, the default, is today's rule)");
     }
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
