@@ -88,6 +88,20 @@ std::optional<uint64_t> tres_count(const std::string &tres_str, const std::strin
     return std::nullopt;
 }
 
+std::optional<uint64_t> tres_mem_mb(const std::string &tres_str) {
+    for (const auto &[name, value] : tres_entries(tres_str)) {
+        if (name != "mem") continue;
+        if (!value.empty() && std::isdigit(static_cast<unsigned char>(value.back()))) {
+            uint64_t mb = 0;
+            return parse_uint(value, UINT64_MAX, &mb) ? std::optional<uint64_t>(mb) : std::nullopt;
+        }
+        // slurm_count's suffixes count bytes: "4G" is 4 << 30, 4096 MiB.
+        if (auto bytes = slurm_count(value)) return *bytes >> 20;
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
 std::vector<GresEntry> gres_entries(const std::string &spec) {
     std::vector<GresEntry> out;
     // Entries are separated by ',' (node GRES, TRES per node) or ';'.

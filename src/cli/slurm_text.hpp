@@ -41,6 +41,11 @@ std::vector<std::pair<std::string_view, std::string_view>> tres_entries(std::str
 // ("gres/gpu" or "gres/gpu:a100", matched exactly); nullopt if absent.
 std::optional<uint64_t> tres_count(const std::string &tres_str, const std::string &tres);
 
+// The memory of a TRES string ("cpu=2,mem=4G,node=1") in MiB, as
+// slurmctld counts it: a suffix (K, M, G, T) in binary units, none MiB
+// ("mem=4G" -> 4096); nullopt if absent or not a count.
+std::optional<uint64_t> tres_mem_mb(const std::string &tres_str);
+
 // One entry of a GRES spec: `text` as written without its "(...)" suffix
 // ("gpu:a100:2"), `fields` its ':'-separated fields after a "gres:" or
 // "gres/" prefix ({"gpu", "a100", "2"}; empty fields kept).

@@ -76,6 +76,48 @@ uint32_t array_tasks(const slurm_job_info_t &j, bool pending) {
     return gpr_array_pending_tasks(pending, j.array_task_id, tasks);
 }
 
+// The job's CPUs and memory (MiB) as gps_job_fill reads them: allocated
+// for a job that holds resources, else requested (CPUs and memory are
+// always accounted TRES).
+void job_cpus_mem(const slurm_job_info_t &j, bool allocated, const Config &cfg, SnapJob &sj) {
+    const char *tres = allocated && j.tres_alloc_str && *j.tres_alloc_str ? j.tres_alloc_str : j.tres_req_str;
+    if (!tres) return;
+    if (cfg.counted[kCpu]) sj.cpus = gpr_gpus_clamp(tres_count(tres, "cpu").value_or(0));
+    if (cfg.counted[kMem]) sj.mem_mb = tres_mem_mb(tres).value_or(0);
+}
+
+// Slurm's account tree as slurmctld's assoc_mgr has it, from slurmdbd
+// (sacctmgr show assoc): each account association of the cluster and its
+// parent account.  False, with `why_not`, when slurmdbd cannot be reached
+// or gives no associations.
+bool load_account_tree(const ControllerConf &conf, Snapshot &snap, std::string &why_not) {
+    uint16_t flags = 0;
+    void *db = slurmdb_connection_get(&flags);
+    if (!db) {
+        why_not = "slurmdbd not reachable";
+        return false;
+    }
+    compat::list_ptr cluster_list = slurm_list_create(nullptr);
+    std::string cluster = conf.cluster;
+    if (!cluster.empty()) slurm_list_append(cluster_list, cluster.data());
+    slurmdb_assoc_cond_t cond;
+    std::memset(&cond, 0, sizeof cond);  // with parent names, without deleted ones
+    cond.cluster_list = cluster.empty() ? nullptr : cluster_list;
+    compat::list_ptr recs = slurmdb_associations_get(db, &cond);
+    if (!recs) {
+        why_not = "slurmdbd gave no associations";
+    } else {
+        compat::list_itr_ptr it = slurm_list_iterator_create(recs);
+        while (auto *a = static_cast<slurmdb_assoc_rec_t *>(slurm_list_next(it)))
+            if (!a->user && a->acct) snap.account_parent[a->acct] = str(a->parent_acct);
+        slurm_list_iterator_destroy(it);
+        slurm_list_destroy(recs);
+    }
+    slurm_list_destroy(cluster_list);
+    slurmdb_connection_close(&db);
+    return recs != nullptr;
+}
+
 }  // namespace
 
 std::string user_name(const char *name, uint32_t uid) {
@@ -98,7 +140,9 @@ ControllerConf load_controller_conf() {
     return out;
 }
 
-void load_cluster(ClusterView &view, const std::string &quota_tres, const ControllerConf &conf) {
+void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf) {
+    const std::string &quota_tres = cfg.quota_tres;
+    const bool accounts = !cfg.accounts.empty(), cpus_mem = cfg.counted[kCpu] || cfg.counted[kMem];
     std::string gres, type;
     split_quota_tres(quota_tres, gres, type);
 
@@ -112,6 +156,10 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
         uint64_t gpus = 0;
         if (!gpr_node_unusable(n.node_state) && n.gres) gpus = gres_count(n.gres, gres, type).value_or(0);
         node_map[i] = view.snap.add_node(n.name, gpr_gpus_clamp(gpus));
+        if (cpus_mem && !gpr_node_unusable(n.node_state)) {
+            view.snap.nodes.back().cpus = n.cpus;
+            view.snap.nodes.back().mem_mb = n.real_memory;
+        }
     }
     slurm_free_node_info_msg(nodes);
 
@@ -150,6 +198,8 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
         sj.array_tasks = array_tasks(j, pending);
         sj.array_job_id = j.array_job_id;
         sj.user_held = gpr_user_held(pending, j.priority, our_hold(j, pending));
+        if (accounts) sj.account = str(j.account);
+        if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
 
         JobMeta m;
         m.name = str(j.name);
@@ -177,6 +227,10 @@ void load_cluster(ClusterView &view, const std::string &quota_tres, const Contro
     }
     slurm_free_job_info_msg(jobs);
 
+    std::string why_not;
+    if (accounts && !load_account_tree(conf, view.snap, why_not))
+        view.notes.push_back("Slurm's account tree unknown (" + why_not +
+                             "): every account counts at the top of its pool");
     if (conf.private_jobs && getuid() != 0)
         view.notes.push_back("PrivateData=jobs: only the jobs you may see are counted; figures of other users' jobs "
                              "are missing");

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config.hpp"
 #include "slurm_compat.hpp"
 #include "view.hpp"
 
@@ -24,8 +25,11 @@ struct ControllerConf {
 // Each throws std::runtime_error naming what failed (slurmctld down, ...).
 ControllerConf load_controller_conf();
 
-// Nodes, partitions and jobs, counting GPUs by `quota_tres` (QuotaTRES).
-void load_cluster(ClusterView &view, const std::string &quota_tres, const ControllerConf &conf);
+// Nodes, partitions and jobs, counting GPUs by `cfg`'s QuotaTRES; with
+// Account= entries also jobs' accounts and Slurm's account tree (from
+// slurmdbd: when it cannot be reached the tree is empty and a note says
+// so), and where QuotaTRES counts them jobs' and nodes' CPUs and memory.
+void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf);
 
 // Each record slurmdbd keeps of `jobs` (sacct -D, no steps) submitted
 // before `end` that ended at or after `since` or still run (since 0: every

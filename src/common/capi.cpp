@@ -38,6 +38,9 @@ JobRef to_ref(const gp_job_t *j) {
     if (j->qos) r.qos = j->qos;
     r.gpus = j->gpus;
     r.start = j->start_time;
+    if (j->account) r.account = j->account;
+    r.cpus = j->cpus;
+    r.mem_mb = j->mem_mb;
     return r;
 }
 

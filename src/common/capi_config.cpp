@@ -149,6 +149,23 @@ GP_EXPORT size_t gp_engine_quota_tres(gp_engine_t *e, char *buf, size_t buf_len)
     return tres.size();
 }
 
+GP_EXPORT uint32_t gp_engine_snapshot_needs(gp_engine_t *e) {
+    uint32_t needs = 0;
+    try {
+        if (e) {
+            std::lock_guard<std::mutex> lock(e->mu);
+            if (e->engine.has_config()) {
+                const Config &c = e->engine.next_config();
+                if (!c.accounts.empty()) needs |= GP_NEEDS_ACCOUNTS;
+                if (c.counted[kCpu]) needs |= GP_NEEDS_CPU;
+                if (c.counted[kMem]) needs |= GP_NEEDS_MEM;
+            }
+        }
+    } catch (...) {
+    }
+    return needs;
+}
+
 GP_EXPORT uint64_t gp_engine_config_serial(gp_engine_t *e) {
     return e ? e->config_serial.load(std::memory_order_acquire) : 0;
 }

@@ -33,6 +33,12 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s) {
     s.restart_cnt = j->restart_cnt;
     s.array_tasks = j->array_tasks;
     s.array_job_id = j->array_job_id;
+    if (j->account)
+        s.account = j->account;
+    else
+        s.account.clear();
+    s.cpus = j->cpus;
+    s.mem_mb = j->mem_mb;
 }
 
 // One emptied snapshot kept for the next gp_snapshot_create(), with its
@@ -61,6 +67,7 @@ GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) {
     try {
         s->snap.nodes.clear();
         s->snap.partitions.clear();
+        s->snap.account_parent.clear();
         s->spare.reserve(s->spare.size() + s->snap.jobs.size());
         for (SnapJob &j : s->snap.jobs) s->spare.push_back(std::move(j));
         s->snap.jobs.clear();
@@ -113,4 +120,19 @@ GP_EXPORT int gp_snapshot_add_job(gp_snapshot_t *s, const gp_job_t *job) {
         fill_snap_job(job, j);
         s->snap.add_job(std::move(j));
     });
+}
+
+GP_EXPORT int gp_snapshot_set_node_resources(gp_snapshot_t *s, int32_t node_index, uint32_t cpus,
+                                             uint64_t mem_mb) {
+    if (!s || node_index < 0 || size_t(node_index) >= s->snap.nodes.size()) return GP_ERR_ARG;
+    SnapNode &n = s->snap.nodes[size_t(node_index)];
+    n.cpus = cpus;
+    n.mem_mb = mem_mb;
+    return GP_OK;
+}
+
+GP_EXPORT int gp_snapshot_add_account(gp_snapshot_t *s, const char *account, const char *parent) {
+    if (!s || !account || !*account) return GP_ERR_ARG;
+    return guarded(GP_ERR_ARG, nullptr, 0,
+                   [&] { s->snap.account_parent[account] = parent ? parent : ""; });
 }

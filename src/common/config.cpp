@@ -298,14 +298,14 @@ Config Parser::run(const std::string &text) {
 
 }  // namespace detail
 
-Config parse_config(const std::string &text, const std::string &source, ParseOptions options) {
+Config parse_config(const std::string &text, const std::string &source) {
     if (text.size() > kMaxConfigBytes)
         throw ConfigError(source + ": larger than " + std::to_string(kMaxConfigBytes) + " bytes");
-    detail::Parser p(source, options);
+    detail::Parser p(source);
     return p.run(text);
 }
 
-Config load_config_file(const std::string &path, std::string *text_out, ParseOptions options) {
+Config load_config_file(const std::string &path, std::string *text_out) {
     // O_NONBLOCK: a FIFO must not block the open; it is refused below.
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) throw ConfigError(path + ": cannot read: " + std::strerror(errno));
@@ -313,10 +313,10 @@ Config load_config_file(const std::string &path, std::string *text_out, ParseOpt
         int fd;
         ~Closer() { ::close(fd); }
     } closer{fd};
-    return load_config_fd(fd, path, text_out, options);
+    return load_config_fd(fd, path, text_out);
 }
 
-Config load_config_fd(int fd, const std::string &path, std::string *text_out, ParseOptions options) {
+Config load_config_fd(int fd, const std::string &path, std::string *text_out) {
     auto cannot_read = [&](int err) { return ConfigError(path + ": cannot read: " + std::strerror(err)); };
     struct stat st;
     if (::fstat(fd, &st) != 0) throw cannot_read(errno);
@@ -338,7 +338,7 @@ Config load_config_fd(int fd, const std::string &path, std::string *text_out, Pa
         text.append(buf, static_cast<size_t>(n));
         if (text.size() > kMaxConfigBytes) throw ConfigError(too_large);
     }
-    Config cfg = parse_config(text, path, options);
+    Config cfg = parse_config(text, path);
     if (text_out) *text_out = std::move(text);
     return cfg;
 }

@@ -116,23 +116,14 @@ struct ConfigKeys {
 };
 const ConfigKeys &config_keys();
 
-// Issue 20's levels (Account= records, ReclaimTo=fairshare, quotas on cpu
-// or mem) parse only with `levels`: the plugins do not pass jobs' accounts,
-// CPUs or memory yet, so what slurmctld and the gpupool command load (the
-// default) refuses them rather than ignore them.  The unit tests, and later
-// the engine's and simulator's own tests, parse with levels.
-struct ParseOptions {
-    bool levels = false;
-};
-
 // Parse gpupool.conf text.  `source` names the file in messages.
-Config parse_config(const std::string &text, const std::string &source, ParseOptions options = {});
+Config parse_config(const std::string &text, const std::string &source);
 // Read and parse a file; a file that cannot be read is a ConfigError too.
 // `text`, if given, receives what was parsed.
-Config load_config_file(const std::string &path, std::string *text = nullptr, ParseOptions options = {});
+Config load_config_file(const std::string &path, std::string *text = nullptr);
 // The same from an open file (read from its current offset; not closed):
 // the trusted-path check reads exactly the file it checked.
-Config load_config_fd(int fd, const std::string &path, std::string *text = nullptr, ParseOptions options = {});
+Config load_config_fd(int fd, const std::string &path, std::string *text = nullptr);
 
 // Slurm time forms: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM",
 // "D-HH:MM:SS"; also "0", "INFINITE"/"UNLIMITED" (returns 0).  Returns

@@ -1,8 +1,7 @@
 // Issue 20's gpupool.conf settings: QuotaTRES as a list (the GPU TRES, then
 // cpu and mem), ReclaimTo=, quotas in Slurm's TRES syntax, and
-// Account=NAME Pool=POOL|* records.  The plugins do not pass jobs' accounts,
-// CPUs or memory yet, so without ParseOptions::levels each of these is
-// refused where it is written rather than silently not enforced.
+// Account=NAME Pool=POOL|* records.  The plugins and the gpupool command
+// pass jobs' accounts, CPUs and memory and Slurm's account tree (ABI 11).
 #include "config_parser.hpp"
 
 #include <stdexcept>
@@ -11,10 +10,6 @@ namespace gpupool {
 namespace detail {
 
 namespace {
-
-const char kNotEnforced[] =
-    " not enforced on a live cluster yet (issue 20: the Slurm plugins do not pass jobs' accounts, CPUs and "
-    "memory to gpupool yet)";
 
 // One resource's amount in TRES syntax: "cpu=8", "mem=4T".
 std::string amount_text(Resource r, uint64_t v, const std::string &gpu_tres) {
@@ -28,10 +23,6 @@ bool has_upper(const std::string &s) {
 }
 
 }  // namespace
-
-void Parser::not_enforced_yet(int line, const std::string &what, const std::string &fix) const {
-    fail_at(line, what + kNotEnforced + "; " + fix);
-}
 
 // gres/gpu or gres/gpu:TYPE first (the GRES that counts GPUs), then cpu
 // and/or mem, each once.
@@ -58,9 +49,6 @@ void Parser::quota_tres(const std::string &value) {
         if (counted[r]) fail(bad + items[i] + " listed twice");
         counted[r] = true;
     }
-    if (!options_.levels && (counted[kCpu] || counted[kMem]))
-        not_enforced_yet(line_, "QuotaTRES=" + clip(value) + ": quotas on cpu and mem are",
-                         "write QuotaTRES=" + gpu);
     cfg_.quota_tres = gpu;
     cfg_.counted = counted;
     quota_tres_line_ = line_;
@@ -75,9 +63,6 @@ void Parser::account_line(const std::vector<std::string> &words) {
     AccountQuota acc;
     acc.account = split(words[0]).value;
     acc.line = line_;
-    if (!options_.levels)
-        not_enforced_yet(line_, "Account=" + clip(acc.account) + ": queues per Slurm account are",
-                         "remove the Account= lines");
     check_name("Account", acc.account);
     // sacctmgr and slurmctld lower-case account names: a capital would
     // never match a job's account.
@@ -127,9 +112,6 @@ ResourceAmounts Parser::tres_amounts(int line, const std::string &key, const std
     for (Resource r : {kCpu, kMem}) {
         if (!a.has(r) || cfg_.counted[r]) continue;
         const std::string what = key + "=" + clip(value) + where + " names " + resource_name(r);
-        if (!options_.levels)
-            not_enforced_yet(line, what + ": quotas on cpu and mem are",
-                             "give GPUs only (" + key + "=" + cfg_.quota_tres + "=N)");
         fail_at(line, what + ", which QuotaTRES does not count (" + cfg_.quota_tres + " only" +
                           (quota_tres_line_ ? ", line " + std::to_string(quota_tres_line_) : std::string()) +
                           "): add " + resource_name(r) + " to QuotaTRES or remove it from " + key + "=");

@@ -48,13 +48,12 @@ struct Token {
 
 class Parser {
 public:
-    Parser(const std::string &source, ParseOptions options) : options_(options) { cfg_.source = source; }
+    explicit Parser(const std::string &source) { cfg_.source = source; }
 
     Config run(const std::string &text);
 
 private:
     Config cfg_;
-    ParseOptions options_;
     int line_ = 0;
     std::map<std::string, int> global_seen_;      // lower key -> line
     std::unordered_map<std::string, int> qos_owner_;       // QOS -> tier index
@@ -184,7 +183,6 @@ private:
     void finish();
 
     // Issue 20's settings (config_accounts.cpp).
-    [[noreturn]] void not_enforced_yet(int line, const std::string &what, const std::string &fix) const;
     void quota_tres(const std::string &value);
     void reclaim_to(const std::string &value);
     void account_line(const std::vector<std::string> &words);

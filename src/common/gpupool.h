@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 10
+#define GP_ABI_VERSION 11
 
 typedef enum {
 	GP_OK = 0,
@@ -237,6 +237,15 @@ typedef struct {
 	 * a clean start (slurmctld -c).
 	 */
 	uint32_t restart_cnt;
+	/*
+	 * Issue 20 (ABI 11): the job's Slurm account (NULL or "": none), and
+	 * the CPUs and memory (MiB) it holds (running) or asks for (pending),
+	 * counted as `gpus` is: the whole job, one task's for a job array
+	 * record.  Read only where gp_engine_snapshot_needs() says so.
+	 */
+	const char *account;
+	uint32_t cpus;
+	uint64_t mem_mb;
 } gp_job_t;
 
 gp_snapshot_t *gp_snapshot_create(void);
@@ -249,6 +258,33 @@ int32_t gp_snapshot_add_node(gp_snapshot_t *snap, const char *name,
 int gp_snapshot_add_partition(gp_snapshot_t *snap, const char *name,
 			      const int32_t *node_index, size_t node_count);
 int gp_snapshot_add_job(gp_snapshot_t *snap, const gp_job_t *job);
+
+/*
+ * What the configuration (the staged one after a reload, as
+ * gp_engine_quota_tres) reads beyond GPUs, as GP_NEEDS_* bits: 0 for a
+ * configuration with no Account= entry that counts GPUs only, whose
+ * snapshots need none of the calls below nor gp_job_t's account, cpus and
+ * mem_mb.  Takes the engine's mutex.
+ */
+#define GP_NEEDS_ACCOUNTS 0x1 /* jobs' accounts and the account tree */
+#define GP_NEEDS_CPU 0x2      /* jobs' and nodes' CPUs */
+#define GP_NEEDS_MEM 0x4      /* jobs' and nodes' memory */
+uint32_t gp_engine_snapshot_needs(gp_engine_t *engine);
+
+/*
+ * A node's CPUs and memory (MiB), for the pools' CPU and memory capacity
+ * (0: unknown).  `node_index` as gp_snapshot_add_node returned it.
+ */
+int gp_snapshot_set_node_resources(gp_snapshot_t *snap, int32_t node_index,
+				   uint32_t cpus, uint64_t mem_mb);
+
+/*
+ * One account of Slurm's association tree and its parent account (NULL,
+ * "" or "root": a top-level account).  An account added twice keeps the
+ * last parent.
+ */
+int gp_snapshot_add_account(gp_snapshot_t *snap, const char *account,
+			    const char *parent);
 
 /* ------------------------------------------------------------------ */
 /* Evaluation: order, admission, victim order                          */

@@ -208,14 +208,14 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
         Config config;
         if (!conf.empty()) {
             // Issue 20's Account= records replay here before a live cluster takes them.
-            config = load_config_file(conf, nullptr, ParseOptions{true});
+            config = load_config_file(conf, nullptr);
             info.config_source = conf;
         } else {
             config = parse_config(conf_text, "alibaba.conf");
             info.config_source = "the trace's mapping (" + std::to_string(ao.pools) + " pools)";
         }
         Config quotas;
-        if (!account_conf.empty()) quotas = load_config_file(account_conf, nullptr, ParseOptions{true});
+        if (!account_conf.empty()) quotas = load_config_file(account_conf, nullptr);
         info.options = ro;
 
         std::vector<ReplayResult> results;

@@ -99,9 +99,7 @@ Snapshot levels_snapshot(int pending, int running) {
 }
 
 Config parsed_levels_config() {
-    ParseOptions levels;
-    levels.levels = true;
-    return parse_config(levels_config(), "bench-levels.conf", levels);
+    return parse_config(levels_config(), "bench-levels.conf");
 }
 
 // One full pass with the queue trees: usage accounting, fairshare down

@@ -126,7 +126,7 @@ TEST(CApi, NoConfigAndNullArgumentsAreErrorsNotCrashes) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 10u);
+    EXPECT_EQ(gp_abi_version(), 11u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -207,6 +207,50 @@ TEST(CApi, JobArraysThroughTheAbi) {
     ASSERT_NE(json, nullptr);
     EXPECT_NE(std::strstr(json, "\"admitted_tasks\": 2"), nullptr);
     gp_free(json);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}
+
+// Issue 20 through the ABI: a flat configuration needs nothing beyond GPUs;
+// with Account= entries counting CPUs, a project's job is held by its
+// department's CPU quota from the accounts, CPUs and tree the plugins pass.
+TEST(CApi, AccountsCpusAndTheAccountTreeReachTheCore) {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    EXPECT_EQ(gp_engine_snapshot_needs(e), 0u);
+    std::string conf = std::string(kConf) +
+                       "QuotaTRES=gres/gpu,cpu\n"
+                       "Account=dept Pool=pool1 Quota=gres/gpu=2,cpu=4\n"
+                       "Account=proj Pool=pool1 Quota=gres/gpu=2,cpu=4\n";
+    ASSERT_EQ(gp_engine_load_config_text(e, conf.c_str(), "gpupool.conf", err, sizeof err), GP_OK) << err;
+    EXPECT_EQ(gp_engine_snapshot_needs(e), uint32_t(GP_NEEDS_ACCOUNTS | GP_NEEDS_CPU));
+
+    gp_snapshot_t *s = four_nodes({"pool1"});
+    for (int32_t n = 0; n < 4; ++n) ASSERT_EQ(gp_snapshot_set_node_resources(s, n, 8, 16384), GP_OK);
+    EXPECT_EQ(gp_snapshot_set_node_resources(s, 4, 8, 16384), GP_ERR_ARG);
+    ASSERT_EQ(gp_snapshot_add_account(s, "dept", "root"), GP_OK);
+    ASSERT_EQ(gp_snapshot_add_account(s, "proj", "dept"), GP_OK);
+    ASSERT_EQ(gp_snapshot_add_account(s, "other", nullptr), GP_OK);
+    EXPECT_EQ(gp_snapshot_add_account(s, "", "dept"), GP_ERR_ARG);
+    gp_job_t run = job(1, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
+    run.account = "other";  // moved under dept below: then dept's CPUs are used up
+    run.cpus = 4;
+    gp_job_t wait = job(2, GP_JOB_PENDING, "pool1", "normal", 1, 101);
+    wait.account = "proj";
+    wait.cpus = 1;
+    wait.mem_mb = 512;
+    for (const gp_job_t *j : {&run, &wait}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 2, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_ADMIT_QUOTA);
+
+    ASSERT_EQ(gp_snapshot_add_account(s, "other", "dept"), GP_OK);  // the last parent counts
+    ASSERT_EQ(gp_engine_evaluate(e, s, 120), GP_OK);
+    ASSERT_EQ(gp_engine_pending_result(e, 2, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
+    EXPECT_STREQ(r.reason, "GpuPoolQuota:pool1/dept cpu 4/4");
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
 }

@@ -2,8 +2,7 @@
 // queues (two departments over projects, CPUs counted) in status (table
 // and JSON), why (the queue that holds a job, a running job's standing),
 // whatif (an account's quota and weight changed) and the exporter's
-// per-queue series.  The configuration is parsed with ParseOptions{levels}
-// (the public load refuses Account= until the plugins pass accounts).
+// per-queue series.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -40,7 +39,7 @@ const std::string kTwoDepartments = kOsmoTiers +
                                     "Account=phys-b    Pool=pool1 Quota=gres/gpu=1,cpu=16\n"
                                     "Account=chem-a    Pool=pool1 Quota=gres/gpu=4,cpu=32 Limit=gres/gpu=6\n";
 
-Config levels_config(const std::string &text) { return parse_config(text, "test.conf", ParseOptions{true}); }
+Config levels_config(const std::string &text) { return parse_config(text, "test.conf"); }
 
 Engine engine_of(const std::string &text) {
     Engine e;

@@ -98,6 +98,15 @@ TEST(SlurmText, TresCount) {
     EXPECT_EQ(tres_count("mem=2G", "mem"), 2ull << 30);
 }
 
+TEST(SlurmText, AJobsMemoryIsReadInMebibytesAsSlurmctldCountsIt) {
+    EXPECT_EQ(tres_mem_mb("cpu=2,mem=4G,node=1,billing=2"), 4096u);
+    EXPECT_EQ(tres_mem_mb("cpu=1,mem=1000M,node=1"), 1000u);
+    EXPECT_EQ(tres_mem_mb("mem=2T"), 2u << 20);
+    EXPECT_EQ(tres_mem_mb("mem=512"), 512u);
+    EXPECT_FALSE(tres_mem_mb("cpu=2,node=1"));
+    EXPECT_FALSE(tres_mem_mb("mem=1.5G"));
+}
+
 TEST(SlurmText, GresCount) {
     EXPECT_EQ(gres_count("gpu:4", "gpu", ""), 4u);
     EXPECT_EQ(gres_count("gpu:a100:2(S:0-1),gpu:v100:1", "gpu", ""), 3u);

@@ -1,7 +1,6 @@
 // Unit tests of issue 20's gpupool.conf settings: QuotaTRES lists,
-// ReclaimTo=, quotas in TRES syntax and Account= records, parsed with
-// ParseOptions::levels, and refused by the public parse (what slurmctld and
-// the gpupool command load) until the plugins pass accounts, CPUs and memory.
+// ReclaimTo=, quotas in TRES syntax and Account= records, as slurmctld and
+// the gpupool command load them.
 #include "config.hpp"
 
 #include <gtest/gtest.h>
@@ -16,29 +15,23 @@ using namespace gpupool;
 
 namespace {
 
-const ParseOptions kLevels{true};
-
 // One tier, on line 1, so that the tests only add what they test (line 2 on).
 const std::string kTier = "Tier=t Priority=1 Preemptible=no\n";
 
 // The message of the ConfigError that parsing `text` throws, or
 // "<no error>" when it parses.
-std::string error_of(const std::string &text, ParseOptions options = {}) {
+std::string error_of(const std::string &text) {
     try {
-        parse_config(text, "gp.conf", options);
+        parse_config(text, "gp.conf");
     } catch (const ConfigError &e) {
         return e.what();
     }
     return "<no error>";
 }
 
-std::string levels_error_of(const std::string &text) { return error_of(text, kLevels); }
+std::string levels_error_of(const std::string &text) { return error_of(text); }
 
-Config levels(const std::string &text) { return parse_config(text, "gp.conf", kLevels); }
-
-const char kNotEnforced[] =
-    " not enforced on a live cluster yet (issue 20: the Slurm plugins do not pass jobs' accounts, CPUs and "
-    "memory to gpupool yet); ";
+Config levels(const std::string &text) { return parse_config(text, "gp.conf"); }
 
 std::string srcdir() {
     const char *d = std::getenv("srcdir");
@@ -68,11 +61,11 @@ TEST(QuotaTresList, CpuAndMemMayComeInEitherOrder) {
 }
 
 TEST(QuotaTresList, ASingleValueCountsGpusOnlyAsBefore) {
-    for (ParseOptions o : {ParseOptions{}, kLevels}) {
-        Config c = parse_config("QuotaTRES=gres/gpu:h100\n" + kTier, "gp.conf", o);
+    {
+        Config c = parse_config("QuotaTRES=gres/gpu:h100\n" + kTier, "gp.conf");
         EXPECT_EQ(c.quota_tres, "gres/gpu:h100");
         EXPECT_EQ(c.counted, (std::array<bool, kResources>{{true, false, false}}));
-        EXPECT_EQ(parse_config(kTier, "gp.conf", o).counted, (std::array<bool, kResources>{{true, false, false}}));
+        EXPECT_EQ(parse_config(kTier, "gp.conf").counted, (std::array<bool, kResources>{{true, false, false}}));
     }
 }
 
@@ -90,13 +83,11 @@ TEST(QuotaTresList, AnythingButCpuOrMemAfterTheGpuTresIsAnError) {
                   std::string("gp.conf:1: bad value '") + v + "' for QuotaTRES: expected gres/gpu or gres/gpu:TYPE");
 }
 
-TEST(QuotaTresList, ThePublicParseRefusesCpuOrMem) {
-    EXPECT_EQ(error_of("QuotaTRES=gres/gpu,cpu,mem\n" + kTier),
-              std::string("gp.conf:1: QuotaTRES=gres/gpu,cpu,mem: quotas on cpu and mem are") + kNotEnforced +
-                  "write QuotaTRES=gres/gpu");
-    EXPECT_EQ(error_of(kTier + "QuotaTRES=gres/gpu:a100,mem\n"),
-              std::string("gp.conf:2: QuotaTRES=gres/gpu:a100,mem: quotas on cpu and mem are") + kNotEnforced +
-                  "write QuotaTRES=gres/gpu:a100");
+TEST(QuotaTresList, ThePublicParseCountsCpuAndMemNowThatThePluginsPassThem) {
+    EXPECT_EQ(parse_config("QuotaTRES=gres/gpu,cpu,mem\n" + kTier, "gp.conf").counted,
+              (std::array<bool, kResources>{{true, true, true}}));
+    EXPECT_EQ(parse_config(kTier + "QuotaTRES=gres/gpu:a100,mem\n", "gp.conf").counted,
+              (std::array<bool, kResources>{{true, false, true}}));
 }
 
 // ------------------------------------------------------------ ReclaimTo
@@ -122,8 +113,8 @@ TEST(ReclaimToKey, AnotherWordIsAnError) {
 // ------------------------------------------------------------ Pool quotas
 
 TEST(PoolQuotaTres, TresSyntaxGivesTheGpusAsANumberDoes) {
-    for (ParseOptions o : {ParseOptions{}, kLevels}) {
-        Config c = parse_config(kTier + "Pool=a Quota=gres/gpu=8\nPool=b Quota=3\n", "gp.conf", o);
+    {
+        Config c = parse_config(kTier + "Pool=a Quota=gres/gpu=8\nPool=b Quota=3\n", "gp.conf");
         EXPECT_EQ(c.pools[0].quota, 8u);
         EXPECT_EQ(c.pools[0].quota_by_resource.get(kGpu), 8u);
         EXPECT_FALSE(c.pools[0].quota_by_resource.has(kCpu));
@@ -148,13 +139,14 @@ TEST(PoolQuotaTres, CpuAndMemParseWithLevelsWhenCounted) {
     EXPECT_EQ(c.pools[0].quota_by_resource.get(kMem), 2u << 20);
 }
 
-TEST(PoolQuotaTres, ThePublicParseRefusesCpuOrMemInAPoolQuota) {
+TEST(PoolQuotaTres, ThePublicParseTakesCpuAndMemInAPoolQuotaThatQuotaTresCounts) {
+    Config c = parse_config("QuotaTRES=gres/gpu,cpu,mem\n" + kTier + "Pool=a100 Quota=gres/gpu=8,cpu=256,mem=1G\n",
+                            "gp.conf");
+    EXPECT_EQ(c.pools[0].quota_by_resource.get(kCpu), 256u);
+    EXPECT_EQ(c.pools[0].quota_by_resource.get(kMem), 1024u);
     EXPECT_EQ(error_of(kTier + "Pool=a100 Quota=gres/gpu=8,cpu=256\n"),
-              std::string("gp.conf:2: Quota=gres/gpu=8,cpu=256 in Pool=a100 names cpu: quotas on cpu and mem are") +
-                  kNotEnforced + "give GPUs only (Quota=gres/gpu=N)");
-    EXPECT_EQ(error_of(kTier + "Pool=a100 Quota=mem=1G,gres/gpu=8\n"),
-              std::string("gp.conf:2: Quota=mem=1G,gres/gpu=8 in Pool=a100 names mem: quotas on cpu and mem are") +
-                  kNotEnforced + "give GPUs only (Quota=gres/gpu=N)");
+              "gp.conf:2: Quota=gres/gpu=8,cpu=256 in Pool=a100 names cpu, which QuotaTRES does not count "
+              "(gres/gpu only): add cpu to QuotaTRES or remove it from Quota=");
 }
 
 TEST(PoolQuotaTres, AResourceQuotaTresDoesNotCountIsAnError) {
@@ -254,13 +246,14 @@ TEST(AccountRecords, AnExplicitPoolEntryBesideAStarEntryIsKept) {
     EXPECT_EQ(c.accounts[1].quota.get(kGpu), 2u);
 }
 
-TEST(AccountRecords, ThePublicParseRefusesAnyAccountRecord) {
-    const std::string refused = std::string(": queues per Slurm account are") + kNotEnforced +
-                                "remove the Account= lines";
-    EXPECT_EQ(error_of(kTier + "Pool=a100 Quota=8\nAccount=qcd Pool=a100 Quota=6\n"),
-              "gp.conf:3: Account=qcd" + refused);
-    EXPECT_EQ(error_of(kTier + "Account=protein Pool=*\n"), "gp.conf:2: Account=protein" + refused);
-    EXPECT_EQ(error_of(kTier + "ACCOUNT=qcd\n"), "gp.conf:2: Account=qcd" + refused);
+TEST(AccountRecords, ThePublicParseTakesAccountRecordsNowThatThePluginsPassAccounts) {
+    Config c = parse_config(kTier + "Pool=a100 Quota=8\nAccount=qcd Pool=a100 Quota=6\nAccount=protein Pool=*\n",
+                            "gp.conf");
+    ASSERT_EQ(c.accounts.size(), 2u);
+    EXPECT_EQ(c.accounts[0].account, "qcd");
+    EXPECT_EQ(c.accounts[0].quota.get(kGpu), 6u);
+    EXPECT_EQ(c.accounts[1].pool, "*");
+    EXPECT_EQ(error_of(kTier + "ACCOUNT=qcd\n"), "gp.conf:2: missing required key 'Pool' in Account=qcd");
 }
 
 TEST(AccountErrors, APoolThatNoRecordDefinesIsAnError) {
@@ -351,7 +344,7 @@ TEST(AccountErrors, UnknownOrRepeatedKeysAreErrors) {
 
 TEST(DepartmentsExample, LoadsWithLevelsAllowed) {
     const std::string path = srcdir() + "/etc/gpupool-departments.conf";
-    Config c = load_config_file(path, nullptr, kLevels);
+    Config c = load_config_file(path, nullptr);
     EXPECT_EQ(c.quota_tres, "gres/gpu");
     EXPECT_EQ(c.counted, (std::array<bool, kResources>{{true, true, false}}));
     EXPECT_EQ(c.reclaim_to, ReclaimTo::Fairshare);
@@ -377,17 +370,11 @@ TEST(DepartmentsExample, LoadsWithLevelsAllowed) {
     EXPECT_FALSE(protein.quota.has(kCpu));
 }
 
-TEST(DepartmentsExample, IsRefusedByThePublicLoadAtItsFirstIssue20Setting) {
+TEST(DepartmentsExample, LoadsFromAFileAndFromADescriptorAlike) {
     const std::string path = srcdir() + "/etc/gpupool-departments.conf";
-    try {
-        load_config_file(path);
-        FAIL() << "loaded";
-    } catch (const ConfigError &e) {
-        EXPECT_EQ(std::string(e.what()), path + ":22: QuotaTRES=gres/gpu,cpu: quotas on cpu and mem are" +
-                                             kNotEnforced + "write QuotaTRES=gres/gpu");
-    }
+    EXPECT_EQ(load_config_file(path).reclaim_to, ReclaimTo::Fairshare);
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
-    EXPECT_EQ(load_config_fd(fd, path, nullptr, kLevels).accounts.size(), 9u);
+    EXPECT_EQ(load_config_fd(fd, path, nullptr).accounts.size(), 9u);
     ::close(fd);
 }

@@ -76,12 +76,8 @@ TEST(ShippedExamples, EveryOneLoadsWithoutWarnings) {
     for (const std::string &path : files) {
         SCOPED_TRACE(path);
         Engine e;
-        // Issue 20's example is refused at load until the plugins pass
-        // accounts (config_levels_test.cpp checks that): levels allowed.
-        ParseOptions options;
-        options.levels = path.find("/gpupool-departments.conf") != std::string::npos;
         try {
-            e.set_config(load_config_file(path, nullptr, options));
+            e.set_config(load_config_file(path, nullptr));
         } catch (const ConfigError &err) {
             ADD_FAILURE() << err.what();
             continue;
@@ -406,14 +402,13 @@ TEST(ConfigKeys, EveryListedKeyParses) {
         pool[k] = sample.at(k);
         EXPECT_NO_THROW(parse_config("Tier=t Priority=1 Preemptible=no\n" + render("Pool=p", pool), "keys.conf")) << k;
     }
-    // Account records parse with levels only (issue 20: refused at load).
+    // Account records (issue 20).
     for (const std::string &k : keys.account) {
         ASSERT_TRUE(sample.count(k)) << "give new key " << k << " a sample value here";
         std::map<std::string, std::string> account = {{"Pool", "p"}, {"Quota", "3"}};
         account[k] = sample.at(k);
         std::string text = "Tier=t Priority=1 Preemptible=no\nPool=p Quota=3\n" + render("Account=a", account);
-        EXPECT_NO_THROW(parse_config(text, "keys.conf", ParseOptions{true})) << k;
-        EXPECT_THROW(parse_config(text, "keys.conf"), ConfigError) << k;
+        EXPECT_NO_THROW(parse_config(text, "keys.conf")) << k;
     }
     // A key of another record, or of none, is unknown.
     EXPECT_THROW(parse_config("Tier=t Priority=1 Preemptible=no Quota=1\n", "keys.conf"), ConfigError);

@@ -545,8 +545,7 @@ TEST(LevelsEngine, AStateFileWithABadAccountHistoryIsRefusedNamingThePoolAndAcco
 }
 
 TEST(LevelsEngine, APoolsOwnCpuQuotaHoldsANormalJobWithoutAnyAccountEntry) {
-    Config cfg = parse_config(kOsmoTiers + "QuotaTRES=gres/gpu,cpu\nPool=pool1 Quota=gres/gpu=8,cpu=8\n", "test.conf",
-                              ParseOptions{true});
+    Config cfg = parse_config(kOsmoTiers + "QuotaTRES=gres/gpu,cpu\nPool=pool1 Quota=gres/gpu=8,cpu=8\n", "test.conf");
     Engine e = engine_of(cfg);
     Snapshot s = cluster(2, 4);
     for (SnapNode &n : s.nodes) n.cpus = 16;
@@ -564,8 +563,7 @@ TEST(LevelsEngine, APoolsOwnCpuQuotaHoldsANormalJobWithoutAnyAccountEntry) {
 }
 
 TEST(LevelsEngine, APoolWithOnlyAGpuQuotaBuildsNoTreeWhenQuotaTresCountsCpus) {
-    Config cfg = parse_config(kOsmoTiers + "QuotaTRES=gres/gpu,cpu\nPool=pool1 Quota=8\n", "test.conf",
-                              ParseOptions{true});
+    Config cfg = parse_config(kOsmoTiers + "QuotaTRES=gres/gpu,cpu\nPool=pool1 Quota=8\n", "test.conf");
     Engine e = engine_of(cfg);
     Snapshot s = cluster(2, 4);
     partition(s, "pool1", 0, 1);

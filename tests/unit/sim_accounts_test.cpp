@@ -47,7 +47,7 @@ Config levels_config() {
                             "Account=physics Pool=gpu Quota=2\nAccount=biology Pool=gpu Quota=2\n"
                             "Account=qcd Pool=gpu Quota=2\nAccount=astro Pool=gpu Quota=2\n"
                             "Account=genomics Pool=gpu Quota=2\nAccount=imaging Pool=gpu Quota=0\n",
-                        "levels.conf", ParseOptions{true});
+                        "levels.conf");
 }
 
 // The same teams as one partition per project (the OSMO model).

@@ -105,6 +105,7 @@ extern void gps_tres_get(gps_tres_t *t)
 	}
 	*t = tres_found;
 	slurm_mutex_unlock(&tres_mutex);
+	t->needs = gp_engine_snapshot_needs(gp_shared_engine());
 }
 
 /* Sum of the GRES counts of `gres_list` (job gres_state_t records). */
@@ -156,6 +157,26 @@ extern uint32_t gps_job_gpus(job_record_t *job_ptr, const gps_tres_t *t,
 		break;
 	}
 	return gpr_gpus_clamp(cnt);
+}
+
+/*
+ * The job's CPUs and memory (MiB) from its TRES counts (both always
+ * accounted): allocated for a job that holds resources, else requested;
+ * gpr_gpus_value's "no value is none" for each count.
+ */
+static void _job_cpus_mem(job_record_t *job_ptr, bool allocated,
+			  uint32_t needs, gp_job_t *out)
+{
+	uint64_t *cnt = job_ptr->tres_req_cnt;
+
+	if (allocated && job_ptr->tres_alloc_cnt)
+		cnt = job_ptr->tres_alloc_cnt;
+	if (!cnt)
+		return;
+	if (needs & GP_NEEDS_CPU)
+		out->cpus = gpr_gpus_clamp(gpr_gpus_value(cnt[TRES_ARRAY_CPU]));
+	if (needs & GP_NEEDS_MEM)
+		out->mem_mb = gpr_gpus_value(cnt[TRES_ARRAY_MEM]);
 }
 
 extern int gps_job_state(job_record_t *job_ptr)
@@ -223,6 +244,10 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	out->array_tasks = gps_array_pending_tasks(job_ptr);
 	if ((job_ptr->array_task_id != NO_VAL) || job_ptr->array_recs)
 		out->array_job_id = job_ptr->array_job_id;
+	if (t->needs & GP_NEEDS_ACCOUNTS)
+		out->account = job_ptr->account;
+	if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
+		_job_cpus_mem(job_ptr, state != GP_JOB_PENDING, t->needs, out);
 }
 
 extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr)
@@ -266,6 +291,16 @@ static int _add_job(void *x, void *arg)
 	return 0;
 }
 
+/* A node's CPUs and memory, none where its GPUs count none. */
+static void _node_cpus_mem(gp_snapshot_t *snap, int32_t node,
+			   node_record_t *node_ptr)
+{
+	if ((node < 0) || gpr_node_unusable(node_ptr->node_state))
+		return;
+	(void) gp_snapshot_set_node_resources(snap, node, node_ptr->cpus,
+					      node_ptr->real_memory);
+}
+
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 bool running_only, time_t now,
 					 uint32_t *job_cnt)
@@ -300,6 +335,8 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 				snap, node_ptr->name,
 				(gpus > UINT32_MAX) ? UINT32_MAX :
 						      (uint32_t) gpus);
+			if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
+				_node_cpus_mem(snap, node_map[i], node_ptr);
 		}
 		if (part_list) {
 			it = list_iterator_create(part_list);
@@ -327,6 +364,8 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 			list_iterator_destroy(it);
 		}
 	}
+	if (!running_only && (t->needs & GP_NEEDS_ACCOUNTS))
+		gps_account_tree_add(snap);
 
 	if (job_list) {
 		job_add_t add = { .snap = snap, .t = t, .now = now,

@@ -24,6 +24,12 @@ typedef struct {
 	char gres_name[64];    /* "gpu" */
 	char gres_type[64];    /* "" or the TYPE of gres/gpu:TYPE */
 	char node_gres[130];   /* "gpu" or "gpu:TYPE" for node counts */
+	/*
+	 * gp_engine_snapshot_needs(): what to read beyond GPUs (jobs'
+	 * accounts, CPUs, memory, the account tree); 0 for a flat
+	 * configuration, which then reads nothing more.
+	 */
+	uint32_t needs;
 } gps_tres_t;
 
 /*
@@ -44,6 +50,13 @@ extern uint32_t gps_job_gpus(job_record_t *job_ptr, const gps_tres_t *t,
 
 /* Room for a QOS name (longer names are cut: they match no tier). */
 #define GPS_QOS_LEN 128
+
+/*
+ * Add Slurm's account tree (each account and its parent, from assoc_mgr)
+ * to `snap` (gpupool_accounts.c).  Takes and releases assoc_mgr's
+ * association read lock; caller holds no assoc_mgr lock.
+ */
+extern void gps_account_tree_add(gp_snapshot_t *snap);
 
 /*
  * Copy assoc_mgr's QOS names (takes and releases assoc_mgr's QOS read
@@ -74,7 +87,9 @@ extern uint32_t gps_qos_miss_count(void);
  * Running jobs: their one partition; pending jobs: `use_part` if given
  * (the partition the scheduler is trying), else every partition their user
  * listed (the job's partition string: gpupool may have narrowed its list).
- * A job with no submit time yet gets `now`.
+ * A job with no submit time yet gets `now`.  Where t->needs says, its
+ * account (the job record's string) and its CPUs and memory: allocated
+ * (running), else requested, from its TRES counts.
  * Caller holds job read + partition read locks and no assoc_mgr lock (an
  * unknown QOS is looked up under assoc_mgr's QOS read lock).
  */
@@ -95,12 +110,15 @@ extern int gps_job_state(job_record_t *job_ptr);
 
 /*
  * Snapshot of the cluster: nodes with their configured count of the
- * tracked GRES, partitions, and every unfinished job.  `running_only`
+ * tracked GRES (and, where t->needs says, their CPUs and memory),
+ * partitions, the account tree (t->needs: GP_NEEDS_ACCOUNTS), and every
+ * unfinished job.  `running_only`
  * leaves out nodes, partitions and pending jobs (for
  * gp_engine_refresh_running).  A priority-0 pending job that is not
  * gpupool's hold (gps_hold_is_ours) is its user's or an admin's.
  * Caller holds job read, node read and partition read locks and no
- * assoc_mgr lock (see gps_job_fill).  NULL on allocation failure.
+ * assoc_mgr lock (see gps_job_fill, gps_account_tree_add).  NULL on
+ * allocation failure.
  */
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 bool running_only, time_t now,
