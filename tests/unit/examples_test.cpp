@@ -288,7 +288,7 @@ ManKeys man_keys(std::istream &in) {
 // separator) is kept whole under "unparsed", so that it fails the
 // comparison.
 std::map<std::string, std::vector<std::string>> guide_keys(std::istream &in) {
-    static const std::regex row(R"(^\| `([A-Za-z]+)` \| (global|`Tier=`|`Pool=`) \|)");
+    static const std::regex row(R"(^\| `([A-Za-z]+)` \| (global|`Tier=`|`Pool=`|`Account=`) \|)");
     std::map<std::string, std::vector<std::string>> out;
     std::string line;
     bool in_section = false;
@@ -333,6 +333,7 @@ TEST(ManPage, DocumentsExactlyTheParsersKeys) {
     EXPECT_EQ(sorted(guide["global"]), sorted(parser.global));
     EXPECT_EQ(sorted(guide["Tier"]), sorted(parser.tier));
     EXPECT_EQ(sorted(guide["Pool"]), sorted(parser.pool));
+    EXPECT_EQ(sorted(guide["Account"]), sorted(parser.account));
     EXPECT_EQ(guide.count("unparsed"), 0u) << guide["unparsed"].front();
 }
 
