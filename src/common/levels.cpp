@@ -252,15 +252,11 @@ void divide_queues(const Config &cfg, Evaluation &ev) {
         PoolQueues &pq = ps.queues;
         if (!pq.tree) continue;
         const std::vector<QueueSpec> &queues = pq.tree->queues;
-        // A queue's own running use: its subtree's less its children's.
+        // A queue's own demand: its own jobs' running use and its pending.
+        const std::vector<Amounts> own_running = own_part(*pq.tree, pq.allocated);
         std::vector<QueueLoad> load(queues.size());
         for (size_t q = 0; q < queues.size(); ++q)
-            for (size_t k = 0; k < kResources; ++k) load[q].demand[k] += pq.allocated[q][k] + pq.pending[q][k];
-        for (size_t q = 1; q < queues.size(); ++q)
-            for (size_t k = 0; k < kResources; ++k) {
-                uint64_t &up = load[size_t(queues[q].parent)].demand[k];
-                up -= std::min(up, pq.allocated[q][k]);
-            }
+            for (size_t k = 0; k < kResources; ++k) load[q].demand[k] = own_running[q][k] + pq.pending[q][k];
         // R8's time term, GPUs only (as among pools): a queue's decayed
         // usage as a part of what the pool divides, its fairshare.
         const double scale = ps.fairshare > 0 ? double(ps.domain_capacity) / ps.fairshare : 0;
@@ -292,6 +288,16 @@ double use_ratio(const Amounts &allocated, const Amounts &fairshare) {
 
 }  // namespace
 
+std::vector<Amounts> own_part(const QueueTree &tree, const std::vector<Amounts> &subtree) {
+    std::vector<Amounts> own = subtree;
+    for (size_t q = 1; q < tree.queues.size() && q < subtree.size(); ++q)
+        for (size_t k = 0; k < kResources; ++k) {
+            uint64_t &up = own[size_t(tree.queues[q].parent)][k];
+            up -= std::min(up, subtree[q][k]);
+        }
+    return own;
+}
+
 void rank_queues(Evaluation &ev) {
     struct Entry {
         uint32_t pool_standing;
@@ -308,8 +314,16 @@ void rank_queues(Evaluation &ev) {
             continue;
         }
         const std::vector<QueueSpec> &queues = pq.tree->queues;
+        // A queue with children divides its share with its own jobs as one
+        // more child (divide_among_queues): those jobs stand by what they
+        // hold of what the children leave, not before every child.
+        const std::vector<Amounts> own_held = own_part(*pq.tree, pq.allocated);
+        const std::vector<Amounts> own_share = own_part(*pq.tree, pq.fairshare);
+        std::vector<bool> parent(queues.size(), false);
+        for (size_t q = 1; q < queues.size(); ++q) parent[size_t(queues[q].parent)] = true;
         for (size_t q = 0; q < queues.size(); ++q) {
             Entry e{ps.standing, {}, i, int32_t(q)};
+            if (parent[q]) e.path.push_back(use_ratio(own_held[q], own_share[q]));
             for (int32_t x = int32_t(q); x > 0; x = queues[size_t(x)].parent)
                 e.path.push_back(use_ratio(pq.allocated[size_t(x)], pq.fairshare[size_t(x)]));
             std::reverse(e.path.begin(), e.path.end());

@@ -65,6 +65,10 @@ void clear_reserved(PoolQueues &pq);
 // queue, resource, use and quota.
 uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block);
 
+// Each queue's own part of a per-subtree figure (allocated, fairshare):
+// its row less its children's rows.
+std::vector<Amounts> own_part(const QueueTree &tree, const std::vector<Amounts> &subtree);
+
 // R1.2 with levels: pools by their standing, and within a pool its queues
 // by allocated/fairshare (the most used counted resource), compared level
 // by level from the top (a department's before its projects'), as Run:ai

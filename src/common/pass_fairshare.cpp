@@ -33,12 +33,7 @@ void account_queue_usage(Engine::PoolHistory &h, PoolState &ps, int64_t accounte
     }
     const std::vector<QueueSpec> &queues = pq.tree->queues;
     const size_t n = queues.size();
-    std::vector<uint64_t> own(n);
-    for (size_t q = 0; q < n; ++q) own[q] = pq.allocated[q][kGpu];
-    for (size_t q = 1; q < n; ++q) {
-        uint64_t &up = own[size_t(queues[q].parent)];
-        up -= std::min(up, pq.allocated[q][kGpu]);
-    }
+    const std::vector<Amounts> own = own_part(*pq.tree, pq.allocated);
     pq.usage_share.assign(n, 0.0);
     double in_queues = 0;
     std::map<std::string, Engine::AccountHistory> kept;
@@ -48,7 +43,7 @@ void account_queue_usage(Engine::PoolHistory &h, PoolState &ps, int64_t accounte
         a.usage.drop_future(now, accounted_before);
         if (accounted_until > 0 && now > accounted_until) a.usage.add(a.last_used, accounted_until, now, dp);
         a.usage.prune(now, dp);
-        a.last_used = static_cast<uint32_t>(std::min<uint64_t>(own[q], UINT32_MAX));
+        a.last_used = static_cast<uint32_t>(std::min<uint64_t>(own[q][kGpu], UINT32_MAX));
         const double share = decayed_capacity > 0 ? std::min(1.0, a.usage.decayed(now, dp) / decayed_capacity) : 0.0;
         pq.usage_share[q] = share;
         in_queues += share;

@@ -205,7 +205,9 @@ TEST(ShippedExamples, BackendAiPriorities) {
         ASSERT_NE(t, nullptr) << name;
         EXPECT_EQ(t->priority, pp.first) << name;
         EXPECT_EQ(t->preemptible, pp.second) << name;
-        if (t->preemptible) EXPECT_EQ(t->preempt_mode, PreemptMode::Cancel) << name;
+        if (t->preemptible) {
+            EXPECT_EQ(t->preempt_mode, PreemptMode::Cancel) << name;
+        }
     }
     EXPECT_EQ(c.default_tier, "default");
     EXPECT_EQ(c.find_pool("pool1")->quota, 4u);

@@ -101,9 +101,11 @@ TEST(LevelsEngine, AnAccountWithNoEntryDrawsOnItsParentsQuota) {
     s.add_job(with_account(pending(3, "pool1", "normal", 1, 300), "phys-a"));
     s.add_job(with_account(pending(4, "pool1", "normal", 1, 400), "nobody"));  // in no tree: the pool's
     e.evaluate(s, 1000);
-    EXPECT_EQ(admission_of(e, 2), Admission::Quota);
-    EXPECT_EQ(admission_of(e, 3), Admission::Held);
-    EXPECT_EQ(reason(e, 3), "GpuPoolQuota:pool1/physics gpu 4/4");  // 3 running + job 2's 1 admitted
+    // phys-a holds nothing, physics's own jobs (phys-c's) hold 3: job 3
+    // comes first (R1.2 with levels) and takes physics's last GPU.
+    EXPECT_EQ(admission_of(e, 3), Admission::Quota);
+    EXPECT_EQ(admission_of(e, 2), Admission::Held);
+    EXPECT_EQ(reason(e, 2), "GpuPoolQuota:pool1/physics gpu 4/4");  // 3 running + job 3's 1 admitted
     EXPECT_EQ(admission_of(e, 4), Admission::Quota);
 }
 
@@ -387,9 +389,10 @@ void expect_within_quotas(const Engine &e, const std::map<uint32_t, SnapJob> &jo
                                               : ps.queues.tree->queues[q].quota.has(Resource(r))
                                                     ? ps.queues.tree->queues[q].quota.value[r]
                                                     : UINT64_MAX;
-                if (reserved[q][r] > 0)
+                if (reserved[q][r] > 0) {
                     ASSERT_LE(running[q][r] + reserved[q][r], quota)
                         << when << ": pool " << ps.name << " queue " << q << " resource " << r;
+                }
             }
     }
 }
@@ -425,8 +428,10 @@ TEST(LevelsEngine, AdmissionNeverTakesAQueueOverItsQuotaAndJobEndsAgreeWithAFull
                 for (const Refusal &f : r->refused)
                     if (f.pool == q.pool) {
                         ASSERT_EQ(f.queue(), q.queue) << "world " << world << " job " << pe.job_id;
-                        if (q.queue > 0) ASSERT_EQ(f.resource(), q.resource);
-                        if (q.queue > 0) ASSERT_EQ(f.taken, q.queue_used);
+                        if (q.queue_blocked) {
+                            ASSERT_EQ(f.resource(), q.resource);
+                            ASSERT_EQ(f.taken, q.queue_used);
+                        }
                     }
             }
         }
@@ -601,4 +606,19 @@ TEST(LevelsEngine, ADepartmentsStandingDecidesBeforeItsProjects) {
     s.add_job(with_account(pending(4, "pool1", "low", 4, 300), "chem-a"));
     e.evaluate(s, 1000);
     EXPECT_EQ(order_of(e), (std::vector<uint32_t>{4, 3}));
+}
+
+TEST(LevelsEngine, JobsOfAnAccountWithNoEntryStandByWhatTheyHoldNotBeforeEveryProject) {
+    Config cfg = parse_config(kOsmoTiers + "Pool=pool1 Quota=0\n", "test.conf");
+    cfg.accounts = {entry("proj-a", "pool1", "gres/gpu=0")};
+    Engine e = engine_of(cfg);
+    Snapshot s = cluster(2, 4);
+    partition(s, "pool1", 0, 1);
+    s.account_parent = {{"proj-a", "root"}, {"misc", "root"}};
+    // misc (no entry: the pool's own queue) holds all 8 GPUs.
+    s.add_job(with_account(running(1, "pool1", "low", 8, 100), "misc"));
+    s.add_job(with_account(pending(2, "pool1", "low", 2, 200), "proj-a"));
+    s.add_job(with_account(pending(3, "pool1", "low", 2, 100), "misc"));  // older
+    e.evaluate(s, 1000);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{2, 3}));
 }

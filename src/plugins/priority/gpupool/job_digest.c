@@ -87,6 +87,21 @@ static int _digest_job(void *x, void *arg)
 	if (job_ptr->array_recs)
 		h = _mix(h, ((uint64_t) job_ptr->array_recs->task_cnt << 32) |
 			    job_ptr->array_recs->max_run_tasks);
+	/*
+	 * Issue 20: the account and the CPUs and memory a pass reads where
+	 * the configuration counts them (scontrol update Account=, a pending
+	 * job's new size).
+	 */
+	if (d->tres->needs & GP_NEEDS_ACCOUNTS)
+		h = _mix_str(h, job_ptr->account);
+	if (d->tres->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM)) {
+		uint64_t *cnt = (!pending && job_ptr->tres_alloc_cnt) ?
+			job_ptr->tres_alloc_cnt : job_ptr->tres_req_cnt;
+		if (cnt) {
+			h = _mix(h, cnt[TRES_ARRAY_CPU]);
+			h = _mix(h, cnt[TRES_ARRAY_MEM]);
+		}
+	}
 	/* Whose hold, and whether its text is still there to show. */
 	if (pending && (job_ptr->priority == 0))
 		h = _mix(h, (gps_hold_is_ours(job_ptr) ? 1 : 2) |
