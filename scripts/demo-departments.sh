@@ -17,9 +17,12 @@ sacctmgr -i add account physics,biology cluster="$cluster_name" >/dev/null 2>&1 
 sacctmgr -i add account qcd,astro parent=physics cluster="$cluster_name" >/dev/null 2>&1 || true
 sacctmgr -i add account genomics,imaging,protein parent=biology cluster="$cluster_name" >/dev/null 2>&1 || true
 sacctmgr -i add user root account=qcd,astro,genomics,imaging,protein cluster="$cluster_name" >/dev/null 2>&1 || true
+sacctmgr -i modify user root set qos=normal,low,high >/dev/null 2>&1 || true
 sacctmgr -n -P show assoc tree format=account,parentname where user= cluster="$cluster_name" 2>/dev/null |
   awk -F'|' '$1 !~ /^ *root$/ {print "    " $1 "   (parent " $2 ")"}'
-wait_until 20 sbatch --test-only -A protein -p pool1 --qos=low --gres=gpu:1 -o /dev/null --wrap true || true
+for a in qcd astro imaging protein; do
+  wait_until 20 sbatch --test-only -A "$a" -p pool1 --qos=low --gres=gpu:1 -o /dev/null --wrap true || true
+done
 
 cp etc/gpupool-departments.conf "$conf"
 mark=$(wc -l <"$LOG")
@@ -28,7 +31,7 @@ wait_until 20 eval 'tail -n +'"$(( mark + 1 ))"' "$LOG" | grep -q "gpupool: conf
   { echo "demo: gpupool.conf with departments not loaded:" >&2; tail -n +"$(( mark + 1 ))" "$LOG" | grep gpupool >&2; }
 grep -E '^(QuotaTRES|ReclaimTo|Pool|Account)' "$conf"
 
-show_acct() { squeue -o '%.8i %.7P %.9a %.5j %.7q %.9T %R' --sort=P,a,-p; }
+show_acct() { squeue -o '%.8i %.7P %.9a %.5j %.7q %.9T %R' --sort=P,-p; }
 
 say "Department quota (R2 with levels): qcd and astro each run a NORMAL job: physics holds its 2 GPUs"
 q1=$(submit Q1 pool1 normal -A qcd);   wait_state "$q1" RUNNING 30
