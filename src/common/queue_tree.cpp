@@ -212,12 +212,26 @@ ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vect
         out = ReclaimCheck{o, queue, Resource(r), amount, limit};
         return out;
     };
-    for (int32_t up = q.reclaimer;; up = queues[size_t(up)].parent) {
-        for (size_t r = 0; r < kResources; ++r)
-            if (q.job[r] > 0 && counts(up, r) && allocated[size_t(up)][r] + q.job[r] > bound(up, r))
-                return says(ReclaimCheck::ReclaimerOver, up, r, allocated[size_t(up)][r] + q.job[r], bound(up, r));
-        if (up == side_a) break;
+    // Two steps, as KAI reclaims to deserved quota, then to fair share: a
+    // reclaimer's side that stays within its quota takes from a side over
+    // its quota; one that passes its quota (ReclaimTo=fairshare) but stays
+    // within its fairshare takes only from a side over its fairshare.
+    // Either way the victim's side cannot take back: the reclaimer's side
+    // ends within the bound the victim's side would have to find it over.
+    auto within = [&](auto limit) {
+        for (int32_t up = q.reclaimer;; up = queues[size_t(up)].parent) {
+            for (size_t r = 0; r < kResources; ++r)
+                if (q.job[r] > 0 && counts(up, r) && allocated[size_t(up)][r] + q.job[r] > limit(up, r))
+                    return std::make_pair(up, r);
+            if (up == side_a) return std::make_pair(int32_t(-1), size_t(0));
+        }
+    };
+    const bool to_quota = within(quota).first < 0;
+    if (!to_quota) {
+        auto [up, r] = within(bound);
+        if (up >= 0) return says(ReclaimCheck::ReclaimerOver, up, r, allocated[size_t(up)][r] + q.job[r], bound(up, r));
     }
+    auto owed = [&](int32_t queue, size_t r) { return to_quota ? quota(queue, r) : bound(queue, r); };
     // The victim's queues from its own up to B (the k-th up), each at the victim's place.
     auto at = [&](int32_t queue, size_t k) -> const Amounts & {
         return q.victim_at ? q.victim_at[k] : allocated[size_t(queue)];
@@ -229,12 +243,12 @@ ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vect
     size_t owed_in = kResources, shown = kResources;
     for (size_t r = 0; r < kResources && owed_in == kResources; ++r) {
         if (q.job[r] == 0 || q.victim[r] == 0 || !counts(side_a, r) || !counts(side_b, r)) continue;
-        if (shown == kResources || fuller(at_b[r], bound(side_b, r), at_b[shown], bound(side_b, shown))) shown = r;
-        if (at_b[r] > bound(side_b, r)) owed_in = r;
+        if (shown == kResources || fuller(at_b[r], owed(side_b, r), at_b[shown], owed(side_b, shown))) shown = r;
+        if (at_b[r] > owed(side_b, r)) owed_in = r;
     }
     if (owed_in == kResources) {
         const size_t r = shown == kResources ? size_t(kGpu) : shown;
-        return says(ReclaimCheck::VictimSideWithin, side_b, r, at_b[r], bound(side_b, r));
+        return says(ReclaimCheck::VictimSideWithin, side_b, r, at_b[r], owed(side_b, r));
     }
     // No queue on the way keeps the victim within its quota.
     size_t k = 0;
@@ -249,7 +263,7 @@ ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vect
                 shown_here = r;
         return says(ReclaimCheck::VictimQueueWithin, x, shown_here, at(x, k)[shown_here], quota(x, shown_here));
     }
-    return says(ReclaimCheck::Allowed, side_b, owed_in, at_b[owed_in], bound(side_b, owed_in));
+    return says(ReclaimCheck::Allowed, side_b, owed_in, at_b[owed_in], owed(side_b, owed_in));
 }
 
 std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,

@@ -313,10 +313,10 @@ void victims_over_fairshare_first(Resource resource) {
                   (std::vector<uint32_t>{8, 7, 6, 5, 14, 13, 4, 3}))
             << to;
         ReclaimLoop loop(e, s);
-        // To quota Y's over-quota jobs may go too; to fairshare not.
-        const std::string y = *to ? "victim's queue Y within its fairshare " + figures(4, 4)
-                                  : "queue Y over its quota " + figures(4, 2);
-        expect_rows(e, loop, {{"Y over its quota", 14, 31, !*to, *to ? Rule::None : Rule::Reclaim, y.c_str()}}, 1000);
+        // Z stays within its quota: Y's over-quota jobs may go too, in
+        // either mode (after X's over its fairshare, by rank).
+        const std::string y = "queue Y over its quota " + figures(4, 2);
+        expect_rows(e, loop, {{"Y over its quota", 14, 31, true, Rule::Reclaim, y.c_str()}}, 1000);
         // Z takes X's four over its fairshare first.
         int64_t now = 1000;
         EXPECT_EQ(settle(loop, now), (std::vector<uint32_t>{8, 7, 6, 5})) << to;

@@ -275,9 +275,9 @@ TEST(Seed, AtItsFairshareTheZeroQuotaProjectStopsReclaiming) {
 }
 
 // "first take resources from over-fairshare queues, then from over-quota
-// queues": with ReclaimTo=quota an over-quota queue gives back to a queue
-// under its quota; with ReclaimTo=fairshare only an over-fairshare one does;
-// an in-quota queue never does.
+// queues": a queue that stays within its quota takes back from one over its
+// quota; one past its quota but within its fairshare (ReclaimTo=fairshare)
+// only from one over its fairshare; an in-quota queue never gives back.
 TEST(Seed, ReclaimTakesFromOverFairshareThenOverQuotaNeverInQuota) {
     std::vector<QueueSpec> t = {queue("pool", -1, {}), queue("owner", 0, gpus(8)), queue("borrower", 0, gpus(4))};
     std::vector<Amounts> fs = {only_gpus(16), only_gpus(8), only_gpus(8)};
@@ -287,10 +287,16 @@ TEST(Seed, ReclaimTakesFromOverFairshareThenOverQuotaNeverInQuota) {
         return may_reclaim(t, alloc, fs, {1, 2, only_gpus(1), only_gpus(1)}, mode);
     };
     EXPECT_TRUE(ask(4, 10, ReclaimTo::Fairshare));   // borrower over fairshare (10 > 8)
-    EXPECT_FALSE(ask(4, 7, ReclaimTo::Fairshare));   // over quota, within fairshare
-    EXPECT_TRUE(ask(4, 7, ReclaimTo::Quota));        // over quota: owner takes its quota back
+    EXPECT_TRUE(ask(4, 7, ReclaimTo::Fairshare));    // over quota: owner, within its quota, takes it back
+    EXPECT_TRUE(ask(4, 7, ReclaimTo::Quota));        // the same to quota
     EXPECT_FALSE(ask(4, 4, ReclaimTo::Quota));       // in quota: keeps its jobs
     EXPECT_FALSE(ask(8, 7, ReclaimTo::Quota));       // the owner is at its quota already
+    // Owner at its quota 8, fairshare 10: to fairshare it takes only from
+    // a borrower over its fairshare (6).
+    fs = {only_gpus(16), only_gpus(10), only_gpus(6)};
+    EXPECT_FALSE(ask(8, 6, ReclaimTo::Fairshare));   // borrower over quota, at its fairshare
+    EXPECT_TRUE(ask(8, 7, ReclaimTo::Fairshare));    // borrower over its fairshare
+    EXPECT_FALSE(ask(8, 7, ReclaimTo::Quota));
 }
 
 // A department's quota caps its projects: project d1p has room, but its
