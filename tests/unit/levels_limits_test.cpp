@@ -1,0 +1,192 @@
+// Issue 20's Limit= and LendingLimit= in the pass: a queue never holds more
+// than its Limit (borrowed included, every tier), and the part of its quota
+// a queue does not lend is kept free for its own jobs, so that they never
+// wait for a reclaim.
+#include <gtest/gtest.h>
+
+#include "levels.hpp"
+#include "test_helpers.hpp"
+
+using namespace gpupool;
+using namespace gpupool::test;
+
+namespace {
+
+// pool1: 8 GPUs on 8 nodes, Quota=8.  Department physics (4 GPUs) over
+// astro (1, Limit 3) and qcd (2); genomics (1) lends none of its GPU.
+// `physics` and `astro` replace those two entries' keys.
+std::string departments(const std::string &physics = "Quota=gres/gpu=4",
+                        const std::string &astro = "Quota=gres/gpu=1 Limit=gres/gpu=3") {
+    return kOsmoTiers + "Pool=pool1 Quota=8\n" + "Account=physics  Pool=pool1 " + physics + "\n" +
+           "Account=astro    Pool=pool1 " + astro + "\n" +
+           "Account=qcd      Pool=pool1 Quota=gres/gpu=2\n"
+           "Account=genomics Pool=pool1 Quota=gres/gpu=1 LendingLimit=gres/gpu=0\n";
+}
+
+Snapshot departments_cluster() {
+    Snapshot s = cluster(8, 1);
+    partition(s, "pool1", 0, 7);
+    s.account_parent = {{"physics", "root"}, {"astro", "physics"}, {"qcd", "physics"}, {"genomics", "root"},
+                        {"chemistry", "root"}};
+    return s;
+}
+
+SnapJob of(SnapJob j, const std::string &account) {
+    j.account = account;
+    return j;
+}
+
+Admission admission_of(const Engine &e, uint32_t id) { return e.pending_result(id)->admission; }
+std::string reason(const Engine &e, uint32_t id) { return e.reason_of(*e.pending_result(id)); }
+
+}  // namespace
+
+TEST(LevelsLimits, ALowJobOfAstroIsHeldAtItsLimitWhileGpusAreFree) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 2, 100), "astro"));
+    s.add_job(of(pending(2, "pool1", "low", 1, 200), "astro"));  // 3/3 with it
+    s.add_job(of(pending(3, "pool1", "low", 1, 300), "astro"));
+    s.add_job(of(pending(4, "pool1", "low", 1, 400), "qcd"));    // qcd has no limit
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 2), Admission::Free);
+    EXPECT_EQ(admission_of(e, 3), Admission::Held);
+    EXPECT_EQ(e.pending_result(3)->hold, Hold::Limit);
+    EXPECT_EQ(e.pending_result(3)->priority, 0u);
+    EXPECT_EQ(reason(e, 3), "GpuPoolLimit:pool1/astro gpu 3/3");
+    EXPECT_EQ(admission_of(e, 4), Admission::Free);
+    EXPECT_EQ(pool(e, "pool1").np_reserved, 0u);  // P jobs reserve no quota
+}
+
+TEST(LevelsLimits, AdmittedJobsOfEveryTierCountAgainstTheLimitAndALargerJobSaysSo) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 1, 100), "astro"));
+    s.add_job(of(pending(2, "pool1", "normal", 1, 200), "astro"));
+    s.add_job(of(pending(3, "pool1", "low", 1, 300), "astro"));  // 1 running + 1 admitted + 1 = 3
+    s.add_job(of(pending(4, "pool1", "low", 1, 400), "astro"));
+    s.add_job(of(pending(5, "pool1", "low", 4, 500), "astro"));
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 2), Admission::Quota);
+    EXPECT_EQ(admission_of(e, 3), Admission::Free);
+    EXPECT_EQ(admission_of(e, 4), Admission::Held);
+    EXPECT_EQ(reason(e, 4), "GpuPoolLimit:pool1/astro gpu 3/3");
+    EXPECT_EQ(reason(e, 5), "GpuPoolLimit:pool1/astro gpu needs 4 limit 3");
+}
+
+TEST(LevelsLimits, ANormalJobWithinItsQuotaIsHeldWhenBorrowedJobsFillItsLimit) {
+    Engine e = engine_with(departments("Quota=gres/gpu=4", "Quota=gres/gpu=2 Limit=gres/gpu=3"));
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 3, 100), "astro"));   // borrowing
+    s.add_job(of(pending(2, "pool1", "normal", 1, 200), "astro"));
+    s.add_job(of(pending(3, "pool1", "normal", 4, 300), "qcd"));  // above qcd's quota of 2
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 2), Admission::Held);
+    EXPECT_EQ(e.pending_result(2)->hold, Hold::Limit);
+    EXPECT_EQ(reason(e, 2), "GpuPoolLimit:pool1/astro gpu 3/3");
+    EXPECT_EQ(pool(e, "pool1").held_jobs, 2u);
+}
+
+TEST(LevelsLimits, TheLimitOfADepartmentCapsItsProjectsTogether) {
+    Engine e = engine_with(departments("Quota=gres/gpu=4 Limit=gres/gpu=5"));
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 2, 100), "astro"));
+    s.add_job(of(running(2, "pool1", "low", 2, 100), "qcd"));
+    s.add_job(of(pending(3, "pool1", "low", 1, 200), "qcd"));     // physics 5/5 with it
+    s.add_job(of(pending(4, "pool1", "low", 1, 300), "astro"));   // astro 2 of its 3, physics full
+    s.add_job(of(pending(5, "pool1", "low", 1, 400), "genomics"));
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 3), Admission::Free);
+    EXPECT_EQ(admission_of(e, 4), Admission::Held);
+    EXPECT_EQ(reason(e, 4), "GpuPoolLimit:pool1/physics gpu 5/5");
+    EXPECT_EQ(admission_of(e, 5), Admission::Free);
+}
+
+TEST(LevelsLimits, ABorrowerIsHeldByGenomicsLendingLimitWhileGenomicsQuotaIsIdle) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 6, 100), "qcd"));  // 2 GPUs free, genomics keeps 1
+    s.add_job(of(pending(2, "pool1", "low", 1, 200), "qcd"));
+    s.add_job(of(pending(3, "pool1", "low", 1, 300), "qcd"));
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 2), Admission::Free);  // 1 left, genomics's
+    EXPECT_EQ(admission_of(e, 3), Admission::Held);
+    EXPECT_EQ(e.pending_result(3)->hold, Hold::LendingLimit);
+    EXPECT_EQ(e.pending_result(3)->priority, 0u);
+    EXPECT_EQ(reason(e, 3), "GpuPoolLendingLimit:pool1/genomics gpu 1");
+    // genomics's own job starts at once: its GPU was never lent.
+    const PendingResult own = e.provisional(of(pending(4, "pool1", "normal", 1, 1001), "genomics"), 1001);
+    EXPECT_EQ(own.admission, Admission::Quota);
+    EXPECT_EQ(e.reason_of(own), "");
+    s.add_job(of(pending(4, "pool1", "normal", 1, 1001), "genomics"));
+    e.evaluate(s, 1010);
+    EXPECT_EQ(admission_of(e, 4), Admission::Quota);
+}
+
+TEST(LevelsLimits, ANormalJobOfAnotherDepartmentIsHeldByTheLendingLimitToo) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 5, 100), "chemistry"));
+    s.add_job(of(running(2, "pool1", "low", 1, 100), "qcd"));
+    s.add_job(of(pending(3, "pool1", "normal", 1, 200), "qcd"));  // free 2: 1 for qcd, genomics keeps 1
+    s.add_job(of(pending(4, "pool1", "normal", 1, 300), "qcd"));  // qcd's quota 2 has room
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 3), Admission::Quota);
+    EXPECT_EQ(admission_of(e, 4), Admission::Held);
+    EXPECT_EQ(reason(e, 4), "GpuPoolLendingLimit:pool1/genomics gpu 1");
+}
+
+TEST(LevelsLimits, OnceGenomicsHoldsItsQuotaOthersMayTakeTheRest) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "normal", 1, 100), "genomics"));
+    s.add_job(of(running(2, "pool1", "low", 5, 100), "qcd"));
+    s.add_job(of(pending(3, "pool1", "low", 2, 200), "qcd"));  // the last 2
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 3), Admission::Free);
+}
+
+TEST(LevelsLimits, AJobEndFreesRoomUnderTheLimitForTheHeldLowJob) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 3, 100), "astro"));
+    s.add_job(of(pending(2, "pool1", "low", 1, 200), "astro"));
+    e.evaluate(s, 1000);
+    EXPECT_EQ(reason(e, 2), "GpuPoolLimit:pool1/astro gpu 3/3");
+    EXPECT_TRUE(e.job_ended(1, 1005));
+    EXPECT_EQ(admission_of(e, 2), Admission::Free);
+    EXPECT_EQ(reason(e, 2), "");
+}
+
+TEST(LevelsLimits, AJobSubmittedBetweenPassesIsHeldAtItsLimit) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 2, 100), "astro"));
+    e.evaluate(s, 1000);
+    const PendingResult first = e.provisional(of(pending(2, "pool1", "low", 1, 1001), "astro"), 1001);
+    EXPECT_EQ(first.admission, Admission::Free);
+    const PendingResult second = e.provisional(of(pending(3, "pool1", "low", 1, 1002), "astro"), 1002);
+    EXPECT_EQ(second.admission, Admission::Held);
+    EXPECT_EQ(e.reason_of(second), "GpuPoolLimit:pool1/astro gpu 3/3");
+}
+
+TEST(LevelsLimits, AJobOfAnAccountWithNoEntryIsHeldByTheLendingLimit) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 7, 100), "qcd"));
+    s.add_job(of(pending(2, "pool1", "low", 1, 200), "chemistry"));  // no entry: draws on the pool
+    e.evaluate(s, 1000);
+    EXPECT_EQ(reason(e, 2), "GpuPoolLendingLimit:pool1/genomics gpu 1");
+}
+
+TEST(LevelsLimits, ConfigurationsWithoutLimitsAdmitPreemptibleJobsFreelyAsBefore) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=8\n"
+                           "Account=astro Pool=pool1 Quota=gres/gpu=1\n");
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 7, 100), "astro"));
+    s.add_job(of(pending(2, "pool1", "low", 4, 200), "astro"));
+    e.evaluate(s, 1000);
+    EXPECT_EQ(admission_of(e, 2), Admission::Free);
+    EXPECT_EQ(e.pending_result(2)->admitted_tasks, 1u);
+    EXPECT_TRUE(e.pending_result(2)->refused.empty());
+}
