@@ -4,6 +4,7 @@
 // wait for a reclaim.
 #include <gtest/gtest.h>
 
+#include "explain.hpp"
 #include "levels.hpp"
 #include "test_helpers.hpp"
 
@@ -189,4 +190,21 @@ TEST(LevelsLimits, ConfigurationsWithoutLimitsAdmitPreemptibleJobsFreelyAsBefore
     EXPECT_EQ(admission_of(e, 2), Admission::Free);
     EXPECT_EQ(e.pending_result(2)->admitted_tasks, 1u);
     EXPECT_TRUE(e.pending_result(2)->refused.empty());
+}
+
+TEST(LevelsLimits, WhySaysAJobWaitsAtItsLimitOrForWhatALendingLimitKeeps) {
+    Engine e = engine_with(departments());
+    Snapshot s = departments_cluster();
+    s.add_job(of(running(1, "pool1", "low", 3, 100), "astro"));
+    s.add_job(of(running(2, "pool1", "low", 4, 100), "qcd"));
+    s.add_job(of(pending(3, "pool1", "low", 1, 200), "astro"));
+    s.add_job(of(pending(4, "pool1", "low", 1, 300), "qcd"));
+    e.evaluate(s, 1000);
+    ExplainInput in;
+    const Explanation x = explain(e, s, in, 1000);
+    ASSERT_NE(x.find_pending(3), nullptr);
+    ASSERT_NE(x.find_pending(4), nullptr);
+    EXPECT_EQ(x.find_pending(3)->reason, WaitReason::OverLimit);
+    EXPECT_EQ(x.find_pending(4)->reason, WaitReason::LendingLimit);
+    EXPECT_STREQ(wait_reason_code(WaitReason::OverLimit), "over_limit");
 }
