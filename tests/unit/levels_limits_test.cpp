@@ -4,6 +4,10 @@
 // wait for a reclaim.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+
 #include "explain.hpp"
 #include "levels.hpp"
 #include "test_helpers.hpp"
@@ -15,13 +19,14 @@ namespace {
 
 // pool1: 8 GPUs on 8 nodes, Quota=8.  Department physics (4 GPUs) over
 // astro (1, Limit 3) and qcd (2); genomics (1) lends none of its GPU.
-// `physics` and `astro` replace those two entries' keys.
+// `physics`, `astro` and `genomics` replace those entries' keys.
 std::string departments(const std::string &physics = "Quota=gres/gpu=4",
-                        const std::string &astro = "Quota=gres/gpu=1 Limit=gres/gpu=3") {
+                        const std::string &astro = "Quota=gres/gpu=1 Limit=gres/gpu=3",
+                        const std::string &genomics = "Quota=gres/gpu=1 LendingLimit=gres/gpu=0") {
     return kOsmoTiers + "Pool=pool1 Quota=8\n" + "Account=physics  Pool=pool1 " + physics + "\n" +
            "Account=astro    Pool=pool1 " + astro + "\n" +
            "Account=qcd      Pool=pool1 Quota=gres/gpu=2\n"
-           "Account=genomics Pool=pool1 Quota=gres/gpu=1 LendingLimit=gres/gpu=0\n";
+           "Account=genomics Pool=pool1 " + genomics + "\n";
 }
 
 Snapshot departments_cluster() {
@@ -207,4 +212,63 @@ TEST(LevelsLimits, WhySaysAJobWaitsAtItsLimitOrForWhatALendingLimitKeeps) {
     EXPECT_EQ(x.find_pending(3)->reason, WaitReason::OverLimit);
     EXPECT_EQ(x.find_pending(4)->reason, WaitReason::LendingLimit);
     EXPECT_STREQ(wait_reason_code(WaitReason::OverLimit), "over_limit");
+}
+
+TEST(LevelsLimits, AdmissionNeverTakesAQueuePastItsLimitNorTheLastFreeGpusKeptByALendingLimit) {
+    std::mt19937 rng(2020);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const char *accounts[] = {"physics", "astro", "qcd", "genomics", "chemistry"};
+    const char *qos[] = {"high", "normal", "low"};
+    uint64_t held_by_limit = 0, held_by_lending = 0;
+    for (int world = 0; world < 300; ++world) {
+        const int physics_limit = pick(4, 8), astro_limit = pick(1, 4), kept = pick(0, 1);
+        Engine e = engine_with(departments("Quota=gres/gpu=4 Limit=gres/gpu=" + std::to_string(physics_limit),
+                                           "Quota=gres/gpu=1 Limit=gres/gpu=" + std::to_string(astro_limit),
+                                           "Quota=gres/gpu=1 LendingLimit=gres/gpu=" + std::to_string(1 - kept)));
+        Snapshot s = departments_cluster();
+        std::map<std::string, uint64_t> holds;
+        uint32_t free = 8;
+        for (uint32_t id = 1; id <= 12; ++id) {
+            const std::string account = accounts[pick(0, 4)];
+            const uint32_t gpus = uint32_t(pick(1, 2));
+            if (pick(0, 2) == 0 && gpus <= free) {
+                free -= gpus;
+                holds[account] += gpus;
+                s.add_job(of(running(id, "pool1", qos[pick(1, 2)], gpus, 100), account));
+            } else {
+                s.add_job(of(pending(id, "pool1", qos[pick(0, 2)], gpus, 100 + id), account));
+            }
+        }
+        e.evaluate(s, 1000);
+        auto used = [&](const std::map<std::string, uint64_t> &m, const std::string &a) {
+            auto it = m.find(a);
+            return it == m.end() ? uint64_t(0) : it->second;
+        };
+        // In the pass's order: each admitted job within the limits with the
+        // jobs admitted ahead, and one of another account leaving what
+        // genomics keeps (its quota it does not hold) free.
+        std::map<std::string, uint64_t> admitted;
+        uint64_t ahead = 0;
+        const std::string where = "world " + std::to_string(world);
+        for (const PendingResult &r : e.last().pending) {
+            if (r.hold == Hold::Limit) ++held_by_limit;
+            if (r.hold == Hold::LendingLimit) ++held_by_lending;
+            if (r.admission == Admission::Held) continue;
+            const SnapJob &j = *std::find_if(s.jobs.begin(), s.jobs.end(), [&](const SnapJob &x) { return x.id == r.job_id; });
+            const uint64_t genomics = used(holds, "genomics") + used(admitted, "genomics");
+            const uint64_t keeps = genomics < uint64_t(kept) ? kept - genomics : 0;
+            if (j.account != "genomics" && keeps)
+                EXPECT_LE(8 - free + ahead + r.gpus + keeps, 8u) << where << " job " << r.job_id;
+            admitted[j.account] += r.gpus;
+            ahead += r.gpus;
+            const uint64_t astro = used(holds, "astro") + used(admitted, "astro");
+            const uint64_t physics = astro + used(holds, "qcd") + used(admitted, "qcd") + used(holds, "physics") +
+                                     used(admitted, "physics");
+            if (j.account == "astro") EXPECT_LE(astro, uint64_t(astro_limit)) << where << " job " << r.job_id;
+            if (j.account == "astro" || j.account == "qcd" || j.account == "physics")
+                EXPECT_LE(physics, uint64_t(physics_limit)) << where << " job " << r.job_id;
+        }
+    }
+    EXPECT_GT(held_by_limit, 100u);
+    EXPECT_GT(held_by_lending, 20u);
 }
