@@ -84,8 +84,8 @@ void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &po
     r.hold_pool = -1;
     r.refused.clear();
     r.admitted_tasks = r.task_count();
-    const bool np = !preemptible_tier(r.tier) && r.gpus > 0;
     if (r.pools.empty()) return;
+    const bool np = !preemptible_tier(r.tier) && r.gpus > 0;  // R2 is NP jobs'
     uint64_t k = r.task_count();
     bool fits_one = false, quota_big_enough = false;
     for (int p : r.pools) {
