@@ -56,13 +56,27 @@ uint64_t Engine::fit_in_queues(PendingResult &r, int p, const PoolState &ps, uin
     return 0;
 }
 
+// Limit and LendingLimit (issue 20) in pool p for `fit` tasks of a job of
+// any tier: how many fit (0: refused, the refusal says by which queue).
+static uint64_t fit_in_limits(PendingResult &r, int p, const PoolState &ps, uint64_t fit) {
+    QuotaBlock block;
+    Hold by = Hold::Limit;
+    fit = tasks_within_limits(r, ps, fit, block, by);
+    if (fit == 0)
+        r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(block.used, UINT32_MAX)),
+                                    Refusal::level_of(block.queue, block.resource), by});
+    return fit;
+}
+
 // R2 for a job listing several pools: it is admitted when its quota fits
 // in at least one of them, and may then start only in those (Slurm is told
 // not to start it in the others, the refused ones).  A job array record
 // gets as many tasks as fit every one of them.  With levels (issue 20) a
 // pool's quota fits when its GPU quota does and every account queue on the
-// job's path has room in each counted resource.  `lines`, when given, gets
-// the quota line of each pool checked.
+// job's path has room in each counted resource.  Then, for a job of any
+// tier, the Limit and LendingLimit of the pool's queues (fit_in_limits): a
+// pool they refuse is refused as a quota would.  `lines`, when given, gets
+// the quota line of each pool checked (NP jobs).
 void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &pools,
                               std::vector<QuotaLine> *lines) const {
     r.admission = Admission::Free;
@@ -70,33 +84,40 @@ void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &po
     r.hold_pool = -1;
     r.refused.clear();
     r.admitted_tasks = r.task_count();
-    if (preemptible_tier(r.tier) || r.gpus == 0 || r.pools.empty()) return;
+    if (r.pools.empty()) return;
+    const bool np = !preemptible_tier(r.tier) && r.gpus > 0;  // R2 is NP jobs'
     uint64_t k = r.task_count();
     bool fits_one = false, quota_big_enough = false;
     for (int p : r.pools) {
         const PoolState &ps = pools[static_cast<size_t>(p)];
-        if (lines) lines->push_back(quota_line(p, ps, r.gpus));
-        bool big_enough = r.gpus <= ps.quota;
-        uint64_t fit = ps.quota_room() / r.gpus;
-        if (fit == 0) {
-            r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(ps.np_taken(), UINT32_MAX))});
-        } else if (ps.queues.tree) {
-            fit = fit_in_queues(r, p, ps, fit, big_enough, lines ? &lines->back() : nullptr);
+        bool big_enough = true;
+        uint64_t fit = k;
+        if (np) {
+            if (lines) lines->push_back(quota_line(p, ps, r.gpus));
+            big_enough = r.gpus <= ps.quota;
+            fit = ps.quota_room() / r.gpus;
+            if (fit == 0) {
+                r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(ps.np_taken(), UINT32_MAX))});
+            } else if (ps.queues.tree) {
+                fit = fit_in_queues(r, p, ps, fit, big_enough, lines ? &lines->back() : nullptr);
+            }
         }
+        if (fit > 0 && ps.queues.tree) fit = fit_in_limits(r, p, ps, fit);
         quota_big_enough |= big_enough;
         if (fit == 0) continue;
         fits_one = true;
         k = std::min(k, fit);
     }
     if (!fits_one) {
+        const Hold by = r.refused.front().by;
         r.admission = Admission::Held;
-        r.hold = quota_big_enough ? Hold::Quota : Hold::QuotaTooSmall;
+        r.hold = by != Hold::Quota ? by : quota_big_enough ? Hold::Quota : Hold::QuotaTooSmall;
         r.hold_pool = r.refused.front().pool;
         r.admitted_tasks = 0;
         r.priority = 0;
         return;
     }
-    r.admission = Admission::Quota;
+    if (np) r.admission = Admission::Quota;
     r.admitted_tasks = static_cast<uint32_t>(k);
 }
 
@@ -147,8 +168,13 @@ size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const 
         add("%s", starting_reason());
         return n;
     }
-    if (r.hold != Hold::Quota && r.hold != Hold::QuotaTooSmall) return n;
-    add("%s", r.hold == Hold::QuotaTooSmall ? GP_HOLD_PREFIX "QuotaTooSmall:" : GP_HOLD_PREFIX "Quota:");
+    const char *prefix = r.hold == Hold::Quota           ? GP_HOLD_PREFIX "Quota:"
+                         : r.hold == Hold::QuotaTooSmall  ? GP_HOLD_PREFIX "QuotaTooSmall:"
+                         : r.hold == Hold::Limit          ? GP_HOLD_PREFIX "Limit:"
+                         : r.hold == Hold::LendingLimit   ? GP_HOLD_PREFIX "LendingLimit:"
+                                                          : nullptr;
+    if (!prefix) return n;
+    add("%s", prefix);
     const char *sep = "";
     for (const Refusal &x : r.refused) {
         const bool known = x.pool >= 0 && static_cast<size_t>(x.pool) < eval_.pools.size();
@@ -157,16 +183,21 @@ size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const 
         const QueueTree *tree = known ? eval_.pools[static_cast<size_t>(x.pool)].queues.tree.get() : nullptr;
         if (x.level != 0 && tree && static_cast<size_t>(x.queue()) < tree->queues.size()) {
             // An account's quota (issue 20): "pool1/physics cpu 30/32"; the
-            // pool's own CPU or memory quota: "pool1 cpu 30/32".
+            // pool's own CPU or memory quota: "pool1 cpu 30/32"; its Limit:
+            // "pool1/astro gpu 3/3"; what a LendingLimit keeps: "pool1/genomics gpu 1".
             const Resource res = x.resource();
             const QueueSpec &level = tree->queues[static_cast<size_t>(x.queue())];
             const unsigned long long need = task_amounts(r)[res];
-            const unsigned long long level_quota = level.quota.get(res);
+            const bool by_limit = x.by == Hold::Limit;
+            const unsigned long long bound = by_limit ? level.limit.get(res) : level.quota.get(res);
+            const char *bound_word = by_limit ? "limit" : "quota";
             const std::string queue = x.queue() > 0 ? "/" + level.name : "";
-            if (need > level_quota)
-                add("%s%s%s %s needs %llu quota %llu", sep, name, queue.c_str(), resource_word(res), need, level_quota);
+            if (x.by == Hold::LendingLimit)
+                add("%s%s%s %s %u", sep, name, queue.c_str(), resource_word(res), x.taken);
+            else if (need > bound)
+                add("%s%s%s %s needs %llu %s %llu", sep, name, queue.c_str(), resource_word(res), need, bound_word, bound);
             else
-                add("%s%s%s %s %u/%llu", sep, name, queue.c_str(), resource_word(res), x.taken, level_quota);
+                add("%s%s%s %s %u/%llu", sep, name, queue.c_str(), resource_word(res), x.taken, bound);
         } else if (r.gpus > quota)
             add("%s%s needs %u quota %u", sep, name, r.gpus, quota);
         else
@@ -197,20 +228,25 @@ void Engine::count_held(const PendingResult &r, Evaluation &ev) {
         for (const Refusal &x : r.refused) ev.pools[static_cast<size_t>(x.pool)].held_jobs++;
 }
 
-// What an admitted job holds in the pools it may start in.
-void Engine::reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools) {
-    if (r.admission != Admission::Quota) return;
+// What an admitted job (any tier not held: Limit and LendingLimit count
+// them all) holds in the pools it may start in, or gives back (sign < 0).
+void Engine::reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools, int sign) {
+    if (r.admission == Admission::Held) return;
     for (int p : r.pools)
-        if (!r.refuses(p)) reserve_in(r, pools[static_cast<size_t>(p)], r.admitted_tasks, +1);
+        if (!r.refuses(p)) reserve_in(r, pools[static_cast<size_t>(p)], r.admitted_tasks, sign);
 }
 
 // `tasks` tasks of an admitted job reserved (sign > 0) in pool `ps` and
-// its queues, or given back.
+// its queues, or given back: an NP job's quota, and what any job takes
+// ahead of the next under Limit and LendingLimit (issue 20).
 void Engine::reserve_in(const PendingResult &r, PoolState &ps, uint32_t tasks, int sign) {
-    uint32_t &res = ps.np_reserved;
-    const uint32_t n = tasks * r.gpus;
-    res = sign > 0 ? res + n : res - std::min(res, n);
-    if (ps.queues.tree) add_np(ps.queues, queue_in(ps, r.account), task_amounts(r), tasks, sign, false);
+    if (r.admission == Admission::Quota) {
+        uint32_t &res = ps.np_reserved;
+        const uint32_t n = tasks * r.gpus;
+        res = sign > 0 ? res + n : res - std::min(res, n);
+        if (ps.queues.tree) add_np(ps.queues, queue_in(ps, r.account), task_amounts(r), tasks, sign, false);
+    }
+    if (ps.queues.tree) add_ahead(ps.queues, queue_in(ps, r.account), task_amounts(r), tasks, sign);
 }
 
 // More tasks of an admitted job array, in the pools it was admitted to, as
@@ -224,7 +260,9 @@ uint32_t Engine::admit_more_tasks(PendingResult &r, std::vector<PoolState> &pool
         const PoolState &ps = pools[static_cast<size_t>(p)];
         extra = std::min(extra, ps.quota_room() / r.gpus);
         QuotaBlock block;
+        Hold by = Hold::None;
         if (extra > 0 && ps.queues.tree) extra = tasks_fitting_queues(r, ps, extra, block);
+        if (extra > 0 && ps.queues.tree) extra = tasks_within_limits(r, ps, extra, block, by);
     }
     r.admitted_tasks += static_cast<uint32_t>(extra);
     for (int p : r.pools)
@@ -262,11 +300,7 @@ void Engine::admit_more(Evaluation &ev) const {
     }
 }
 
-void Engine::add_reservation(const PendingResult &r, Evaluation &ev, int sign) {
-    if (r.admission != Admission::Quota) return;
-    for (int p : r.pools)
-        if (!r.refuses(p)) reserve_in(r, ev.pools[static_cast<size_t>(p)], r.admitted_tasks, sign);
-}
+void Engine::add_reservation(const PendingResult &r, Evaluation &ev, int sign) { reserve_admitted(r, ev.pools, sign); }
 
 void Engine::uncount_held(const PendingResult &r, Evaluation &ev) {
     if (r.admission != Admission::Held) return;

@@ -256,13 +256,14 @@ private:
     // Fits the quota of every pool (a job not seen by a pass, which Slurm
     // may start in any of them).
     bool fits_quota(const PoolList &pools, uint32_t gpus) const;
-    // R2, the one home of its arithmetic: admission of one pending result
-    // against the pools' current usage and reservations (admission.cpp).
+    // R2, the one home of its arithmetic, and Limit and LendingLimit
+    // (issue 20, any tier): admission of one pending result against the
+    // pools' current usage and reservations (admission.cpp).
     void decide_admission(PendingResult &r, const std::vector<PoolState> &pools,
                           std::vector<QuotaLine> *lines) const;
     // decide_admission() and the reservation of what it admits.
     void admit_one(PendingResult &r, std::vector<PoolState> &pools) const;
-    static void reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools);
+    static void reserve_admitted(const PendingResult &r, std::vector<PoolState> &pools, int sign = +1);
     static void reserve_in(const PendingResult &r, PoolState &ps, uint32_t tasks, int sign);
     static uint64_t fit_in_queues(PendingResult &r, int p, const PoolState &ps, uint64_t fit, bool &big_enough,
                                   QuotaLine *line);

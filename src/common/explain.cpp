@@ -15,6 +15,8 @@ const char *wait_reason_code(WaitReason r) {
     case WaitReason::Starting: return "starting";
     case WaitReason::QuotaFull: return "quota_full";
     case WaitReason::QuotaTooSmall: return "quota_too_small";
+    case WaitReason::OverLimit: return "over_limit";
+    case WaitReason::LendingLimit: return "lending_limit";
     case WaitReason::WaitingForGpus: return "waiting_for_gpus";
     case WaitReason::BehindHigherTier: return "behind_higher_tier";
     case WaitReason::WaitingForReclaim: return "waiting_for_reclaim";
@@ -31,6 +33,8 @@ const char *wait_reason_text(WaitReason r) {
     case WaitReason::Starting: return "starting";
     case WaitReason::QuotaFull: return "quota full";
     case WaitReason::QuotaTooSmall: return "never fits the quota";
+    case WaitReason::OverLimit: return "at its queue's Limit";
+    case WaitReason::LendingLimit: return "kept by a LendingLimit";
     case WaitReason::WaitingForGpus: return "waiting for GPUs";
     case WaitReason::BehindHigherTier: return "behind a higher tier";
     case WaitReason::WaitingForReclaim: return "waiting for a reclaim";
@@ -228,7 +232,10 @@ private:
 
     void reason(const PendingResult &r, PendingExplain &pe) {
         if (r.admission == Admission::Held) {
-            pe.reason = r.hold == Hold::QuotaTooSmall ? WaitReason::QuotaTooSmall : WaitReason::QuotaFull;
+            pe.reason = r.hold == Hold::QuotaTooSmall  ? WaitReason::QuotaTooSmall
+                        : r.hold == Hold::Limit        ? WaitReason::OverLimit
+                        : r.hold == Hold::LendingLimit ? WaitReason::LendingLimit
+                                                       : WaitReason::QuotaFull;
             pe.reason_pool = r.hold_pool;
         } else if (in_.not_eligible.count(r.job_id)) {
             pe.reason = WaitReason::NotEligible;

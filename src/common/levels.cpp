@@ -104,6 +104,9 @@ std::shared_ptr<QueueTree> tree_for(const Config &cfg, const Pool &pool, const s
                 s.quota = counted_only(cfg, e.quota);
                 s.weight = e.weight;
                 s.limit = counted_only(cfg, e.limit);
+                s.lending_limit = counted_only(cfg, e.lending_limit);
+                tree->limited |= !s.limit.empty();
+                if (!s.lending_limit.empty()) tree->keepers.push_back(int32_t(tree->queues.size()));
                 queue_of_entry[size_t(c)] = int32_t(tree->queues.size());
                 next.emplace_back(c, int32_t(tree->queues.size()));
                 tree->queues.push_back(std::move(s));
@@ -155,7 +158,8 @@ void build_queue_trees(const Config &cfg, const Snapshot &snap, Evaluation &ev) 
         PoolQueues &pq = ev.pools[i].queues;
         pq.tree = tree_for(cfg, pool, parent, entry);
         const size_t n = pq.tree->queues.size();
-        for (std::vector<Amounts> *v : {&pq.np_running, &pq.np_taken, &pq.allocated, &pq.pending, &pq.demand, &pq.fairshare})
+        for (std::vector<Amounts> *v : {&pq.np_running, &pq.np_taken, &pq.allocated, &pq.ahead, &pq.pending, &pq.demand,
+                                        &pq.fairshare})
             v->assign(n, Amounts{});
         pq.capacity = capacity_of(snap, pool.name);
         ev.levels = true;
@@ -184,20 +188,63 @@ void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count
         }
 }
 
-void add_allocated(PoolQueues &pq, int32_t queue, const Amounts &amount, int sign) {
-    if (!pq.tree) return;
-    for (int32_t q = queue; q >= 0; q = pq.tree->queues[size_t(q)].parent)
+namespace {
+
+// `amount` times `count` added to (sign > 0) or taken from `rows` of every
+// queue from `queue` to the root.
+void add_up_path(const QueueTree &tree, std::vector<Amounts> &rows, int32_t queue, const Amounts &amount,
+                 uint64_t count, int sign) {
+    for (int32_t q = queue; q >= 0; q = tree.queues[size_t(q)].parent)
         for (size_t r = 0; r < kResources; ++r) {
-            uint64_t &x = pq.allocated[size_t(q)][r];
-            x = sign > 0 ? x + amount[r] : x - std::min(x, amount[r]);
+            uint64_t &x = rows[size_t(q)][r];
+            const uint64_t n = amount[r] * count;
+            x = sign > 0 ? x + n : x - std::min(x, n);
         }
+}
+
+}  // namespace
+
+void add_allocated(PoolQueues &pq, int32_t queue, const Amounts &amount, int sign) {
+    if (pq.tree) add_up_path(*pq.tree, pq.allocated, queue, amount, 1, sign);
+}
+
+void add_ahead(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign) {
+    if (pq.tree && (pq.tree->limited || !pq.tree->keepers.empty()))
+        add_up_path(*pq.tree, pq.ahead, queue, amount, count, sign);
 }
 
 void clear_running(PoolQueues &pq) {
     for (std::vector<Amounts> *v : {&pq.np_running, &pq.np_taken, &pq.allocated}) std::fill(v->begin(), v->end(), Amounts{});
 }
 
-void clear_reserved(PoolQueues &pq) { pq.np_taken = pq.np_running; }
+void clear_reserved(PoolQueues &pq) {
+    pq.np_taken = pq.np_running;
+    std::fill(pq.ahead.begin(), pq.ahead.end(), Amounts{});
+}
+
+namespace {
+
+// The most of `fit` tasks (fit >= 1) that `blocks` lets through, by
+// halving (`blocks` grows with the tasks); 0 when not one, with `block`
+// the refusal of one task.
+template <typename Blocks>
+uint64_t most_tasks(const Amounts &one, uint64_t fit, QuotaBlock &block, Blocks blocks) {
+    block = blocks(one);
+    if (block.queue >= 0) return 0;
+    uint64_t lo = 1, hi = fit;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo + 1) / 2;
+        Amounts many = one;
+        for (uint64_t &x : many) x *= mid;
+        if (blocks(many).queue < 0)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+}  // namespace
 
 uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block) {
     if (!ps.queues.tree) return fit;
@@ -206,21 +253,31 @@ uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint6
     const ResourceAmounts &root = ps.queues.tree->queues[0].quota;
     if (queue == 0 && !root.has(kCpu) && !root.has(kMem)) return fit;
     const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
+    // An array record: the most tasks that all fit.
+    return most_tasks(task_amounts(r), fit, block,
+                      [&](const Amounts &job) { return quota_block(queues, ps.queues.np_taken, queue, job); });
+}
+
+uint64_t tasks_within_limits(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block,
+                             Hold &by) {
+    const PoolQueues &pq = ps.queues;
+    if (!pq.tree || (!pq.tree->limited && pq.tree->keepers.empty())) return fit;
+    const std::vector<QueueSpec> &queues = pq.tree->queues;
+    const int32_t queue = queue_in(ps, r.account);
     const Amounts one = task_amounts(r);
-    block = quota_block(queues, ps.queues.np_taken, queue, one);
-    if (block.queue >= 0) return 0;
-    // An array record: the most tasks that all fit, by halving.
-    uint64_t lo = 1, hi = fit;
-    while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo + 1) / 2;
-        Amounts many = one;
-        for (uint64_t &x : many) x *= mid;
-        if (quota_block(queues, ps.queues.np_taken, queue, many).queue < 0)
-            lo = mid;
-        else
-            hi = mid - 1;
+    if (pq.tree->limited) {
+        fit = most_tasks(one, fit, block,
+                         [&](const Amounts &job) { return limit_block(queues, pq.allocated, pq.ahead, queue, job); });
+        by = Hold::Limit;
+        if (fit == 0) return 0;
     }
-    return lo;
+    if (!pq.tree->keepers.empty()) {
+        fit = most_tasks(one, fit, block, [&](const Amounts &job) {
+            return lending_block(queues, pq.tree->keepers, pq.allocated, pq.ahead, pq.capacity, queue, job);
+        });
+        by = Hold::LendingLimit;
+    }
+    return fit;
 }
 
 std::vector<QueueCheck> queue_checks(const PendingResult &r, const PoolState &ps) {

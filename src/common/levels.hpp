@@ -54,9 +54,14 @@ void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count
 // A running job's amounts in every queue's `allocated` from its own to the root.
 void add_allocated(PoolQueues &pq, int32_t queue, const Amounts &amount, int sign);
 
+// What an admitted job of any tier takes ahead of the jobs after it in
+// `ahead` of every queue from `queue` to the root (only where a queue of
+// the tree has a Limit or LendingLimit: nothing reads it otherwise).
+void add_ahead(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign);
+
 // Running figures back to zero (refresh_running counts them again).
 void clear_running(PoolQueues &pq);
-// Reservations dropped: np_taken is np_running again.
+// Reservations dropped: np_taken is np_running again, nothing ahead.
 void clear_reserved(PoolQueues &pq);
 
 // R2 with levels in one pool whose GPU quota takes `fit` tasks of the job
@@ -68,6 +73,11 @@ uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint6
 // Each queue's own part of a per-subtree figure (allocated, fairshare):
 // its row less its children's rows.
 std::vector<Amounts> own_part(const QueueTree &tree, const std::vector<Amounts> &subtree);
+// Limit and LendingLimit (issue 20; queue_tree.hpp's limit_block and
+// lending_block) in one pool for `fit` tasks of a job of any tier (fit >=
+// 1): how many fit both; 0 when not one, with `block` and `by` (Hold::Limit
+// or Hold::LendingLimit) saying which queue refused, in what.
+uint64_t tasks_within_limits(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block, Hold &by);
 
 // R1.2 with levels: pools by their standing, and within a pool its queues
 // by allocated/fairshare (the most used counted resource), compared level

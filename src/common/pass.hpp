@@ -36,6 +36,8 @@ struct QueueTree {
     // Per account (Evaluation::account_ids): the queue its jobs draw on,
     // its own entry's or its nearest ancestor's, else the pool (0).
     std::vector<int32_t> queue_of;
+    bool limited = false;            // some queue has a Limit
+    std::vector<int32_t> keepers;    // the queues with a LendingLimit, in tree order
 };
 
 // A pool's queue figures, each queue's summed over its subtree, per
@@ -49,6 +51,9 @@ struct PoolQueues {
     // its check.
     std::vector<Amounts> np_running, np_taken;
     std::vector<Amounts> allocated;         // all running jobs, row 0 included
+    // What the admission walk admitted ahead, all tiers (Limit and
+    // LendingLimit count it with `allocated`), row 0 included.
+    std::vector<Amounts> ahead;
     std::vector<Amounts> pending;           // asked for by the queue's own pending jobs
     std::vector<Amounts> demand, fairshare; // divide_among_queues's
     // Decayed GPU usage of each queue's own jobs over the pool's decayed
@@ -182,18 +187,25 @@ using PoolList = InlineList<int, 4>;
 // With levels (issue 20) the refusal may be an account queue's of the
 // pool, in one resource (`level`, packed to keep results small: every
 // pending job has this list inline).
+// Why a job is held; the text is made only when someone asks.  Limit and
+// LendingLimit (issue 20) hold a job of any tier, the others NP jobs only.
+enum class Hold : uint8_t { None, Quota, QuotaTooSmall, Starting, Limit, LendingLimit };
+
 struct Refusal {
     int pool = -1;
-    uint32_t taken = 0;  // the pool's NP GPUs then, used + reserved (a queue's: that queue's use, capped)
+    // The pool's NP GPUs then, used + reserved (a queue's: that queue's
+    // use, capped; by Limit: its allocation and admitted ahead; by
+    // LendingLimit: what the queue keeps unused for its own jobs).
+    uint32_t taken = 0;
     uint32_t level = 0;  // 0: the pool's GPU quota; else queue << 2 | resource
+    Hold by = Hold::Quota;  // or Limit, LendingLimit: which rule refused
     static uint32_t level_of(int32_t queue, Resource r) { return static_cast<uint32_t>(queue) << 2 | r; }
     int32_t queue() const { return static_cast<int32_t>(level >> 2); }
     Resource resource() const { return static_cast<Resource>(level & 3); }
-    bool operator==(const Refusal &o) const { return pool == o.pool && taken == o.taken && level == o.level; }
+    bool operator==(const Refusal &o) const {
+        return pool == o.pool && taken == o.taken && level == o.level && by == o.by;
+    }
 };
-
-// Why an NP job is held; the text is made only when someone asks.
-enum class Hold { None, Quota, QuotaTooSmall, Starting };
 
 struct PendingResult {
     uint32_t job_id = 0;

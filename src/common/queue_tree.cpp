@@ -149,6 +149,52 @@ QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<A
     return {};
 }
 
+QuotaBlock limit_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                       const std::vector<Amounts> &ahead, int32_t queue, const Amounts &job) {
+    for (int32_t q = queue; q >= 0; q = queues[size_t(q)].parent)
+        for (size_t r = 0; r < kResources; ++r) {
+            const ResourceAmounts &limit = queues[size_t(q)].limit;
+            if (job[r] == 0 || !limit.has(Resource(r))) continue;
+            const uint64_t used = allocated[size_t(q)][r] + ahead[size_t(q)][r];
+            if (used + job[r] > limit.value[r]) return {q, Resource(r), used, limit.value[r]};
+        }
+    return {};
+}
+
+namespace {
+
+bool on_path(const std::vector<QueueSpec> &queues, int32_t queue, int32_t q) {
+    for (int32_t x = queue; x >= 0; x = queues[size_t(x)].parent)
+        if (x == q) return true;
+    return false;
+}
+
+}  // namespace
+
+QuotaBlock lending_block(const std::vector<QueueSpec> &queues, const std::vector<int32_t> &keepers,
+                         const std::vector<Amounts> &allocated, const std::vector<Amounts> &ahead,
+                         const Amounts &capacity, int32_t queue, const Amounts &job) {
+    for (size_t r = 0; r < kResources; ++r) {
+        if (job[r] == 0 || capacity[r] == 0) continue;
+        uint64_t kept = 0;
+        QuotaBlock first;
+        for (int32_t q : keepers) {
+            const QueueSpec &s = queues[size_t(q)];
+            if (!s.lending_limit.has(Resource(r)) || on_path(queues, queue, q)) continue;
+            const uint64_t own = s.quota.get(Resource(r)) - std::min(s.quota.get(Resource(r)), s.lending_limit.value[r]);
+            const uint64_t held = allocated[size_t(q)][r] + ahead[size_t(q)][r];
+            const uint64_t keeps = own > held ? own - held : 0;
+            if (keeps && first.queue < 0) first = {q, Resource(r), keeps, own};
+            kept += keeps;
+        }
+        if (kept == 0) continue;
+        const uint64_t used = allocated[0][r] + ahead[0][r];
+        const uint64_t free = capacity[r] > used ? capacity[r] - used : 0;
+        if (free < kept + job[r]) return first;
+    }
+    return {};
+}
+
 QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare) {
     if (allocated <= quota) return QueueStanding::InQuota;
     if (allocated <= fairshare) return QueueStanding::OverQuota;

@@ -23,6 +23,7 @@ struct QueueSpec {
                                 // this queue: no cap, and neither owed nor reclaimed
     uint32_t weight = 1;        // over-quota weight of a queue without children
     ResourceAmounts limit;      // the most it may hold, borrowed included
+    ResourceAmounts lending_limit;  // the most of its quota it lends (the rest it keeps)
 };
 
 // What the queue's own jobs (not its children's) hold and ask for.
@@ -62,6 +63,27 @@ struct QuotaBlock {
 };
 QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &np_used, int32_t queue,
                        const Amounts &job);
+
+// Limit (issue 20): a job of any tier fits only if, for each resource it
+// asks for, every queue from its own up whose Limit counts that resource
+// stays within it: allocated (running jobs) plus admitted ahead in this
+// pass plus the job.  Says the first queue that would pass its limit
+// (QuotaBlock::used: allocated and ahead; quota: the limit).
+QuotaBlock limit_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                       const std::vector<Amounts> &ahead, int32_t queue, const Amounts &job);
+
+// LendingLimit (issue 20): a queue with quota Q and lending limit L keeps
+// Q - L for its own jobs (and its descendants'), so that they never wait
+// for a reclaim.  A job fits only if, for each resource it asks for, the
+// pool's free amount after it (capacity less the root's allocated and
+// admitted ahead, less the job) is at least what the keepers off the job's
+// path keep unused: the sum of max(0, Q - L - allocated - ahead).  Nested
+// keepers add up (stricter, never looser).  A resource of unknown capacity
+// (0) is not checked.  Says the first keeper (tree order) that keeps some
+// of the resource that blocks (QuotaBlock::used: what it keeps; quota: Q - L).
+QuotaBlock lending_block(const std::vector<QueueSpec> &queues, const std::vector<int32_t> &keepers,
+                         const std::vector<Amounts> &allocated, const std::vector<Amounts> &ahead,
+                         const Amounts &capacity, int32_t queue, const Amounts &job);
 
 // Run:ai's three queue states, for one resource.
 enum class QueueStanding { InQuota, OverQuota, OverFairshare };

@@ -250,6 +250,9 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
                     pc.pools = admitted_in;
             }
         }
+    } else if (const PendingResult *known = pending_result(preemptor.id);
+               known && known->admission == Admission::Held && !pc.pools.empty()) {
+        pc.admitted = false;  // a preemptible job held by a Limit or LendingLimit (issue 20)
     }
     if (pc.pools.empty()) {
         v.why = "preemptor is not in a gpupool pool";

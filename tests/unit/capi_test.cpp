@@ -254,3 +254,29 @@ TEST(CApi, AccountsCpusAndTheAccountTreeReachTheCore) {
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
 }
+
+// Issue 20's Limit through the ABI: a preemptible job is held as an NP job
+// held by quota is (GP_HELD_QUOTA, priority 0, a GpuPool reason that the
+// plugins take as their own hold), so Slurm does not start it.
+TEST(CApi, APreemptibleJobHeldAtItsLimitComesOutHeldWithPriorityZero) {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    std::string conf = std::string(kConf) + "Account=proj Pool=pool1 Quota=gres/gpu=1 Limit=gres/gpu=2\n";
+    ASSERT_EQ(gp_engine_load_config_text(e, conf.c_str(), "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = four_nodes({"pool1"});
+    ASSERT_EQ(gp_snapshot_add_account(s, "proj", "root"), GP_OK);
+    gp_job_t run = job(1, GP_JOB_RUNNING, "pool1", "low", 2, 100);
+    run.account = "proj";
+    gp_job_t wait = job(2, GP_JOB_PENDING, "pool1", "low", 1, 101);
+    wait.account = "proj";
+    for (const gp_job_t *j : {&run, &wait}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 2, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
+    EXPECT_EQ(r.priority, 0u);
+    EXPECT_STREQ(r.reason, "GpuPoolLimit:pool1/proj gpu 2/2");
+    EXPECT_EQ(std::strncmp(r.reason, GP_HOLD_PREFIX, std::strlen(GP_HOLD_PREFIX)), 0);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}

@@ -114,15 +114,6 @@ Options why(uint32_t job, bool as_json = false) {
     return o;
 }
 
-// The lines of `text` that start with `prefix`.
-std::string lines_starting(const std::string &text, const std::string &prefix) {
-    std::istringstream in(text);
-    std::string line, out;
-    while (std::getline(in, line))
-        if (line.compare(0, prefix.size(), prefix) == 0) out += line + "\n";
-    return out;
-}
-
 }  // namespace
 
 // The member `key` of the object at `path` (keys and array indexes) in the

@@ -73,6 +73,8 @@ TEST(SlurmRules, Holds) {
     EXPECT_FALSE(gpr_hold_may_be_ours(false, 0, false, WAIT_HELD));
     EXPECT_TRUE(gpr_hold_text_is_ours(GP_HOLD_PREFIX "QuotaFull"));
     EXPECT_FALSE(gpr_hold_text_is_ours("Held by admin"));
+    EXPECT_TRUE(gpr_hold_text_is_ours(GP_HOLD_PREFIX "Limit:pool1/astro gpu 3/3"));
+    EXPECT_TRUE(gpr_hold_text_is_ours(GP_HOLD_PREFIX "LendingLimit:pool1/genomics gpu 1"));
     EXPECT_FALSE(gpr_hold_text_is_ours(nullptr));
 
     EXPECT_TRUE(gpr_user_held(true, 0, false));
