@@ -194,3 +194,29 @@ Account=p1b Pool=pool1 Quota=0" || return 1
   assert test "$evictions" = 0 && assert test "$(job_state "$b2")" = PENDING &&
     assert test "$(running_count pool1)" = 4 || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
 }
+
+# Issue 20 (f): Limit= and LendingLimit= on a live cluster.  p1a may hold
+# at most 2 GPUs (Limit), LOW included: its third LOW job waits with free
+# GPUs.  p2a keeps its 1-GPU quota for itself (LendingLimit=0): p1b's LOW
+# jobs take the pool's other free GPU but not p2a's, and p2a's NORMAL job
+# then starts at once, with no preemption.
+test_account_limits() { with_accounts limits_scenario; }
+limits_scenario() {
+  local a1 a2 a3 b1 b2 c1
+  acct_load "Account=p1a Pool=pool1 Quota=1 Limit=gres/gpu=2
+Account=p2a Pool=pool1 Quota=1 LendingLimit=gres/gpu=0" || return 1
+  a1=$(asub a1 p1a low) && a2=$(asub a2 p1a low) || return 1
+  assert wait_state "$a1" RUNNING 30 && assert wait_state "$a2" RUNNING 30 || return 1
+  a3=$(asub a3 p1a low) || return 1
+  assert wait_until 15 reason_is "$a3" "GpuPoolLimit:pool1/p1a gpu 2/2" ||
+    { ilog "a3: $(job_state "$a3"), reason $(job_reason "$a3")"; return 1; }
+  b1=$(asub b1 p1b low) && assert wait_state "$b1" RUNNING 30 || return 1
+  b2=$(asub b2 p1b low) || return 1
+  assert wait_until 15 reason_is "$b2" "GpuPoolLendingLimit:pool1/p2a gpu 1" ||
+    { ilog "b2: $(job_state "$b2"), reason $(job_reason "$b2")"; return 1; }
+  assert test "$(running_count pool1)" = 3 || return 1
+  mark_log
+  c1=$(asub c1 p2a normal) && assert wait_state "$c1" RUNNING 30 || return 1
+  ! log_has 'gpupool: preempt victim' || { ilog "a preemption happened"; return 1; }
+  assert test "$(job_state "$a3")" = PENDING && assert test "$(job_state "$b2")" = PENDING
+}
