@@ -20,7 +20,7 @@ sacctmgr -i add user root account=qcd,astro,genomics,imaging,protein cluster="$c
 sacctmgr -i modify user root set qos=normal,low,high >/dev/null 2>&1 || true
 sacctmgr -n -P show assoc tree format=account,parentname where user= cluster="$cluster_name" 2>/dev/null |
   awk -F'|' '$1 !~ /^ *root$/ {print "    " $1 "   (parent " $2 ")"}'
-for a in qcd astro imaging protein; do
+for a in qcd astro genomics imaging; do
   wait_until 20 sbatch --test-only -A "$a" -p pool1 --qos=low --gres=gpu:1 -o /dev/null --wrap true || true
 done
 
@@ -42,15 +42,15 @@ show_acct
 echo "Q2 waits for physics's quota, though qcd (quota 2) uses 1 and pool1 has 2 GPUs free:"
 "$CLI" why "$q2" || true
 
-say "Reclaim to fairshare (R5, ReclaimTo=fairshare): protein runs 2 LOW jobs on biology's 2 GPUs"
-p1=$(submit P1 pool1 low -A protein); wait_state "$p1" RUNNING 30
+say "Reclaim to fairshare (R5, ReclaimTo=fairshare): genomics runs 2 LOW jobs on biology's 2 GPUs"
+g1=$(submit G1 pool1 low -A genomics); wait_state "$g1" RUNNING 30
 sleep 1
-p2=$(submit P2 pool1 low -A protein); wait_state "$p2" RUNNING 30
+g2=$(submit G2 pool1 low -A genomics); wait_state "$g2" RUNNING 30
 show_acct
-say "imaging has no quota, but a fairshare of biology's GPUs: its LOW job takes one back from protein"
+say "imaging has no quota, but a fairshare of biology's GPUs (weight 2 to genomics's 1): its LOW job takes one back from genomics"
 i1=$(submit I1 pool1 low -A imaging); wait_state "$i1" RUNNING 40
 show_acct
-"$CLI" why "$p2" || true
+"$CLI" why "$g2" || true
 
 say "gpupool status: each node pool, then its departments and projects"
 "$CLI" status || true

@@ -247,7 +247,10 @@ std::pair<int32_t, int32_t> sides_below_common_ancestor(const std::vector<QueueS
 ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                            const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode) {
     ReclaimCheck out;
-    auto [side_a, side_b] = sides_below_common_ancestor(queues, q.reclaimer, q.victim_queue);
+    // Plain variables, not a structured binding: lambdas below use them
+    // (C++17 does not let a lambda capture a binding; clang refuses).
+    const std::pair<int32_t, int32_t> sides = sides_below_common_ancestor(queues, q.reclaimer, q.victim_queue);
+    const int32_t side_a = sides.first, side_b = sides.second;
     if (side_a < 0) return out;
     auto counts = [&](int32_t queue, size_t r) { return queues[size_t(queue)].quota.has(Resource(r)); };
     auto quota = [&](int32_t queue, size_t r) { return queues[size_t(queue)].quota.get(Resource(r)); };
