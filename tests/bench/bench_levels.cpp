@@ -130,19 +130,9 @@ void BM_LevelsPreemptable(benchmark::State &state) {
     Snapshot s = levels_snapshot(100000, 10000);
     e.evaluate(s, 5000);
     std::vector<JobRef> victims;
-    for (const SnapJob &j : s.jobs) {
-        if (j.state != JobState::Running) continue;
-        JobRef v;
-        v.id = j.id;
-        v.partitions = j.partitions[0];
-        v.qos = j.qos;
-        v.gpus = j.gpus;
-        v.start = j.start_time;
-        v.account = j.account;
-        v.cpus = j.cpus;
-        v.mem_mb = j.mem_mb;
-        victims.push_back(v);
-    }
+    std::vector<std::string> parts(s.jobs.size());  // the refs' partition strings
+    for (size_t i = 0; i < s.jobs.size(); ++i)
+        if (s.jobs[i].state == JobState::Running) victims.push_back(job_ref(s.jobs[i], parts[i]));
     JobRef preemptor;
     preemptor.id = 999999;
     preemptor.partitions = "pool0";

@@ -55,8 +55,6 @@ SnapJob with_account(SnapJob j, const std::string &account, uint32_t cpus = 0) {
     return j;
 }
 
-Admission admission_of(const Engine &e, uint32_t id) { return e.pending_result(id)->admission; }
-std::string reason(const Engine &e, uint32_t id) { return e.reason_of(*e.pending_result(id)); }
 
 }  // namespace
 

@@ -42,8 +42,6 @@ SnapJob of(SnapJob j, const std::string &account) {
     return j;
 }
 
-Admission admission_of(const Engine &e, uint32_t id) { return e.pending_result(id)->admission; }
-std::string reason(const Engine &e, uint32_t id) { return e.reason_of(*e.pending_result(id)); }
 
 }  // namespace
 

@@ -75,6 +75,10 @@ inline JobRef ref(const SnapJob &j) {
 }
 
 // Job ids of the pending jobs in R1 order.
+// A pending job's admission and squeue reason, as the last pass left them.
+inline Admission admission_of(const Engine &e, uint32_t id) { return e.pending_result(id)->admission; }
+inline std::string reason(const Engine &e, uint32_t id) { return e.reason_of(*e.pending_result(id)); }
+
 inline std::vector<uint32_t> order_of(const Engine &e) {
     std::vector<uint32_t> ids;
     for (const PendingResult &r : e.last().pending) ids.push_back(r.job_id);
