@@ -307,6 +307,9 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     build_candidates(eval_);
     rank_victims(eval_);
     preemptor_cache_.valid = false;
+    // Room for a preemptor's figures in each pool, so that preemptable()
+    // allocates nothing (after a pass, it may).
+    preemptor_cache_.freeable.reserve(eval_.pools.size());
 }
 
 void Engine::refresh_running(const Snapshot &snap, int64_t now) {

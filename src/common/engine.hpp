@@ -80,6 +80,22 @@ struct Preemptor {
 };
 inline Preemptor preemptor_of(const PendingResult &r) { return Preemptor{r.tier, r.gpus, r.account, r.cpus, r.mem_mb}; }
 
+// R5's entitlement is judged with what one preemption frees together: the
+// preemptor's own candidates (its pool's or its queues' lower preemptible
+// tiers, past MinRuntime) and the borrowed excess of the queues beside its
+// path, which it may take in the same preemption.  Without that, a pool's
+// job within its quota waits for good when its own LOW jobs and another
+// pool's borrowers must go at once.  Only a non-preemptible preemptor
+// counts them (a preemptible one, ReclaimBy=all, must fit as it is).
+struct Freeable {
+    uint32_t pool_gpus = 0;  // in the whole pool, for reclaim between pools
+    // With levels, per queue on the preemptor's path (its own first, the
+    // root last): what it may free inside that queue (path.to_quota: with
+    // siblings' excess over quota; path.to_bound: over their reclaim bound).
+    PathFreed path;
+    std::vector<Amounts> lower, takeable, bound;  // freed_on_path's inputs, kept for their room
+};
+
 struct Verdict {
     bool allowed = false;
     Rule rule = Rule::None;
@@ -149,7 +165,10 @@ public:
     // R4/R5 for preemptor `p` starting in pool `q` and a preemptible victim
     // of the last pass, MinRuntime apart: the one home of that rule
     // (preemptable(), explain()).
-    bool candidacy(int q, const Preemptor &p, const RunningInfo &vi, Verdict &v) const;
+    bool candidacy(int q, const Preemptor &p, const Freeable &f, const RunningInfo &vi, Verdict &v) const;
+    // What preemptor `p` starting in pool q may free there (Freeable), at `now`.
+    // `out` is reused: with its room made, nothing allocates.
+    void freeable(int q, const Preemptor &p, int64_t now, Freeable &out) const;
     // R2 walked again over the last pass's order, by the rule's own code,
     // with the quota lines it checked for each job (the reservations of the
     // jobs ahead as the pass and job ends since left them): what `gpupool
@@ -273,9 +292,11 @@ private:
     bool preemptible_tier(int tier) const;
     uint32_t tier_priority(int tier) const;
     bool borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const;
+    const Freeable &freeable_cached(int q, int64_t now);
     // R5 with levels: between two queues of pool q's tree on different
     // sides of their common ancestor.
-    bool reclaim_between_queues(int q, const Preemptor &p, int32_t from, const RunningInfo &vi, Verdict &v) const;
+    bool reclaim_between_queues(int q, const Preemptor &p, const Freeable &f, int32_t from, const RunningInfo &vi,
+                                Verdict &v) const;
     DecayParams decay() const;
 
     // A configuration with the indexes derived from it.
@@ -311,6 +332,11 @@ private:
         PoolList pools;
         bool admitted = false;
         int refused_pool = -1;  // not admitted: a pool whose quota it does not fit
+        // Per pool asked, made at the first ask at `freeable_now` (MinRuntime
+        // depends on it); entries past `freeable_count` are room kept.
+        std::vector<std::pair<int, Freeable>> freeable;
+        size_t freeable_count = 0;
+        int64_t freeable_now = 0;
     } preemptor_cache_;
 
     friend struct EngineStateAccess;

@@ -297,11 +297,13 @@ private:
     bool victims_in(const PendingResult &r, int p, PendingExplain &pe) {
         std::vector<const RunningExplain *> cands;
         std::unordered_map<uint32_t, Rule> rule;
+        Freeable freeable;
+        c_.engine.freeable(p, preemptor_of(r), c_.now, freeable);
         for (const RunningExplain &v : x_.running) {  // R6 order
             if (!v.preemptible || v.pool < 0 || claimed_.count(v.job_id) || v.gpus == 0) continue;
             auto ri = c_.ev.running.find(v.job_id);
             Verdict verdict;
-            if (ri != c_.ev.running.end() && c_.engine.candidacy(p, preemptor_of(r), ri->second, verdict)) {
+            if (ri != c_.ev.running.end() && c_.engine.candidacy(p, preemptor_of(r), freeable, ri->second, verdict)) {
                 cands.push_back(&v);
                 rule[v.job_id] = verdict.rule;
             }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include "fairshare.hpp"
 
@@ -267,18 +268,24 @@ ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vect
     // within its fairshare takes only from a side over its fairshare.
     // Either way the victim's side cannot take back: the reclaimer's side
     // ends within the bound the victim's side would have to find it over.
-    auto within = [&](auto limit) {
-        for (int32_t up = q.reclaimer;; up = queues[size_t(up)].parent) {
+    // A queue's allocation with the job in and what it frees out.
+    auto after = [&](int32_t up, size_t k, size_t r, const Amounts *freed) {
+        const uint64_t with = allocated[size_t(up)][r] + q.job[r];
+        return freed ? with - std::min(with, freed[k][r]) : with;
+    };
+    auto within = [&](auto limit, const Amounts *freed) {
+        size_t k = 0;
+        for (int32_t up = q.reclaimer;; up = queues[size_t(up)].parent, ++k) {
             for (size_t r = 0; r < kResources; ++r)
-                if (q.job[r] > 0 && counts(up, r) && allocated[size_t(up)][r] + q.job[r] > limit(up, r))
-                    return std::make_pair(up, r);
-            if (up == side_a) return std::make_pair(int32_t(-1), size_t(0));
+                if (q.job[r] > 0 && counts(up, r) && after(up, k, r, freed) > limit(up, r))
+                    return std::make_tuple(up, r, after(up, k, r, freed));
+            if (up == side_a) return std::make_tuple(int32_t(-1), size_t(0), uint64_t(0));
         }
     };
-    const bool to_quota = within(quota).first < 0;
+    const bool to_quota = std::get<0>(within(quota, q.freed_to_quota)) < 0;
     if (!to_quota) {
-        auto [up, r] = within(bound);
-        if (up >= 0) return says(ReclaimCheck::ReclaimerOver, up, r, allocated[size_t(up)][r] + q.job[r], bound(up, r));
+        auto [up, r, amount] = within(bound, q.freed_to_bound);
+        if (up >= 0) return says(ReclaimCheck::ReclaimerOver, up, r, amount, bound(up, r));
     }
     auto owed = [&](int32_t queue, size_t r) { return to_quota ? quota(queue, r) : bound(queue, r); };
     // The victim's queues from its own up to B (the k-th up), each at the victim's place.
@@ -313,6 +320,48 @@ ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vect
         return says(ReclaimCheck::VictimQueueWithin, x, shown_here, at(x, k)[shown_here], quota(x, shown_here));
     }
     return says(ReclaimCheck::Allowed, side_b, owed_in, at_b[owed_in], owed(side_b, owed_in));
+}
+
+void freed_on_path(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                   const std::vector<Amounts> &bound, std::vector<Amounts> &lower, std::vector<Amounts> &takeable,
+                   int32_t from, PathFreed &out) {
+    const size_t n = queues.size();
+    for (size_t c = n; c-- > 1;) {  // tree order: children after their parent
+        add_to(lower[size_t(queues[c].parent)], lower[c]);
+        add_to(takeable[size_t(queues[c].parent)], takeable[c]);
+    }
+    out.place.assign(n, -1);
+    size_t len = 0;
+    for (int32_t x = from; x >= 0; x = queues[size_t(x)].parent) out.place[size_t(x)] = int32_t(len++);
+    out.to_quota.assign(len, Amounts{});
+    out.to_bound.assign(len, Amounts{});
+    // Beside the path: a child of a path queue above `from`, off the path.
+    // It gives its excess to R5; its lower tiers are no R4 candidates, so
+    // they come off its parent's subtree sum.
+    std::vector<Amounts> &q = out.to_quota, &b = out.to_bound;
+    for (size_t c = 1; c < n; ++c) {
+        const int32_t k = out.place[size_t(queues[c].parent)];
+        if (k < 1 || out.place[c] >= 0) continue;
+        for (size_t r = 0; r < kResources; ++r) {
+            q[size_t(k)][r] -= lower[c][r];  // wraps; the sum below puts it back in range
+            b[size_t(k)][r] -= lower[c][r];
+            if (!queues[c].quota.has(Resource(r))) continue;  // nothing of r to take back
+            auto excess = [&](uint64_t bd) { return allocated[c][r] > bd ? allocated[c][r] - bd : 0; };
+            q[size_t(k)][r] += std::min(excess(queues[c].quota.value[r]), takeable[c][r]);
+            b[size_t(k)][r] += std::min(excess(bound[c][r]), takeable[c][r]);
+        }
+    }
+    // Up the path: the subtree's lower tiers less those beside, plus excess.
+    Amounts beside_q{}, beside_b{};
+    size_t k = 0;
+    for (int32_t x = from; x >= 0; x = queues[size_t(x)].parent, ++k) {
+        add_to(beside_q, q[k]);
+        add_to(beside_b, b[k]);
+        for (size_t r = 0; r < kResources; ++r) {
+            q[k][r] = lower[size_t(x)][r] + beside_q[r];
+            b[k][r] = lower[size_t(x)][r] + beside_b[r];
+        }
+    }
 }
 
 std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,

@@ -112,6 +112,13 @@ struct ReclaimQuestion {
     // victim's place in the victim walk (R6: the victim and the jobs after
     // it; the jobs walked before it taken off).  Null: `allocated`.
     const Amounts *victim_at = nullptr;
+    // Per queue from reclaimer up to the root: what the reclaimer frees
+    // inside it in the same preemption (Freeable, engine.hpp), counted off
+    // its allocation before its bound is checked: siblings' excess over
+    // quota in the step to quota, over their bound in the step to
+    // fairshare.  Null: nothing.
+    const Amounts *freed_to_quota = nullptr;
+    const Amounts *freed_to_bound = nullptr;
 };
 
 // What may_reclaim decided, and the queue and resource that decided it.
@@ -141,9 +148,10 @@ struct ReclaimCheck {
 //   holds is, at the victim's place, above its quota in one of them: a
 //   queue at or under its quota keeps its jobs, but for the one job that
 //   straddles the line.
-// Since the reclaimer's side ends within its bound and the victim's side
-// must start above its own, the victim's side can never reclaim back: no
-// thrash.  `allocated` holds each queue's subtree allocation.
+// The reclaimer's side is judged with what it frees in the same
+// preemption counted off (ReclaimQuestion::freed_*).  Since the reclaimer's
+// side then ends within its bound and the victim's side must start above
+// its own, the victim's side can never reclaim back: no thrash.  `allocated` holds each queue's subtree allocation.
 ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                            const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode);
 inline bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
@@ -160,6 +168,22 @@ inline bool may_reclaim(const std::vector<QueueSpec> &queues, const std::vector<
 // child with no quota for a resource borrows all it holds of it, as do the
 // parent's own jobs (accounts with no entry); it lends none.  For `gpupool
 // status`; `allocated` holds each queue's subtree allocation.
+// What a job of queue `from` frees in one preemption, per queue on its
+// path (its own first, the root last): the amounts of tiers below the
+// job's on its line (its own subtree and the path's queues' own jobs) plus,
+// for each queue beside the path, its excess over quota (`to_quota`) or
+// over `bound` (`to_bound`), at most what that queue's subtree may give.
+// In: `lower` and `takeable`, each queue's own jobs' amounts of lower tiers
+// and of all preemptible tiers, past MinRuntime; both are turned into
+// subtree sums.  `out` is reused: after the first call nothing allocates.
+struct PathFreed {
+    std::vector<Amounts> to_quota, to_bound;
+    std::vector<int32_t> place;  // each queue's place on the path, -1 off it
+};
+void freed_on_path(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                   const std::vector<Amounts> &bound, std::vector<Amounts> &lower, std::vector<Amounts> &takeable,
+                   int32_t from, PathFreed &out);
+
 std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                                     const Amounts &root_has);
 

@@ -16,6 +16,9 @@ enum Resource : size_t { kGpu = 0, kCpu = 1, kMem = 2 };
 constexpr size_t kResources = 3;
 
 using Amounts = std::array<uint64_t, kResources>;
+inline void add_to(Amounts &to, const Amounts &a) {
+    for (size_t k = 0; k < kResources; ++k) to[k] += a[k];
+}
 
 // Amounts given for some resources only: a quota of `gres/gpu=16` says
 // nothing of CPUs (neither guaranteed nor capped).

@@ -12,6 +12,7 @@
 #include "fairshare.hpp"
 #include "gpupool.h"
 #include "levels.hpp"
+#include "min_runtime.hpp"
 #include "placement.hpp"
 
 namespace gpupool {
@@ -65,10 +66,6 @@ Amounts less(const Amounts &a, const Amounts &b) {
     return out;
 }
 
-void add(Amounts &to, const Amounts &a) {
-    for (size_t k = 0; k < kResources; ++k) to[k] += a[k];
-}
-
 // With levels: each job's class in its own queue (into its key's hi),
 // walking each queue's own jobs in victim order (v sorted by tier, start,
 // id).  A queue that counts nothing the job holds guards nothing of it.
@@ -82,7 +79,7 @@ void own_queue_classes(const PoolState &ps, std::vector<VictimKey> &v) {
         const bool counted = standing_at(pq.tree->queues, pq.fairshare, int32_t(q), less(pq.allocated[q], taken[q]),
                                          held, st);
         k.hi = static_cast<uint64_t>(counted ? class_of(st) : VictimClass::InQuota);
-        add(taken[q], held);
+        add_to(taken[q], held);
     }
 }
 
@@ -99,7 +96,7 @@ void walk_queues(PoolState &ps, const std::vector<VictimKey> &v) {
         const Amounts held = held_by(r);
         for (int32_t x = queue_in(ps, r.account); x >= 0; x = queues[size_t(x)].parent) {
             pq.victim_at.push_back(less(pq.allocated[size_t(x)], taken[size_t(x)]));
-            add(taken[size_t(x)], held);
+            add_to(taken[size_t(x)], held);
         }
     }
 }
@@ -216,6 +213,7 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         pc.qos != preemptor.qos || pc.account != preemptor.account || pc.cpus != preemptor.cpus ||
         pc.mem_mb != preemptor.mem_mb) {
         pc.valid = true;
+        pc.freeable_count = 0;
         pc.id = preemptor.id;
         pc.gpus = preemptor.gpus;
         pc.cpus = preemptor.cpus;
@@ -270,8 +268,59 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         return v;
     }
     for (int q : pc.pools)
-        if (candidacy(q, pc.who, vi, v)) return v;
+        if (candidacy(q, pc.who, freeable_cached(q, now), vi, v)) return v;
     return v;
+}
+
+const Freeable &Engine::freeable_cached(int q, int64_t now) {
+    PreemptorCache &pc = preemptor_cache_;
+    if (pc.freeable_now != now) pc.freeable_count = 0;
+    pc.freeable_now = now;
+    for (size_t i = 0; i < pc.freeable_count; ++i)
+        if (pc.freeable[i].first == q) return pc.freeable[i].second;
+    if (pc.freeable_count == pc.freeable.size()) pc.freeable.emplace_back();
+    auto &[pool, f] = pc.freeable[pc.freeable_count++];
+    pool = q;
+    freeable(q, pc.who, now, f);
+    return f;
+}
+
+void Engine::freeable(int q, const Preemptor &p, int64_t now, Freeable &f) const {
+    const PoolState &ps = eval_.pools[static_cast<size_t>(q)];
+    const PoolQueues &pq = ps.queues;
+    const size_t n = pq.tree ? pq.tree->queues.size() : 0;
+    f.pool_gpus = 0;
+    f.lower.assign(n, Amounts{});
+    f.takeable.assign(n, Amounts{});
+    const uint32_t prio = tier_priority(p.tier);
+    if (!preemptible_tier(p.tier)) {
+        for (const auto &[id, r] : eval_.running) {
+            if (r.pool != q || !preemptible_tier(r.tier) || min_runtime_end(ps.min_runtime, r.start, now) != 0)
+                continue;
+            const bool below = tier_priority(r.tier) < prio;
+            if (!pq.tree) {
+                f.pool_gpus += below ? r.gpus : 0;
+                continue;
+            }
+            const size_t x = size_t(queue_in(ps, r.account));
+            add_to(f.takeable[x], held_by(r));
+            if (below) add_to(f.lower[x], held_by(r));
+        }
+    }
+    if (!pq.tree) {
+        f.path.to_quota.clear();
+        f.path.to_bound.clear();
+        return;
+    }
+    const std::vector<QueueSpec> &queues = pq.tree->queues;
+    f.bound.assign(n, Amounts{});
+    for (size_t x = 0; x < n; ++x)
+        for (size_t r = 0; r < kResources; ++r) {
+            const uint64_t quota = queues[x].quota.get(Resource(r));
+            f.bound[x][r] = config_->reclaim_to == ReclaimTo::Fairshare ? std::max(quota, pq.fairshare[x][r]) : quota;
+        }
+    freed_on_path(queues, pq.allocated, f.bound, f.lower, f.takeable, queue_in(ps, p.account), f.path);
+    f.pool_gpus = static_cast<uint32_t>(std::min<uint64_t>(f.path.to_quota.back()[kGpu], UINT32_MAX));
 }
 
 // R4 and R5 (MinRuntime apart): may preemptor `p`, starting in pool `q`,
@@ -279,7 +328,7 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
 // preemptable() asks it for Slurm, explain() for `gpupool why` and
 // `status`.  Fills `v` (allowed, rule, why; preemptor_pool = q when the
 // answer is about q, else left as it is) and returns allowed.
-bool Engine::candidacy(int q, const Preemptor &p, const RunningInfo &vi, Verdict &v) const {
+bool Engine::candidacy(int q, const Preemptor &p, const Freeable &f, const RunningInfo &vi, Verdict &v) const {
     const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
     const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
     const bool np = !preemptible_tier(p.tier);
@@ -289,7 +338,7 @@ bool Engine::candidacy(int q, const Preemptor &p, const RunningInfo &vi, Verdict
         if (qps.queues.tree) {
             const int32_t from = queue_in(qps, p.account);
             if (sides_below_common_ancestor(qps.queues.tree->queues, from, queue_in(qps, vi.account)).first >= 0)
-                return reclaim_between_queues(q, p, from, vi, v);
+                return reclaim_between_queues(q, p, f, from, vi, v);
         }
         // R4: a lower preemptible tier of the same pool (with levels: the
         // same queue, or one the other's ancestor).
@@ -322,11 +371,19 @@ bool Engine::candidacy(int q, const Preemptor &p, const RunningInfo &vi, Verdict
         v.why = "pools share no nodes";
         return false;
     }
-    if (uint64_t(qps.used()) + p.gpus > qps.quota) {
+    // Entitled: its pool's use, less what the same preemption frees there,
+    // plus the job fits the quota.
+    const uint64_t kept = qps.used() - std::min<uint64_t>(qps.used(), f.pool_gpus);
+    if (kept + p.gpus > qps.quota) {
         v.preemptor_pool = q;
-        v.why.set("preemptor pool %s not entitled: %llu+%u > quota %u", qps.name.c_str(),
-                  static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(p.gpus),
-                  static_cast<unsigned>(qps.quota));
+        if (f.pool_gpus == 0)
+            v.why.set("preemptor pool %s not entitled: %llu+%u > quota %u", qps.name.c_str(),
+                      static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(p.gpus),
+                      static_cast<unsigned>(qps.quota));
+        else
+            v.why.set("preemptor pool %s not entitled: %llu-%u it frees+%u > quota %u", qps.name.c_str(),
+                      static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(f.pool_gpus),
+                      static_cast<unsigned>(p.gpus), static_cast<unsigned>(qps.quota));
         return false;
     }
     if (vi.excess == 0) {
@@ -344,8 +401,8 @@ bool Engine::candidacy(int q, const Preemptor &p, const RunningInfo &vi, Verdict
 // R5 with levels, inside pool q: the preemptor's queue `from` and the
 // victim's are on two sides of their common ancestor; check_reclaim
 // decides, at the victim's place in the walk of its queues.
-bool Engine::reclaim_between_queues(int q, const Preemptor &p, int32_t from, const RunningInfo &vi,
-                                    Verdict &v) const {
+bool Engine::reclaim_between_queues(int q, const Preemptor &p, const Freeable &f, int32_t from,
+                                    const RunningInfo &vi, Verdict &v) const {
     const PoolState &ps = eval_.pools[static_cast<size_t>(q)];
     const PoolQueues &pq = ps.queues;
     const std::vector<QueueSpec> &queues = pq.tree->queues;
@@ -367,6 +424,10 @@ bool Engine::reclaim_between_queues(int q, const Preemptor &p, int32_t from, con
     rq.job = task_amounts(*config_, p.gpus, p.cpus, p.mem_mb);
     rq.victim = Amounts{vi.gpus, vi.cpus, vi.mem_mb};
     rq.victim_at = &pq.victim_at[vi.queue_walk];
+    if (!f.path.to_quota.empty()) {
+        rq.freed_to_quota = f.path.to_quota.data();
+        rq.freed_to_bound = f.path.to_bound.data();
+    }
     const ReclaimCheck c = check_reclaim(queues, pq.allocated, pq.fairshare, rq, to);
     const char *name = queues[size_t(c.queue)].name.c_str();
     const char *res = resource_word(c.resource);

@@ -212,10 +212,13 @@ bool Replay::walk(int64_t t) {
         }
         pc.cursor = pc.members.erase(pc.cursor);
         w_.jobs[j].cls = UINT32_MAX;
-        if (r == Tried::Preempted) {
-            again = true;
-            // Freed GPUs may let classes tried before start now: their
-            // jobs behind the walk's position.
+        again |= r == Tried::Preempted;
+        // Freed GPUs may let classes tried before start now, and so may any
+        // start where jobs preempt: a job that starts may be another's
+        // victim, or put its pool over quota so that the pool's borrowers
+        // become reclaimable.  Their jobs behind the walk's position are
+        // tried, as the reference walk tries every job.
+        if (r == Tried::Preempted || policy_->preempts()) {
             for (uint32_t c : failed_) {
                 PendingClass &fc = classes_[c];
                 auto it = fc.members.begin();
