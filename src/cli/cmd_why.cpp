@@ -172,6 +172,15 @@ void pending_detail_json(const Pass &p, const WhyModel &w, const PendingExplain 
             put(o, "rule", json_string(rule_name(v.rule)));
             put(o, "protected_until", v.protected_until ? jint(v.protected_until) : json_null());
         }));
+    put(job, "may_take", jarray_of(pe.may_take, [&](json_t *o, const VictimRef &v) {
+            put(o, "job_id", jint(v.job_id));
+            put(o, "rule", json_string(rule_name(v.rule)));
+        }));
+    put(job, "can_free", jint(pe.can_free));
+    put(job, "not_takeable", jarray_of(pe.not_takeable, [&](json_t *o, const std::pair<uint32_t, std::string> &n) {
+            put(o, "job_id", jint(n.first));
+            put(o, "why", jstr(n.second));
+        }));
 }
 
 void running_detail_json(const Pass &p, const RunningExplain &re, json_t *job) {
@@ -257,6 +266,31 @@ void gone_text(const Pass &, const WhyModel &w, std::ostream &out) {
     out << s.str();
 }
 
+// Preemption cannot free enough: what it may take, and why not the rest.
+void short_of_gpus_text(const Pass &p, const PendingExplain &pe, std::ostream &s) {
+    s << "Preemption cannot free enough on the nodes of " << p.pool_name(pe.reason_pool) << ": the free GPUs and "
+      << "those of the jobs it may take come to " << pe.can_free << " of the " << pe.gpus << " it needs.\n";
+    if (!pe.may_take.empty()) {
+        s << "Jobs it may take:\n";
+        Table t({"JOBID", "USER", "POOL", "GPUS", "RULE"}, "lllrl");
+        for (const VictimRef &v : pe.may_take) {
+            const RunningExplain *vr = p.x.find_running(v.job_id);
+            t.add({p.job_label(v.job_id), p.user_of(v.job_id), vr ? p.pool_name(vr->pool) : "",
+                   num(vr ? vr->gpus : 0), rule_name(v.rule)});
+        }
+        t.print(s);
+    }
+    if (!pe.not_takeable.empty()) {
+        s << "Preemptible jobs there it may not take (one per reason):\n";
+        Table t({"JOBID", "POOL", "GPUS", "WHY"}, "llrl");
+        for (const auto &[id, why] : pe.not_takeable) {
+            const RunningExplain *vr = p.x.find_running(id);
+            t.add({p.job_label(id), vr ? p.pool_name(vr->pool) : "", num(vr ? vr->gpus : 0), why});
+        }
+        t.print(s);
+    }
+}
+
 // The jobs using the quota, those it may preempt and those ahead of it.
 void pending_tables(const Pass &p, const WhyModel &w, const PendingExplain &pe, std::ostream &s) {
     if (!w.quota_users.empty()) {
@@ -279,6 +313,9 @@ void pending_tables(const Pass &p, const WhyModel &w, const PendingExplain &pe, 
         }
         t.print(s);
     }
+    if (pe.reason == WaitReason::WaitingForGpus && pe.reason_pool >= 0 &&
+        (!pe.may_take.empty() || !pe.not_takeable.empty()))
+        short_of_gpus_text(p, pe, s);
     if (!pe.ahead.empty()) {
         s << "Jobs ahead of it in its pools:\n";
         Table t({"POS", "JOBID", "USER", "TIER", "GPUS", "REASON"}, "rlllrl");

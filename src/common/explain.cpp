@@ -288,7 +288,7 @@ private:
         pe.reason = WaitReason::WaitingForGpus;
         pe.reason_pool = r.pools.front();
         for (int p : r.pools)
-            if (set_of(p) >= 0 && !r.refuses(p) && victims_in(r, p, pe)) break;
+            if (set_of(p) >= 0 && !r.refuses(p) && victims_in(r, p, pe)) return;
     }
 
     // Victims enough for the job in pool p, as the engine decides who may
@@ -297,15 +297,21 @@ private:
     bool victims_in(const PendingResult &r, int p, PendingExplain &pe) {
         std::vector<const RunningExplain *> cands;
         std::unordered_map<uint32_t, Rule> rule;
+        std::vector<std::pair<uint32_t, std::string>> refused;  // first of each reason, in the node set
         Freeable freeable;
         c_.engine.freeable(p, preemptor_of(r), c_.now, freeable);
         for (const RunningExplain &v : x_.running) {  // R6 order
             if (!v.preemptible || v.pool < 0 || claimed_.count(v.job_id) || v.gpus == 0) continue;
             auto ri = c_.ev.running.find(v.job_id);
             Verdict verdict;
-            if (ri != c_.ev.running.end() && c_.engine.candidacy(p, preemptor_of(r), freeable, ri->second, verdict)) {
+            if (ri == c_.ev.running.end()) continue;
+            if (c_.engine.candidacy(p, preemptor_of(r), freeable, ri->second, verdict)) {
                 cands.push_back(&v);
                 rule[v.job_id] = verdict.rule;
+            } else if (set_of(v.pool) == set_of(p) &&
+                       std::none_of(refused.begin(), refused.end(),
+                                    [&](const auto &f) { return f.second == verdict.why.c_str(); })) {
+                refused.emplace_back(v.job_id, verdict.why.c_str());
             }
         }
         auto reclaims = [&](const RunningExplain *v) { return rule[v->job_id] == Rule::Reclaim; };
@@ -332,7 +338,16 @@ private:
             }
             why = WaitReason::MinRuntime;
         }
-        if (have < r.gpus) return false;
+        if (have < r.gpus) {
+            // Said of the first pool tried (the reason's pool).
+            if (p == pe.reason_pool) {
+                pe.can_free = have;
+                for (const RunningExplain *v : cands)
+                    pe.may_take.push_back(VictimRef{v->job_id, rule[v->job_id], v->protected_until});
+                pe.not_takeable = std::move(refused);
+            }
+            return false;
+        }
         pe.reason = why;
         pe.reason_pool = p;
         pe.protected_until = until;

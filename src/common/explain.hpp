@@ -93,6 +93,13 @@ struct PendingExplain {
     std::vector<QuotaUser> quota_users;  // of reason_pool (quota reasons)
     std::vector<uint32_t> ahead;         // pending jobs ahead sharing a pool, in order
     std::vector<VictimRef> victims;      // WaitingForReclaim / MinRuntime
+    // WaitingForGpus where preemption cannot free enough, in reason_pool's
+    // node set: the jobs it may take, the GPUs free there plus theirs
+    // (short of `gpus`), and the other preemptible jobs there that are not
+    // its to take with the engine's reason (the first job of each reason).
+    std::vector<VictimRef> may_take;
+    uint64_t can_free = 0;
+    std::vector<std::pair<uint32_t, std::string>> not_takeable;
 
     uint64_t pending_gpus() const { return gpupool::pending_gpus(gpus, tasks); }
 };

@@ -37,6 +37,7 @@
 #include "canonical_state.hpp"
 #include "config.hpp"
 #include "engine.hpp"
+#include "min_runtime.hpp"
 #include "fuzz_check.hpp"
 
 using namespace gpupool;
@@ -325,7 +326,18 @@ void check_verdicts(Engine &e, const Snapshot &snap, const SnapJob &pre, int64_t
             FUZZ_CHECK(vd.rule == Rule::Reclaim);
             FUZZ_CHECK(vd.victim_pool != vd.preemptor_pool);
             FUZZ_CHECK(vp.used() > vp.quota);
-            FUZZ_CHECK(uint64_t(pp.used()) + pre.gpus <= pp.quota);
+            // Entitled: its pool's use, less its own lower preemptible
+            // tiers past MinRuntime (taken in the same preemption; an NP
+            // preemptor only), plus the job, within quota.
+            uint64_t freed = 0;
+            if (!ptier.preemptible)
+                for (const auto &[id, r] : e.last().running) {
+                    const Tier &t = e.config().tiers[static_cast<size_t>(r.tier)];
+                    if (r.pool == vd.preemptor_pool && t.preemptible && t.priority < ptier.priority &&
+                        min_runtime_end(pp.min_runtime, r.start, now) == 0)
+                        freed += r.gpus;
+                }
+            FUZZ_CHECK(uint64_t(pp.used()) - std::min<uint64_t>(pp.used(), freed) + pre.gpus <= pp.quota);
             FUZZ_CHECK(rit != e.last().running.end());
             taken[vd.victim_pool] += v.gpus;
             largest[vd.victim_pool] = std::max<uint64_t>(largest[vd.victim_pool], v.gpus);

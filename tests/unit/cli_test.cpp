@@ -447,6 +447,50 @@ TEST(CliWhy, RunningBorrower) {
     EXPECT_NE(text.str().find("Reclaim rank 1"), std::string::npos) << text.str();
 }
 
+// A NORMAL job within its quota on full nodes whose preemption cannot
+// free enough: why says what it may take and why not the rest.
+TEST(CliWhy, PreemptionCannotFreeEnough) {
+    Engine e = engine_with(kOsmoTiers + "Pool=q0 Quota=4\nPool=q1 Quota=2\n");
+    ClusterView v;
+    v.now = T0 + 30;
+    v.history.available = true;
+    v.snap = cluster(1, 4);
+    partition(v.snap, "q0", 0, 0);
+    partition(v.snap, "q1", 0, 0);
+    v.snap.add_job(running(1, "q0", "low", 1, T0));
+    v.snap.add_job(running(2, "q1", "low", 2, T0 + 1));
+    v.snap.add_job(pending(5, "q0", "normal", 4, T0 + 2));
+    meta(v, 1, "l1", "alice", "q0", "RUNNING", T0);
+    meta(v, 2, "l2", "bob", "q1", "RUNNING", T0 + 1);
+    meta(v, 5, "n5", "alice", "q0", "PENDING", T0 + 2);
+    Options o;
+    o.job_id = 5;
+    std::ostringstream text, err;
+    ASSERT_EQ(cmd_why(e, v, o, text, err), 0) << err.str();
+    const std::string t = text.str();
+    EXPECT_NE(t.find("Reason: waiting for GPUs."), std::string::npos) << t;
+    EXPECT_NE(t.find("Preemption cannot free enough on the nodes of q0: the free GPUs and those of the jobs it may "
+                     "take come to 2 of the 4 it needs.\n"
+                     "Jobs it may take:\n"
+                     "JOBID  USER   POOL  GPUS  RULE\n"
+                     "1      alice  q0       1  InPool\n"
+                     "Preemptible jobs there it may not take (one per reason):\n"
+                     "JOBID  POOL  GPUS  WHY\n"
+                     "2      q1       2  victim pool q1 is not over its quota for this job (2/2)\n"),
+              std::string::npos)
+        << t;
+    o.json = true;
+    std::ostringstream js;
+    ASSERT_EQ(cmd_why(e, v, o, js, err), 0);
+    Json root = parse(js.str());
+    json_t *job = json_object_get(root.get(), "job");
+    EXPECT_EQ(str_at(job, "reason"), "waiting_for_gpus");
+    EXPECT_EQ(int_at(job, "can_free"), 2);
+    EXPECT_EQ(int_at(json_array_get(json_object_get(job, "may_take"), 0), "job_id"), 1);
+    EXPECT_EQ(str_at(json_array_get(json_object_get(job, "not_takeable"), 0), "why"),
+              "victim pool q1 is not over its quota for this job (2/2)");
+}
+
 TEST(CliWhy, UnknownJob) {
     Engine e = engine_with(kTwoPools);
     ClusterView v = osmo_view();
