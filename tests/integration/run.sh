@@ -18,8 +18,15 @@ ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_b
            test_restart_completing_job test_restart_with_bad_config test_kill9_restart test_cli_status_borrowing test_cli_why_quota test_cli_queue_order test_cli_requeued_order test_cli_usage_history test_multi_pool test_preempt_needs_priority test_example_osmo test_example_runai test_example_backendai test_cli_whatif_reconfigure test_exporter_prometheus test_cli_why_preempted test_sim_replays_sacct test_tier_suspend_refused
            test_commands_load_plugins test_admin_priority_one test_warns_without_job_submit
            test_account_department_quota test_account_cpu_quota test_account_moved_by_sacctmgr test_account_borrow_reclaim test_account_reclaim_to_fairshare test_account_limits)
+# shellcheck source=tests_wide.sh
+. "$REPO/tests/integration/tests_wide.sh"   # WIDE_TESTS, WIDE_SHAPE
 tests=("$@")
-(( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}")
+(( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}" "${WIDE_TESTS[@]}")
+# Tests of WIDE_TESTS run last, on a cluster of WIDE_SHAPE.
+narrow=() wide=()
+for t in "${tests[@]}"; do
+  if [[ " ${WIDE_TESTS[*]} " == *" $t "* ]]; then wide+=("$t"); else narrow+=("$t"); fi
+done
 
 passed=0 failed=0
 started=$SECONDS
@@ -108,7 +115,9 @@ if [[ $OTHER == 1 ]]; then
   bash "$OTHER_CLUSTER" pid munged >"$d/munge/munged.pid"
   bash "$CLUSTER" down >&2
 fi
-if ! GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
+shape=()
+(( ${#narrow[@]} )) || shape=("${WIDE_SHAPE[@]}")
+if ! env "${shape[@]}" GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
   echo "FAIL cluster-up"
   failed=$(( ${#tests[@]} + 1 ))
   finish
@@ -122,7 +131,9 @@ eval "$(bash "$CLUSTER" env)"
 # shellcheck source=tests_accounts.sh
 . "$REPO/tests/integration/tests_accounts.sh"
 
-for t in "${tests[@]}"; do
+# run_test NAME: one test from an empty queue and the example gpupool.conf.
+run_test() {
+  local t=$1 t0 keep d
   cancel_all 30 >/dev/null 2>&1
   restore_example_conf >/dev/null 2>&1
   t0=$SECONDS
@@ -140,7 +151,19 @@ for t in "${tests[@]}"; do
     echo "logs of $t kept in $keep" >&2
     failed=$(( failed + 1 ))
   fi
-done
+}
+
+for t in "${narrow[@]}"; do run_test "$t"; done
+if (( ${#wide[@]} )); then
+  cancel_all 30 >/dev/null 2>&1
+  if (( ${#narrow[@]} )); then bash "$CLUSTER" down >&2 || true; fi
+  if (( ${#narrow[@]} == 0 )) || env "${WIDE_SHAPE[@]}" GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
+    for t in "${wide[@]}"; do run_test "$t"; done
+  else
+    echo "FAIL cluster-up (${WIDE_SHAPE[*]:0:3})"
+    failed=$(( failed + ${#wide[@]} ))
+  fi
+fi
 cancel_all 30 >/dev/null 2>&1
 restore_example_conf >/dev/null 2>&1
 finish

@@ -1,0 +1,137 @@
+# shellcheck shell=bash
+# Integration tests that need a node of several GPUs: run.sh runs them on a
+# cluster of its own shape (WIDE_SHAPE below: one node of 4 GPUs, 8 CPUs;
+# partitions q0, q1 and pool1 over it), after the other tests.  Sourced by
+# run.sh after tests.sh (its helpers: reconfigure_with, mark_log, log_has,
+# log_since, gp) and tests_accounts.sh.
+
+WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts)
+WIDE_SHAPE=(GPUPOOL_NODE_COUNT=1 GPUS_PER_NODE=4 CPUS_PER_NODE=8
+  "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
+PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
+PartitionName=pool1 Nodes=node1 MaxTime=INFINITE State=UP")
+
+WIDE_CONF_HEAD='PreemptionOrder=newest
+RecalcInterval=2
+Tier=high   QOS=high   Priority=300 Preemptible=no
+Tier=normal QOS=normal Priority=200 Preemptible=no
+Tier=low    QOS=low    Priority=100 Preemptible=yes
+DefaultTier=normal'
+
+# wide_load TEXT: WIDE_CONF_HEAD plus TEXT as gpupool.conf, loaded.
+wide_load() {
+  reconfigure_with "$WIDE_CONF_HEAD
+$1" || return 1
+  assert wait_until 20 log_has "gpupool: configuration reloaded from $GPUPOOL_CONF" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+}
+
+# submit_gpus NAME PART QOS GPUS [sbatch args...] -> the job id: a 1-task
+# "sleep 600" job holding GPUS GPUs of one node.
+submit_gpus() {
+  local name=$1 part=$2 qos=$3 gpus=$4 out; shift 4
+  out=$(sbatch --parsable -J "$name" -p "$part" --qos="$qos" --gres="gpu:$gpus" -N1 -n1 \
+          -o /dev/null -e /dev/null "$@" --wrap 'sleep 600') || return 1
+  echo "${out%%;*}"
+}
+
+# victims_since JOBID: the jobs preempted for JOBID since mark_log, sorted.
+victims_since() {
+  log_since | sed -n "s/.*gpupool: preempt victim JobId=\([0-9]*\) .*for JobId=$1 .*/\1/p" | sort -n | tr '\n' ' '
+}
+
+# The promise (issue 27 item 1): LOW jobs L1 and L2 hold the node's 4 GPUs
+# and a NORMAL job N of 4 GPUs within its quota is submitted.  It must
+# start within 30 s with both evicted, and then 15 s pass with no
+# preemption.  Before, only one of the two was its candidate and it waited
+# for good ("Resources").
+expect_both_evicted() {
+  local n=$1 l1=$2 l2=$3 t0=$4 want
+  assert wait_state "$n" RUNNING 30 ||
+    { ilog "N: $(job_state "$n"), reason $(job_reason "$n")"; gp why "$n" >&2; log_since | grep -a 'gpupool' >&2; return 1; }
+  ilog "the NORMAL job started $(( SECONDS - t0 )) s after its submission"
+  want=$(printf '%s\n' "$l1" "$l2" | sort -n | tr '\n' ' ')
+  assert test "$(victims_since "$n")" = "$want" || { ilog "victims: $(victims_since "$n")"; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$n")" = RUNNING
+}
+
+# Partitions q0 (quota 4) and q1 (quota 0) over the node: q0's own LOW job
+# and q1's borrower go together for q0's NORMAL job.
+test_reclaim_together_pools() {
+  local l0 l1 n0 t0
+  wide_load 'Pool=q0 Quota=4
+Pool=q1 Quota=0' || return 1
+  l0=$(submit_gpus l0 q0 low 2) && assert wait_state "$l0" RUNNING 30 || return 1
+  l1=$(submit_gpus l1 q1 low 2) && assert wait_state "$l1" RUNNING 30 || return 1
+  mark_log
+  t0=$SECONDS
+  n0=$(submit_gpus n0 q0 normal 4) || return 1
+  expect_both_evicted "$n0" "$l0" "$l1" "$t0"
+}
+
+# KAI-Scheduler's department reclaim case on pool1 (quota 4): dep1 (quota
+# 0) over queue0 (quota 1), dep2 (quota 4) over queue1 (quota 0) and queue2
+# (quota 4).  queue0 and queue1 each run a LOW job of 2 GPUs; queue2's
+# NORMAL job of 4 takes both: its department counted its sibling's
+# borrowing against it.
+WIDE_ACCOUNTS=(dep1:root dep2:root queue0:dep1 queue1:dep2 queue2:dep2)
+test_reclaim_together_accounts() {
+  local rc=0
+  wide_tree_down >/dev/null 2>&1
+  wide_tree_up || rc=1
+  (( rc )) || department_reclaim_scenario || rc=1
+  wide_tree_down || rc=1
+  return $rc
+}
+department_reclaim_scenario() {
+  local q0 q1 n2 t0
+  wide_load 'Pool=pool1 Quota=4
+Account=dep1 Pool=pool1 Quota=0
+Account=queue0 Pool=pool1 Quota=1
+Account=dep2 Pool=pool1 Quota=4
+Account=queue1 Pool=pool1 Quota=0
+Account=queue2 Pool=pool1 Quota=4' || return 1
+  q0=$(submit_gpus l-q0 pool1 low 2 -A queue0) && assert wait_state "$q0" RUNNING 30 || return 1
+  q1=$(submit_gpus l-q1 pool1 low 2 -A queue1) && assert wait_state "$q1" RUNNING 30 || return 1
+  mark_log
+  t0=$SECONDS
+  n2=$(submit_gpus n-q2 pool1 normal 4 -A queue2) || return 1
+  expect_both_evicted "$n2" "$q0" "$q1" "$t0"
+}
+
+# The accounts of WIDE_ACCOUNTS (NAME:PARENT), root's associations under
+# the leaves, usable by sbatch once slurmctld has them.
+wide_tree_up() {
+  local cluster a leaves=()
+  cluster=$(scontrol show config | sed -n 's/^ClusterName *= *//p')
+  for a in "${WIDE_ACCOUNTS[@]}"; do
+    if [[ ${a#*:} == root ]]; then
+      sacctmgr -i add account "${a%%:*}" cluster="$cluster" >/dev/null 2>&1 || true
+    else
+      sacctmgr -i add account "${a%%:*}" parent="${a#*:}" cluster="$cluster" >/dev/null 2>&1 || true
+      leaves+=("${a%%:*}")
+    fi
+  done
+  sacctmgr -i add user root account="$(IFS=,; echo "${leaves[*]}")" cluster="$cluster" >/dev/null 2>&1 || true
+  sacctmgr -i modify user root set qos=normal,low,high >/dev/null 2>&1 || true
+  for a in "${leaves[@]}"; do
+    assert wait_until 20 sbatch --test-only -A "$a" -p pool1 --qos=low --gres=gpu:1 -N1 -n1 -o /dev/null --wrap true ||
+      { ilog "account $a not usable"; return 1; }
+  done
+}
+
+wide_tree_down() {
+  cancel_all 30
+  sacctmgr -i delete user root account=queue0,queue1,queue2 >/dev/null 2>&1 || true
+  wait_until 20 eval 'sacctmgr -i delete account queue0,queue1,queue2; ! wide_left queue' || true
+  wait_until 20 eval 'sacctmgr -i delete account dep1,dep2; ! wide_left dep' || true
+  ! wide_left '' || { ilog "accounts not removed: $(wide_left '')"; return 1; }
+}
+
+# wide_left PREFIX: this file's accounts sacctmgr still has; false if none.
+wide_left() {
+  sacctmgr -n -P show account format=account 2>/dev/null | grep -xE 'dep[12]|queue[012]' | grep "^$1"
+}
