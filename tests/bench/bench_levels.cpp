@@ -152,4 +152,39 @@ void BM_LevelsPreemptable(benchmark::State &state) {
 }
 BENCHMARK(BM_LevelsPreemptable)->Unit(benchmark::kMicrosecond);
 
+// A new preemptor's first check: what it frees in its pool (Engine::
+// freeable: a scan of the pool's running jobs and its queues) made again,
+// as when Slurm's scheduler moves on to the next pending job.  Two
+// preemptors of different projects take turns, one check each.
+void BM_LevelsNewPreemptor(benchmark::State &state) {
+    Engine e;
+    e.set_config(parsed_levels_config());
+    Snapshot s = levels_snapshot(100000, 10000);
+    e.evaluate(s, 5000);
+    std::string part;
+    JobRef victim;
+    for (const SnapJob &j : s.jobs)
+        if (j.state == JobState::Running) {
+            victim = job_ref(j, part);
+            break;
+        }
+    JobRef pre[2];
+    const char *accounts[2] = {"dept0g0p0", "dept1g0p0"};
+    for (int i = 0; i < 2; ++i) {
+        pre[i].id = 999990 + uint32_t(i);
+        pre[i].partitions = "pool0";
+        pre[i].qos = "high";
+        pre[i].gpus = 1;
+        pre[i].account = accounts[i];
+        pre[i].cpus = 8;
+        pre[i].mem_mb = 64 * 1024;
+    }
+    size_t allowed = 0, k = 0;
+    for (auto _ : state) allowed += e.preemptable(victim, pre[k++ & 1], 5000).allowed;
+    benchmark::DoNotOptimize(allowed);
+    state.counters["ns_per_preemptor"] =
+        benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_LevelsNewPreemptor)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
