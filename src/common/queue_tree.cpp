@@ -306,6 +306,15 @@ ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vect
         const size_t r = shown == kResources ? size_t(kGpu) : shown;
         return says(ReclaimCheck::VictimSideWithin, side_b, r, at_b[r], owed(side_b, r));
     }
+    // Taking to fairshare never takes B below its quota in a resource it
+    // counts: B would then reclaim back to quota from A, which ends over
+    // its quota (within its fairshare), and the two would evict each other
+    // for ever (seen with memory counted: one job of A and two of B).
+    if (!to_quota)
+        for (size_t r = 0; r < kResources; ++r)
+            if (q.victim[r] > 0 && counts(side_b, r) && at_b[r] >= quota(side_b, r) &&
+                at_b[r] - q.victim[r] < quota(side_b, r))
+                return says(ReclaimCheck::VictimSideToQuota, side_b, r, at_b[r] - q.victim[r], quota(side_b, r));
     // No queue on the way keeps the victim within its quota.
     size_t k = 0;
     for (int32_t x = q.victim_queue; x != side_b; x = queues[size_t(x)].parent, ++k) {

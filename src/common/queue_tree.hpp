@@ -128,6 +128,7 @@ struct ReclaimCheck {
         SameSide,          // one queue is the other's ancestor: R4's
         ReclaimerOver,     // `queue` on the reclaimer's side would pass its bound
         VictimSideWithin,  // the victim's side is within its bound (`queue` = B)
+        VictimSideToQuota, // taking to fairshare would leave B below its quota
         VictimQueueWithin  // `queue` on the victim's path is within its quota at the victim
     } outcome = SameSide;
     int32_t queue = -1;
@@ -144,6 +145,9 @@ struct ReclaimCheck {
 // - B, at the victim's place in the walk, is above its bound in a resource
 //   the job needs, the victim holds and both A's and B's quotas count (a
 //   queue with no GPU quota has no GPUs to take back);
+// - taking to fairshare (the reclaimer's side past its quota), B after
+//   losing the victim stays at or above its quota in each resource it
+//   counts and the victim holds;
 // - every queue from the victim's up to B that counts a resource the victim
 //   holds is, at the victim's place, above its quota in one of them: a
 //   queue at or under its quota keeps its jobs, but for the one job that

@@ -443,6 +443,10 @@ bool Engine::reclaim_between_queues(int q, const Preemptor &p, const Freeable &f
         v.why.set("preemptor's queue %s would pass its %s: %s %llu > %llu", name, to_quota ? "quota" : "fairshare",
                   res, used, bound);
         return false;
+    case ReclaimCheck::VictimSideToQuota:
+        v.why.set("victim's queue %s would fall below its quota taken to fairshare (%s %llu < %llu)", name, res,
+                  used, bound);
+        return false;
     case ReclaimCheck::VictimQueueWithin:
         v.why.set("victim's queue %s within its quota (%s %llu/%llu)", name, res, used, bound);
         return false;

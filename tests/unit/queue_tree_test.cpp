@@ -299,6 +299,27 @@ TEST(Seed, ReclaimTakesFromOverFairshareThenOverQuotaNeverInQuota) {
     EXPECT_FALSE(ask(8, 7, ReclaimTo::Quota));
 }
 
+// Taking to fairshare stops at the victim's quota: a borrower over its
+// fairshare by 1 GPU whose one job of 3 would take it below its quota
+// keeps it; had it lost it, it would reclaim it back to quota from the
+// owner (then over its quota), and the two would evict each other for
+// ever.  Taking to quota may still take the job that straddles the line.
+TEST(Seed, ReclaimToFairshareNeverTakesTheVictimsSideBelowItsQuota) {
+    std::vector<QueueSpec> t = {queue("pool", -1, {}), queue("owner", 0, gpus(8)), queue("borrower", 0, gpus(4))};
+    std::vector<Amounts> fs = {only_gpus(16), only_gpus(10), only_gpus(5)};
+    std::vector<Amounts> alloc = {only_gpus(14), only_gpus(8), only_gpus(6)};
+    const ReclaimCheck c = check_reclaim(t, alloc, fs, {1, 2, only_gpus(2), only_gpus(3)}, ReclaimTo::Fairshare);
+    EXPECT_EQ(c.outcome, ReclaimCheck::VictimSideToQuota);
+    EXPECT_EQ(c.queue, 2);
+    EXPECT_EQ(c.allocated, 3u);
+    EXPECT_EQ(c.bound, 4u);
+    // A job of 2 leaves it at its quota: taken.
+    EXPECT_TRUE(may_reclaim(t, alloc, fs, {1, 2, only_gpus(2), only_gpus(2)}, ReclaimTo::Fairshare));
+    // To quota (the owner within its quota after) the straddling job goes.
+    alloc = {only_gpus(12), only_gpus(6), only_gpus(6)};
+    EXPECT_TRUE(may_reclaim(t, alloc, fs, {1, 2, only_gpus(2), only_gpus(3)}, ReclaimTo::Fairshare));
+}
+
 // A department's quota caps its projects: project d1p has room, but its
 // department is at its quota, so it cannot reclaim from the other one.
 TEST(Seed, ADepartmentAtItsQuotaHoldsBackItsProjectsReclaim) {
