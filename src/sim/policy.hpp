@@ -128,6 +128,12 @@ public:
     // Limits beyond the nodes (partition QOS GrpTRES).
     virtual bool within_limits(uint32_t /*j*/, int32_t /*p*/) const { return true; }
     virtual bool preempts() const { return false; }
+    // May the start of running job j let a job tried before it in this
+    // walk preempt now (j a new candidate, or its pool or queue taken over
+    // its quota so that their borrowers become reclaimable)?  The class
+    // walk then tries the failed classes' later jobs, as the reference
+    // walk tries every job.
+    virtual bool start_opens_preemption(uint32_t /*j*/) const { return preempts(); }
     // Running jobs that may be preempted for j in partition p, in the
     // order they are to be taken.
     virtual void candidates(uint32_t /*j*/, int32_t /*p*/, int64_t /*t*/, std::vector<uint32_t> & /*out*/) {}

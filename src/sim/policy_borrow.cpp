@@ -27,6 +27,10 @@ public:
     using SlurmOrderPolicy::SlurmOrderPolicy;
 
     bool preempts() const override { return true; }
+    // Candidates are chosen by QOS alone: only a preemptible start adds one.
+    bool start_opens_preemption(uint32_t j) const override {
+        return w_.tiers[static_cast<size_t>(w_.jobs[j].tier)].preemptible;
+    }
 
     void candidates(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t> &out) override {
         out.clear();

@@ -155,6 +155,18 @@ public:
     }
 
     bool preempts() const override { return true; }
+    // A preemptible job that starts is a new candidate; any start in a
+    // pool with account queues may take a queue over its quota, and one
+    // that takes a flat pool over its quota makes its borrowers
+    // reclaimable.
+    bool start_opens_preemption(uint32_t j) const override {
+        const SimJobState &s = w_.jobs[j];
+        if (w_.tiers[static_cast<size_t>(s.tier)].preemptible) return true;
+        const int32_t pool = w_.pool_of_part[static_cast<size_t>(s.part)];
+        if (pool < 0) return false;
+        const PoolState &ps = engine_.last().pools[static_cast<size_t>(pool)];
+        return ps.queues.tree || w_.part_used[static_cast<size_t>(s.part)] > ps.quota;
+    }
 
     // The preempt plugin refreshes before every search after a change;
     // with pass_interval > 1 (huge replays) the search runs on the last

@@ -213,12 +213,10 @@ bool Replay::walk(int64_t t) {
         pc.cursor = pc.members.erase(pc.cursor);
         w_.jobs[j].cls = UINT32_MAX;
         again |= r == Tried::Preempted;
-        // Freed GPUs may let classes tried before start now, and so may any
-        // start where jobs preempt: a job that starts may be another's
-        // victim, or put its pool over quota so that the pool's borrowers
-        // become reclaimable.  Their jobs behind the walk's position are
-        // tried, as the reference walk tries every job.
-        if (r == Tried::Preempted || policy_->preempts()) {
+        // Freed GPUs may let classes tried before start now, and so may a
+        // start that opens preemptions (Policy::start_opens_preemption):
+        // their jobs behind the walk's position are tried.
+        if (r == Tried::Preempted || policy_->start_opens_preemption(j)) {
             for (uint32_t c : failed_) {
                 PendingClass &fc = classes_[c];
                 auto it = fc.members.begin();
