@@ -35,6 +35,14 @@ reconfigure_with() {
   scontrol reconfigure
 }
 
+# conf_load HEAD TEXT: HEAD and TEXT as gpupool.conf, loaded by slurmctld.
+conf_load() {
+  reconfigure_with "$1
+$2" || return 1
+  assert wait_until 20 log_has "gpupool: configuration reloaded from $GPUPOOL_CONF" ||
+    { log_since | grep -a gpupool >&2; return 1; }
+}
+
 restore_example_conf() {
   if ! cmp -s "$GPUPOOL_REPO/etc/gpupool.conf.example" "$GPUPOOL_CONF"; then
     reconfigure_with "$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")"

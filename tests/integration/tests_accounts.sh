@@ -53,12 +53,7 @@ acct_left() {
 }
 
 # acct_load TEXT: ACCT_CONF_HEAD plus TEXT as gpupool.conf, loaded.
-acct_load() {
-  reconfigure_with "$ACCT_CONF_HEAD
-$1" || return 1
-  assert wait_until 20 log_has "gpupool: configuration reloaded from $GPUPOOL_CONF" ||
-    { log_since | grep -a gpupool >&2; return 1; }
-}
+acct_load() { conf_load "$ACCT_CONF_HEAD" "$1"; }
 
 # with_accounts SCENARIO: the tree up, SCENARIO, the tree down (also when
 # SCENARIO fails).

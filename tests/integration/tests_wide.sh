@@ -2,7 +2,7 @@
 # Integration tests that need a node of several GPUs: run.sh runs them on a
 # cluster of its own shape (WIDE_SHAPE below: one node of 4 GPUs, 8 CPUs;
 # partitions q0, q1 and pool1 over it), after the other tests.  Sourced by
-# run.sh after tests.sh (its helpers: reconfigure_with, mark_log, log_has,
+# run.sh after tests.sh (its helpers: conf_load, mark_log, log_has,
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts)
@@ -19,12 +19,7 @@ Tier=low    QOS=low    Priority=100 Preemptible=yes
 DefaultTier=normal'
 
 # wide_load TEXT: WIDE_CONF_HEAD plus TEXT as gpupool.conf, loaded.
-wide_load() {
-  reconfigure_with "$WIDE_CONF_HEAD
-$1" || return 1
-  assert wait_until 20 log_has "gpupool: configuration reloaded from $GPUPOOL_CONF" ||
-    { log_since | grep -a gpupool >&2; return 1; }
-}
+wide_load() { conf_load "$WIDE_CONF_HEAD" "$1"; }
 
 # submit_gpus NAME PART QOS GPUS [sbatch args...] -> the job id: a 1-task
 # "sleep 600" job holding GPUS GPUs of one node.

@@ -39,24 +39,6 @@ SnapJob of(SnapJob j, const std::string &account, uint32_t cpus = 0, uint64_t me
     return j;
 }
 
-// One row: may `preemptor` take `victim`, by which rule, and why.
-struct Row {
-    const char *sentence;
-    uint32_t victim, preemptor;
-    bool allowed;
-    Rule rule;
-    const char *why;
-};
-
-void expect_rows(Engine &e, ReclaimLoop &loop, const std::vector<Row> &rows, int64_t now) {
-    for (const Row &row : rows) {
-        std::string vp, pp;
-        const Verdict v = e.preemptable(job_ref(loop.job(row.victim), vp), job_ref(loop.job(row.preemptor), pp), now);
-        EXPECT_EQ(v.allowed, row.allowed) << row.sentence << ": " << v.why;
-        EXPECT_EQ(v.rule, row.rule) << row.sentence;
-        EXPECT_EQ(v.why, std::string(row.why)) << row.sentence;
-    }
-}
 
 // Running jobs by victim rank.
 std::vector<uint32_t> by_rank(const Engine &e) {
@@ -76,17 +58,6 @@ uint64_t allocated(const Engine &e, const std::string &queue, Resource r = kGpu)
     return 0;
 }
 
-// Passes until one starts and evicts nothing (at most 20).
-std::vector<uint32_t> settle(ReclaimLoop &loop, int64_t &now) {
-    std::vector<uint32_t> evicted;
-    for (int k = 0; k < 20; ++k) {
-        ReclaimLoop::Pass p = loop.pass(now++);
-        evicted.insert(evicted.end(), p.evicted.begin(), p.evicted.end());
-        if (p.started == 0 && p.evicted.empty()) return evicted;
-    }
-    ADD_FAILURE() << "no still pass in 20";
-    return evicted;
-}
 
 // pool1: 2 nodes of 4 GPUs, 32 CPUs, 1,024 MiB.  physics and chemistry
 // (each half of what `resource` counts) over projects phys-a and chem-a

@@ -7,6 +7,8 @@
 // refreshes its running jobs after each start.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -136,5 +138,38 @@ private:
     Amounts capacity_{};
     std::unordered_map<uint32_t, size_t> at_;
 };
+
+// One row of a table test: may `preemptor` take `victim`, by which rule,
+// and why (the engine's text).
+struct VerdictRow {
+    const char *sentence;
+    uint32_t victim, preemptor;
+    bool allowed;
+    Rule rule;
+    const char *why;
+};
+
+inline void expect_rows(Engine &e, ReclaimLoop &loop, const std::vector<VerdictRow> &rows, int64_t now) {
+    for (const VerdictRow &row : rows) {
+        std::string vp, pp;
+        const Verdict v = e.preemptable(job_ref(loop.job(row.victim), vp), job_ref(loop.job(row.preemptor), pp), now);
+        EXPECT_EQ(v.allowed, row.allowed) << row.sentence << ": " << v.why;
+        EXPECT_EQ(v.rule, row.rule) << row.sentence;
+        EXPECT_EQ(v.why, std::string(row.why)) << row.sentence;
+    }
+}
+
+// Passes until one starts and evicts nothing (at most 20): the jobs
+// evicted on the way, in order.
+inline std::vector<uint32_t> settle(ReclaimLoop &loop, int64_t &now) {
+    std::vector<uint32_t> evicted;
+    for (int k = 0; k < 20; ++k) {
+        ReclaimLoop::Pass p = loop.pass(now++);
+        evicted.insert(evicted.end(), p.evicted.begin(), p.evicted.end());
+        if (p.started == 0 && p.evicted.empty()) return evicted;
+    }
+    ADD_FAILURE() << "no still pass in 20";
+    return evicted;
+}
 
 }  // namespace gpupool::test
