@@ -101,8 +101,9 @@ extern const char kNameRule[];
 
 // The longest name of each kind, in bytes.  slurmdbd keeps QOS, account
 // and partition names (a job's partition, an association's) in MySQL
-// TINYTEXT columns of 255 bytes and refuses longer ones, so a longer name
-// could never match a job.  A tier's name is its QOS name where QOS= is
+// TINYTEXT columns of 255 bytes: `sacctmgr add qos` with a 256-byte name
+// stores its first 255 (Slurm 22.05, MariaDB), so a longer name here could
+// never match a job.  A tier's name is its QOS name where QOS= is
 // not given.  A GRES type is kept as "gpu:TYPE" in the same 255 bytes.
 constexpr size_t kMaxQosNameBytes = 255;
 constexpr size_t kMaxAccountNameBytes = 255;
