@@ -21,15 +21,6 @@ std::string dir_of(const std::string &path) {
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// gpupool.conf beside slurm.conf, as the plugins find it
-// (get_extra_conf_path): the directory of $SLURM_CONF, else of the
-// slurm.conf slurmctld reads.
-std::string default_conf(const ControllerConf &cc) {
-    const char *env = std::getenv("SLURM_CONF");
-    if (env && *env) return dir_of(env) + "/gpupool.conf";
-    if (!cc.slurm_conf.empty()) return dir_of(cc.slurm_conf) + "/gpupool.conf";
-    return "/etc/slurm/gpupool.conf";
-}
 
 // The usage history the plugins save, if this user may read it.
 void load_history(Engine &engine, UsageHistory &h) {
@@ -61,13 +52,20 @@ void load_history(Engine &engine, UsageHistory &h) {
 
 }  // namespace
 
+std::string default_conf_path(const ControllerConf &cc) {
+    const char *env = std::getenv("SLURM_CONF");
+    if (env && *env) return dir_of(env) + "/gpupool.conf";
+    if (!cc.slurm_conf.empty()) return dir_of(cc.slurm_conf) + "/gpupool.conf";
+    return "/etc/slurm/gpupool.conf";
+}
+
 void load_live(const LiveOptions &opt, Live &live, FirstSubmits *known) {
     live.controller = load_controller_conf();
     const ControllerConf &cc = live.controller;
     ClusterView &view = live.view;
     view.now = static_cast<int64_t>(std::time(nullptr));
     view.cluster = cc.cluster;
-    view.conf_path = opt.conf_path.empty() ? default_conf(cc) : opt.conf_path;
+    view.conf_path = opt.conf_path.empty() ? default_conf_path(cc) : opt.conf_path;
 
     live.engine.set_config(load_config_file(view.conf_path, &live.conf_text));
     view.history.path = opt.state_path.empty() ? cc.state_save + "/gpupool_state.json" : opt.state_path;

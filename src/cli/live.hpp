@@ -25,6 +25,11 @@ struct Live {
     std::string conf_text;   // the gpupool.conf text it was configured with
 };
 
+// gpupool.conf beside slurm.conf, as the plugins find it
+// (get_extra_conf_path): the directory of $SLURM_CONF, else of the
+// slurm.conf slurmctld reads.
+std::string default_conf_path(const ControllerConf &cc);
+
 // Fills `live` at the current time.  Throws (std::exception) when
 // slurmctld cannot be read or gpupool.conf is invalid, naming what failed.
 // What it could not read but can do without (the usage history, the first

@@ -6,13 +6,20 @@
 // see doc/gpupool.1.
 #include <getopt.h>
 #include <slurm/slurm.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
 
+#include "check.hpp"
+#include "check_live.hpp"
 #include "commands.hpp"
 #include "config.hpp"
 #include "engine.hpp"
@@ -20,6 +27,7 @@
 #include "slurm_preemptions.hpp"
 #include "settings.hpp"
 #include "sim_command.hpp"
+#include "trust.hpp"
 #ifdef GPUPOOL_HAVE_MHD
 #include "exporter.hpp"
 #endif
@@ -49,6 +57,9 @@ const char kUsage[] =
     "                               each pool's quota, fairshare and borrowable GPUs\n"
     "                               now and with the change, jobs that would start,\n"
     "                               become reclaimable or be preempted\n"
+    "  check [--conf=FILE]          gpupool.conf as the plugins read it, checked against\n"
+    "                               the running cluster and slurm.conf: each problem\n"
+    "                               with its file, line and fix; exit status 1 on an error\n"
     "  exporter --listen ADDR:PORT  Prometheus metrics over HTTP (/metrics)\n"
     "  sim CLUSTER WORKLOAD --conf=FILE [OPTIONS]\n"
     "                               replay a workload through the core and Slurm-like\n"
@@ -153,7 +164,8 @@ int parse_command(int argc, char **argv, Args &a) {
         return 2;
     }
     const std::string &cmd = a.cmd = argv[optind++];
-    if (cmd != "status" && cmd != "queue" && cmd != "why" && cmd != "whatif" && cmd != "exporter") {
+    if (cmd != "status" && cmd != "queue" && cmd != "why" && cmd != "whatif" && cmd != "exporter" &&
+        cmd != "check") {
         std::cerr << "gpupool: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
     }
@@ -171,6 +183,8 @@ int parse_command(int argc, char **argv, Args &a) {
         return usage_error("whatif needs --config FILE or --set NAME.Key=VALUE");
     if (cmd != "whatif" && (!opt.whatif_config.empty() || !opt.whatif_set.empty()))
         return usage_error("--config and --set are options of whatif");
+    if (cmd == "check" && (opt.json || !opt.pool.empty() || !opt.user.empty()))
+        return usage_error("check takes only --conf=FILE");
     if (cmd == "exporter" && a.listen.empty()) return usage_error("exporter needs --listen ADDR:PORT");
     if (cmd != "exporter" && !a.listen.empty()) return usage_error("--listen is an option of exporter");
     return -1;
@@ -191,6 +205,69 @@ int exporter_command(const Args &a) {
     std::cerr << "gpupool: this gpupool was built without libmicrohttpd: no exporter\n";
     return 1;
 #endif
+}
+
+// The text of gpupool.conf at `path`, read as the plugins read it; false,
+// with `why`, when it cannot be read at all (a parse error is check's).
+bool read_conf(const std::string &path, std::string &text, std::string &why) {
+    try {
+        load_config_file(path, &text);
+        return true;
+    } catch (const ConfigError &e) {
+        why = e.what();
+    }
+    struct stat st;
+    std::ifstream in(path, std::ios::binary);
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) > kMaxConfigBytes || !in)
+        return false;
+    std::ostringstream all;
+    all << in.rdbuf();
+    text = all.str();
+    return true;
+}
+
+// A slurm.conf libslurm would read: $SLURM_CONF's, Debian's, or the copy
+// a configless node caches.  (A configless node that only has DNS SRV
+// records is not seen: check then checks the file alone.)
+bool slurm_conf_here() {
+    const char *env = std::getenv("SLURM_CONF");
+    if (env && *env) return ::access(env, R_OK) == 0;
+    return ::access("/etc/slurm/slurm.conf", R_OK) == 0 || ::access("/run/slurm/conf/slurm.conf", R_OK) == 0;
+}
+
+// `check`: one line per problem and a summary on stdout.  `slurm`: libslurm
+// is initialised (a slurm.conf was found).
+int check_command(const Args &a, bool slurm) {
+    CheckCluster cluster;
+    ControllerConf cc;
+    try {
+        if (!slurm) throw std::runtime_error("no slurm.conf here ($SLURM_CONF, /etc/slurm/slurm.conf)");
+        cc = load_controller_conf();
+    } catch (const std::exception &e) {
+        cluster.controller_error = e.what();
+    }
+    const std::string path = a.lo.conf_path.empty() ? default_conf_path(cc) : a.lo.conf_path;
+    std::string text, why;
+    if (!read_conf(path, text, why)) {
+        const std::string what = why.compare(0, path.size() + 2, path + ": ") == 0 ? why.substr(path.size() + 2) : why;
+        return print_check({CheckProblem{path, 0, true, what, "give gpupool.conf's path with --conf=FILE"}}, path,
+                           std::cout);
+    }
+    if (cluster.controller_error.empty()) {
+        std::optional<Config> cfg;
+        try {
+            cfg = parse_config(text, path);
+        } catch (const ConfigError &) {
+            // check_config reports it, with its line.
+        }
+        try {
+            cluster = load_check_cluster(cc, cfg ? &*cfg : nullptr);
+            cluster.trust_error = check_trusted_path(path, "gpupool.conf", slurm_user_id(cluster.settings), false);
+        } catch (const std::exception &e) {
+            cluster.controller_error = e.what();
+        }
+    }
+    return print_check(check_config(path, text, cluster), path, std::cout);
 }
 
 // status, queue, why or whatif over the live cluster.
@@ -244,8 +321,11 @@ int main(int argc, char **argv) {
     if (rc < 0) rc = parse_command(argc, argv, a);
     if (rc >= 0) return rc;
     if (a.cmd == "exporter") return exporter_command(a);
+    // libslurm exits when it finds no slurm.conf: check then reads the
+    // file alone, and says so.
+    if (a.cmd == "check" && !slurm_conf_here()) return check_command(a, false);
     slurm_init(nullptr);
-    rc = view_command(a);
+    rc = a.cmd == "check" ? check_command(a, true) : view_command(a);
     slurm_fini();
     return rc;
 }

@@ -86,10 +86,8 @@ void job_cpus_mem(const slurm_job_info_t &j, bool allocated, const Config &cfg, 
     if (cfg.counted[kMem]) sj.mem_mb = tres_mem_mb(tres).value_or(0);
 }
 
-// Slurm's account tree as slurmctld's assoc_mgr has it, from slurmdbd
-// (sacctmgr show assoc): each account association of the cluster and its
-// parent account.  False, with `why_not`, when slurmdbd cannot be reached
-// or gives no associations.
+}  // namespace
+
 bool load_account_tree(const ControllerConf &conf, Snapshot &snap, std::string &why_not) {
     uint16_t flags = 0;
     void *db = slurmdb_connection_get(&flags);
@@ -118,8 +116,6 @@ bool load_account_tree(const ControllerConf &conf, Snapshot &snap, std::string &
     return recs != nullptr;
 }
 
-}  // namespace
-
 std::string user_name(const char *name, uint32_t uid) {
     if (name && *name) return name;
     struct passwd pw, *res = nullptr;
@@ -140,11 +136,11 @@ ControllerConf load_controller_conf() {
     return out;
 }
 
-void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf) {
-    const std::string &quota_tres = cfg.quota_tres;
-    const bool accounts = !cfg.accounts.empty(), cpus_mem = cfg.counted[kCpu] || cfg.counted[kMem];
+void load_nodes_partitions(Snapshot &snap, const Config &cfg,
+                           std::unordered_map<std::string, uint32_t> *priority_tier) {
+    const bool cpus_mem = cfg.counted[kCpu] || cfg.counted[kMem];
     std::string gres, type;
-    split_quota_tres(quota_tres, gres, type);
+    split_quota_tres(cfg.quota_tres, gres, type);
 
     node_info_msg_t *nodes = nullptr;
     if (slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS) fail("cannot read nodes");
@@ -155,10 +151,10 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         if (!n.name) continue;
         uint64_t gpus = 0;
         if (!gpr_node_unusable(n.node_state) && n.gres) gpus = gres_count(n.gres, gres, type).value_or(0);
-        node_map[i] = view.snap.add_node(n.name, gpr_gpus_clamp(gpus));
+        node_map[i] = snap.add_node(n.name, gpr_gpus_clamp(gpus));
         if (cpus_mem && !gpr_node_unusable(n.node_state)) {
-            view.snap.nodes.back().cpus = n.cpus;
-            view.snap.nodes.back().mem_mb = n.real_memory;
+            snap.nodes.back().cpus = n.cpus;
+            snap.nodes.back().mem_mb = n.real_memory;
         }
     }
     slurm_free_node_info_msg(nodes);
@@ -173,9 +169,18 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         for (int k = 0; p.node_inx && p.node_inx[k] >= 0; k += 2)
             for (int32_t n = p.node_inx[k]; n <= p.node_inx[k + 1]; ++n)
                 if (n >= 0 && size_t(n) < node_map.size() && node_map[size_t(n)] >= 0) idx.push_back(node_map[size_t(n)]);
-        view.snap.add_partition(p.name, std::move(idx));
+        snap.add_partition(p.name, std::move(idx));
+        if (priority_tier) (*priority_tier)[p.name] = p.priority_tier;
     }
     slurm_free_partition_info_msg(parts);
+}
+
+void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf) {
+    const std::string &quota_tres = cfg.quota_tres;
+    const bool accounts = !cfg.accounts.empty(), cpus_mem = cfg.counted[kCpu] || cfg.counted[kMem];
+    std::string gres, type;
+    split_quota_tres(quota_tres, gres, type);
+    load_nodes_partitions(view.snap, cfg);
 
     job_info_msg_t *jobs = nullptr;
     if (slurm_load_jobs(0, &jobs, SHOW_ALL) != SLURM_SUCCESS) fail("cannot read jobs");

@@ -25,6 +25,18 @@ struct ControllerConf {
 // Each throws std::runtime_error naming what failed (slurmctld down, ...).
 ControllerConf load_controller_conf();
 
+// Nodes (with the GPUs `cfg`'s QuotaTRES counts, and CPUs and memory where
+// it counts them) and partitions into `snap`; with `priority_tier`, each
+// partition's PriorityTier too.
+void load_nodes_partitions(Snapshot &snap, const Config &cfg,
+                           std::unordered_map<std::string, uint32_t> *priority_tier = nullptr);
+
+// Slurm's account tree as slurmctld's assoc_mgr has it, from slurmdbd
+// (sacctmgr show assoc): each account association of the cluster and its
+// parent account, into snap.account_parent.  False, with `why_not`, when
+// slurmdbd cannot be reached or gives no associations.
+bool load_account_tree(const ControllerConf &conf, Snapshot &snap, std::string &why_not);
+
 // Nodes, partitions and jobs, counting GPUs by `cfg`'s QuotaTRES; with
 // Account= entries also jobs' accounts and Slurm's account tree (from
 // slurmdbd: when it cannot be reached the tree is empty and a note says

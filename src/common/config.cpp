@@ -116,6 +116,9 @@ void Parser::tier_line(const std::vector<std::string> &words) {
         const std::string &v = t.value;
         if (t.lkey == "qos") {
             has_qos = true;
+            if (v.size() > kMaxQosListBytes)
+                fail("QOS= list of " + std::to_string(v.size()) + " bytes" + where + " is longer than " +
+                     std::to_string(kMaxQosListBytes) + " bytes: map fewer QOS to one tier");
             size_t start = 0;
             while (true) {
                 size_t comma = v.find(',', start);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -98,6 +99,22 @@ constexpr size_t kMaxConfigLineBytes = 4096;
 bool valid_name(const std::string &name);
 extern const char kNameRule[];
 
+// The longest name of each kind, in bytes.  slurmdbd keeps QOS, account
+// and partition names (a job's partition, an association's) in MySQL
+// TINYTEXT columns of 255 bytes: `sacctmgr add qos` with a 256-byte name
+// stores its first 255 (Slurm 22.05, MariaDB), so a longer name here could
+// never match a job.  A tier's name is its QOS name where QOS= is
+// not given.  A GRES type is kept as "gpu:TYPE" in the same 255 bytes.
+constexpr size_t kMaxQosNameBytes = 255;
+constexpr size_t kMaxAccountNameBytes = 255;
+constexpr size_t kMaxPoolNameBytes = 255;      // a partition's name
+constexpr size_t kMaxTierNameBytes = kMaxQosNameBytes;
+constexpr size_t kMaxGresTypeBytes = 255 - 4;  // QuotaTRES=gres/gpu:TYPE
+// QOS= of one tier, the whole list (about 280 names of 10 bytes): with the
+// name limits it bounds every line write_config() writes (config_writer.cpp
+// checks that they all fit in kMaxConfigLineBytes).
+constexpr size_t kMaxQosListBytes = 3072;
+
 // Text from a file for a message: at most 64 bytes of it, bytes other than
 // printable ASCII (and \ and ') as \xNN, "... (N bytes)" when cut.
 // quote() puts what is shown between single quotes.
@@ -124,6 +141,13 @@ Config load_config_file(const std::string &path, std::string *text = nullptr);
 // The same from an open file (read from its current offset; not closed):
 // the trusted-path check reads exactly the file it checked.
 Config load_config_fd(int fd, const std::string &path, std::string *text = nullptr);
+
+// gpupool.conf text that parses back to `cfg`: every setting the parser
+// reads, in its shortest unambiguous form, one record per line; comments
+// and the original spellings are not kept.  Never a line the parser
+// refuses: no longer than kMaxConfigLineBytes for any Config the parser
+// returns.
+std::string write_config(const Config &cfg);
 
 // Slurm time forms: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM",
 // "D-HH:MM:SS"; also "0", "INFINITE"/"UNLIMITED" (returns 0).  Returns

@@ -42,6 +42,9 @@ void Parser::quota_tres(const std::string &value) {
     bool gpu_ok = gpu == base || (gpu.compare(0, base.size() + 1, base + ":") == 0 &&
                                   valid_name(gpu.substr(base.size() + 1)));
     if (!gpu_ok) fail(expected);
+    if (gpu.size() > base.size() + 1 + kMaxGresTypeBytes)
+        fail(bad + "a GRES type longer than " + std::to_string(kMaxGresTypeBytes) +
+             " bytes (slurmdbd keeps the TRES name gpu:TYPE in 255 bytes): use a shorter type");
     std::array<bool, kResources> counted{{true, false, false}};
     for (size_t i = 1; i < items.size(); ++i) {
         Resource r = items[i] == "cpu" ? kCpu : items[i] == "mem" ? kMem : kGpu;

@@ -94,9 +94,26 @@ private:
         return t;
     }
 
+    // `what`: Tier, DefaultTier, QOS, Pool or Account (config.hpp's limits).
     void check_name(const std::string &what, const std::string &name) const {
         if (name.empty()) fail("empty name for " + what);
         if (!valid_name(name)) fail("bad name " + quote(name) + " for " + what + ": " + kNameRule);
+        const NameLimit limit = name_limit(what);
+        if (name.size() > limit.bytes)
+            fail(what + " name " + quote(name) + " is longer than " + std::to_string(limit.bytes) + " bytes (" +
+                 limit.why + "): use a shorter name");
+    }
+
+    struct NameLimit {
+        size_t bytes;
+        const char *why;
+    };
+    static NameLimit name_limit(const std::string &what) {
+        if (what == "QOS") return {kMaxQosNameBytes, "slurmdbd keeps QOS names of at most 255 bytes"};
+        if (what == "Pool") return {kMaxPoolNameBytes, "slurmdbd keeps partition names of at most 255 bytes"};
+        if (what == "Account") return {kMaxAccountNameBytes, "slurmdbd keeps account names of at most 255 bytes"};
+        return {kMaxTierNameBytes, "a tier's name is its QOS name where QOS= is not given, and slurmdbd keeps "
+                                   "QOS names of at most 255 bytes"};
     }
 
     uint32_t get_u32(const std::string &key, const std::string &v) const {

@@ -4,9 +4,9 @@
 // printable); nothing else may escape, crash, leak or hang.  A
 // configuration that parses must be one the engine accepts, keep R9's
 // rules (distinct tier priorities, each QOS in one tier, names of letters,
-// digits, '_', '-', '.'), and survive a round trip: written back as
-// gpupool.conf text, it parses to the same Config.
-#include <charconv>
+// digits, '_', '-', '.', no longer than Slurm keeps them), and survive a
+// round trip: written back as gpupool.conf text (write_config), it parses
+// to the same Config.
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -41,51 +41,26 @@ bool printable_and_short(const std::string &msg) {
     return true;
 }
 
-std::string decimal(double d) {
-    char buf[512];
-    auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
-    FUZZ_CHECK(res.ec == std::errc());
-    return std::string(buf, res.ptr);
+bool same_amounts(const ResourceAmounts &a, const ResourceAmounts &b) {
+    return a.given == b.given && a.value == b.value;
 }
 
-// The Config as gpupool.conf text that means the same.
-std::string write_back(const Config &c) {
-    std::string out;
-    out += "QuotaTRES=" + c.quota_tres + "\n";
-    out += std::string("PreemptionOrder=") + (c.preemption_order == PreemptionOrder::Newest ? "newest" : "oldest") + "\n";
-    out += std::string("ReclaimBy=") + (c.reclaim_by == ReclaimBy::All ? "all" : "nonpreemptible") + "\n";
-    out += "DecayHalfLife=" + format_duration(c.decay_half_life) + "\n";
-    out += "UsageWindow=" + format_duration(c.usage_window) + "\n";
-    out += "UsageWeight=" + decimal(c.usage_weight) + "\n";
-    out += "MinRuntime=" + format_duration(c.min_runtime) + "\n";
-    out += "RecalcInterval=" + std::to_string(c.recalc_interval) + "\n";
-    out += "StateSaveInterval=" + std::to_string(c.state_save_interval) + "\n";
-    if (c.has_preemptible_priority) out += "PreemptiblePriority=" + std::to_string(c.preemptible_priority) + "\n";
-    out += "DefaultTier=" + c.default_tier + "\n";
-    for (const Tier &t : c.tiers) {
-        out += "Tier=" + t.name + " QOS=";
-        for (size_t i = 0; i < t.qos.size(); ++i) out += (i ? "," : "") + t.qos[i];
-        out += " Priority=" + std::to_string(t.priority);
-        if (!c.has_preemptible_priority) out += std::string(" Preemptible=") + (t.preemptible ? "yes" : "no");
-        switch (t.preempt_mode) {
-        case PreemptMode::Requeue: out += " PreemptMode=requeue"; break;
-        case PreemptMode::Cancel: out += " PreemptMode=cancel"; break;
-        case PreemptMode::Suspend: out += " PreemptMode=suspend"; break;
-        case PreemptMode::Default: break;
-        }
-        if (t.grace_time >= 0) out += " GraceTime=" + std::to_string(t.grace_time);
-        out += "\n";
+bool same_accounts(const Config &a, const Config &b) {
+    if (a.accounts.size() != b.accounts.size()) return false;
+    for (size_t i = 0; i < a.accounts.size(); ++i) {
+        const AccountQuota &x = a.accounts[i], &y = b.accounts[i];
+        if (x.account != y.account || x.pool != y.pool || !same_amounts(x.quota, y.quota) ||
+            x.weight != y.weight || x.weight_given != y.weight_given || !same_amounts(x.limit, y.limit) ||
+            !same_amounts(x.lending_limit, y.lending_limit))
+            return false;
     }
-    for (const Pool &p : c.pools) {
-        out += "Pool=" + p.name + " Quota=" + std::to_string(p.quota) + " Weight=" + std::to_string(p.weight);
-        if (p.min_runtime >= 0) out += " MinRuntime=" + format_duration(p.min_runtime);
-        out += "\n";
-    }
-    return out;
+    return true;
 }
 
+// Everything the parser reads (not the lines records were on).
 bool same(const Config &a, const Config &b) {
-    if (a.quota_tres != b.quota_tres || a.preemption_order != b.preemption_order || a.reclaim_by != b.reclaim_by ||
+    if (a.quota_tres != b.quota_tres || a.counted != b.counted || a.preemption_order != b.preemption_order ||
+        a.reclaim_by != b.reclaim_by || a.reclaim_to != b.reclaim_to ||
         a.decay_half_life != b.decay_half_life || a.usage_window != b.usage_window ||
         a.usage_weight != b.usage_weight || a.min_runtime != b.min_runtime ||
         a.recalc_interval != b.recalc_interval || a.state_save_interval != b.state_save_interval ||
@@ -101,10 +76,11 @@ bool same(const Config &a, const Config &b) {
     }
     for (size_t i = 0; i < a.pools.size(); ++i) {
         const Pool &x = a.pools[i], &y = b.pools[i];
-        if (x.name != y.name || x.quota != y.quota || x.weight != y.weight || x.min_runtime != y.min_runtime)
+        if (x.name != y.name || x.quota != y.quota || !same_amounts(x.quota_by_resource, y.quota_by_resource) ||
+            x.weight != y.weight || x.min_runtime != y.min_runtime)
             return false;
     }
-    return true;
+    return same_accounts(a, b);
 }
 
 void check_duration(int64_t d) {
@@ -141,28 +117,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::set<uint32_t> priorities;
     std::set<std::string> tier_names, qos_names, pool_names;
     for (const Tier &t : c.tiers) {
-        FUZZ_CHECK(good_name(t.name));
+        FUZZ_CHECK(good_name(t.name) && t.name.size() <= kMaxTierNameBytes);
         FUZZ_CHECK(tier_names.insert(t.name).second);
         FUZZ_CHECK(priorities.insert(t.priority).second);
         FUZZ_CHECK(!t.qos.empty());
         for (const std::string &q : t.qos) {
-            FUZZ_CHECK(good_name(q));
+            FUZZ_CHECK(good_name(q) && q.size() <= kMaxQosNameBytes);
             FUZZ_CHECK(qos_names.insert(q).second);
         }
         if (c.has_preemptible_priority) FUZZ_CHECK(t.preemptible == (t.priority <= c.preemptible_priority));
         FUZZ_CHECK(t.grace_time >= -1);
     }
     for (const Pool &p : c.pools) {
-        FUZZ_CHECK(good_name(p.name));
+        FUZZ_CHECK(good_name(p.name) && p.name.size() <= kMaxPoolNameBytes);
         FUZZ_CHECK(pool_names.insert(p.name).second);
         if (p.min_runtime >= 0) check_duration(p.min_runtime);
         FUZZ_CHECK(p.min_runtime >= -1);
     }
 
+    for (const AccountQuota &a : c.accounts) {
+        FUZZ_CHECK(good_name(a.account) && a.account.size() <= kMaxAccountNameBytes);
+        FUZZ_CHECK(a.pool == "*" || c.find_pool(a.pool) != nullptr);
+    }
+
     // Written back, it reads the same.
     Config again;
     try {
-        again = parse_config(write_back(c), kSource);
+        again = parse_config(write_config(c), kSource);
     } catch (const ConfigError &e) {
         std::fprintf(stderr, "written-back config rejected: %s\n", e.what());
         FUZZ_CHECK(!"round trip parses");

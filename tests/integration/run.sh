@@ -17,7 +17,8 @@ ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_b
            test_slow_state_save test_reconfigure_keeps_pass test_reconfigure_new_pid test_user_cannot_raise_tier test_untrusted_paths
            test_restart_completing_job test_restart_with_bad_config test_kill9_restart test_cli_status_borrowing test_cli_why_quota test_cli_queue_order test_cli_requeued_order test_cli_usage_history test_multi_pool test_preempt_needs_priority test_example_osmo test_example_runai test_example_backendai test_cli_whatif_reconfigure test_exporter_prometheus test_cli_why_preempted test_sim_replays_sacct test_tier_suspend_refused
            test_commands_load_plugins test_admin_priority_one test_warns_without_job_submit
-           test_account_department_quota test_account_cpu_quota test_account_moved_by_sacctmgr test_account_borrow_reclaim test_account_reclaim_to_fairshare test_account_limits)
+           test_account_department_quota test_account_cpu_quota test_account_moved_by_sacctmgr test_account_borrow_reclaim test_account_reclaim_to_fairshare test_account_limits
+           test_check_config)
 # shellcheck source=tests_wide.sh
 . "$REPO/tests/integration/tests_wide.sh"   # WIDE_TESTS, WIDE_SHAPE
 tests=("$@")
@@ -130,6 +131,8 @@ eval "$(bash "$CLUSTER" env)"
 . "$REPO/tests/integration/tests.sh"
 # shellcheck source=tests_accounts.sh
 . "$REPO/tests/integration/tests_accounts.sh"
+# shellcheck source=tests_check.sh
+. "$REPO/tests/integration/tests_check.sh"
 
 # run_test NAME: one test from an empty queue and the example gpupool.conf.
 run_test() {

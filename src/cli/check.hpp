@@ -1,0 +1,86 @@
+// `gpupool check`: gpupool.conf read as the plugins read it, then checked
+// against the running cluster (partitions, GPUs, QOS, accounts) and the
+// slurm.conf settings gpupool needs (doc/admin-guide.md, "slurm.conf").
+// What the cluster says comes in a CheckCluster, filled from libslurm
+// (check_live.cpp) or by tests; no Slurm header here.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config.hpp"
+#include "snapshot.hpp"
+
+namespace gpupool::cli {
+
+// One line of the report: "FILE:LINE: error: WHAT; fix: FIX" (no LINE
+// where the problem has none: a setting slurm.conf leaves out).
+struct CheckProblem {
+    std::string file;
+    int line = 0;
+    bool error = true;  // false: a warning (the exit status stays 0)
+    std::string what, fix;
+};
+
+// What the cluster says, as far as it could be read; each part that could
+// not be read says why (and is then not checked: a warning says so).
+struct CheckCluster {
+    std::string controller_error;  // slurmctld unreachable: only the file is checked
+    // Why slurmctld would not trust the file (owner, mode: trust.hpp); "" if it would.
+    std::string trust_error;
+    // slurm.conf: its path, text (empty if unreadable: no line numbers)
+    // and the settings slurmctld runs with (`scontrol show config`).
+    std::string slurm_conf;
+    std::string slurm_conf_text;
+    std::map<std::string, std::string> settings;
+    // Nodes with the GPUs QuotaTRES counts, partitions (issue's pools) and,
+    // with Account= records, Slurm's account tree: as gpupool reads them.
+    bool nodes_known = false;
+    Snapshot snap;
+    std::unordered_map<std::string, uint32_t> priority_tier;  // per partition
+    bool qos_known = false;
+    std::set<std::string> qos;
+    std::string qos_error;
+    bool accounts_known = false;  // snap.account_parent is Slurm's tree
+    std::string accounts_error;
+    std::string cluster_name;
+};
+
+// `scontrol show config` text ("Key = Value" lines) as Key -> Value; the
+// first occurrence of a key wins (plugins' sections follow).
+std::map<std::string, std::string> parse_show_config(const std::string &text);
+
+// Every problem of gpupool.conf `text` (read from `path`): a parse error
+// (the parser stops at the first, with its line), then the cluster checks
+// and the slurm.conf settings.  In file order, gpupool.conf first.
+std::vector<CheckProblem> check_config(const std::string &path, const std::string &text,
+                                       const CheckCluster &cluster);
+
+// The slurm.conf settings gpupool needs (the table in check_settings.cpp);
+// `cfg` null when gpupool.conf did not parse.
+void check_settings(const CheckCluster &cluster, const Config *cfg, const std::string &path,
+                    const std::string &text, std::vector<CheckProblem> &out);
+
+// The Account= records (check_accounts.cpp): each names an account of
+// Slurm's tree, and no queue is guaranteed more than its parent's quota.
+void check_accounts(const Config &cfg, const CheckCluster &cluster, const std::string &path,
+                    std::vector<CheckProblem> &out);
+
+// SlurmUser's uid from `scontrol show config` ("slurm(64030)"); 0 (root)
+// if it says none.
+uint32_t slurm_user_id(const std::map<std::string, std::string> &settings);
+
+// The line where `key` (any case) is set in Key=Value `text`: the last
+// such line outside comments, 0 if none.
+int line_of_key(const std::string &text, const std::string &key);
+
+// Prints each problem and the summary "gpupool check: N errors, N
+// warnings (PATH)"; returns the exit status, 1 on any error.
+int print_check(const std::vector<CheckProblem> &problems, const std::string &path, std::ostream &out);
+
+}  // namespace gpupool::cli

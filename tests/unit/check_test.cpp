@@ -1,0 +1,256 @@
+// `gpupool check` (issue 32) over the demo cluster of scripts/cluster.sh as
+// gpupool reads it: `scontrol show config` and slurm.conf captured from it
+// (tests/unit/data/check/), its nodes, partitions, QOS and accounts.  The
+// eight broken files are the ones the live test checks too.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "check.hpp"
+
+using namespace gpupool;
+using namespace gpupool::cli;
+
+namespace {
+
+std::string srcdir() {
+    const char *d = std::getenv("srcdir");  // set by `make check`
+    return d ? d : ".";
+}
+
+std::string read(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    EXPECT_TRUE(in) << path;
+    std::ostringstream all;
+    all << in.rdbuf();
+    return all.str();
+}
+
+const std::string kSlurmConf = "/var/tmp/gpupool-cluster/etc/slurm.conf";
+
+// pool1, pool2 and plain over node[1-4], pool3 over node[5-6], 1 GPU each;
+// QOS normal, low, high and the examples'; accounts research and
+// scripts/demo-departments.sh's tree.
+CheckCluster demo() {
+    CheckCluster c;
+    c.cluster_name = "gpupool";
+    c.slurm_conf = kSlurmConf;
+    c.slurm_conf_text = read(srcdir() + "/tests/unit/data/check/slurm.conf");
+    c.settings = parse_show_config(read(srcdir() + "/tests/unit/data/check/show-config.txt"));
+    for (int i = 1; i <= 6; ++i) c.snap.add_node("node" + std::to_string(i), 1);
+    c.snap.add_partition("pool1", {0, 1, 2, 3});
+    c.snap.add_partition("pool2", {0, 1, 2, 3});
+    c.snap.add_partition("pool3", {4, 5});
+    c.snap.add_partition("plain", {0, 1, 2, 3});
+    for (const char *p : {"pool1", "pool2", "pool3", "plain"}) c.priority_tier[p] = 1;
+    c.nodes_known = true;
+    c.qos = {"normal", "low", "high", "scavenger", "inference", "build", "interactive", "train"};
+    c.qos_known = true;
+    c.snap.account_parent = {{"root", ""},         {"research", "root"}, {"physics", "root"},
+                             {"biology", "root"},  {"qcd", "physics"},   {"astro", "physics"},
+                             {"genomics", "biology"}, {"imaging", "biology"}, {"protein", "biology"}};
+    c.accounts_known = true;
+    return c;
+}
+
+// The report for `text` named `name`, and its exit status.
+std::string report(const std::string &name, const std::string &text, const CheckCluster &c, int *status = nullptr) {
+    std::ostringstream out;
+    int rc = print_check(check_config(name, text, c), name, out);
+    if (status) *status = rc;
+    return out.str();
+}
+
+std::string report_file(const std::string &file, const CheckCluster &c, int *status) {
+    return report(file, read(srcdir() + "/" + file), c, status);
+}
+
+const std::string kTiers =
+    "Tier=normal QOS=normal Priority=200 Preemptible=no\nTier=low QOS=low Priority=100 Preemptible=yes\n"
+    "DefaultTier=normal\n";
+
+}  // namespace
+
+TEST(Check, EveryExampleOfEtcPassesOnTheDemoCluster) {
+    for (const char *example : {"etc/gpupool.conf.example", "etc/gpupool-osmo.conf", "etc/gpupool-runai.conf",
+                                "etc/gpupool-backendai.conf", "etc/gpupool-departments.conf"}) {
+        int status = -1;
+        EXPECT_EQ(report_file(example, demo(), &status),
+                  std::string("gpupool check: 0 errors, 0 warnings (") + example + ")\n");
+        EXPECT_EQ(status, 0) << example;
+    }
+}
+
+// Acceptance 3: each broken file, its line, what is wrong and the fix.
+TEST(Check, EightBrokenFilesNameTheirLineAndFix) {
+    const std::string d = "tests/unit/data/check/";
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"unknown-partition.conf",
+         ":8: error: Pool=pool4: slurmctld has no partition pool4 (it has pool1, pool2, pool3, plain); fix: add "
+         "PartitionName=pool4 to slurm.conf, or name an existing partition\n"},
+        {"unknown-qos.conf",
+         ":5: error: Tier=low: QOS lowest does not exist in slurmdbd; fix: create it (sacctmgr add qos lowest) and "
+         "grant it (sacctmgr modify user NAME set qos+=lowest), or map an existing QOS (build, high, inference, "
+         "interactive, low, normal, scavenger, train)\n"},
+        {"unknown-account.conf",
+         ":9: error: Account=chemistry: Slurm has no account chemistry (the association tree of cluster gpupool); "
+         "fix: create it (sacctmgr add account chemistry parent=DEPARTMENT), or correct the name\n"},
+        {"duplicate-pool.conf",
+         ":9: error: duplicate Pool=pool1 (first defined on line 7); fix: keep one Pool= record per partition: "
+         "remove the second or merge its keys into the first\n"},
+        {"child-quota-over-parent.conf",
+         ":11: error: Account=qcd Pool=pool1 Quota=gres/gpu=2 is more than the quota of its parent account physics "
+         "there (gres/gpu=1, line 10): a department's quota caps what its projects hold together; fix: lower qcd's "
+         "Quota in pool1 to at most gres/gpu=1, or raise physics's\n"},
+        {"preemptmode-suspend.conf",
+         ":5: error: PreemptMode=suspend in Tier=low: Slurm keeps a suspended job's GPUs allocated, so suspending "
+         "it frees nothing for the job that preempts; fix: write PreemptMode=requeue or PreemptMode=cancel (jobs "
+         "that checkpoint: GraceTime= with SlurmctldParameters=preempt_send_user_signal, then requeue)\n"},
+        {"name-too-long.conf",
+         ":8: error: Pool name 'pool_" + std::string(59, 'x') +
+             "'... (300 bytes) is longer than 255 bytes (slurmdbd keeps partition names of at most 255 bytes); fix: "
+             "use a shorter name\n"},
+        {"missing-slurm-setting.conf",
+         ":5: error: QuotaTRES=gres/gpu:a100 counts a TRES that slurm.conf does not account (" + kSlurmConf +
+             ":60: AccountingStorageTRES=cpu,mem,energy,node,billing,fs/disk,vmem,pages,gres/gpu): jobs' TRES carry "
+             "no count of it; fix: add gres/gpu:a100 to AccountingStorageTRES in slurm.conf and restart "
+             "slurmctld\n" + d + "missing-slurm-setting.conf:9: warning: Pool=pool1 Quota=2: the nodes of "
+             "partition pool1 have no GPUs that QuotaTRES=gres/gpu:a100 counts; fix: give its nodes GPUs (Gres= in "
+             "slurm.conf), or set QuotaTRES to the GPUs they have\n"},
+    };
+    for (const auto &[file, lines] : cases) {
+        int status = -1;
+        const bool a100 = file == "missing-slurm-setting.conf";
+        CheckCluster c = demo();
+        // gpupool counts QuotaTRES=gres/gpu:a100 on the demo's untyped GPUs: none.
+        if (a100)
+            for (SnapNode &n : c.snap.nodes) n.gpus = 0;
+        const std::string errors = a100 ? "1 error, 1 warning" : "1 error, 0 warnings";
+        EXPECT_EQ(report_file(d + file, c, &status),
+                  d + file + lines + "gpupool check: " + errors + " (" + d + file + ")\n");
+        EXPECT_EQ(status, 1) << file;
+    }
+}
+
+// The table of slurm.conf settings: each problem on slurm.conf's line.
+TEST(Check, SlurmConfSettingsAreCheckedWithTheirLines) {
+    CheckCluster c = demo();
+    c.settings["PriorityType"] = "priority/multifactor";
+    c.settings["PreemptMode"] = "GANG,SUSPEND";
+    c.settings["JobSubmitPlugins"] = "lua,gpupool";
+    c.settings["AccountingStorageEnforce"] = "associations";
+    c.settings["PriorityWeightFairShare"] = "0";
+    c.settings["AuthInfo"] = "socket=/run/munge.sock";
+    c.settings["PreemptExemptTime"] = "00:05:00";
+    int status = -1;
+    const std::string s = kSlurmConf;
+    EXPECT_EQ(report("gp.conf", kTiers + "Pool=pool1 Quota=2\n", c, &status),
+              s + ": warning: PreemptExemptTime=00:05:00 applies on top of gpupool's MinRuntime; fix: remove "
+                  "PreemptExemptTime from slurm.conf and set MinRuntime= in gpupool.conf\n" +
+                  s + ":11: warning: AuthInfo=socket=/run/munge.sock sets no cred_expire: a requeued batch job starts "
+                  "again only 1201 s after it was preempted (cred_expire + 1); fix: add cred_expire=30 to AuthInfo in "
+                  "slurm.conf\n" +
+                  s + ":45: error: PriorityType=priority/multifactor: gpupool orders and holds jobs only as "
+                  "priority/gpupool; fix: set PriorityType=priority/gpupool in slurm.conf and restart slurmctld (a "
+                  "reconfigure does not change it)\n" +
+                  s + ":49: warning: PriorityWeightFairshare=0: sprio shows no FAIRSHARE column; fix: set "
+                  "PriorityWeightFairshare=1 (any non-zero value; gpupool's priorities are ranks)\n" +
+                  s + ":52: warning: JobSubmitPlugins=lua,gpupool: gpupool is not first in the list, so a hold on a "
+                  "job gpupool holds is lost, and an array's throttle may start tasks over quota until the next pass; "
+                  "fix: put gpupool first: JobSubmitPlugins=gpupool (then the others)\n" +
+                  s + ":53: error: PreemptMode=GANG,SUSPEND: Slurm keeps a suspended job's GPUs allocated, so "
+                  "suspending a victim frees nothing for the job that preempts; preempt/gpupool refuses to start; "
+                  "fix: set PreemptMode=REQUEUE or CANCEL (jobs that checkpoint: GraceTime= in gpupool.conf with "
+                  "SlurmctldParameters=preempt_send_user_signal)\n" +
+                  s + ":59: error: AccountingStorageEnforce=associations lacks limits,qos: without qos users pick "
+                  "any QOS and so any tier; without limits quota is given back only at the next pass; fix: set "
+                  "AccountingStorageEnforce=associations,limits,qos (keeping what else it has) in slurm.conf and "
+                  "restart slurmctld\n" +
+                  "gpupool check: 3 errors, 4 warnings (gp.conf)\n");
+    EXPECT_EQ(status, 1);
+}
+
+// Pools over the same nodes share their GPUs; pool partitions share one
+// PriorityTier; QOS are Slurm's lower-case names; a Pool=* record answers
+// to each pool's quota.
+TEST(Check, PoolsQosAndAccountsAgainstTheCluster) {
+    CheckCluster c = demo();
+    c.priority_tier["pool3"] = 2;
+    const std::string text = "Tier=normal QOS=normal Priority=200 Preemptible=no\n"  // 1
+                             "Tier=low QOS=Low Priority=100 Preemptible=yes\n"       // 2
+                             "DefaultTier=normal\n"                                  // 3
+                             "Pool=pool1 Quota=3\n"                                  // 4
+                             "Pool=pool2 Quota=2\n"                                  // 5
+                             "Pool=pool3 Quota=3\n"                                  // 6
+                             "Account=protein Pool=* Quota=gres/gpu=3\n";            // 7
+    int status = -1;
+    EXPECT_EQ(report("gp.conf", text, c, &status),
+              "gp.conf:2: error: Tier=low: QOS Low does not exist in slurmdbd; fix: Slurm keeps QOS names in lower "
+              "case: write QOS=low\n"
+              "gp.conf:4: warning: pools pool1, pool2 share the 4 GPUs of their partitions' nodes, but their quotas "
+              "add up to 5: quotas cannot all be honoured; fix: lower the quotas of pool1, pool2 to add up to at most "
+              "4\n"
+              "gp.conf:6: warning: partition pool3 has PriorityTier=2 and partition pool1 (line 4) PriorityTier=1: "
+              "Slurm orders "
+              "pending jobs by PriorityTier before priority, overruling gpupool; fix: give the pool partitions the "
+              "same PriorityTier in slurm.conf\n"
+              "gp.conf:6: warning: Pool=pool3 Quota=3 is more than the 2 GPUs of partition pool3: the quota cannot be "
+              "honoured; fix: lower Quota to at most 2, or add GPUs to the partition\n"
+              "gp.conf:7: error: Account=protein Pool=* Quota=gres/gpu=3 (in pool pool2) is more than Pool=pool2's "
+              "Quota (gres/gpu=2, line 5); fix: lower protein's Quota in pool2 to at most gres/gpu=2, or raise the "
+              "pool's\n"
+              "gpupool check: 2 errors, 3 warnings (gp.conf)\n");
+    EXPECT_EQ(status, 1);
+}
+
+// What could not be read is said once, as a warning; the file is still
+// parsed, and a file slurmctld would not trust is an error.
+TEST(Check, WhatCannotBeCheckedIsSaid) {
+    CheckCluster down;
+    down.controller_error = "cannot read slurmctld's configuration: Unable to contact slurm controller";
+    EXPECT_EQ(report("gp.conf", kTiers + "Pool=p Quota=1\nPool=p Quota=2\n", down),
+              "gp.conf: warning: the cluster was not checked: cannot read slurmctld's configuration: Unable to "
+              "contact slurm controller; fix: run gpupool check where scontrol reaches slurmctld\n"
+              "gp.conf:5: error: duplicate Pool=p (first defined on line 4); fix: keep one Pool= record per "
+              "partition: remove the second or merge its keys into the first\n"
+              "gpupool check: 1 error, 1 warning (gp.conf)\n");
+
+    CheckCluster c = demo();
+    c.qos_known = c.accounts_known = false;
+    c.qos_error = c.accounts_error = "slurmdbd not reachable";
+    c.trust_error = "gp.conf is writable by others (mode 0666)";
+    EXPECT_EQ(report("gp.conf", kTiers + "Pool=pool1 Quota=2\nAccount=qcd Pool=pool1 Quota=gres/gpu=3\n", c),
+              "gp.conf: error: slurmctld would not read it: gp.conf is writable by others (mode 0666); fix: make "
+              "the file and every directory above it owned by root or SlurmUser and writable by no group or other "
+              "user (chown root FILE; chmod go-w FILE)\n"
+              "gp.conf: warning: QOS not checked: slurmdbd not reachable; fix: run gpupool check where slurmdbd "
+              "answers (sacctmgr show qos)\n"
+              "gp.conf: warning: accounts not checked against Slurm's tree: slurmdbd not reachable; fix: run gpupool "
+              "check where slurmdbd answers (sacctmgr show assoc)\n"
+              "gp.conf:5: error: Account=qcd Pool=pool1 Quota=gres/gpu=3 is more than Pool=pool1's Quota "
+              "(gres/gpu=2, line 4); fix: lower qcd's Quota in pool1 to at most gres/gpu=2, or raise the pool's\n"
+              "gpupool check: 2 errors, 2 warnings (gp.conf)\n");
+}
+
+TEST(Check, TextHelpers) {
+    const auto settings = parse_show_config("Configuration data as of 2026-11-28T05:09:50\n"
+                                            "AccountingStorageEnforce = associations,limits,qos\n"
+                                            "PriorityWeightFairShare = 1\n"
+                                            "SlurmUser               = slurm(64030)\n"
+                                            "Cgroup Support Configuration:\n"
+                                            "AllowedRAMSpace         = 100.0%\n"
+                                            "SlurmUser               = other(1)\n");
+    EXPECT_EQ(settings.at("AccountingStorageEnforce"), "associations,limits,qos");
+    EXPECT_EQ(settings.at("AllowedRAMSpace"), "100.0%");
+    EXPECT_EQ(settings.count("Cgroup Support Configuration:"), 0u);
+    EXPECT_EQ(slurm_user_id(settings), 64030u);  // the first SlurmUser: slurmctld's own section
+    EXPECT_EQ(slurm_user_id({{"SlurmUser", "root(0)"}}), 0u);
+    EXPECT_EQ(slurm_user_id({}), 0u);
+    const std::string conf = "# PreemptMode=SUSPEND\nPreemptMode=REQUEUE\n\npreemptmode=CANCEL # again\n"
+                             "QuotaTRES=gres/gpu UsageWeight=0\n";
+    EXPECT_EQ(line_of_key(conf, "PreemptMode"), 4);
+    EXPECT_EQ(line_of_key(conf, "UsageWeight"), 5);
+    EXPECT_EQ(line_of_key(conf, "PreemptType"), 0);
+}
