@@ -9,7 +9,10 @@ CXX := $(shell command -v clang++-14 || command -v clang++)
 JANSSON_CFLAGS := $(shell pkg-config --cflags jansson)
 JANSSON_LIBS := $(shell pkg-config --libs jansson)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-CXXFLAGS := -std=c++17 -g -O1 -Wall -Wextra $(JANSSON_CFLAGS) -I$(SRCDIR)/src/common -MMD -MP
+# -ffile-prefix-map: no path of the checkout in the binaries (__FILE__ in
+# invariant messages), so a fixed-seed run explores the same inputs in any
+# checkout.
+CXXFLAGS := -std=c++17 -g -O1 -Wall -Wextra -ffile-prefix-map=$(SRCDIR)/= $(JANSSON_CFLAGS) -I$(SRCDIR)/src/common -MMD -MP
 TARGETS := fuzz_config fuzz_state fuzz_engine
 
 # Everything of the core but the C ABI (capi*.cpp): the targets call C++.
