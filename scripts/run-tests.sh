@@ -73,7 +73,8 @@ bash scripts/copy-source.sh "$asan/src"
 ( cd "$asan/src" &&
   { [[ -x configure ]] || autoreconf -fi; } &&
   { [[ -f Makefile ]] || ./configure -q CXXFLAGS="$san" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"; } &&
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 make -j"$(nproc)" check
+  GPUPOOL_DECISION_WORLDS=5000 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    make -j"$(nproc)" check
 ) >"$asan/build.log" 2>&1
 [[ -f $asan/src/tests/unit/gpupool_tests.log ]] || tail -20 "$asan/build.log"
 count_gtest "$asan/src/tests/unit/gpupool_tests.log" unit-asan
