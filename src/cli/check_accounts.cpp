@@ -18,9 +18,12 @@ bool at_top(const std::string &parent) { return parent.empty() || parent == "roo
 
 // `account`'s record for `pool`: the one naming the pool, else its "*" one.
 const AccountQuota *entry_for(const Entries &entries, const std::string &account, const std::string &pool) {
-    auto it = entries.find({account, pool});
-    if (it == entries.end()) it = entries.find({account, "*"});
-    return it == entries.end() ? nullptr : it->second;
+    const AccountQuota *held = nullptr;
+    for (const std::string &named : {std::string("*"), pool}) {
+        auto it = entries.find({account, named});
+        if (it != entries.end() && entry_counts_in(*it->second, pool, held)) held = it->second;
+    }
+    return held;
 }
 
 // The record `a` answers to in `pool`: its nearest ancestor's (null: the

@@ -341,7 +341,7 @@ void queue_checks_text(const Pass &p, const QueueTree &tree, const QuotaLine &q,
             const Resource r = k.resource;
             std::string check = "fits";
             if (!k.fits())
-                check = k.job > k.quota ? "never fits" : "full: " + amount_text(r, k.taken + k.job - k.quota) + " missing";
+                check = k.never_fits() ? "never fits" : "full: " + amount_text(r, k.taken + k.job - k.quota) + " missing";
             t.add({tree.queues[size_t(k.queue)].name, num(queue_level(tree, k.queue)), tres_name(p.cfg(), r),
                    amount_text(r, k.taken), amount_text(r, k.quota), amount_text(r, k.job), check});
         }

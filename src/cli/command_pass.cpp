@@ -91,7 +91,7 @@ std::string queue_quota_text(const Pass &p, const QuotaLine &q) {
     const std::string queue = q.queue > 0 ? "/" + tree.queues[size_t(q.queue)].name : "";
     std::string text = p.pool_name(q.pool) + queue + " " + resource_word(r) + " ";
     for (const QueueCheck &k : q.checks)
-        if (k.queue == q.queue && k.resource == r && k.job > k.quota)
+        if (k.queue == q.queue && k.resource == r && k.never_fits())
             return text + "quota " + amount_text(r, k.quota) + " < " + amount_text(r, k.job);
     return text + amount_text(r, q.queue_used) + "/" + amount_text(r, q.queue_quota);
 }

@@ -43,7 +43,8 @@ uint64_t Engine::fit_in_queues(PendingResult &r, int p, const PoolState &ps, uin
     QuotaBlock block;
     fit = tasks_fitting_queues(r, ps, fit, block);
     if (fit > 0) return fit;
-    big_enough = task_amounts(r)[block.resource] <= block.quota;
+    big_enough = !QueueCheck{block.queue, block.resource, block.used, block.quota, task_amounts(r)[block.resource]}
+                       .never_fits();
     r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(block.used, UINT32_MAX)),
                                 Refusal::level_of(block.queue, block.resource)});
     if (line) {
@@ -94,7 +95,7 @@ void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &po
         uint64_t fit = k;
         if (np) {
             if (lines) lines->push_back(quota_line(p, ps, r.gpus));
-            big_enough = r.gpus <= ps.quota;
+            big_enough = !quota_line(p, ps, r.gpus).never_fits();
             fit = ps.quota_room() / r.gpus;
             if (fit == 0) {
                 r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(ps.np_taken(), UINT32_MAX))});

@@ -81,7 +81,17 @@ struct Config {
     // their own indexes for lookups per record or per job.
     const Tier *find_tier(const std::string &name) const;
     const Pool *find_pool(const std::string &name) const;
+    // A pool's MinRuntime: its own, else the global one.
+    int64_t min_runtime_of(const Pool &pool) const { return pool.min_runtime >= 0 ? pool.min_runtime : min_runtime; }
 };
+
+// Whether entry `e` is the one that counts in `pool` for its account, given
+// `held`, the entry that counted so far (entries walked in file order): one
+// naming the pool wins over the account's Pool=* one, which counts only
+// where there is none.
+inline bool entry_counts_in(const AccountQuota &e, const std::string &pool, const AccountQuota *held) {
+    return e.pool == pool || (e.pool == "*" && !held);
+}
 
 // Thrown by the parser: what() is "FILE:LINE: problem" (LINE omitted when
 // the problem is about the file as a whole, e.g. a missing DefaultTier).

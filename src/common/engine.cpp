@@ -143,7 +143,7 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
         ps.config_index = static_cast<int>(i);
         ps.quota = cp.quota;
         ps.weight = cp.weight;
-        ps.min_runtime = cp.min_runtime >= 0 ? cp.min_runtime : cfg.min_runtime;
+        ps.min_runtime = cfg.min_runtime_of(cp);
         ps.p_used_by_tier.assign(cfg.tiers.size(), 0);
         auto it = part_index.find(cp.name);
         if (it == part_index.end()) {

@@ -43,10 +43,10 @@ std::vector<int32_t> account_parents(const Snapshot &snap, const Evaluation &ev)
 // itself wins over one for every pool (Pool=*).
 std::vector<const AccountQuota *> entries_for(const Config &cfg, const std::string &pool, const Evaluation &ev) {
     std::vector<const AccountQuota *> entry(ev.account_ids.size(), nullptr);
-    for (const AccountQuota &e : cfg.accounts)
-        if (e.pool == "*" && !entry[size_t(ev.account_ids.at(e.account))]) entry[size_t(ev.account_ids.at(e.account))] = &e;
-    for (const AccountQuota &e : cfg.accounts)
-        if (e.pool == pool) entry[size_t(ev.account_ids.at(e.account))] = &e;
+    for (const AccountQuota &e : cfg.accounts) {
+        const AccountQuota *&held = entry[size_t(ev.account_ids.at(e.account))];
+        if (entry_counts_in(e, pool, held)) held = &e;
+    }
     return entry;
 }
 

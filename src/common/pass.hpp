@@ -108,6 +108,7 @@ struct QueueCheck {
     Resource resource = kGpu;
     uint64_t taken = 0, quota = 0, job = 0;
     bool fits() const { return taken + job <= quota; }
+    bool never_fits() const { return job > quota; }  // even with the queue empty
 };
 
 // R2's arithmetic for an NP job in one of its pools, at its turn in the
@@ -133,6 +134,7 @@ struct QuotaLine {
     // the pool's GPU quota refused it first or the pool has no queues.
     std::vector<QueueCheck> checks;
     bool fits() const { return needed == 0 && !queue_blocked; }  // the verdict
+    bool never_fits() const { return gpus > quota; }  // the pool's GPU quota, even unused
 };
 
 // The quota lines of the pending jobs (R1 order): those of the job at

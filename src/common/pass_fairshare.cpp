@@ -41,8 +41,7 @@ void account_queue_usage(Engine::PoolHistory &h, PoolState &ps, int64_t accounte
         auto it = h.accounts.find(queues[q].name);
         Engine::AccountHistory a = it == h.accounts.end() ? Engine::AccountHistory{} : std::move(it->second);
         a.usage.drop_future(now, accounted_before);
-        if (accounted_until > 0 && now > accounted_until) a.usage.add(a.last_used, accounted_until, now, dp);
-        a.usage.prune(now, dp);
+        a.usage.advance(a.last_used, accounted_until, now, dp);
         a.last_used = static_cast<uint32_t>(std::min<uint64_t>(own[q][kGpu], UINT32_MAX));
         const double share = decayed_capacity > 0 ? std::min(1.0, a.usage.decayed(now, dp) / decayed_capacity) : 0.0;
         pq.usage_share[q] = share;
@@ -79,12 +78,8 @@ void Engine::account_usage(Evaluation &ev, int64_t now) {
     for (PoolState &ps : ev.pools) {
         PoolHistory &h = history_[ps.name];
         const int64_t accounted_until = last_account_;
-        if (last_account_ > 0 && now > last_account_) {
-            h.usage.add(h.last_used, last_account_, now, dp);
-            h.capacity.add(h.last_capacity, last_account_, now, dp);
-        }
-        h.usage.prune(now, dp);
-        h.capacity.prune(now, dp);
+        h.usage.advance(h.last_used, last_account_, now, dp);
+        h.capacity.advance(h.last_capacity, last_account_, now, dp);
         h.last_used = ps.used();
         h.last_capacity = ps.domain_capacity;
         ps.decayed_usage = h.usage.decayed(now, dp);

@@ -55,6 +55,12 @@ public:
 
     // `amount` GPUs held over [t0, t1).
     void add(double amount, int64_t t0, int64_t t1, const DecayParams &p);
+    // R8's accounting step, the one for pools and queues alike: `used` GPUs
+    // held from `from` (0: nothing accounted yet) to `now`, then prune.
+    void advance(double used, int64_t from, int64_t now, const DecayParams &p) {
+        if (from > 0 && now > from) add(used, from, now, p);
+        prune(now, p);
+    }
     // Decayed GPU-seconds as seen at `now`.
     double decayed(int64_t now, const DecayParams &p) const;
     // Drop what fell out of the window; fold old buckets into the tail.

@@ -13,6 +13,7 @@
 #include "gpupool.h"
 #include "levels.hpp"
 #include "min_runtime.hpp"
+#include "preemption.hpp"
 #include "placement.hpp"
 
 namespace gpupool {
@@ -342,7 +343,7 @@ bool Engine::candidacy(int q, const Preemptor &p, const Freeable &f, const Runni
         }
         // R4: a lower preemptible tier of the same pool (with levels: the
         // same queue, or one the other's ancestor).
-        if (tier_priority(vi.tier) >= tier_priority(p.tier)) {
+        if (!tier_preempts(tier_priority(p.tier), tier_priority(vi.tier), preemptible_tier(vi.tier))) {
             v.why = "victim tier is not lower";
             return false;
         }

@@ -226,8 +226,7 @@ void Replay::setup_partitions() {
             if (config_.pools[k].name == sp.name) {
                 w_.pool_of_part[p] = static_cast<int32_t>(k);
                 if (w_.part_of_pool[k] < 0) w_.part_of_pool[k] = static_cast<int32_t>(p);
-                const int64_t mr = config_.pools[k].min_runtime;
-                w_.min_runtime_of_part[p] = mr >= 0 ? mr : config_.min_runtime;
+                w_.min_runtime_of_part[p] = config_.min_runtime_of(config_.pools[k]);
             }
     }
 }

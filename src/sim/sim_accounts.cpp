@@ -21,7 +21,7 @@ bool account_quota(const Config &config, const std::string &account, const std::
     for (const Pool &pool : config.pools) {
         const AccountQuota *entry = nullptr;
         for (const AccountQuota &a : config.accounts)
-            if (a.account == account && (a.pool == pool.name || (a.pool == "*" && !entry))) entry = &a;
+            if (a.account == account && entry_counts_in(a, pool.name, entry)) entry = &a;
         if (entry) {
             quota += entry->quota.get(kGpu);
             given = true;

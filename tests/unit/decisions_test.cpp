@@ -257,7 +257,9 @@ TEST(Decisions, EveryWorldDecidesAsTheRecordedEngineDid) {
         }
     }
     const char *write = std::getenv("GPUPOOL_DECISION_WRITE");
-    if (!write) ASSERT_FALSE(expected.empty()) << "no digests in data/decisions/digests.txt";
+    if (!write) {
+        ASSERT_FALSE(expected.empty()) << "no digests in data/decisions/digests.txt";
+    }
     std::ostringstream written;
     uint64_t lines = 0, differing = 0;
     for (uint32_t block = 0; block * kWorldsPerBlock < worlds; ++block) {
