@@ -127,6 +127,7 @@ PoolList Engine::managed_pools(std::string_view parts) const {
 void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
     const Config &cfg = *config_;
     ev.pools.clear();
+    ev.node_sets.clear();
     ev.pool_index.clear();
     std::unordered_map<std::string, size_t> part_index;
     for (size_t i = 0; i < snap.partitions.size(); ++i) part_index.emplace(snap.partitions[i].name, i);
@@ -162,12 +163,46 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
     std::vector<uint32_t> domain_cap(n, 0);
     for (size_t node = 0; node < snap.nodes.size(); ++node)
         if (sets.owner(node) >= 0) domain_cap[static_cast<size_t>(sets.find(sets.owner(node)))] += snap.nodes[node].gpus;
+    std::vector<int32_t> tree_of_domain(n, -1);
     for (size_t i = 0; i < n; ++i) {
         if (!part_of[i] || part_of[i]->nodes.empty()) continue;
         int root = sets.find(static_cast<int>(i));
-        ev.pools[i].domain = root;
-        ev.pools[i].domain_capacity = domain_cap[static_cast<size_t>(root)];
+        PoolState &ps = ev.pools[i];
+        ps.domain = root;
+        ps.domain_capacity = domain_cap[static_cast<size_t>(root)];
+        int32_t &t = tree_of_domain[static_cast<size_t>(root)];
+        if (t < 0) {
+            t = int32_t(ev.node_sets.size());
+            NodeSetTree tree;
+            tree.queues.emplace_back();
+            tree.queues.back().name = "(nodes of " + ps.name + ")";
+            tree.pool_of.push_back(-1);
+            ev.node_sets.push_back(std::move(tree));
+        }
+        NodeSetTree &tree = ev.node_sets[size_t(t)];
+        QueueSpec row;
+        row.name = ps.name;
+        row.parent = 0;
+        row.quota.set(kGpu, ps.quota);
+        row.weight = ps.weight;
+        ps.node_set = t;
+        ps.node_set_row = int32_t(tree.queues.size());
+        tree.queues.push_back(std::move(row));
+        tree.pool_of.push_back(int(i));
     }
+    for (NodeSetTree &tree : ev.node_sets) {
+        tree.allocated.assign(tree.queues.size(), Amounts{});
+        tree.fairshare.assign(tree.queues.size(), Amounts{});
+    }
+}
+
+void sync_node_set_rows(std::vector<NodeSetTree> &trees, const std::vector<PoolState> &pools) {
+    for (NodeSetTree &tree : trees)
+        for (size_t row = 1; row < tree.queues.size(); ++row) {
+            const PoolState &ps = pools[size_t(tree.pool_of[row])];
+            tree.allocated[row] = Amounts{ps.used(), 0, 0};
+            tree.fairshare[row] = Amounts{ps.fairshare, 0, 0};
+        }
 }
 
 void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {

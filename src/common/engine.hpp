@@ -88,7 +88,8 @@ inline Preemptor preemptor_of(const PendingResult &r) { return Preemptor{r.tier,
 // pool's borrowers must go at once.  Only a non-preemptible preemptor
 // counts them (a preemptible one, ReclaimBy=all, must fit as it is).
 struct Freeable {
-    uint32_t pool_gpus = 0;  // in the whole pool, for reclaim between pools
+    uint32_t pool_gpus = 0;  // in the whole pool, for reclaim between pools (step to quota)
+    uint32_t pool_gpus_to_bound = 0;  // the same in the step to fairshare
     // With levels, per queue on the preemptor's path (its own first, the
     // root last): what it may free inside that queue (path.to_quota: with
     // siblings' excess over quota; path.to_bound: over their reclaim bound).
@@ -297,6 +298,10 @@ private:
     // sides of their common ancestor.
     bool reclaim_between_queues(int q, const Preemptor &p, const Freeable &f, int32_t from, const RunningInfo &vi,
                                 Verdict &v) const;
+    // R5 between two pools of one node set (their tree: NodeSetTree).
+    bool reclaim_between_pools(int q, const Preemptor &p, const Freeable &f, const RunningInfo &vi, Verdict &v) const;
+    // R5's ReclaimBy: may this preemptor reclaim at all.
+    bool reclaims(const Preemptor &p) const;
     DecayParams decay() const;
 
     // A configuration with the indexes derived from it.

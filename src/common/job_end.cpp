@@ -81,6 +81,7 @@ uint32_t Engine::release_running(uint32_t job_id) {
             tier_used -= std::min(tier_used, r.gpus);
         }
         use_in_queues(r, ps, -1);
+        sync_node_set_rows(eval_.node_sets, eval_.pools);
     }
     const uint32_t array_record = r.array_job_id;
     if (array_record) {

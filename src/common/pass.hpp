@@ -71,10 +71,23 @@ struct PoolQueues {
     Amounts capacity{};                     // the pool's nodes' GPUs, CPUs, memory (0: unknown)
 };
 
+// The pools of one node set as the top queues of a tree: row 0 the node
+// set (it counts nothing), below it its pools in configuration order, each
+// counting its GPU quota.  R5 between pools asks check_reclaim of this tree,
+// as R5 between queues asks it of a pool's own tree.
+struct NodeSetTree {
+    std::vector<QueueSpec> queues;
+    std::vector<int> pool_of;                 // per row, its pool (row 0: -1)
+    // Per row: its pool's GPUs in use and fairshare (sync_node_set_rows).
+    std::vector<Amounts> allocated, fairshare;
+};
+
 struct PoolState {
     std::string name;
     int config_index = 0;
     int domain = -1;            // set of pools sharing nodes; -1: no nodes
+    int32_t node_set = -1;      // its tree in Evaluation::node_sets, and its row there
+    int32_t node_set_row = -1;
     uint32_t capacity = 0;
     uint32_t domain_capacity = 0;
     uint32_t quota = 0, weight = 1;
@@ -285,6 +298,7 @@ struct RunningInfo {
     // what another pool may reclaim).
     uint32_t walk = 0;
     uint32_t excess = 0;
+    uint32_t pool_at = 0;       // its pool's GPUs in use at that place (R5 between pools)
     // Issue 20, with levels only: its account and CPUs and memory (MiB),
     // and where its queues' walk is (PoolQueues::victim_at; kNoWalk: none).
     int32_t account = -1;
@@ -569,11 +583,16 @@ private:
 std::vector<std::vector<PoolGpus>> lending(const std::vector<PoolState> &pools, const std::vector<size_t> &members,
                                            uint32_t capacity);
 
+// Each node set tree's rows from its pools' use and fairshare: after a
+// pass, a refresh and a job end (which change them).
+void sync_node_set_rows(std::vector<NodeSetTree> &trees, const std::vector<PoolState> &pools);
+
 // Everything the last pass decided.
 struct Evaluation {
     int64_t now = 0;
     bool valid = false;
     std::vector<PoolState> pools;                 // config order
+    std::vector<NodeSetTree> node_sets;           // pools sharing nodes, as trees
     std::unordered_map<std::string, int> pool_index;
     // Issue 20: the accounts the queue trees know (entries and Slurm's
     // tree), numbered; empty without Account= entries.

@@ -146,6 +146,7 @@ void Engine::rank_victims(Evaluation &ev) const {
             const int64_t over = before - int64_t(ps.quota);
             r->walk = place++;
             r->excess = over > 0 ? static_cast<uint32_t>(std::min<int64_t>(over, r->gpus)) : 0;
+            r->pool_at = static_cast<uint32_t>(std::max<int64_t>(before, 0));
             if (r->gpus == 0)
                 r->cls = VictimClass::InQuota;  // frees no GPU: never reclaimed
             else if (before > int64_t(ps.fairshare))
@@ -170,6 +171,16 @@ void Engine::rank_victims(Evaluation &ev) const {
     }
     std::sort(all.begin(), all.end());
     for (size_t i = 0; i < all.size(); ++i) all[i].r->rank = static_cast<uint32_t>(i + 1);
+    sync_node_set_rows(ev.node_sets, ev.pools);
+}
+
+// R5's ReclaimBy, at every level: a non-preemptible job reclaims; a
+// preemptible one only with ReclaimBy=all, or with ReclaimTo=fairshare,
+// where any job of a queue or pool below its fairshare reclaims up to it
+// (Run:ai).
+bool Engine::reclaims(const Preemptor &p) const {
+    return !preemptible_tier(p.tier) || config_->reclaim_by == ReclaimBy::All ||
+           config_->reclaim_to == ReclaimTo::Fairshare;
 }
 
 Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now) {
@@ -290,7 +301,7 @@ void Engine::freeable(int q, const Preemptor &p, int64_t now, Freeable &f) const
     const PoolState &ps = eval_.pools[static_cast<size_t>(q)];
     const PoolQueues &pq = ps.queues;
     const size_t n = pq.tree ? pq.tree->queues.size() : 0;
-    f.pool_gpus = 0;
+    f.pool_gpus = f.pool_gpus_to_bound = 0;
     f.lower.assign(n, Amounts{});
     f.takeable.assign(n, Amounts{});
     const uint32_t prio = tier_priority(p.tier);
@@ -309,6 +320,7 @@ void Engine::freeable(int q, const Preemptor &p, int64_t now, Freeable &f) const
         }
     }
     if (!pq.tree) {
+        f.pool_gpus_to_bound = f.pool_gpus;  // its own lower tiers, in either step
         f.path.to_quota.clear();
         f.path.to_bound.clear();
         return;
@@ -322,6 +334,7 @@ void Engine::freeable(int q, const Preemptor &p, int64_t now, Freeable &f) const
         }
     freed_on_path(queues, pq.allocated, f.bound, f.lower, f.takeable, queue_in(ps, p.account), f.path);
     f.pool_gpus = static_cast<uint32_t>(std::min<uint64_t>(f.path.to_quota.back()[kGpu], UINT32_MAX));
+    f.pool_gpus_to_bound = static_cast<uint32_t>(std::min<uint64_t>(f.path.to_bound.back()[kGpu], UINT32_MAX));
 }
 
 // R4 and R5 (MinRuntime apart): may preemptor `p`, starting in pool `q`,
@@ -363,8 +376,8 @@ bool Engine::candidacy(int q, const Preemptor &p, const Freeable &f, const Runni
         v.why = "lower tier in the same pool";
         return true;
     }
-    // R5: take back own quota from another pool's borrowed excess.
-    if (!np && config_->reclaim_by != ReclaimBy::All) {
+    // R5: take back own quota (or fairshare) from another pool's borrowed excess.
+    if (!reclaims(p)) {
         v.why = "only non-preemptible jobs reclaim (ReclaimBy=nonpreemptible)";
         return false;
     }
@@ -372,31 +385,58 @@ bool Engine::candidacy(int q, const Preemptor &p, const Freeable &f, const Runni
         v.why = "pools share no nodes";
         return false;
     }
-    // Entitled: its pool's use, less what the same preemption frees there,
-    // plus the job fits the quota.
-    const uint64_t kept = qps.used() - std::min<uint64_t>(qps.used(), f.pool_gpus);
-    if (kept + p.gpus > qps.quota) {
-        v.preemptor_pool = q;
+    return reclaim_between_pools(q, p, f, vi, v);
+}
+
+// R5 between two pools of one node set: check_reclaim decides on the node
+// set's tree (its pools the top queues), with what the same preemption
+// frees in the preemptor's pool counted off (a non-preemptible preemptor's
+// own lower tiers, and with levels its sibling queues' excess), at the
+// victim's place in its pool's walk.
+bool Engine::reclaim_between_pools(int q, const Preemptor &p, const Freeable &f, const RunningInfo &vi,
+                                   Verdict &v) const {
+    const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
+    const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
+    const NodeSetTree &tree = eval_.node_sets[size_t(qps.node_set)];
+    ReclaimQuestion rq;
+    rq.reclaimer = qps.node_set_row;
+    rq.victim_queue = vps.node_set_row;
+    rq.job = Amounts{p.gpus, 0, 0};
+    rq.victim = Amounts{vi.gpus, 0, 0};
+    const Amounts at{vi.pool_at, 0, 0}, freed_to_quota{f.pool_gpus, 0, 0}, freed_to_bound{f.pool_gpus_to_bound, 0, 0};
+    rq.victim_at = &at;
+    rq.freed_to_quota = &freed_to_quota;
+    rq.freed_to_bound = &freed_to_bound;
+    const ReclaimCheck c = check_reclaim(tree.queues, tree.allocated, tree.fairshare, rq, config_->reclaim_to);
+    const bool to_quota = c.bound == tree.queues[size_t(c.queue)].quota.get(kGpu);
+    const char *bound = to_quota ? "quota" : "fairshare";
+    // The answer is about q unless the victim's pool decided it.
+    if (c.outcome != ReclaimCheck::VictimSideWithin) v.preemptor_pool = q;
+    switch (c.outcome) {
+    case ReclaimCheck::Allowed:
+        v.allowed = true;
+        v.rule = Rule::Reclaim;
+        v.why.set("borrowed excess (%s) of %s", victim_class_name(vi.cls), vps.name.c_str());
+        return true;
+    case ReclaimCheck::ReclaimerOver:
         if (f.pool_gpus == 0)
-            v.why.set("preemptor pool %s not entitled: %llu+%u > quota %u", qps.name.c_str(),
-                      static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(p.gpus),
-                      static_cast<unsigned>(qps.quota));
+            v.why.set("preemptor pool %s not entitled: %llu+%u > %s %llu", qps.name.c_str(),
+                      static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(p.gpus), bound,
+                      static_cast<unsigned long long>(c.bound));
         else
-            v.why.set("preemptor pool %s not entitled: %llu-%u it frees+%u > quota %u", qps.name.c_str(),
+            v.why.set("preemptor pool %s not entitled: %llu-%u it frees+%u > %s %llu", qps.name.c_str(),
                       static_cast<unsigned long long>(qps.used()), static_cast<unsigned>(f.pool_gpus),
-                      static_cast<unsigned>(p.gpus), static_cast<unsigned>(qps.quota));
+                      static_cast<unsigned>(p.gpus), bound, static_cast<unsigned long long>(c.bound));
+        return false;
+    case ReclaimCheck::VictimSideToQuota:
+        v.why.set("victim pool %s would fall below its quota taken to fairshare (%llu < %llu)", vps.name.c_str(),
+                  static_cast<unsigned long long>(c.allocated), static_cast<unsigned long long>(c.bound));
+        return false;
+    default:  // VictimSideWithin: no queue below B in this tree
+        v.why.set("victim pool %s is not over its %s for this job (%llu/%llu)", vps.name.c_str(), bound,
+                  static_cast<unsigned long long>(vps.used()), static_cast<unsigned long long>(c.bound));
         return false;
     }
-    if (vi.excess == 0) {
-        v.why.set("victim pool %s is not over its quota for this job (%llu/%u)", vps.name.c_str(),
-                  static_cast<unsigned long long>(vps.used()), static_cast<unsigned>(vps.quota));
-        return false;
-    }
-    v.allowed = true;
-    v.rule = Rule::Reclaim;
-    v.preemptor_pool = q;
-    v.why.set("borrowed excess (%s) of %s", victim_class_name(vi.cls), vps.name.c_str());
-    return true;
 }
 
 // R5 with levels, inside pool q: the preemptor's queue `from` and the
@@ -411,7 +451,7 @@ bool Engine::reclaim_between_queues(int q, const Preemptor &p, const Freeable &f
     v.preemptor_pool = q;
     // ReclaimTo=quota: as between pools.  ReclaimTo=fairshare (Run:ai): any
     // job of a queue below its fairshare reclaims up to it.
-    if (to == ReclaimTo::Quota && preemptible_tier(p.tier) && config_->reclaim_by != ReclaimBy::All) {
+    if (!reclaims(p)) {
         v.why = "only non-preemptible jobs reclaim (ReclaimBy=nonpreemptible)";
         return false;
     }
