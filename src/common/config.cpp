@@ -27,7 +27,7 @@ const ConfigKeys &config_keys() {
         {"QuotaTRES", "PreemptionOrder", "ReclaimBy", "ReclaimTo", "DecayHalfLife", "UsageWindow",
          "UsageWeight", "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier"},
         {"QOS", "Priority", "Preemptible", "PreemptMode", "GraceTime"},
-        {"Quota", "Weight", "MinRuntime"},
+        {"Quota", "Weight", "MinRuntime", "DecayHalfLife", "UsageWindow", "UsageWeight"},
         {"Pool", "Quota", "Weight", "Limit", "LendingLimit"},
     };
     return keys;
@@ -219,6 +219,12 @@ void Parser::pool_line(const std::vector<std::string> &words) {
             pool.weight = get_u32("Weight", v);
         } else if (t.lkey == "minruntime") {
             pool.min_runtime = get_duration("MinRuntime", v, false);
+        } else if (t.lkey == "decayhalflife") {
+            pool.decay_half_life = get_duration("DecayHalfLife", v, true);
+        } else if (t.lkey == "usagewindow") {
+            pool.usage_window = get_duration("UsageWindow", v, true);
+        } else if (t.lkey == "usageweight") {
+            pool.usage_weight = get_decimal("UsageWeight", v);
         } else {
             fail("unknown key " + quote(t.key) + where);
         }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "resources.hpp"
+#include "usage.hpp"
 
 namespace gpupool {
 
@@ -38,6 +39,11 @@ struct Pool {
     ResourceAmounts quota_by_resource;
     uint32_t weight = 1;           // over-quota weight (R8)
     int64_t min_runtime = -1;      // seconds; -1 = global MinRuntime
+    // Time-based fairshare of this pool (its usage history, its queues'
+    // division, its term among the pools sharing its nodes); -1: the
+    // global DecayHalfLife, UsageWindow, UsageWeight.
+    int64_t decay_half_life = -1, usage_window = -1;
+    double usage_weight = -1;
     int line = 0;
 };
 
@@ -83,6 +89,12 @@ struct Config {
     const Pool *find_pool(const std::string &name) const;
     // A pool's MinRuntime: its own, else the global one.
     int64_t min_runtime_of(const Pool &pool) const { return pool.min_runtime >= 0 ? pool.min_runtime : min_runtime; }
+    // A pool's time-based fairshare settings: its own where set, else the global ones.
+    DecayParams decay_of(const Pool &pool) const {
+        return DecayParams{pool.decay_half_life >= 0 ? pool.decay_half_life : decay_half_life,
+                           pool.usage_window >= 0 ? pool.usage_window : usage_window};
+    }
+    double usage_weight_of(const Pool &pool) const { return pool.usage_weight >= 0 ? pool.usage_weight : usage_weight; }
 };
 
 // Whether entry `e` is the one that counts in `pool` for its account, given

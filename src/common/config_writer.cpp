@@ -82,6 +82,9 @@ void write_pool(const Pool &p, std::string &out) {
     out += "Pool=" + p.name + " Quota=" + (q.has(kCpu) || q.has(kMem) ? tres(q) : std::to_string(p.quota));
     out += " Weight=" + std::to_string(p.weight);
     if (p.min_runtime >= 0) out += " MinRuntime=" + format_duration(p.min_runtime);
+    if (p.decay_half_life >= 0) out += " DecayHalfLife=" + format_duration(p.decay_half_life);
+    if (p.usage_window >= 0) out += " UsageWindow=" + format_duration(p.usage_window);
+    if (p.usage_weight >= 0) out += " UsageWeight=" + decimal(p.usage_weight);
     out += "\n";
 }
 

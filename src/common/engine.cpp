@@ -79,10 +79,6 @@ uint32_t Engine::tier_priority(int tier) const {
     return tier >= 0 ? config_->tiers[static_cast<size_t>(tier)].priority : 0;
 }
 
-DecayParams Engine::decay() const {
-    return DecayParams{config_->decay_half_life, config_->usage_window};
-}
-
 int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, uint32_t restart_cnt, int64_t now) {
     // Kept times stay in [0, kMaxTime]: the state file takes them back and
     // order keys subtract them.

@@ -302,7 +302,6 @@ private:
     bool reclaim_between_pools(int q, const Preemptor &p, const Freeable &f, const RunningInfo &vi, Verdict &v) const;
     // R5's ReclaimBy: may this preemptor reclaim at all.
     bool reclaims(const Preemptor &p) const;
-    DecayParams decay() const;
 
     // A configuration with the indexes derived from it.
     struct LoadedConfig {

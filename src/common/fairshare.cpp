@@ -88,7 +88,8 @@ FairshareResult compute_fairshare(uint32_t capacity, const std::vector<Fairshare
         for (size_t i = 0; i < n; ++i) {
             if (ask[i] == 0) continue;
             double w = pools[i].weight / weight_sum;
-            eff[i] = std::max(0.0, w + usage_weight * (w - pools[i].usage_share));
+            const double k = pools[i].usage_weight >= 0 ? pools[i].usage_weight : usage_weight;
+            eff[i] = std::max(0.0, w + k * (w - pools[i].usage_share));
         }
         r.over_quota = water_fill(r.divisible, eff, ask);
     }

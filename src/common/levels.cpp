@@ -320,7 +320,8 @@ void divide_queues(const Config &cfg, Evaluation &ev) {
         for (size_t q = 0; q < queues.size() && q < pq.usage_share.size(); ++q)
             load[q].usage[kGpu] = pq.usage_share[q] * scale;
         const Amounts root_share{ps.fairshare, pq.capacity[kCpu], pq.capacity[kMem]};
-        QueueShares shares = divide_among_queues(queues, load, root_share, cfg.usage_weight);
+        QueueShares shares =
+            divide_among_queues(queues, load, root_share, cfg.usage_weight_of(cfg.pools[size_t(ps.config_index)]));
         pq.demand = std::move(shares.demand);
         pq.fairshare = std::move(shares.fairshare);
     }

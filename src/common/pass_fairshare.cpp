@@ -55,7 +55,6 @@ void account_queue_usage(Engine::PoolHistory &h, PoolState &ps, int64_t accounte
 }  // namespace
 
 void Engine::account_usage(Evaluation &ev, int64_t now) {
-    const DecayParams dp = decay();
     const int64_t accounted_before = last_account_;
     // The clock went back (or a clock set ahead saved the state): usage
     // after now never happened.  Drop it and account from now on, rather
@@ -77,6 +76,7 @@ void Engine::account_usage(Evaluation &ev, int64_t now) {
     }
     for (PoolState &ps : ev.pools) {
         PoolHistory &h = history_[ps.name];
+        const DecayParams dp = config_->decay_of(config_->pools[size_t(ps.config_index)]);
         const int64_t accounted_until = last_account_;
         h.usage.advance(h.last_used, last_account_, now, dp);
         h.capacity.advance(h.last_capacity, last_account_, now, dp);
@@ -145,7 +145,8 @@ void Engine::compute_fairshare(Evaluation &ev) const {
             const PoolState &ps = ev.pools[i];
             uint64_t demand = uint64_t(ps.used()) + ps.pending_gpus;
             in.push_back(FairshareInput{ps.quota, ps.weight, static_cast<uint32_t>(std::min<uint64_t>(demand, UINT32_MAX)),
-                                        ps.usage_share});
+                                        ps.usage_share,
+                                        config_->usage_weight_of(config_->pools[size_t(ps.config_index)])});
             quota_sum += ps.quota;
             borrowed += ps.borrowed();
         }

@@ -5,7 +5,7 @@
 # run.sh after tests.sh (its helpers: conf_load, mark_log, log_has,
 # log_since, gp) and tests_accounts.sh.
 
-WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts)
+WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools)
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=1 GPUS_PER_NODE=4 CPUS_PER_NODE=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
 PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
@@ -65,6 +65,37 @@ Pool=q1 Quota=0' || return 1
   t0=$SECONDS
   n0=$(submit_gpus n0 q0 normal 4) || return 1
   expect_both_evicted "$n0" "$l0" "$l1" "$t0"
+}
+
+# ReclaimTo=fairshare between pools (issue 28 item 6), KAI-Scheduler's
+# "reclaim according to the fairness ratio" case at half its size: q0 and
+# q1 (quota 1, weight 1 each) share the node's 4 GPUs, fairshare 2 each.
+# q0 runs LOW jobs of 1, 1 and 2 GPUs; q1's first LOW job of 2 takes q0's
+# newest (the 2-GPU one), its second waits: 2 and 2, and nothing more is
+# preempted.  With ReclaimTo ignored between pools (before) a LOW job
+# reclaimed nothing and q1 waited for good.
+test_reclaim_fairshare_pools() {
+  local a1 a2 a3 b1 b2 t0
+  wide_load 'ReclaimTo=fairshare
+UsageWeight=0
+Pool=q0 Quota=1
+Pool=q1 Quota=1' || return 1
+  a1=$(submit_gpus a1 q0 low 1) && assert wait_state "$a1" RUNNING 30 || return 1
+  a2=$(submit_gpus a2 q0 low 1) && assert wait_state "$a2" RUNNING 30 || return 1
+  a3=$(submit_gpus a3 q0 low 2) && assert wait_state "$a3" RUNNING 30 || return 1
+  mark_log
+  t0=$SECONDS
+  b1=$(submit_gpus b1 q1 low 2) || return 1
+  b2=$(submit_gpus b2 q1 low 2) || return 1
+  assert wait_state "$b1" RUNNING 30 ||
+    { ilog "b1: $(job_state "$b1"), reason $(job_reason "$b1")"; gp why "$b1" >&2; log_since | grep -a gpupool >&2; return 1; }
+  ilog "q1's first job started $(( SECONDS - t0 )) s after its submission"
+  assert test "$(victims_since "$b1")" = "$a3 " || { ilog "victims: $(victims_since "$b1")"; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$b1") $(job_state "$a1") $(job_state "$a2")" = "RUNNING RUNNING RUNNING" || return 1
+  assert test "$(job_state "$b2")" = PENDING
 }
 
 # KAI-Scheduler's department reclaim case on pool1 (quota 4): dep1 (quota
