@@ -109,24 +109,16 @@ void Engine::tally_pending(Evaluation &ev) const {
 
 std::vector<std::vector<PoolGpus>> lending(const std::vector<PoolState> &pools, const std::vector<size_t> &members,
                                            uint32_t capacity) {
-    uint64_t quota_sum = 0;
-    for (size_t i : members) quota_sum += pools[i].quota;
-    std::vector<PoolGpus> lenders;
-    if (capacity > quota_sum) lenders.push_back(PoolGpus{-1, static_cast<uint32_t>(capacity - quota_sum)});
-    for (size_t i : members)
-        if (pools[i].quota > pools[i].used()) lenders.push_back(PoolGpus{static_cast<int>(i), pools[i].quota - pools[i].used()});
-    std::vector<std::vector<PoolGpus>> from(members.size());
-    size_t li = 0;
-    for (size_t k = 0; k < members.size(); ++k) {
-        uint32_t need = pools[members[k]].borrowed();
-        while (need > 0 && li < lenders.size()) {
-            const uint32_t take = std::min(need, lenders[li].gpus);
-            from[k].push_back(PoolGpus{lenders[li].pool, take});
-            need -= take;
-            lenders[li].gpus -= take;
-            if (lenders[li].gpus == 0) ++li;
-        }
+    std::vector<uint64_t> quota, held;
+    for (size_t i : members) {
+        quota.push_back(pools[i].quota);
+        held.push_back(pools[i].used());
     }
+    const std::vector<std::vector<LentFrom>> edges = lend_among(quota, held, 0, capacity);
+    std::vector<std::vector<PoolGpus>> from(members.size());
+    for (size_t k = 0; k < members.size(); ++k)
+        for (const LentFrom &g : edges[k])
+            from[k].push_back(PoolGpus{g.lender < 0 ? -1 : int(members[size_t(g.lender)]), uint32_t(g.amount)});
     return from;
 }
 

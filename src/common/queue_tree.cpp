@@ -373,38 +373,53 @@ void freed_on_path(const std::vector<QueueSpec> &queues, const std::vector<Amoun
     }
 }
 
+std::vector<std::vector<LentFrom>> lend_among(const std::vector<uint64_t> &quota, const std::vector<uint64_t> &held,
+                                              uint64_t own, uint64_t has) {
+    const size_t n = quota.size();
+    uint64_t quotas = 0;
+    for (uint64_t q : quota) quotas += q;
+    std::vector<LentFrom> lenders;
+    if (has > quotas) lenders.push_back(LentFrom{-1, has - quotas});
+    for (size_t k = 0; k < n; ++k)
+        if (quota[k] > held[k]) lenders.push_back(LentFrom{int32_t(k), quota[k] - held[k]});
+    std::vector<std::vector<LentFrom>> from(n + 1);
+    size_t li = 0;
+    for (size_t k = 0; k <= n; ++k) {
+        uint64_t need = k < n ? (held[k] > quota[k] ? held[k] - quota[k] : 0) : own;
+        while (need > 0 && li < lenders.size()) {
+            const uint64_t take = std::min(need, lenders[li].amount);
+            from[k].push_back(LentFrom{lenders[li].lender, take});
+            need -= take;
+            lenders[li].amount -= take;
+            if (lenders[li].amount == 0) ++li;
+        }
+    }
+    return from;
+}
+
 std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                                     const Amounts &root_has) {
     std::vector<Amounts> lent(queues.size(), Amounts{});
     std::vector<std::vector<int32_t>> children(queues.size());
     for (size_t q = 1; q < queues.size(); ++q) children[size_t(queues[q].parent)].push_back(int32_t(q));
+    std::vector<uint64_t> quota, held;
     for (size_t p = 0; p < queues.size(); ++p) {
         if (children[p].empty()) continue;
         for (size_t r = 0; r < kResources; ++r) {
             const ResourceAmounts &pq = queues[p].quota;
             const uint64_t bound = pq.has(Resource(r)) ? pq.value[r] : p == 0 ? root_has[r] : 0;
-            const uint64_t has = std::max(bound, allocated[p][r]);
-            // What the children's quotas cover, and what is held past them:
-            // the parent's own jobs and each child's use over its quota.
-            uint64_t quotas = 0, children_hold = 0, over = 0;
+            quota.clear();
+            held.clear();
+            uint64_t children_hold = 0;
             for (int32_t c : children[p]) {
-                const uint64_t quota = queues[size_t(c)].quota.get(Resource(r)), held = allocated[size_t(c)][r];
-                quotas += quota;
-                children_hold += held;
-                over += held > quota ? held - quota : 0;
+                quota.push_back(queues[size_t(c)].quota.get(Resource(r)));
+                held.push_back(allocated[size_t(c)][r]);
+                children_hold += held.back();
             }
-            over += allocated[p][r] - std::min(allocated[p][r], children_hold);
-            const uint64_t unassigned = has > quotas ? has - quotas : 0;
-            uint64_t to_lend = over > unassigned ? over - unassigned : 0;
-            for (int32_t c : children[p]) {
-                if (!to_lend) break;
-                const ResourceAmounts &cq = queues[size_t(c)].quota;
-                const uint64_t held = allocated[size_t(c)][r];
-                if (!cq.has(Resource(r)) || held >= cq.value[r]) continue;
-                const uint64_t n = std::min(to_lend, cq.value[r] - held);
-                lent[size_t(c)][r] = n;
-                to_lend -= n;
-            }
+            const uint64_t own = allocated[p][r] - std::min(allocated[p][r], children_hold);
+            for (const std::vector<LentFrom> &from : lend_among(quota, held, own, std::max(bound, allocated[p][r])))
+                for (const LentFrom &g : from)
+                    if (g.lender >= 0) lent[size_t(children[p][size_t(g.lender)])][r] += g.amount;
         }
     }
     return lent;

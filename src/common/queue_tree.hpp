@@ -191,4 +191,20 @@ void freed_on_path(const std::vector<QueueSpec> &queues, const std::vector<Amoun
 std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                                     const Amounts &root_has);
 
+// R3's lending order among the children of one parent, in one resource:
+// the one home of who lends to whom, for pools under their node set and
+// queues under their parent alike.  `quota[k]`, `held[k]`: child k's quota
+// (0 where it counts none) and what it holds; `own`: what the parent's own
+// jobs hold (they borrow all of it); `has`: what the parent divides.
+// Borrowers, children in order and then the parent's own jobs, draw first
+// on what `has` holds beyond the children's quotas (lender -1), then on
+// the children's idle quota in order.  Per borrower (index k; the parent's
+// own jobs: quota.size()), its lenders in that order.
+struct LentFrom {
+    int32_t lender = -1;  // a child's index; -1: what no child's quota holds
+    uint64_t amount = 0;
+};
+std::vector<std::vector<LentFrom>> lend_among(const std::vector<uint64_t> &quota, const std::vector<uint64_t> &held,
+                                              uint64_t own, uint64_t has);
+
 }  // namespace gpupool
