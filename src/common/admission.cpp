@@ -15,12 +15,6 @@
 
 namespace gpupool {
 
-bool Engine::fits_quota(const PoolList &pools, uint32_t gpus) const {
-    for (int p : pools)
-        if (eval_.pools[static_cast<size_t>(p)].quota_room() < gpus) return false;
-    return true;
-}
-
 // What R2 checks of an NP job in pool `ps`, for a trace.
 static QuotaLine quota_line(int pool, const PoolState &ps, uint32_t gpus) {
     QuotaLine q;

@@ -273,9 +273,6 @@ private:
     PoolList managed_pools(const std::vector<std::string> &parts) const;
     PoolList managed_pools(std::string_view parts) const;
     bool names_pool(std::string_view parts) const;
-    // Fits the quota of every pool (a job not seen by a pass, which Slurm
-    // may start in any of them).
-    bool fits_quota(const PoolList &pools, uint32_t gpus) const;
     // R2, the one home of its arithmetic, and Limit and LendingLimit
     // (issue 20, any tier): admission of one pending result against the
     // pools' current usage and reservations (admission.cpp).

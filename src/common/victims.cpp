@@ -241,9 +241,21 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         pc.refused_pool = -1;
         if (!preemptible_tier(pc.who.tier) && preemptor.gpus > 0 && !pc.pools.empty()) {
             const PendingResult *known = pending_result(preemptor.id);
+            PendingResult asked;
             if (!known) {
-                pc.admitted = fits_quota(pc.pools, preemptor.gpus);
-            } else if (known->admission == Admission::Held) {
+                // Unknown to the last pass and its placements: R2 decides
+                // now, as for any job (its queues and limits included).
+                asked.job_id = preemptor.id;
+                asked.tier = pc.who.tier;
+                asked.gpus = preemptor.gpus;
+                asked.pools = pc.pools;
+                asked.account = pc.who.account;
+                asked.cpus = pc.who.cpus;
+                asked.mem_mb = pc.who.mem_mb;
+                decide_admission(asked, eval_.pools, nullptr);
+                known = &asked;
+            }
+            if (known->admission == Admission::Held) {
                 pc.admitted = false;
             } else if (!known->refused.empty()) {
                 // It may start (and so preempt) only in the pools whose

@@ -620,3 +620,27 @@ TEST(LevelsEngine, JobsOfAnAccountWithNoEntryStandByWhatTheyHoldNotBeforeEveryPr
     e.evaluate(s, 1000);
     EXPECT_EQ(order_of(e), (std::vector<uint32_t>{2, 3}));
 }
+
+// A preemptor the last pass did not see (submitted since, no placement
+// yet) is admitted by R2 as any job is: its queue's quota holds it too,
+// not only its pool's.
+TEST(LevelsEngine, APreemptorUnknownToThePassIsHeldByItsQueuesQuota) {
+    Config cfg = parse_config(kOsmoTiers + "Pool=pool1 Quota=4\n", "test.conf");
+    cfg.accounts = {entry("physics", "pool1", "gres/gpu=1")};
+    Engine e;
+    e.set_config(cfg);
+    Snapshot s = cluster(1, 4);
+    partition(s, "pool1", 0, 0);
+    s.account_parent = {{"physics", "root"}};
+    s.add_job(running(1, "pool1", "low", 4, 100));
+    e.evaluate(s, 1000);
+    SnapJob p = pending(2, "pool1", "normal", 2, 900);
+    p.account = "physics";
+    std::string parts;
+    const Verdict v = e.preemptable(ref(s.jobs[0]), job_ref(p, parts), 1000);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, std::string("preemptor is held by quota"));
+    // Within its queue's quota it may take the LOW job.
+    p.gpus = 1;
+    EXPECT_TRUE(e.preemptable(ref(s.jobs[0]), job_ref(p, parts), 1000).allowed);
+}
