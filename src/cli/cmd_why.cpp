@@ -65,6 +65,34 @@ const QueueTree *tree_of(const Pass &p, int pool) {
     return pool >= 0 ? p.ev().pools[size_t(pool)].queues.tree.get() : nullptr;
 }
 
+// The level that decided a reclaim, from the engine's verdict: "a: gpu 8/4
+// fairshare", "pool1/chemistry (level 1): gpu 6/4 quota"; R4: "tier".
+std::string decided_text(const Pass &p, const VictimRef &v) {
+    const Decider &d = v.decided;
+    if (d.pool < 0) return v.rule == Rule::InPool ? "tier" : "-";
+    std::string who = p.pool_name(d.pool);
+    const QueueTree *tree = tree_of(p, d.pool);
+    if (d.queue > 0 && tree)
+        who += "/" + tree->queues[size_t(d.queue)].name + " (level " + num(queue_level(*tree, d.queue)) + ")";
+    return who + ": " + resource_word(d.resource) + " " + amount_text(d.resource, d.amount) + "/" +
+           amount_text(d.resource, d.bound) + (d.fairshare ? " fairshare" : " quota");
+}
+
+json_t *decided_json(const Pass &p, const VictimRef &v) {
+    const Decider &d = v.decided;
+    if (d.pool < 0) return json_null();
+    const QueueTree *tree = tree_of(p, d.pool);
+    json_t *o = json_object();
+    put(o, "pool", jstr(p.pool_name(d.pool)));
+    put(o, "queue", d.queue > 0 && tree ? jstr(tree->queues[size_t(d.queue)].name) : json_null());
+    put(o, "level", jint(d.queue > 0 && tree ? queue_level(*tree, d.queue) : 0));
+    put(o, "resource", jstr(resource_word(d.resource)));
+    put(o, "amount", jint(static_cast<int64_t>(d.amount)));
+    put(o, "bound", jint(static_cast<int64_t>(d.bound)));
+    put(o, "bound_is", jstr(d.fairshare ? "fairshare" : "quota"));
+    return o;
+}
+
 // The rows of a running job's queue and its ancestors, its own first
 // (empty: its pool has no queues or it draws on the pool itself).
 std::vector<QueueRow> running_queue_path(const Pass &p, const RunningExplain &re) {
@@ -170,11 +198,15 @@ void pending_detail_json(const Pass &p, const WhyModel &w, const PendingExplain 
             put(o, "pool", jstr(vr ? p.pool_name(vr->pool) : ""));
             put(o, "gpus", jint(vr ? vr->gpus : 0));
             put(o, "rule", json_string(rule_name(v.rule)));
+            put(o, "why", jstr(v.why));
+            put(o, "decided_by", decided_json(p, v));
             put(o, "protected_until", v.protected_until ? jint(v.protected_until) : json_null());
         }));
     put(job, "may_take", jarray_of(pe.may_take, [&](json_t *o, const VictimRef &v) {
             put(o, "job_id", jint(v.job_id));
             put(o, "rule", json_string(rule_name(v.rule)));
+            put(o, "why", jstr(v.why));
+            put(o, "decided_by", decided_json(p, v));
         }));
     put(job, "can_free", jint(pe.can_free));
     put(job, "not_takeable", jarray_of(pe.not_takeable, [&](json_t *o, const std::pair<uint32_t, std::string> &n) {
@@ -272,11 +304,11 @@ void short_of_gpus_text(const Pass &p, const PendingExplain &pe, std::ostream &s
       << "those of the jobs it may take come to " << pe.can_free << " of the " << pe.gpus << " it needs.\n";
     if (!pe.may_take.empty()) {
         s << "Jobs it may take:\n";
-        Table t({"JOBID", "USER", "POOL", "GPUS", "RULE"}, "lllrl");
+        Table t({"JOBID", "USER", "POOL", "GPUS", "RULE", "DECIDED_BY"}, "lllrll");
         for (const VictimRef &v : pe.may_take) {
             const RunningExplain *vr = p.x.find_running(v.job_id);
             t.add({p.job_label(v.job_id), p.user_of(v.job_id), vr ? p.pool_name(vr->pool) : "",
-                   num(vr ? vr->gpus : 0), rule_name(v.rule)});
+                   num(vr ? vr->gpus : 0), rule_name(v.rule), decided_text(p, v)});
         }
         t.print(s);
     }
@@ -305,11 +337,12 @@ void pending_tables(const Pass &p, const WhyModel &w, const PendingExplain &pe, 
     }
     if (!pe.victims.empty()) {
         s << "Jobs it may preempt:\n";
-        Table t({"JOBID", "USER", "POOL", "GPUS", "RULE", "PROTECTED_UNTIL"}, "lllrll");
+        Table t({"JOBID", "USER", "POOL", "GPUS", "RULE", "DECIDED_BY", "PROTECTED_UNTIL"}, "lllrlll");
         for (const VictimRef &v : pe.victims) {
             const RunningExplain *vr = p.x.find_running(v.job_id);
             t.add({p.job_label(v.job_id), p.user_of(v.job_id), vr ? p.pool_name(vr->pool) : "",
-                   num(vr ? vr->gpus : 0), rule_name(v.rule), v.protected_until ? slurm_time(v.protected_until) : "-"});
+                   num(vr ? vr->gpus : 0), rule_name(v.rule), decided_text(p, v),
+                   v.protected_until ? slurm_time(v.protected_until) : "-"});
         }
         t.print(s);
     }
@@ -400,8 +433,11 @@ void running_text(const Pass &p, const WhyModel &w, const RunningExplain &re, st
           << victim_class_name(re.cls) << " of " << p.pool_name(re.pool)
           << "): an entitled job of the lender may reclaim it.\n";
     else
-        s << "It runs inside the quota of " << p.pool_name(re.pool)
-          << ": no other pool may reclaim it; a higher tier of its own pool may preempt it.\n";
+        s << "It runs inside the quota of " << p.pool_name(re.pool) << ": no other pool may reclaim it; "
+          << (tree_of(p, re.pool) ? "a higher tier on its own queue's line may preempt it, and a queue on another "
+                                    "side may reclaim it only while its queues are over their bounds (below)"
+                                  : "a higher tier of its own pool may preempt it")
+          << ".\n";
     if (re.protected_until) s << "MinRuntime protects it until " << slurm_time(re.protected_until) << ".\n";
     s << "Reclaim rank " << re.rank << " (R6 victim order: 1 goes first).\n";
 }

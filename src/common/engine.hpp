@@ -97,11 +97,25 @@ struct Freeable {
     std::vector<Amounts> lower, takeable, bound;  // freed_on_path's inputs, kept for their room
 };
 
+// Which level decided a reclaim (R5), read by `gpupool why`: the pool, and
+// with levels the queue of its tree (-1: the pool itself, among the pools of
+// its node set), the resource, its amount there and its bound (quota, or
+// fairshare in the step to fairshare).  pool -1: no reclaim check decided
+// (R4 by tier, or a refusal before the check).
+struct Decider {
+    int pool = -1;
+    int32_t queue = -1;
+    Resource resource = kGpu;
+    uint64_t amount = 0, bound = 0;
+    bool fairshare = false;
+};
+
 struct Verdict {
     bool allowed = false;
     Rule rule = Rule::None;
     int victim_pool = -1, preemptor_pool = -1;
     WhyText why;
+    Decider decided;
 };
 
 

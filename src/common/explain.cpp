@@ -296,7 +296,7 @@ private:
     // the pool, those past MinRuntime first.
     bool victims_in(const PendingResult &r, int p, PendingExplain &pe) {
         std::vector<const RunningExplain *> cands;
-        std::unordered_map<uint32_t, Rule> rule;
+        std::unordered_map<uint32_t, Verdict> verdict_of;
         std::vector<std::pair<uint32_t, std::string>> refused;  // first of each reason, in the node set
         Freeable freeable;
         c_.engine.freeable(p, preemptor_of(r), c_.now, freeable);
@@ -307,14 +307,18 @@ private:
             if (ri == c_.ev.running.end()) continue;
             if (c_.engine.candidacy(p, preemptor_of(r), freeable, ri->second, verdict)) {
                 cands.push_back(&v);
-                rule[v.job_id] = verdict.rule;
+                verdict_of[v.job_id] = verdict;
             } else if (set_of(v.pool) == set_of(p) &&
                        std::none_of(refused.begin(), refused.end(),
                                     [&](const auto &f) { return f.second == verdict.why.c_str(); })) {
                 refused.emplace_back(v.job_id, verdict.why.c_str());
             }
         }
-        auto reclaims = [&](const RunningExplain *v) { return rule[v->job_id] == Rule::Reclaim; };
+        auto reclaims = [&](const RunningExplain *v) { return verdict_of[v->job_id].rule == Rule::Reclaim; };
+        auto ref = [&](const RunningExplain *v) {
+            const Verdict &vd = verdict_of[v->job_id];
+            return VictimRef{v->job_id, vd.rule, v->protected_until, vd.why.c_str(), vd.decided};
+        };
         std::stable_sort(cands.begin(), cands.end(), [&](auto *a, auto *b) { return reclaims(a) > reclaims(b); });
         const size_t s = static_cast<size_t>(set_of(p));
         uint64_t have = free_left_[s];
@@ -343,7 +347,7 @@ private:
             if (p == pe.reason_pool) {
                 pe.can_free = have;
                 for (const RunningExplain *v : cands)
-                    pe.may_take.push_back(VictimRef{v->job_id, rule[v->job_id], v->protected_until});
+                    pe.may_take.push_back(ref(v));
                 pe.not_takeable = std::move(refused);
             }
             return false;
@@ -354,7 +358,7 @@ private:
         free_left_[s] = 0;
         for (const RunningExplain *v : use) {
             claimed_.insert(v->job_id);
-            pe.victims.push_back(VictimRef{v->job_id, rule[v->job_id], v->protected_until});
+            pe.victims.push_back(ref(v));
         }
         return true;
     }

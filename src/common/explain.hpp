@@ -76,6 +76,9 @@ struct VictimRef {
     uint32_t job_id = 0;
     Rule rule = Rule::None;
     int64_t protected_until = 0;  // 0: past MinRuntime
+    // The engine's verdict: its text, and the level that decided a reclaim.
+    std::string why;
+    Decider decided;
 };
 
 struct PendingExplain {

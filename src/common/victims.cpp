@@ -422,6 +422,7 @@ bool Engine::reclaim_between_pools(int q, const Preemptor &p, const Freeable &f,
     const ReclaimCheck c = check_reclaim(tree.queues, tree.allocated, tree.fairshare, rq, config_->reclaim_to);
     const bool to_quota = c.bound == tree.queues[size_t(c.queue)].quota.get(kGpu);
     const char *bound = to_quota ? "quota" : "fairshare";
+    v.decided = Decider{tree.pool_of[size_t(c.queue)], -1, kGpu, c.allocated, c.bound, !to_quota};
     // The answer is about q unless the victim's pool decided it.
     if (c.outcome != ReclaimCheck::VictimSideWithin) v.preemptor_pool = q;
     switch (c.outcome) {
@@ -485,6 +486,7 @@ bool Engine::reclaim_between_queues(int q, const Preemptor &p, const Freeable &f
     const char *name = queues[size_t(c.queue)].name.c_str();
     const char *res = resource_word(c.resource);
     const bool to_quota = c.bound == queues[size_t(c.queue)].quota.get(c.resource);
+    v.decided = Decider{q, c.queue, c.resource, c.allocated, c.bound, !to_quota};
     const auto used = static_cast<unsigned long long>(c.allocated), bound = static_cast<unsigned long long>(c.bound);
     switch (c.outcome) {
     case ReclaimCheck::Allowed:

@@ -220,8 +220,9 @@ TEST(CliLevels, WhyJsonGivesTheQueueThatHoldsAndEachQueueCheck) {
 TEST(CliLevels, WhyShowsARunningJobsQueueAndItsDepartmentsStandingPerResource) {
     EXPECT_EQ(run(cmd_why, why(2)),
               "Job 2 (job2) of alice is RUNNING in pool1, tier low, 2 GPUs, started 2023-11-14T22:13:30.\n"
-              "It runs inside the quota of pool1: no other pool may reclaim it; a higher tier of its own pool may "
-              "preempt it.\n"
+              "It runs inside the quota of pool1: no other pool may reclaim it; a higher tier on its own queue's "
+              "line may preempt it, and a queue on another side may reclaim it only while its queues are over "
+              "their bounds (below).\n"
               "Reclaim rank 1 (R6 victim order: 1 goes first).\n"
               "Its queue phys-a in pool1, and above it:\n"
               "QUEUE    LEVEL  TRES      USED  QUOTA  FAIRSHARE  STANDING\n"

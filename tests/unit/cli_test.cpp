@@ -472,8 +472,8 @@ TEST(CliWhy, PreemptionCannotFreeEnough) {
     EXPECT_NE(t.find("Preemption cannot free enough on the nodes of q0: the free GPUs and those of the jobs it may "
                      "take come to 2 of the 4 it needs.\n"
                      "Jobs it may take:\n"
-                     "JOBID  USER   POOL  GPUS  RULE\n"
-                     "1      alice  q0       1  InPool\n"
+                     "JOBID  USER   POOL  GPUS  RULE    DECIDED_BY\n"
+                     "1      alice  q0       1  InPool  tier\n"
                      "Preemptible jobs there it may not take (one per reason):\n"
                      "JOBID  POOL  GPUS  WHY\n"
                      "2      q1       2  victim pool q1 is not over its quota for this job (2/2)\n"),

@@ -80,6 +80,16 @@ TEST(ReclaimTogether, APoolsOwnLowJobAndAnotherPoolsBorrowerGoTogetherForItsJobW
     std::vector<std::pair<uint32_t, Rule>> named;
     for (const VictimRef &v : pe->victims) named.emplace_back(v.job_id, v.rule);
     EXPECT_EQ(named, (std::vector<std::pair<uint32_t, Rule>>{{2, Rule::Reclaim}, {1, Rule::InPool}}));
+    // Each with the engine's verdict and the level that decided: q1 among
+    // the pools of the node, above its quota of 0 with its 2 GPUs.
+    EXPECT_EQ(pe->victims[0].why, "borrowed excess (over-fairshare) of q1");
+    EXPECT_EQ(pe->victims[0].decided.pool, 1);
+    EXPECT_EQ(pe->victims[0].decided.queue, -1);
+    EXPECT_EQ(pe->victims[0].decided.amount, 2u);
+    EXPECT_EQ(pe->victims[0].decided.bound, 0u);
+    EXPECT_FALSE(pe->victims[0].decided.fairshare);
+    EXPECT_EQ(pe->victims[1].why, "lower tier in the same pool");
+    EXPECT_EQ(pe->victims[1].decided.pool, -1);
     int64_t now = 1000;
     EXPECT_EQ(settle(loop, now), (std::vector<uint32_t>{2, 1}));
     EXPECT_EQ(loop.job(3).state, JobState::Running);
@@ -97,6 +107,21 @@ TEST(ReclaimTogether, AProjectsJobWithinItsDepartmentsQuotaTakesItsSiblingsAndTh
                  {"queue1's borrower goes, a sibling over its quota", 2, 3, true, Rule::Reclaim,
                   "queue queue1 over its quota (gpu 2/0)"}},
                 1000);
+    // `gpupool why` shows which queue decided each, from the verdict.
+    const Explanation x = explain(e, w.snap, ExplainInput{}, 1000);
+    const PendingExplain *pe = x.find_pending(3);
+    ASSERT_NE(pe, nullptr);
+    ASSERT_EQ(pe->victims.size(), 2u);
+    for (const VictimRef &v : pe->victims) {
+        const QueueTree &tree = *e.last().pools[0].queues.tree;
+        ASSERT_GT(v.decided.queue, 0);
+        const std::string queue = tree.queues[size_t(v.decided.queue)].name;
+        EXPECT_EQ(v.why, "queue " + queue + " over its quota (gpu 2/0)");
+        EXPECT_EQ(v.decided.resource, kGpu);
+        EXPECT_EQ(v.decided.amount, 2u);
+        EXPECT_EQ(v.decided.bound, 0u);
+        EXPECT_EQ(queue, v.job_id == 1 ? "d1" : "queue1");
+    }
     int64_t now = 1000;
     const std::vector<uint32_t> evicted = settle(loop, now);
     EXPECT_EQ(evicted.size(), 2u);
