@@ -305,6 +305,9 @@ private:
     uint32_t tier_priority(int tier) const;
     bool borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const;
     const Freeable &freeable_cached(int q, int64_t now);
+    RunningInfo victim_info(const JobRef &victim) const;
+    struct PreemptorCache;
+    PreemptorCache &cached_preemptor(const JobRef &preemptor);
     // R5 with levels: between two queues of pool q's tree on different
     // sides of their common ancestor.
     bool reclaim_between_queues(int q, const Preemptor &p, const Freeable &f, int32_t from, const RunningInfo &vi,

@@ -245,90 +245,135 @@ std::pair<int32_t, int32_t> sides_below_common_ancestor(const std::vector<QueueS
     return {a, b};
 }
 
-ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
-                           const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode) {
-    ReclaimCheck out;
-    // Plain variables, not a structured binding: lambdas below use them
-    // (C++17 does not let a lambda capture a binding; clang refuses).
-    const std::pair<int32_t, int32_t> sides = sides_below_common_ancestor(queues, q.reclaimer, q.victim_queue);
-    const int32_t side_a = sides.first, side_b = sides.second;
-    if (side_a < 0) return out;
-    auto counts = [&](int32_t queue, size_t r) { return queues[size_t(queue)].quota.has(Resource(r)); };
-    auto quota = [&](int32_t queue, size_t r) { return queues[size_t(queue)].quota.get(Resource(r)); };
-    auto bound = [&](int32_t queue, size_t r) {
-        return mode == ReclaimTo::Fairshare ? std::max(quota(queue, r), fairshare[size_t(queue)][r]) : quota(queue, r);
-    };
-    auto says = [&](ReclaimCheck::Outcome o, int32_t queue, size_t r, uint64_t amount, uint64_t limit) {
-        out = ReclaimCheck{o, queue, Resource(r), amount, limit};
-        return out;
-    };
+namespace {
+
+// check_reclaim's question on one tree, its sides below the common
+// ancestor found: the reclaimer's side (reclaimer_within), then the
+// victim's (victim_side).
+class ReclaimJudge {
+public:
+    ReclaimJudge(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                 const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode, int32_t side_a,
+                 int32_t side_b)
+        : queues_(queues), allocated_(allocated), fairshare_(fairshare), q_(q), mode_(mode), side_a_(side_a),
+          side_b_(side_b) {}
+
     // Two steps, as KAI reclaims to deserved quota, then to fair share: a
     // reclaimer's side that stays within its quota takes from a side over
     // its quota; one that passes its quota (ReclaimTo=fairshare) but stays
     // within its fairshare takes only from a side over its fairshare.
     // Either way the victim's side cannot take back: the reclaimer's side
     // ends within the bound the victim's side would have to find it over.
-    // A queue's allocation with the job in and what it frees out.
-    auto after = [&](int32_t up, size_t k, size_t r, const Amounts *freed) {
-        const uint64_t with = allocated[size_t(up)][r] + q.job[r];
-        return freed ? with - std::min(with, freed[k][r]) : with;
-    };
-    auto within = [&](auto limit, const Amounts *freed) {
-        size_t k = 0;
-        for (int32_t up = q.reclaimer;; up = queues[size_t(up)].parent, ++k) {
-            for (size_t r = 0; r < kResources; ++r)
-                if (q.job[r] > 0 && counts(up, r) && after(up, k, r, freed) > limit(up, r))
-                    return std::make_tuple(up, r, after(up, k, r, freed));
-            if (up == side_a) return std::make_tuple(int32_t(-1), size_t(0), uint64_t(0));
+    // False (with `out` said) when the reclaimer's side passes its bound.
+    bool reclaimer_within(ReclaimCheck &out) {
+        to_quota_ = first_over(false).queue < 0;
+        if (to_quota_) return true;
+        const Over o = first_over(true);
+        if (o.queue < 0) return true;
+        out = ReclaimCheck{ReclaimCheck::ReclaimerOver, o.queue, Resource(o.r), o.amount, bound(o.queue, o.r)};
+        return false;
+    }
+
+    ReclaimCheck victim_side() const {
+        size_t k_b = 0;
+        for (int32_t x = q_.victim_queue; x != side_b_; x = queues_[size_t(x)].parent) ++k_b;
+        const Amounts &at_b = at(side_b_, k_b);
+        // The transfer is owed in a resource both sides count.
+        size_t owed_in = kResources, shown = kResources;
+        for (size_t r = 0; r < kResources && owed_in == kResources; ++r) {
+            if (q_.job[r] == 0 || q_.victim[r] == 0 || !counts(side_a_, r) || !counts(side_b_, r)) continue;
+            if (shown == kResources || fuller(at_b[r], owed(side_b_, r), at_b[shown], owed(side_b_, shown))) shown = r;
+            if (at_b[r] > owed(side_b_, r)) owed_in = r;
         }
-    };
-    const bool to_quota = std::get<0>(within(quota, q.freed_to_quota)) < 0;
-    if (!to_quota) {
-        auto [up, r, amount] = within(bound, q.freed_to_bound);
-        if (up >= 0) return says(ReclaimCheck::ReclaimerOver, up, r, amount, bound(up, r));
+        if (owed_in == kResources) {
+            const size_t r = shown == kResources ? size_t(kGpu) : shown;
+            return says(ReclaimCheck::VictimSideWithin, side_b_, r, at_b[r], owed(side_b_, r));
+        }
+        // Taking to fairshare never takes B below its quota in a resource it
+        // counts: B would then reclaim back to quota from A, which ends over
+        // its quota (within its fairshare), and the two would evict each other
+        // for ever (seen with memory counted: one job of A and two of B).
+        if (!to_quota_)
+            for (size_t r = 0; r < kResources; ++r)
+                if (q_.victim[r] > 0 && counts(side_b_, r) && at_b[r] >= quota(side_b_, r) &&
+                    at_b[r] - q_.victim[r] < quota(side_b_, r))
+                    return says(ReclaimCheck::VictimSideToQuota, side_b_, r, at_b[r] - q_.victim[r],
+                                quota(side_b_, r));
+        // No queue on the way keeps the victim within its quota.
+        size_t k = 0;
+        for (int32_t x = q_.victim_queue; x != side_b_; x = queues_[size_t(x)].parent, ++k) {
+            QueueStanding st;
+            if (!standing_at(queues_, fairshare_, x, at(x, k), q_.victim, st) || st != QueueStanding::InQuota)
+                continue;
+            size_t shown_here = kResources;
+            for (size_t r = 0; r < kResources; ++r)
+                if (q_.victim[r] > 0 && counts(x, r) &&
+                    (shown_here == kResources ||
+                     fuller(at(x, k)[r], quota(x, r), at(x, k)[shown_here], quota(x, shown_here))))
+                    shown_here = r;
+            return says(ReclaimCheck::VictimQueueWithin, x, shown_here, at(x, k)[shown_here], quota(x, shown_here));
+        }
+        return says(ReclaimCheck::Allowed, side_b_, owed_in, at_b[owed_in], owed(side_b_, owed_in));
     }
-    auto owed = [&](int32_t queue, size_t r) { return to_quota ? quota(queue, r) : bound(queue, r); };
+
+private:
+    struct Over {
+        int32_t queue;
+        size_t r;
+        uint64_t amount;
+    };
+    bool counts(int32_t queue, size_t r) const { return queues_[size_t(queue)].quota.has(Resource(r)); }
+    uint64_t quota(int32_t queue, size_t r) const { return queues_[size_t(queue)].quota.get(Resource(r)); }
+    uint64_t bound(int32_t queue, size_t r) const {
+        return mode_ == ReclaimTo::Fairshare ? std::max(quota(queue, r), fairshare_[size_t(queue)][r]) : quota(queue, r);
+    }
+    uint64_t owed(int32_t queue, size_t r) const { return to_quota_ ? quota(queue, r) : bound(queue, r); }
+    static ReclaimCheck says(ReclaimCheck::Outcome o, int32_t queue, size_t r, uint64_t amount, uint64_t limit) {
+        return ReclaimCheck{o, queue, Resource(r), amount, limit};
+    }
     // The victim's queues from its own up to B (the k-th up), each at the victim's place.
-    auto at = [&](int32_t queue, size_t k) -> const Amounts & {
-        return q.victim_at ? q.victim_at[k] : allocated[size_t(queue)];
-    };
-    size_t k_b = 0;
-    for (int32_t x = q.victim_queue; x != side_b; x = queues[size_t(x)].parent) ++k_b;
-    const Amounts &at_b = at(side_b, k_b);
-    // The transfer is owed in a resource both sides count.
-    size_t owed_in = kResources, shown = kResources;
-    for (size_t r = 0; r < kResources && owed_in == kResources; ++r) {
-        if (q.job[r] == 0 || q.victim[r] == 0 || !counts(side_a, r) || !counts(side_b, r)) continue;
-        if (shown == kResources || fuller(at_b[r], owed(side_b, r), at_b[shown], owed(side_b, shown))) shown = r;
-        if (at_b[r] > owed(side_b, r)) owed_in = r;
+    const Amounts &at(int32_t queue, size_t k) const {
+        return q_.victim_at ? q_.victim_at[k] : allocated_[size_t(queue)];
     }
-    if (owed_in == kResources) {
-        const size_t r = shown == kResources ? size_t(kGpu) : shown;
-        return says(ReclaimCheck::VictimSideWithin, side_b, r, at_b[r], owed(side_b, r));
+    // A queue's allocation (the k-th up from the reclaimer) with the job in
+    // and what it frees out.
+    uint64_t after(int32_t up, size_t k, size_t r, const Amounts *freed) const {
+        const uint64_t with = allocated_[size_t(up)][r] + q_.job[r];
+        return freed ? with - std::min(with, freed[k][r]) : with;
     }
-    // Taking to fairshare never takes B below its quota in a resource it
-    // counts: B would then reclaim back to quota from A, which ends over
-    // its quota (within its fairshare), and the two would evict each other
-    // for ever (seen with memory counted: one job of A and two of B).
-    if (!to_quota)
-        for (size_t r = 0; r < kResources; ++r)
-            if (q.victim[r] > 0 && counts(side_b, r) && at_b[r] >= quota(side_b, r) &&
-                at_b[r] - q.victim[r] < quota(side_b, r))
-                return says(ReclaimCheck::VictimSideToQuota, side_b, r, at_b[r] - q.victim[r], quota(side_b, r));
-    // No queue on the way keeps the victim within its quota.
-    size_t k = 0;
-    for (int32_t x = q.victim_queue; x != side_b; x = queues[size_t(x)].parent, ++k) {
-        QueueStanding st;
-        if (!standing_at(queues, fairshare, x, at(x, k), q.victim, st) || st != QueueStanding::InQuota) continue;
-        size_t shown_here = kResources;
-        for (size_t r = 0; r < kResources; ++r)
-            if (q.victim[r] > 0 && counts(x, r) &&
-                (shown_here == kResources ||
-                 fuller(at(x, k)[r], quota(x, r), at(x, k)[shown_here], quota(x, shown_here))))
-                shown_here = r;
-        return says(ReclaimCheck::VictimQueueWithin, x, shown_here, at(x, k)[shown_here], quota(x, shown_here));
+    // The first queue from the reclaimer up to A past its quota (or, with
+    // `to_bound`, its bound) in a resource the job needs; queue -1: none.
+    Over first_over(bool to_bound) const {
+        const Amounts *freed = to_bound ? q_.freed_to_bound : q_.freed_to_quota;
+        size_t k = 0;
+        for (int32_t up = q_.reclaimer;; up = queues_[size_t(up)].parent, ++k) {
+            for (size_t r = 0; r < kResources; ++r) {
+                const uint64_t limit = to_bound ? bound(up, r) : quota(up, r);
+                if (q_.job[r] > 0 && counts(up, r) && after(up, k, r, freed) > limit)
+                    return Over{up, r, after(up, k, r, freed)};
+            }
+            if (up == side_a_) return Over{-1, 0, 0};
+        }
     }
-    return says(ReclaimCheck::Allowed, side_b, owed_in, at_b[owed_in], owed(side_b, owed_in));
+
+    const std::vector<QueueSpec> &queues_;
+    const std::vector<Amounts> &allocated_, &fairshare_;
+    const ReclaimQuestion &q_;
+    ReclaimTo mode_;
+    int32_t side_a_, side_b_;
+    bool to_quota_ = true;
+};
+
+}  // namespace
+
+ReclaimCheck check_reclaim(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
+                           const std::vector<Amounts> &fairshare, const ReclaimQuestion &q, ReclaimTo mode) {
+    const std::pair<int32_t, int32_t> sides = sides_below_common_ancestor(queues, q.reclaimer, q.victim_queue);
+    if (sides.first < 0) return ReclaimCheck{};
+    ReclaimJudge judge(queues, allocated, fairshare, q, mode, sides.first, sides.second);
+    ReclaimCheck out;
+    if (!judge.reclaimer_within(out)) return out;
+    return judge.victim_side();
 }
 
 void freed_on_path(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,

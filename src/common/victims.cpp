@@ -183,14 +183,9 @@ bool Engine::reclaims(const Preemptor &p) const {
            config_->reclaim_to == ReclaimTo::Fairshare;
 }
 
-Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now) {
-    Verdict v;
-    if (!config_ || !eval_.valid) {
-        v.why = "no gpupool pass yet";
-        return v;
-    }
-    // Victim: as ranked by the last pass; a job that started since then is
-    // not known to be in any borrowed excess, so it is never reclaimed.
+// Victim: as ranked by the last pass; a job that started since then is
+// not known to be in any borrowed excess, so it is never reclaimed.
+RunningInfo Engine::victim_info(const JobRef &victim) const {
     RunningInfo vi;
     auto rit = eval_.running.find(victim.id);
     if (rit != eval_.running.end()) {
@@ -205,21 +200,13 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         if (!eval_.account_ids.empty())
             note_account(*config_, eval_, vi, std::string(victim.account), victim.cpus, victim.mem_mb);
     }
-    v.victim_pool = vi.pool;
-    if (vi.pool < 0) {
-        v.why = "victim is not in a gpupool pool";
-        return v;
-    }
-    if (!preemptible_tier(vi.tier)) {
-        v.why.set("victim tier %s is not preemptible", config_->tiers[static_cast<size_t>(vi.tier)].name.c_str());
-        return v;
-    }
-    const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
-    if (min_runtime_end(vps.min_runtime, vi.start, now) != 0) {
-        v.why.set("victim within MinRuntime of %s", vps.name.c_str());
-        return v;
-    }
+    return vi;
+}
 
+// The preemptor as the engine judges it (tier, pools, whether R2 admits
+// it and where), kept while Slurm asks about the same job against its
+// victims.
+Engine::PreemptorCache &Engine::cached_preemptor(const JobRef &preemptor) {
     PreemptorCache &pc = preemptor_cache_;
     if (!pc.valid || pc.id != preemptor.id || pc.gpus != preemptor.gpus || pc.partitions != preemptor.partitions ||
         pc.qos != preemptor.qos || pc.account != preemptor.account || pc.cpus != preemptor.cpus ||
@@ -276,6 +263,32 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
                known && known->admission == Admission::Held && !pc.pools.empty()) {
         pc.admitted = false;  // a preemptible job held by a Limit or LendingLimit (issue 20)
     }
+    return pc;
+}
+
+Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now) {
+    Verdict v;
+    if (!config_ || !eval_.valid) {
+        v.why = "no gpupool pass yet";
+        return v;
+    }
+    const RunningInfo vi = victim_info(victim);
+    v.victim_pool = vi.pool;
+    if (vi.pool < 0) {
+        v.why = "victim is not in a gpupool pool";
+        return v;
+    }
+    if (!preemptible_tier(vi.tier)) {
+        v.why.set("victim tier %s is not preemptible", config_->tiers[static_cast<size_t>(vi.tier)].name.c_str());
+        return v;
+    }
+    const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
+    if (min_runtime_end(vps.min_runtime, vi.start, now) != 0) {
+        v.why.set("victim within MinRuntime of %s", vps.name.c_str());
+        return v;
+    }
+
+    PreemptorCache &pc = cached_preemptor(preemptor);
     if (pc.pools.empty()) {
         v.why = "preemptor is not in a gpupool pool";
         return v;
