@@ -283,6 +283,7 @@ private:
     size_t next_fit(size_t from) const;
     bool may_gain(const PendingResult &r) const;
     void number_pending(Evaluation &ev) const;
+    void place_between(PendingResult &r) const;
     uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const std::vector<std::string> &parts) const;
     PoolList managed_pools(std::string_view parts) const;

@@ -303,6 +303,32 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     return provisional(job_ref(job, parts), now);
 }
 
+// A new job's place in the last pass's order and its priority there: just
+// before the first job that orders after it, in the numbers left free
+// between that job's and the one before (number_pending).
+void Engine::place_between(PendingResult &r) const {
+    const uint32_t prio = tier_priority(r.tier);
+    auto it = std::partition_point(eval_.pending.begin(), eval_.pending.end(), [&](const PendingResult &x) {
+        return order_before(x, tier_priority(x.tier), r, prio);
+    });
+    r.position = static_cast<uint32_t>(it - eval_.pending.begin());
+    uint32_t tiers_below = 0;
+    for (const Tier &t : config_->tiers) tiers_below += t.priority < prio;
+    const uint32_t above = priority_slot(eval_.pending.size()) > 1 ? tiers_below + 1 : 0;
+    if (it == eval_.pending.end()) {
+        r.nominal = r.factor_tier = std::max<uint32_t>(1, above);
+    } else {
+        r.nominal = it->nominal + above;
+        if (tier_priority(it->tier) == prio) {
+            r.factor_tier = it->factor_tier;
+            r.factor_fairshare = it->factor_fairshare;
+            r.factor_age = it->factor_age + above;
+        } else {
+            r.factor_tier = r.nominal;
+        }
+    }
+}
+
 PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     if (!config_) throw std::logic_error("no configuration loaded");
     PendingResult r;
@@ -339,27 +365,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
             known->task_count() == r.task_count())
             return *known;
 
-    // Place it just before the first job that orders after it.
-    const uint32_t prio = tier_priority(r.tier);
-    auto it = std::partition_point(eval_.pending.begin(), eval_.pending.end(), [&](const PendingResult &x) {
-        return order_before(x, tier_priority(x.tier), r, prio);
-    });
-    r.position = static_cast<uint32_t>(it - eval_.pending.begin());
-    uint32_t tiers_below = 0;
-    for (const Tier &t : config_->tiers) tiers_below += t.priority < prio;
-    const uint32_t above = priority_slot(eval_.pending.size()) > 1 ? tiers_below + 1 : 0;
-    if (it == eval_.pending.end()) {
-        r.nominal = r.factor_tier = std::max<uint32_t>(1, above);
-    } else {
-        r.nominal = it->nominal + above;
-        if (tier_priority(it->tier) == prio) {
-            r.factor_tier = it->factor_tier;
-            r.factor_fairshare = it->factor_fairshare;
-            r.factor_age = it->factor_age + above;
-        } else {
-            r.factor_tier = r.nominal;
-        }
-    }
+    place_between(r);
     r.priority = r.nominal;
     // Reserve now so that a burst of submits between passes cannot admit
     // more than the quota.
