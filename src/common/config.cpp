@@ -5,8 +5,9 @@
 // a comment to the end of the line, blank lines are ignored, keys are
 // case-insensitive, values are case-sensitive except enum words.  A line
 // whose first token is Tier=NAME, Pool=NAME or Account=NAME is a record;
-// every other line holds global keys.  Issue 20's settings (Account=,
-// ReclaimTo=, QuotaTRES lists, TRES quotas) are config_accounts.cpp's.  Every problem is a ConfigError "SOURCE:LINE: problem"
+// every other line holds global keys.  The account queues' settings
+// (Account=, ReclaimTo=, QuotaTRES lists, TRES quotas) are
+// config_accounts.cpp's, so this file stays with the flat ones.  Every problem is a ConfigError "SOURCE:LINE: problem"
 // (or "SOURCE: problem" for problems about the whole file).
 #include "config.hpp"
 #include "config_parser.hpp"

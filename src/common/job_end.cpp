@@ -367,7 +367,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     // A placement it replaces reserves no more, but stays counted (as it
     // always did, for the placements until the next job end) in
     // np_overcount, which that job end takes back.  Its account queues
-    // (issue 20) keep it until the next pass or full walk (admit_more):
+    // keep it until the next pass or full walk (admit_more):
     // stricter for that while, never over a quota.
     const PendingResult *prev = eval_.provisional.find(job.id);
     if (!prev) {

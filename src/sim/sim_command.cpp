@@ -207,7 +207,8 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
         }
         Config config;
         if (!conf.empty()) {
-            // Issue 20's Account= records replay here before a live cluster takes them.
+            // Account= records replay here, so a site can try them before a live
+            // cluster takes them.
             config = load_config_file(conf, nullptr);
             info.config_source = conf;
         } else {
