@@ -333,6 +333,7 @@ extern bool gpp_agent_running(void)
 extern void gpp_agent_start(void)
 {
 	stop = false;
+	gpp_results_on_want_pass(gpp_agent_wake);
 	gps_thread_create("gpupool", &agent_tid, _agent, NULL);
 	running = true;
 	gpp_agent_wake();	/* first pass right away */
