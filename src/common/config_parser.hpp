@@ -196,6 +196,7 @@ private:
 
     void global_line(const std::vector<std::string> &words);
     void tier_line(const std::vector<std::string> &words);
+    void check_tier_unique(const Tier &tier);
     void pool_line(const std::vector<std::string> &words);
     void finish();
 
