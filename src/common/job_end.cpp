@@ -298,6 +298,17 @@ void Engine::fold_provisional() {
     number_pending(eval_);
 }
 
+// A job placed before any pass: the lowest priority; held until the first
+// pass when it asks for GPUs of a configured pool (`held`).
+static void before_first_pass(PendingResult &r, bool held) {
+    r.priority = r.nominal = r.factor_tier = 2;
+    if (!held) return;
+    r.admission = Admission::Held;
+    r.admitted_tasks = 0;
+    r.priority = 0;
+    r.hold = Hold::Starting;
+}
+
 PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     std::string parts;
     return provisional(job_ref(job, parts), now);
@@ -319,14 +330,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
         // first pass, NP ones so as not to go over quota, preemptible ones
         // so as not to start ahead of jobs the pass will put first (and
         // be preempted back out).
-        bool managed = names_pool(job.partitions);
-        r.priority = r.nominal = r.factor_tier = 2;
-        if (managed && job.gpus > 0) {
-            r.admission = Admission::Held;
-            r.admitted_tasks = 0;
-            r.priority = 0;
-            r.hold = Hold::Starting;
-        }
+        before_first_pass(r, names_pool(job.partitions) && job.gpus > 0);
         return r;
     }
     r.pools = managed_pools(job.partitions);
