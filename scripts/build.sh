@@ -14,5 +14,5 @@ fi
 if [[ ! -f Makefile || configure -nt Makefile ]] || ! grep -q "^SLURM_SOURCE = $SRC\$" Makefile; then
   ./configure -q --with-slurm-source="$SRC"
 fi
-make -j"$(nproc)" >/dev/null
+make -j"${GPUPOOL_JOBS:-$(nproc)}" >/dev/null
 echo "build: ok (plugins in src/plugins/*/gpupool/.libs)"

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The second part of scripts/demo.sh (sourced by it, on its running
-# cluster): departments and projects on Slurm's accounts (issue 20).
+# cluster): departments and projects on Slurm's accounts.
 # sacctmgr holds the tree, etc/gpupool-departments.conf the quotas.  Shows
 # gpupool status as a tree, a job held by its department's quota, and a
 # project with no quota reclaiming its fairshare.  Leaves the accounts in

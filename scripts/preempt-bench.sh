@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Live cost of reclaim on the local cluster (issue 22, item 1): NODES x GPUS
+# Live cost of reclaim on the local cluster: NODES x GPUS
 # fake GPUs, every GPU of pool1 and pool2's nodes busy with 1-GPU LOW jobs of
 # pool1 (half of them borrowed from pool2), then RECLAIM non-preemptible
 # 1-GPU NORMAL jobs of pool2 that take their quota back.  Prints the time to

@@ -15,7 +15,15 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 [[ $(id -u) -eq 0 ]] || { echo "run-tests: run as root (installs packages, starts a local cluster)" >&2; exit 2; }
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step header tells how long the step before it took and the time so
+# far, so a CI log shows where the time goes (CI must stay under 3000 s).
+run_start=$(date +%s) step_start=
+step_times() {
+  local now; now=$(date +%s)
+  [[ -n $step_start ]] && printf '(previous step %d s, total %d s)\n' $((now - step_start)) $((now - run_start))
+  step_start=$now
+}
+step() { step_times; printf '\n== %s\n' "$*"; }
 passed=0 failed=0
 skipped=()   # "SKIP ..." lines of legs that could not run here, shown again last
 
@@ -147,6 +155,7 @@ if [[ ${1:-} != --unit-only ]]; then
   run_suite 'matrix 26\.05:' bash scripts/test-matrix.sh 26.05
 fi
 
+step_times
 echo
 (( ${#skipped[@]} == 0 )) || printf '%s\n' "${skipped[@]}"
 echo "$passed passed, $failed failed"

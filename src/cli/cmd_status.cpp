@@ -107,7 +107,7 @@ json_t *pool_json(const Pass &p, size_t i) {
         json_array_append_new(by_tier, bt);
     }
     put(o, "pending_by_tier", by_tier);
-    // Issue 20: only pools with Account= entries have queues.
+    // Only pools with Account= entries have queues; a flat pool shows none.
     if (ps.queues.tree) put(o, "queues", queues_json(p.cfg(), queue_rows(ps)));
     return o;
 }

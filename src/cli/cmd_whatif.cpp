@@ -69,7 +69,7 @@ struct Preempted {
     Rule rule;
 };
 
-// Issue 20: one account queue of one pool on both sides (null: that side
+// One account queue of one pool on both sides (null: that side
 // has no such queue).
 struct QueueChange {
     std::string pool, account;

@@ -22,7 +22,7 @@ struct WhyModel {
     const RunningExplain *running = nullptr;
     const PreemptionHistory *preemptions = nullptr;
     std::string state;  // Slurm's, or PENDING/RUNNING as the pass has it
-    // Pending and held by an account queue's quota (issue 20): that quota
+    // Pending and held by an account queue's quota: that quota
     // line; null else.
     const QuotaLine *held_by_queue = nullptr;
     // The jobs using the quota that holds it: its pool's, or with
@@ -60,7 +60,8 @@ WhyModel why_model(const Pass &p, uint32_t id) {
     return w;
 }
 
-// Issue 20: the queue tree of pool `pool` (null: none, a flat pool).
+// The queue tree of pool `pool` (null: none, a flat pool, which has no
+// queue lines to show).
 const QueueTree *tree_of(const Pass &p, int pool) {
     return pool >= 0 ? p.ev().pools[size_t(pool)].queues.tree.get() : nullptr;
 }
@@ -145,7 +146,7 @@ void gone_json(const Pass &p, const WhyModel &w, std::ostream &out) {
     print_json(out, root.get());
 }
 
-// Issue 20: the queue that held it in this pool ("held_by", null when
+// The queue that held it in this pool ("held_by", null when
 // none did) and each queue's check ("queues", its own first).
 void queue_checks_json(const QueueTree &tree, const QuotaLine &q, json_t *o) {
     json_t *held = json_null();
@@ -226,7 +227,8 @@ void running_detail_json(const Pass &p, const RunningExplain &re, json_t *job) {
     put(job, "lenders", pool_gpus_json(p, re.lenders));
     put(job, "protected_until", re.protected_until ? jint(re.protected_until) : json_null());
     if (!tree_of(p, re.pool)) return;
-    // Issue 20: its queue's standing and its ancestors', own first.
+    // Its queue's standing and its ancestors', own first: a parent's quota
+    // can hold it as much as its own.
     const std::vector<QueueRow> path = running_queue_path(p, re);
     put(job, "queues", jarray_of(path, [&](json_t *o, const QueueRow &row) {
             put(o, "account", jstr(row.spec->name));
@@ -363,7 +365,7 @@ void pending_tables(const Pass &p, const WhyModel &w, const PendingExplain &pe, 
     }
 }
 
-// Issue 20: each queue's check in one pool (its own first), and the
+// Each queue's check in one pool (its own first), and the
 // level and queue that held it.
 void queue_checks_text(const Pass &p, const QueueTree &tree, const QuotaLine &q, std::ostream &s) {
     const std::string pool = p.pool_name(q.pool);
@@ -442,7 +444,8 @@ void running_text(const Pass &p, const WhyModel &w, const RunningExplain &re, st
     s << "Reclaim rank " << re.rank << " (R6 victim order: 1 goes first).\n";
 }
 
-// Issue 20: its queue's standing and its ancestors', own first.
+// Its queue's standing and its ancestors', own first (a parent's quota
+// binds its children too).
 void running_queues_text(const Pass &p, const RunningExplain &re, std::ostream &s) {
     const std::vector<QueueRow> path = running_queue_path(p, re);
     if (path.empty()) return;

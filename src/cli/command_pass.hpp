@@ -60,7 +60,7 @@ void add_warnings(const Pass &p, json_t *root);
 json_t *pool_gpus_json(const Pass &p, const std::vector<PoolGpus> &v);
 std::string pool_gpus_text(const Pass &p, const std::vector<PoolGpus> &v);
 
-// The account queue (issue 20) whose quota holds a job in a quota line
+// The account queue whose quota holds a job in a quota line
 // (q.queue > 0): "pool1/physics cpu 20/32", "pool1/physics cpu quota 32 < 40".
 std::string queue_quota_text(const Pass &p, const QuotaLine &q);
 // Why a pending job waits, in words: "quota full: pool1 2/2", ...

@@ -353,7 +353,7 @@ void pending_metrics(std::string &out, const Evaluation &ev, const Config &cfg, 
     }
 }
 
-// Issue 20: per account queue, by pool, account, level (1: just below the
+// Per account queue, by pool, account, level (1: just below the
 // pool) and resource; nothing at all without Account= entries.
 void queue_metrics(std::string &out, const Evaluation &ev, const Config &cfg) {
     std::vector<std::vector<QueueRow>> rows;

@@ -1,4 +1,4 @@
-// A pool's account queues (issue 20) as the commands and the exporter show
+// A pool's account queues as the commands and the exporter show
 // them: depth first (a department, then its projects), each with its
 // figures per resource, read from the pass's PoolQueues.  Formatting and
 // sums only: every rule's figure is the core's (levels.hpp, queue_tree.hpp).

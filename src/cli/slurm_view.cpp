@@ -1,7 +1,7 @@
 // libslurm -> ClusterView.  Each job, node and partition is mapped the way
 // gps_snapshot_build() maps slurmctld's own records, from the structures
 // slurmctld sends its clients (job_info_t, node_info_t, partition_info_t),
-// by the same rules (src/plugins/common/gpupool_rules.h).
+// by the same rules (src/slurm/gpupool_rules.h).
 #include "slurm_view.hpp"
 
 #include <pwd.h>

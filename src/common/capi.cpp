@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "placement.hpp"
+#include "plugin_apply.hpp"
 
 using namespace gpupool;
 using namespace gpupool::capi;

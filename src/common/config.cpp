@@ -5,8 +5,9 @@
 // a comment to the end of the line, blank lines are ignored, keys are
 // case-insensitive, values are case-sensitive except enum words.  A line
 // whose first token is Tier=NAME, Pool=NAME or Account=NAME is a record;
-// every other line holds global keys.  Issue 20's settings (Account=,
-// ReclaimTo=, QuotaTRES lists, TRES quotas) are config_accounts.cpp's.  Every problem is a ConfigError "SOURCE:LINE: problem"
+// every other line holds global keys.  The account queues' settings
+// (Account=, ReclaimTo=, QuotaTRES lists, TRES quotas) are
+// config_accounts.cpp's, so this file stays with the flat ones.  Every problem is a ConfigError "SOURCE:LINE: problem"
 // (or "SOURCE: problem" for problems about the whole file).
 #include "config.hpp"
 #include "config_parser.hpp"
@@ -104,6 +105,40 @@ void Parser::global_line(const std::vector<std::string> &words) {
     }
 }
 
+// No QOS in two tiers, no two tiers with one priority: R1 orders by the
+// tier a job's QOS maps to, so either would make that order ambiguous.
+void Parser::check_tier_unique(const Tier &tier) {
+    for (const std::string &q : tier.qos) {
+        auto it = qos_owner_.find(q);
+        if (it != qos_owner_.end()) {
+            const Tier &other = cfg_.tiers[static_cast<size_t>(it->second)];
+            fail("QOS " + quote(q) + " is mapped by both Tier=" + clip(other.name) + " (line " +
+                 std::to_string(other.line) + ") and Tier=" + clip(tier.name));
+        }
+    }
+    auto same = tier_priority_.find(tier.priority);
+    if (same != tier_priority_.end()) {
+        const Tier &other = cfg_.tiers[same->second];
+        fail("Tier=" + clip(tier.name) + " and Tier=" + clip(other.name) + " (line " +
+             std::to_string(other.line) + ") have the same Priority=" +
+             std::to_string(tier.priority));
+    }
+}
+
+// GraceTime's value in seconds (digits or a duration); -1 for
+// "infinite"/"unlimited", anything unreadable and anything past int32.
+static int64_t grace_seconds(const std::string &v) {
+    int64_t secs = -1;
+    if (all_digits(v)) {
+        uint64_t out = 0;
+        if (parse_digits(v, std::numeric_limits<int32_t>::max(), out)) secs = static_cast<int64_t>(out);
+    } else {
+        std::string l = lower(v);
+        if (l != "infinite" && l != "unlimited") secs = parse_duration(v);
+    }
+    return secs > std::numeric_limits<int32_t>::max() ? -1 : secs;
+}
+
 void Parser::tier_line(const std::vector<std::string> &words) {
     Tier tier = record_head("Tier", words[0], tier_index_, cfg_.tiers);
     const std::string where = " in Tier=" + clip(tier.name);
@@ -154,16 +189,8 @@ void Parser::tier_line(const std::vector<std::string> &words) {
             std::string e = get_enum("PreemptMode", v, {"requeue", "cancel"}, "requeue or cancel");
             tier.preempt_mode = e == "requeue" ? PreemptMode::Requeue : PreemptMode::Cancel;
         } else if (t.lkey == "gracetime") {
-            int64_t secs = -1;
-            if (all_digits(v)) {
-                uint64_t out = 0;
-                if (parse_digits(v, std::numeric_limits<int32_t>::max(), out))
-                    secs = static_cast<int64_t>(out);
-            } else {
-                std::string l = lower(v);
-                if (l != "infinite" && l != "unlimited") secs = parse_duration(v);
-            }
-            if (secs < 0 || secs > std::numeric_limits<int32_t>::max())
+            const int64_t secs = grace_seconds(v);
+            if (secs < 0)
                 fail("bad value " + quote(v) + " for GraceTime: expected seconds or a duration "
                      "(MM:SS, HH:MM:SS, D-HH[:MM[:SS]])");
             tier.grace_time = static_cast<int32_t>(secs);
@@ -173,21 +200,7 @@ void Parser::tier_line(const std::vector<std::string> &words) {
     }
     if (!has_priority) fail("missing required key 'Priority'" + where);
     if (!has_qos) tier.qos.push_back(tier.name);
-    for (const std::string &q : tier.qos) {
-        auto it = qos_owner_.find(q);
-        if (it != qos_owner_.end()) {
-            const Tier &other = cfg_.tiers[static_cast<size_t>(it->second)];
-            fail("QOS " + quote(q) + " is mapped by both Tier=" + clip(other.name) + " (line " +
-                 std::to_string(other.line) + ") and Tier=" + clip(tier.name));
-        }
-    }
-    auto same = tier_priority_.find(tier.priority);
-    if (same != tier_priority_.end()) {
-        const Tier &other = cfg_.tiers[same->second];
-        fail("Tier=" + clip(tier.name) + " and Tier=" + clip(other.name) + " (line " +
-             std::to_string(other.line) + ") have the same Priority=" +
-             std::to_string(tier.priority));
-    }
+    check_tier_unique(tier);
     for (const std::string &q : tier.qos)
         qos_owner_[q] = static_cast<int>(cfg_.tiers.size());
     tier_index_.emplace(tier.name, cfg_.tiers.size());

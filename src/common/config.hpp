@@ -17,7 +17,7 @@ enum class PreemptionOrder { Newest, Oldest };
 enum class ReclaimBy { NonPreemptible, All };
 enum class PreemptMode { Default, Requeue, Cancel, Suspend };
 
-// Issue 20: how far a queue reclaims from others.  Quota: back to its
+// How far a queue reclaims from others.  Quota: back to its
 // quota (today's R5, OSMO); Fairshare: up to its fairshare (Run:ai, KAI).
 enum class ReclaimTo { Quota, Fairshare };
 
@@ -34,7 +34,7 @@ struct Tier {
 struct Pool {
     std::string name;              // the Slurm partition
     uint32_t quota = 0;            // GPUs guaranteed to NP jobs
-    // Quota= per counted resource (issue 20): the GPUs always (== quota),
+    // Quota= per counted resource: the GPUs always (== quota),
     // cpu and mem where Quota= names them in TRES syntax.
     ResourceAmounts quota_by_resource;
     uint32_t weight = 1;           // over-quota weight (R8)
@@ -47,7 +47,7 @@ struct Pool {
     int line = 0;
 };
 
-// Account=NAME Pool=POOL|* ... (issue 20): a queue for a Slurm account in a
+// Account=NAME Pool=POOL|* ...: a queue for a Slurm account in a
 // node pool.  The tree of accounts is Slurm's (sacctmgr), not this file's.
 struct AccountQuota {
     std::string account;            // the Slurm account
@@ -77,7 +77,7 @@ struct Config {
     std::string default_tier;               // name of a tier
     std::vector<Tier> tiers;                // in file order
     std::vector<Pool> pools;                // in file order (fairshare ties)
-    // Issue 20: the resources quotas count (QuotaTRES's list: the GPU TRES
+    // The resources quotas count (QuotaTRES's list: the GPU TRES
     // first, then cpu and mem where listed), account queues, reclaim reach.
     std::array<bool, kResources> counted{{true, false, false}};
     std::vector<AccountQuota> accounts;     // in file order
@@ -151,7 +151,7 @@ struct ConfigKeys {
     std::vector<std::string> global;  // on lines that are not records
     std::vector<std::string> tier;    // in a Tier=NAME record
     std::vector<std::string> pool;    // in a Pool=NAME record
-    std::vector<std::string> account; // in an Account=NAME record (issue 20)
+    std::vector<std::string> account; // in an Account=NAME record
 };
 const ConfigKeys &config_keys();
 

@@ -1,4 +1,4 @@
-// Issue 20's gpupool.conf settings: QuotaTRES as a list (the GPU TRES, then
+// The account queues' gpupool.conf settings: QuotaTRES as a list (the GPU TRES, then
 // cpu and mem), ReclaimTo=, quotas in Slurm's TRES syntax, and
 // Account=NAME Pool=POOL|* records.  The plugins and the gpupool command
 // pass jobs' accounts, CPUs and memory and Slurm's account tree (ABI 11).

@@ -1,5 +1,5 @@
 // The gpupool.conf parser's state and helpers, shared by config.cpp (the
-// file, tiers and pools) and config_accounts.cpp (issue 20's settings).
+// file, tiers and pools) and config_accounts.cpp (the account queues' settings).
 // Internal: include config.hpp elsewhere.
 #pragma once
 
@@ -62,7 +62,7 @@ private:
     std::unordered_map<std::string, size_t> pool_index_;   // name -> index
     int default_tier_line_ = 0;
     std::vector<bool> tier_has_preemptible_;
-    // Issue 20 (config_accounts.cpp).  TRES values wait for the end of the
+    // The account queues' settings (config_accounts.cpp).  TRES values wait for the end of the
     // file, where QuotaTRES (the GPU TRES, what is counted) is known.
     int quota_tres_line_ = 0;
     std::vector<std::string> pool_quota_text_;   // per pool: Quota= in TRES syntax, "" for a number
@@ -196,10 +196,11 @@ private:
 
     void global_line(const std::vector<std::string> &words);
     void tier_line(const std::vector<std::string> &words);
+    void check_tier_unique(const Tier &tier);
     void pool_line(const std::vector<std::string> &words);
     void finish();
 
-    // Issue 20's settings (config_accounts.cpp).
+    // The account queues' settings (config_accounts.cpp).
     void quota_tres(const std::string &value);
     void reclaim_to(const std::string &value);
     void account_line(const std::vector<std::string> &words);

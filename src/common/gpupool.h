@@ -238,7 +238,7 @@ typedef struct {
 	 */
 	uint32_t restart_cnt;
 	/*
-	 * Issue 20 (ABI 11): the job's Slurm account (NULL or "": none), and
+	 * Since ABI 11, for account queues: the job's Slurm account (NULL or "": none), and
 	 * the CPUs and memory (MiB) it holds (running) or asks for (pending),
 	 * counted as `gpus` is: the whole job, one task's for a job array
 	 * record.  Read only where gp_engine_snapshot_needs() says so.

@@ -11,7 +11,7 @@
 #include "fairshare.hpp"
 #include "gpupool.h"
 #include "levels.hpp"
-#include "placement.hpp"
+#include "plugin_apply.hpp"
 
 namespace gpupool {
 
@@ -298,6 +298,17 @@ void Engine::fold_provisional() {
     number_pending(eval_);
 }
 
+// A job placed before any pass: the lowest priority; held until the first
+// pass when it asks for GPUs of a configured pool (`held`).
+static void before_first_pass(PendingResult &r, bool held) {
+    r.priority = r.nominal = r.factor_tier = 2;
+    if (!held) return;
+    r.admission = Admission::Held;
+    r.admitted_tasks = 0;
+    r.priority = 0;
+    r.hold = Hold::Starting;
+}
+
 PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
     std::string parts;
     return provisional(job_ref(job, parts), now);
@@ -345,14 +356,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
         // first pass, NP ones so as not to go over quota, preemptible ones
         // so as not to start ahead of jobs the pass will put first (and
         // be preempted back out).
-        bool managed = names_pool(job.partitions);
-        r.priority = r.nominal = r.factor_tier = 2;
-        if (managed && job.gpus > 0) {
-            r.admission = Admission::Held;
-            r.admitted_tasks = 0;
-            r.priority = 0;
-            r.hold = Hold::Starting;
-        }
+        before_first_pass(r, names_pool(job.partitions) && job.gpus > 0);
         return r;
     }
     r.pools = managed_pools(job.partitions);
@@ -373,7 +377,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     // A placement it replaces reserves no more, but stays counted (as it
     // always did, for the placements until the next job end) in
     // np_overcount, which that job end takes back.  Its account queues
-    // (issue 20) keep it until the next pass or full walk (admit_more):
+    // keep it until the next pass or full walk (admit_more):
     // stricter for that while, never over a quota.
     const PendingResult *prev = eval_.provisional.find(job.id);
     if (!prev) {

@@ -12,7 +12,7 @@
 #include "fairshare.hpp"
 #include "gpupool.h"
 #include "levels.hpp"
-#include "placement.hpp"
+#include "plugin_apply.hpp"
 
 namespace gpupool {
 

@@ -17,6 +17,32 @@ const char *admission_name(Admission a) {
     default: return "free";
     }
 }
+
+// One pool of the pass as JSON; `cfg` (null: none loaded) names the tiers.
+json_t *pool_json(const PoolState &p, const Config *cfg) {
+    json_t *by_tier = json_object();
+    for (size_t t = 0; t < p.pending_by_tier.size() && cfg; ++t)
+        json_object_set_new(by_tier, cfg->tiers[t].name.c_str(), json_integer(p.pending_by_tier[t]));
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(p.name.c_str()));
+    json_object_set_new(o, "capacity", json_integer(p.capacity));
+    json_object_set_new(o, "quota", json_integer(p.quota));
+    json_object_set_new(o, "weight", json_integer(p.weight));
+    json_object_set_new(o, "np_used", json_integer(p.np_used));
+    json_object_set_new(o, "p_used", json_integer(p.p_used));
+    json_object_set_new(o, "used", json_integer(p.used()));
+    json_object_set_new(o, "borrowed", json_integer(p.borrowed()));
+    json_object_set_new(o, "lent", json_integer(p.lent));
+    json_object_set_new(o, "fairshare", json_integer(p.fairshare));
+    json_object_set_new(o, "decayed_usage", json_real(p.decayed_usage));
+    json_object_set_new(o, "usage_share", json_real(p.usage_share));
+    json_object_set_new(o, "np_reserved", json_integer(p.np_reserved));
+    json_object_set_new(o, "pending_jobs", json_integer(p.pending_jobs));
+    json_object_set_new(o, "pending_gpus", json_integer(p.pending_gpus));
+    json_object_set_new(o, "held_jobs", json_integer(p.held_jobs));
+    json_object_set_new(o, "pending_by_tier", by_tier);
+    return o;
+}
 }  // namespace
 
 std::string Engine::report_json() const {
@@ -34,30 +60,7 @@ std::string Engine::report_json() const {
         json_object_set_new(root, "tiers", tiers);
     }
     json_t *pools = json_array();
-    for (const PoolState &p : eval_.pools) {
-        json_t *by_tier = json_object();
-        for (size_t t = 0; t < p.pending_by_tier.size() && config_; ++t)
-            json_object_set_new(by_tier, config_->tiers[t].name.c_str(), json_integer(p.pending_by_tier[t]));
-        json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(p.name.c_str()));
-        json_object_set_new(o, "capacity", json_integer(p.capacity));
-        json_object_set_new(o, "quota", json_integer(p.quota));
-        json_object_set_new(o, "weight", json_integer(p.weight));
-        json_object_set_new(o, "np_used", json_integer(p.np_used));
-        json_object_set_new(o, "p_used", json_integer(p.p_used));
-        json_object_set_new(o, "used", json_integer(p.used()));
-        json_object_set_new(o, "borrowed", json_integer(p.borrowed()));
-        json_object_set_new(o, "lent", json_integer(p.lent));
-        json_object_set_new(o, "fairshare", json_integer(p.fairshare));
-        json_object_set_new(o, "decayed_usage", json_real(p.decayed_usage));
-        json_object_set_new(o, "usage_share", json_real(p.usage_share));
-        json_object_set_new(o, "np_reserved", json_integer(p.np_reserved));
-        json_object_set_new(o, "pending_jobs", json_integer(p.pending_jobs));
-        json_object_set_new(o, "pending_gpus", json_integer(p.pending_gpus));
-        json_object_set_new(o, "held_jobs", json_integer(p.held_jobs));
-        json_object_set_new(o, "pending_by_tier", by_tier);
-        json_array_append_new(pools, o);
-    }
+    for (const PoolState &p : eval_.pools) json_array_append_new(pools, pool_json(p, config_.get()));
     json_object_set_new(root, "pools", pools);
 
     auto tier_name = [&](int t) { return config_ && t >= 0 ? config_->tiers[static_cast<size_t>(t)].name.c_str() : ""; };

@@ -1,4 +1,4 @@
-// The resources a quota counts (issue 20): GPUs, CPUs and memory, named as
+// The resources a quota counts: GPUs, CPUs and memory, named as
 // Slurm names them in TRES strings (`gres/gpu=6,cpu=96,mem=768G`), so an
 // admin writes a quota the way `sacctmgr ... GrpTRES=` takes a limit.
 #pragma once

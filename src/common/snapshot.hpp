@@ -16,7 +16,7 @@ enum class JobState { Pending, Running, Suspended };
 struct SnapNode {
     std::string name;
     uint32_t gpus = 0;
-    // Issue 20: its CPUs and memory (MiB); 0: unknown (a pool's CPUs and
+    // Its CPUs and memory (MiB), for quotas that count them; 0: unknown (a pool's CPUs and
     // memory are then not divided among its queues).
     uint32_t cpus = 0;
     uint64_t mem_mb = 0;
@@ -44,7 +44,7 @@ struct SnapJob {
     uint32_t array_job_id = 0;
     // Times Slurm requeued it; 0: submit_time is the original.
     uint32_t restart_cnt = 0;
-    // Issue 20: its Slurm account and the CPUs and memory (MiB) it holds
+    // Its Slurm account (its queue) and the CPUs and memory (MiB) it holds
     // (running) or asks for (pending), per task.
     std::string account;
     uint32_t cpus = 0;
@@ -66,7 +66,7 @@ struct Snapshot {
     std::vector<SnapNode> nodes;
     std::vector<SnapPartition> partitions;
     std::vector<SnapJob> jobs;
-    // Issue 20: Slurm's account tree, each account's parent ("" or "root"
+    // Slurm's account tree (the queues' tree), each account's parent ("" or "root"
     // for a top-level one), as slurmctld's association manager has it now.
     std::unordered_map<std::string, std::string> account_parent;
 

@@ -105,7 +105,7 @@ UsageSeries series_from(json_t *obj, const std::string &where) {
     return s;
 }
 
-// A pool's "accounts" (issue 20): absent in files of flat configurations.
+// A pool's "accounts" (its queues' usage): absent in files of flat configurations.
 std::map<std::string, Engine::AccountHistory> accounts_from(json_t *obj, const std::string &pool_where) {
     std::map<std::string, Engine::AccountHistory> out;
     if (!obj) return out;

@@ -47,6 +47,31 @@ std::string writers(mode_t mode) {
 
 bool trusted_owner(uid_t uid, uid_t slurm_uid) { return uid == 0 || uid == slurm_uid; }
 
+// A directory above the path, as opened on the way down.
+struct Dir {
+    std::string name;
+    struct stat st;
+};
+
+// Every directory above, nearest first: whoever may rename entries in it
+// could put another file (or directory) in place of this one.  "" when
+// each is trusted, else why not.
+std::string untrusted_dir(const std::vector<Dir> &dirs, const std::string &shown, const std::string &what,
+                          uid_t slurm_uid, const std::string &must) {
+    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) {
+        const struct stat &ds = d->st;
+        const std::string where = shown + ": directory " + d->name + " is ";
+        if (!trusted_owner(ds.st_uid, slurm_uid))
+            return where + "owned by " + user_name(ds.st_uid, true) + ", so " + what +
+                   " could be replaced" + must;
+        const std::string w = writers(ds.st_mode);
+        if (!w.empty() && !(ds.st_mode & S_ISVTX))
+            return where + "writable by " + w + " (mode " + mode_str(ds.st_mode) +
+                   "), so " + what + " could be replaced" + must;
+    }
+    return "";
+}
+
 }  // namespace
 
 std::string open_trusted_path(const std::string &path, const std::string &what,
@@ -69,10 +94,6 @@ std::string open_trusted_path(const std::string &path, const std::string &what,
     // Open "/", then each component below it relative to its parent's
     // descriptor, never following a symlink: what is judged (fstat) is
     // what was opened, and a component swapped since realpath fails here.
-    struct Dir {
-        std::string name;
-        struct stat st;
-    };
     std::vector<Dir> dirs;  // "/" first
     int parent = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (parent < 0) return fail_io(shown + ": directory /");
@@ -122,19 +143,8 @@ std::string open_trusted_path(const std::string &path, const std::string &what,
     if (!w.empty())
         return shown + ": writable by " + w + " (mode " + mode_str(st.st_mode) + ")" + must;
 
-    // Every directory above, nearest first: whoever may rename entries in
-    // it could put another file (or directory) in place of this one.
-    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) {
-        const struct stat &ds = d->st;
-        const std::string where = shown + ": directory " + d->name + " is ";
-        if (!trusted_owner(ds.st_uid, slurm_uid))
-            return where + "owned by " + user_name(ds.st_uid, true) + ", so " + what +
-                   " could be replaced" + must;
-        w = writers(ds.st_mode);
-        if (!w.empty() && !(ds.st_mode & S_ISVTX))
-            return where + "writable by " + w + " (mode " + mode_str(ds.st_mode) +
-                   "), so " + what + " could be replaced" + must;
-    }
+    w = untrusted_dir(dirs, shown, what, slurm_uid, must);
+    if (!w.empty()) return w;
     *fd_out = fd;
     fd = -1;  // the caller's now
     return "";

@@ -14,7 +14,7 @@
 #include "levels.hpp"
 #include "min_runtime.hpp"
 #include "preemption.hpp"
-#include "placement.hpp"
+#include "plugin_apply.hpp"
 
 namespace gpupool {
 

@@ -1,7 +1,7 @@
 // Small pieces the workload readers share: splitting lines into fields,
 // numbers, "FILE:LINE: problem" errors, and notes that count what a reader
 // skipped or changed.  Internal to src/sim.  Slurm's own text forms (counts,
-// GRES, TRES, times, hostlists) are read by src/cli/slurm_text.hpp.
+// GRES, TRES, times, hostlists) are read by src/slurm/slurm_text.hpp.
 #pragma once
 
 #include <cstdint>

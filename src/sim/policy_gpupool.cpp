@@ -225,7 +225,8 @@ private:
         return pending_ > 0 && t - last_pass_ >= periodic_;
     }
 
-    // Issue 20: the account, CPUs and memory the plugins pass with a job.
+    // The account, CPUs and memory the plugins pass with a job, so account
+    // queues decide here as on a cluster.
     static void with_account(JobRef &ref, const SimJob &s) {
         ref.account = s.account;
         ref.cpus = s.cpus;

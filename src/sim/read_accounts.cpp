@@ -1,4 +1,5 @@
-// Slurm's account tree for `gpupool sim` (issue 20): the associations
+// Slurm's account tree for `gpupool sim` (the account queues'
+// tree): the associations
 // `sacctmgr -P show assoc format=account,parentname` prints, as the
 // plugins read the tree from slurmctld's association manager.  The format
 // is in workload.hpp.

@@ -2,8 +2,7 @@
 // slurm.conf, or the command line's shorthand (make_cluster).  Only what
 // changes where a job can run is read: a node's GPUs (Gres=) and Weight
 // (the select plugin tries lower weights first), partitions' nodes; and a
-// node's CPUs= and RealMemory=, which issue 20's CPU and memory quotas
-// divide.
+// node's CPUs= and RealMemory=, which CPU and memory quotas divide.
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -33,7 +32,7 @@ struct Token {
 struct NodeDef {
     std::string name;
     uint32_t gpus = 0;
-    uint64_t cpus = 0, mem_mb = 0;  // CPUs=, RealMemory= (issue 20's quotas); 0: not given
+    uint64_t cpus = 0, mem_mb = 0;  // CPUs=, RealMemory= (for CPU and memory quotas); 0: not given
     uint64_t weight = 1;
     std::vector<std::string> features;
     std::string where;  // FILE:LINE

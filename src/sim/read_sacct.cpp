@@ -258,6 +258,21 @@ Workload to_workload(std::vector<JobRecords> &jobs, bool has_qos, const std::str
     return w;
 }
 
+// One run of `j` from a record (start, end and elapsed as sacct gave them;
+// -1: none): runs are kept in start order, whatever the records' order.
+void add_run(JobRecords &j, int64_t start, int64_t end, int64_t elapsed) {
+    if (j.first_start < 0) {
+        j.first_start = start;
+    } else {
+        int64_t later = std::max(start, j.first_start);
+        j.first_start = std::min(start, j.first_start);
+        j.restarts.insert(std::upper_bound(j.restarts.begin(), j.restarts.end(), later), later);
+    }
+    j.has_run = true;
+    j.last_run_open = end < 0;
+    j.last_run = elapsed >= 0 ? elapsed : end >= 0 ? std::max<int64_t>(0, end - start) : -1;
+}
+
 }  // namespace
 
 Workload parse_sacct(std::istream &in, const std::string &source) {
@@ -335,19 +350,7 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
             if (c >= 0) tres_cpus_mem(field(c), source, lineno, req ? "ReqTRES" : "AllocTRES", j.cpus, j.mem_mb);
         }
         j.last_state = state;
-        if (ran) {
-            // Runs in start order, whatever the order of the records.
-            if (j.first_start < 0) {
-                j.first_start = start;
-            } else {
-                int64_t later = std::max(start, j.first_start);
-                j.first_start = std::min(start, j.first_start);
-                j.restarts.insert(std::upper_bound(j.restarts.begin(), j.restarts.end(), later), later);
-            }
-            j.has_run = true;
-            j.last_run_open = end < 0;
-            j.last_run = elapsed >= 0 ? elapsed : end >= 0 ? std::max<int64_t>(0, end - start) : -1;
-        }
+        if (ran) add_run(j, start, end, elapsed);
     }
     if (!have_header) input_error(source, 0, "empty: no header line and no jobs");
     return to_workload(jobs, col.qos >= 0, source, tally);

@@ -54,7 +54,7 @@ struct ReplayOptions {
     // when the replay's start order is checked against the recorded one
     // (StartOrderCheck); default: the live test cluster's sched_interval.
     int64_t order_tolerance = 2;
-    // Issue 20: the gpupool.conf whose Account= quotas the per-account
+    // The gpupool.conf whose Account= quotas the per-account
     // figures (AccountMetrics) hold each account to; null: the replay's
     // own.  A flat configuration's replay is held to the departments'
     // quotas of another this way.
@@ -125,7 +125,7 @@ struct PoolMetrics {
     double mean_share = 0;               // over samples with demand: used / min(fairshare, demand)
 };
 
-// Issue 20: an account (department or project) over the whole replay, its
+// An account (department or project) over the whole replay, its
 // jobs and those of every account below it.  Its quota: the GPU quotas of
 // its Account= entries, summed over the pools; without any, in the OSMO
 // model of one partition per team, the quotas of the pools named after it

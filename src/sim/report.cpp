@@ -183,6 +183,25 @@ std::string csv_field(const std::string &text) {
     return out + "\"";
 }
 
+// The accounts table, where the replay had accounts (a department's
+// figures include its projects').
+static void write_accounts_text(std::ostream &out, const std::vector<ReplayResult> &results) {
+    if (results.front().metrics.accounts.empty()) return;
+    out << "\nAccounts (a department's figures include its projects'; NP_PEAK: most NP GPUs at once)\n";
+    Table ta({"ACCOUNT", "POLICY", "QUOTA", "JOBS", "WAIT_P50", "WAIT_P95", "PREEMPT", "GPU_H", "NP_PEAK",
+              "NP_OVER_QUOTA", "BELOW_QUOTA"});
+    for (size_t k = 0; k < results.front().metrics.accounts.size(); ++k)
+        for (const ReplayResult &r : results) {
+            const AccountMetrics &am = r.metrics.accounts[k];
+            ta.add({std::string(2 * am.depth, ' ') + am.name, policy_name(r.policy),
+                    am.has_quota ? std::to_string(am.quota) : "-", std::to_string(am.jobs), dur(am.wait.p50),
+                    dur(am.wait.p95), std::to_string(am.preemptions), fixed(am.gpu_hours, 1),
+                    std::to_string(am.np_peak), am.has_quota ? dur(am.np_over_quota_seconds) : "-",
+                    am.has_quota ? dur(am.below_quota_seconds) : "-"});
+        }
+    ta.print(out, {false, false, true, true, true, true, true, true, true, true, true});
+}
+
 void write_text(std::ostream &out, const SimCluster &cluster, const Workload &workload, const Config &config,
                 const RunInfo &info, const std::vector<ReplayResult> &results) {
     out << "Cluster: " << cluster.nodes.size() << " nodes, " << cluster_gpus(cluster) << " GPUs, "
@@ -233,21 +252,7 @@ void write_text(std::ostream &out, const SimCluster &cluster, const Workload &wo
         }
     tp.print(out, {false, false, true, true, true, true, true, true, true, true, true, true, true});
 
-    if (!results.front().metrics.accounts.empty()) {
-        out << "\nAccounts (a department's figures include its projects'; NP_PEAK: most NP GPUs at once)\n";
-        Table ta({"ACCOUNT", "POLICY", "QUOTA", "JOBS", "WAIT_P50", "WAIT_P95", "PREEMPT", "GPU_H", "NP_PEAK",
-                  "NP_OVER_QUOTA", "BELOW_QUOTA"});
-        for (size_t k = 0; k < results.front().metrics.accounts.size(); ++k)
-            for (const ReplayResult &r : results) {
-                const AccountMetrics &am = r.metrics.accounts[k];
-                ta.add({std::string(2 * am.depth, ' ') + am.name, policy_name(r.policy),
-                        am.has_quota ? std::to_string(am.quota) : "-", std::to_string(am.jobs), dur(am.wait.p50),
-                        dur(am.wait.p95), std::to_string(am.preemptions), fixed(am.gpu_hours, 1),
-                        std::to_string(am.np_peak), am.has_quota ? dur(am.np_over_quota_seconds) : "-",
-                        am.has_quota ? dur(am.below_quota_seconds) : "-"});
-            }
-        ta.print(out, {false, false, true, true, true, true, true, true, true, true, true});
-    }
+    write_accounts_text(out, results);
 
     bool any_recorded = false;
     for (const ReplayResult &r : results) any_recorded |= r.order_check.jobs > 0;

@@ -1,4 +1,4 @@
-// Issue 20's figures per account for `gpupool sim`: what each department
+// The figures per account for `gpupool sim`: what each department
 // and project got (waits, GPU hours) and whether its quota held (NP GPUs
 // over it, NP jobs waiting that fitted in it), from the jobs' outcomes
 // after the replay.  NP jobs are never preempted, so each ran once, from

@@ -162,6 +162,33 @@ struct SimArgs {
     cluster_path, nodes, pools, accounts, sacct, alibaba, generate, conf, account_conf, policy_list, jobs_csv, pools_csv, start_log,   \
         ali_pools, seed, json, progress, ro
 
+// Replays the workload under each policy in turn, with `o`; `progress`:
+// how far each has come, on `err`.
+std::vector<ReplayResult> replay_each(const std::vector<PolicyKind> &kinds, const SimCluster &cluster,
+                                      const Workload &workload, const Config &config, ReplayOptions o,
+                                      bool progress, std::ostream &err) {
+    std::vector<ReplayResult> results;
+    for (PolicyKind k : kinds) {
+        if (progress) {
+            const char *name = policy_name(k);
+            o.progress = [&err, name](double done, int64_t now) {
+                (void)now;
+                char buf[96];
+                std::snprintf(buf, sizeof buf, "\rgpupool sim: %-8s %5.1f%% of jobs done", name, 100.0 * done);
+                err << buf << std::flush;
+            };
+        }
+        results.push_back(replay(cluster, workload, config, k, o));
+        if (progress) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "\rgpupool sim: %-8s done in %.1f s          \n", policy_name(k),
+                          results.back().stats.wall_seconds);
+            err << buf << std::flush;
+        }
+    }
+    return results;
+}
+
 // Reads the inputs, replays them under each policy, writes the reports.
 int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
     const auto &[SIM_ARGS_BINDING] = args;
@@ -207,7 +234,8 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
         }
         Config config;
         if (!conf.empty()) {
-            // Issue 20's Account= records replay here before a live cluster takes them.
+            // Account= records replay here, so a site can try them before a live
+            // cluster takes them.
             config = load_config_file(conf, nullptr);
             info.config_source = conf;
         } else {
@@ -218,28 +246,10 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
         if (!account_conf.empty()) quotas = load_config_file(account_conf, nullptr);
         info.options = ro;
 
-        std::vector<ReplayResult> results;
-        for (PolicyKind k : kinds) {
-            ReplayOptions o = ro;
-            o.start_log = !start_log.empty();
-            if (!account_conf.empty()) o.account_quotas = &quotas;
-            if (progress) {
-                const char *name = policy_name(k);
-                o.progress = [&err, name](double done, int64_t now) {
-                    (void)now;
-                    char buf[96];
-                    std::snprintf(buf, sizeof buf, "\rgpupool sim: %-8s %5.1f%% of jobs done", name, 100.0 * done);
-                    err << buf << std::flush;
-                };
-            }
-            results.push_back(replay(cluster, workload, config, k, o));
-            if (progress) {
-                char buf[96];
-                std::snprintf(buf, sizeof buf, "\rgpupool sim: %-8s done in %.1f s          \n", policy_name(k),
-                              results.back().stats.wall_seconds);
-                err << buf << std::flush;
-            }
-        }
+        ReplayOptions o = ro;
+        o.start_log = !start_log.empty();
+        if (!account_conf.empty()) o.account_quotas = &quotas;
+        const std::vector<ReplayResult> results = replay_each(kinds, cluster, workload, config, o, progress, err);
         if (!jobs_csv.empty())
             write_file(jobs_csv, [&](std::ostream &f) { write_jobs_csv(f, cluster, workload, config, results); });
         if (!pools_csv.empty()) write_file(pools_csv, [&](std::ostream &f) { write_pools_csv(f, config, results); });
@@ -249,13 +259,7 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
             write_json(out, cluster, workload, config, info, results);
         else
             write_text(out, cluster, workload, config, info, results);
-    } catch (const InputError &e) {
-        err << "gpupool sim: " << e.what() << "\n";
-        return 1;
-    } catch (const ConfigError &e) {
-        err << "gpupool sim: " << e.what() << "\n";
-        return 1;
-    } catch (const std::exception &e) {
+    } catch (const std::exception &e) {  // InputError, ConfigError and the rest alike
         err << "gpupool sim: " << e.what() << "\n";
         return 1;
     }

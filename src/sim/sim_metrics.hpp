@@ -42,7 +42,7 @@ NodeSets node_sets(const SimCluster &cluster, const Config &config, const std::v
 // compute_fairshare over each node set.
 std::vector<uint32_t> point_fairshare(const Config &config, const NodeSets &sets, const std::vector<uint32_t> &demand);
 
-// Issue 20: each account's figures (AccountMetrics), from the jobs'
+// Each account's figures (AccountMetrics), from the jobs'
 // outcomes and the account tree, quotas from `quotas`, tiers from the
 // replay's `config`; `end`: the last instant (jobs never started wait
 // until then).  None when no job has an account.

@@ -30,7 +30,7 @@ using AccountTree = std::unordered_map<std::string, std::string>;
 struct SimCluster {
     std::vector<SimNode> nodes;
     std::vector<SimPartition> partitions;
-    AccountTree account_parent;       // issue 20: from sacctmgr (read_account_tree)
+    AccountTree account_parent;       // from sacctmgr (read_account_tree)
 };
 
 struct SimJob {
@@ -104,7 +104,7 @@ uint64_t total_gpus(const SimCluster &cluster);
 // --- Account tree (read_accounts.cpp) -------------------------------------
 //
 // Slurm's account tree as `sacctmgr -P show assoc format=account,parentname`
-// prints it (issue 20): one association a line, "ACCOUNT|PARENT"; the
+// prints it: one association a line, "ACCOUNT|PARENT"; the
 // header line ("Account|Par Name") is optional and, when given, may name
 // more columns in any order (format=cluster,account,user,parentname).
 // Lines without a parent are left out: user associations (sacctmgr shows
@@ -203,7 +203,7 @@ struct GeneratorSpec {
     double load = 1;
     uint32_t users = 0;        // > 0: user u1..uN, uniform; 0: no user
     int64_t start = 0;         // the first job's submit time
-    // Issue 20: accounts, each a path in the account tree (departments
+    // Accounts, each a path in the account tree (departments
     // over projects) with its share of the arrivals; jobs draw one (the
     // last name of the path) before anything else.  Empty: no accounts.
     struct Account {

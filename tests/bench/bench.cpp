@@ -186,7 +186,7 @@ void BM_VictimRank(benchmark::State &state) {
 }
 BENCHMARK(BM_VictimRank)->Unit(benchmark::kMicrosecond);
 
-// One job end at 100,000 pending jobs (issue 22 item 5), through the C ABI
+// One job end at 100,000 pending jobs, through the C ABI
 // as priority_p_job_end calls it: every pool's quota is full of running
 // non-preemptible 1-GPU jobs and its pending ones wait (held), so each end
 // gives one GPU back to a pool whose queue is long.  Timed: the core's part
@@ -303,7 +303,7 @@ void BM_JobEnd(benchmark::State &state) {
 BENCHMARK(BM_JobEnd)->Args({100000, 0})->Args({100000, 2000})->Unit(benchmark::kMicrosecond);
 
 // priority/gpupool's lookup of a job array record's cap, once per pending
-// job a pass writes (issue 22 item 6), with 10,000 capped arrays: by the
+// job a pass writes, with 10,000 capped arrays: by the
 // id index (id_index.h) and, arg 1, by the linear search it replaced.
 void BM_CapLookup(benchmark::State &state) {
     const bool linear = state.range(0) == 1;

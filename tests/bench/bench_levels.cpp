@@ -1,4 +1,4 @@
-// Issue 20's benchmark (acceptance 5): 1,000 accounts in a 3-level tree
+// Benchmark of account queues: 1,000 accounts in a 3-level tree
 // (10 departments, 9 groups in each, 10 projects in each group) over 4
 // node pools, quotas on GPUs, CPUs and memory, 100,000 pending and 10,000
 // running jobs of the projects.  Targets on a 2-core machine: a full pass

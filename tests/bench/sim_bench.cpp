@@ -1,4 +1,4 @@
-// Benchmark of `gpupool sim` (issue 9, acceptance 2): one million jobs on
+// Benchmark of `gpupool sim`: one million jobs on
 // 10,000 GPUs, generated with a fixed seed, replayed under each policy
 // asked for; prints the wall seconds of each replay and the process's
 // peak RSS.  Printed, not pass/fail; figures in doc/performance.md.

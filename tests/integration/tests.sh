@@ -365,7 +365,7 @@ array_throttle() {
   scontrol -o show job "$1" 2>/dev/null | grep -o 'ArrayTaskThrottle=[0-9]*' | head -n1 | cut -d= -f2
 }
 
-# 10b. (issue 22 item 2) A throttle update Slurm refuses after setting the
+# 10b. A throttle update Slurm refuses after setting the
 #      throttle leaves gpupool's cap in place: pool1's 4 GPUs busy with
 #      jobs of partition plain (no pool), a NORMAL array of 4 x 1 GPU in
 #      pool1 (quota 2) is capped at 2; `scontrol update
@@ -399,7 +399,7 @@ test_array_throttle_update() {
   ilog "array $arr: throttle $(array_throttle "$arr"), $(array_pending "$arr") pending"
 }
 
-# ---------------------------------------------------------------- issue 6
+# ---------------------------------------------------------------- robustness: bad input, QOS rights, trust
 
 # Seconds since the epoch with milliseconds.
 now_ms() { date +%s.%3N; }
@@ -570,7 +570,7 @@ setup_test_user() {
   assert wait_until 30 user_can_submit
 }
 
-# Issue 6, security: a user without access to QOS high gets no HIGH
+# A user without access to QOS high gets no HIGH
 # treatment; nothing a user can set without that access raises its tier.
 test_user_cannot_raise_tier() {
   setup_test_user || return 1
@@ -609,7 +609,7 @@ test_user_cannot_raise_tier() {
   rm -rf "$USER_DIR"
 }
 
-# Issue 6, security: a gpupool.conf others may write is refused at a
+# A gpupool.conf others may write is refused at a
 # reconfigure (the previous configuration stays), a state directory others
 # may write at start-up (slurmctld does not start).
 test_untrusted_paths() {
@@ -650,7 +650,7 @@ test_untrusted_paths() {
 
 all_nodes_up() { [[ $(sinfo -h -o %t | grep -cvE '^(idle|mix|alloc)$') -eq 0 ]]; }
 
-# ---------------------------------------------------------------- issue 6: restarts
+# ---------------------------------------------------------------- Restarts
 
 # R1 order inside a pool, as test_kill9_restart submits (ids grow with
 # submit time): tier (high 3, normal 2, low 1), then job id. Prints "POOL: ID ID ..." for each pool whose pending
@@ -725,7 +725,7 @@ all_jobs_accounted() {
   [[ -z $missing ]] || { LAST_MISSING=$missing; return 1; }
 }
 
-# 2c. Issue 6 item 2: kill -9 of slurmctld (3 times, at seeded random
+# 2c. kill -9 of slurmctld (3 times, at seeded random
 #     moments) in a reclaim-heavy workload: pool1 LOW jobs borrow all of
 #     node[1-4], pool2 NORMAL jobs (begin times spread over ~35 s) take
 #     their quota back one by one, pool3 NORMAL jobs preempt pool3 LOW jobs.
@@ -953,7 +953,7 @@ test_restart_with_bad_config() {
 }
 
 # ---------------------------------------------------------------------
-# The gpupool command (issue 8): status, queue and why on the live
+# The gpupool command: status, queue and why on the live
 # cluster, text and --json, against what slurmctld shows and does.
 
 # The command of the build under test (as cluster.sh finds its plugins).
@@ -1119,14 +1119,14 @@ test_cli_usage_history() {
   assert test "$(gp status | grep -c '?')" = 0 || { gp status >&2; return 1; }
 }
 
-# ---------------------------------------------------------------- issue 7: several pools
+# ---------------------------------------------------------------- Several pools
 
 # The reason squeue shows, spaces for scontrol's underscores.
 reason_is() { local r; r=$(job_reason "$1"); [[ ${r//_/ } == "$2" ]]; }
 # The partition a job runs in (squeue shows the user's list while it pends).
 job_part() { squeue -h -j "$1" -o %P 2>/dev/null | head -n1; }
 
-# Issue 7, acceptance 4 (R2 over several pools): a NORMAL job listing two
+# R2 over several pools: a NORMAL job listing two
 # pools, the first at quota and the second free, starts at once in the
 # second; one listing two full pools is held with a reason naming both, and
 # starts in the first whose quota frees.  And it never starts in a pool
@@ -1163,7 +1163,7 @@ test_multi_pool() {
   assert test "$(running_count pool1)" -eq 2
 }
 
-# Issue 7: preempt/gpupool refuses to start without priority/gpupool, whose
+# preempt/gpupool refuses to start without priority/gpupool, whose
 # passes it decides from (every preemption check would fail, silently):
 # slurmctld with PriorityType=priority/basic does not start, and says why.
 test_preempt_needs_priority() {
@@ -1183,7 +1183,7 @@ test_preempt_needs_priority() {
   assert wait_until 60 all_nodes_up
 }
 
-# ---------------------------------------------------------------- issue 8: example configs
+# ---------------------------------------------------------------- Example configs
 # Each example of etc/ loads on the live cluster without a warning and
 # passes a short scenario of the site it is written for.
 
@@ -1359,7 +1359,7 @@ backendai_scenario() {
   assert no_warnings_since_load
 }
 
-# ---------------------------------------------------------------- issue 8: whatif, exporter
+# ---------------------------------------------------------------- whatif, exporter
 
 # Acceptance 2: "gpupool whatif --set" predicts which held jobs start once
 # the same change is made with scontrol reconfigure.  pool1 (quota 2) runs
@@ -1536,7 +1536,7 @@ exporter_scenario() {
   assert test $(( l1 - ${l0:-0} )) -ge 1 && assert test $(( l1 - ${l0:-0} )) -le $(( $(date +%s) - s3 ))
 }
 
-# ---------------------------------------------------------------- issue 8: preemption records
+# ---------------------------------------------------------------- Preemption records
 # Who preempted a job outlives slurmctld's log: the job's SystemComment,
 # which slurmdbd keeps with the run preempted, and gpupool's event log
 # beside the state file, both read back by "gpupool why".
@@ -1622,7 +1622,7 @@ test_cli_why_preempted() {
     { ilog "$js"; return 1; }
 }
 
-# ---------------------------------------------------------------- issue 9: replay of the live cluster
+# ---------------------------------------------------------------- Replay of the live cluster
 # `gpupool sim --sacct` on a dump of this cluster, under the one
 # gpupool.conf in force (the example), starts the jobs in the order they
 # started here.
@@ -1661,7 +1661,7 @@ sacct_all_completed() {
   [[ $(sacct -n -X -P -j "$list" -o State 2>/dev/null | grep -c '^COMPLETED$') == "$#" ]]
 }
 
-# Issue 9, acceptance 4: a sacct dump of the workload above replays
+# A sacct dump of the workload above replays
 # without error, and the replay makes every start in the order it was made
 # on this cluster, first starts and the requeued jobs' starts again (no
 # discordant pair in `gpupool sim`'s start-order check; every job here is
@@ -1706,7 +1706,7 @@ test_sim_replays_sacct() {
     { ilog "replay: $js"; cat "$dir/sacct.txt" "$dir/starts.csv" >&2; return 1; }
 }
 
-# Issue 22, item 12: a tier's PreemptMode=suspend would free no GPU (Slurm
+# A tier's PreemptMode=suspend would free no GPU (Slurm
 # keeps a suspended job's GRES), so a reconfigure with it is refused with
 # the file, the line and the reason, and the previous configuration (LOW
 # requeued) stays in force: a NORMAL job in full pool3 requeues a LOW one.
@@ -1729,7 +1729,7 @@ test_tier_suspend_refused() {
   assert log_has "preempt.*JobId=($l1|$l2).*JobId=$n1" || { log_since | grep gpupool >&2; return 1; }
 }
 
-# issue 22 item 4 (acceptance 3): Slurm's commands load gpupool's plugins
+# Slurm's commands load gpupool's plugins
 # outside slurmctld (sshare and sprio call priority_g_init() since 23.11);
 # a symbol only slurmctld defines killed them with "undefined symbol".
 # Each command, run against this cluster (all three plugins loaded), exits 0.
@@ -1748,7 +1748,7 @@ test_commands_load_plugins() {
   (( bad == 0 ))
 }
 
-# issue 22 item 3: an admin's explicit priority (scontrol update Priority=N,
+# An admin's explicit priority (scontrol update Priority=N,
 # N >= 1) is an override, as with priority/multifactor: gpupool neither
 # reorders nor holds that job.  Priority=1 used to fall through to admission
 # after _update_job's set_job_prio(): a job over quota was held at 0 with
@@ -1775,7 +1775,7 @@ test_admin_priority_one() {
   done
 }
 
-# issue 22 item 9: without JobSubmitPlugins=gpupool a hold on a job gpupool
+# Without JobSubmitPlugins=gpupool a hold on a job gpupool
 # holds for quota is lost (Slurm ignores it at priority 0 and gpupool later
 # releases the job).  gpupool warns loudly at start (an error in
 # slurmctld's log naming the setting), and when it is listed after another

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Integration tests of issue 20 on the live cluster: queues from Slurm's
+# Integration tests of account queues on the live cluster: queues from Slurm's
 # accounts.  Each test makes, in sacctmgr, two departments over projects
 #   dept1: p1a, p1b      dept2: p2a, p2b
 # with root's associations under the projects, loads a gpupool.conf giving
@@ -78,7 +78,7 @@ Account=p1b Pool=pool1 Quota=2
 Account=p2a Pool=pool1 Quota=2
 Account=p2b Pool=pool1 Quota=2'
 
-# Issue 20 (a): a project's NORMAL job is held by its department's quota
+# A project's NORMAL job is held by its department's quota
 # although the project has room and GPUs are free; a project of the other
 # department still starts; the gpupool command, reading the tree from
 # slurmdbd, holds it too.
@@ -100,7 +100,7 @@ department_quota_scenario() {
   assert wait_state "$b1" RUNNING 30
 }
 
-# Issue 20 (b): with QuotaTRES counting CPUs, a job is held by its
+# With QuotaTRES counting CPUs, a job is held by its
 # project's CPU quota while GPUs (and its GPU quota) are free.
 test_account_cpu_quota() { with_accounts cpu_quota_scenario; }
 cpu_quota_scenario() {
@@ -117,7 +117,7 @@ Account=p1a Pool=pool1 Quota=gres/gpu=2,cpu=2" || return 1
   assert wait_state "$a2" RUNNING 30
 }
 
-# Issue 20 (c): an account moved to another department with sacctmgr
+# An account moved to another department with sacctmgr
 # counts under its new one from the next pass, with no reconfigure.
 test_account_moved_by_sacctmgr() { with_accounts account_moved_scenario; }
 account_moved_scenario() {
@@ -136,7 +136,7 @@ account_moved_scenario() {
   ! log_has 'configuration reloaded' || { ilog "a reconfigure happened"; return 1; }
 }
 
-# Issue 20 (d): LOW jobs of dept1 borrow dept2's idle quota; dept2's
+# LOW jobs of dept1 borrow dept2's idle quota; dept2's
 # NORMAL job takes it back: the victim is dept1's newest borrower, not
 # dept2's own LOW job nor dept1's LOW jobs within its quota.  Needs reclaim
 # between queues inside one pool (the reclaim helper's rules).
@@ -161,7 +161,7 @@ borrow_reclaim_scenario() {
   done
 }
 
-# Issue 20 (e): ReclaimTo=fairshare: p1b, with no quota, reclaims its
+# ReclaimTo=fairshare: p1b, with no quota, reclaims its
 # fairshare (1 GPU: the 2 unused by quota split by equal weights) from
 # p1a, over its fairshare with all 4 GPUs; then nothing more is evicted
 # over several passes.  Needs ReclaimTo=fairshare (the reclaim helper's).
@@ -190,7 +190,7 @@ Account=p1b Pool=pool1 Quota=0" || return 1
     assert test "$(running_count pool1)" = 4 || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
 }
 
-# Issue 20 (f): Limit= and LendingLimit= on a live cluster.  p1a may hold
+# Limit= and LendingLimit= on a live cluster.  p1a may hold
 # at most 2 GPUs (Limit), LOW included: its third LOW job waits with free
 # GPUs.  p2a keeps its 1-GPU quota for itself (LendingLimit=0): p1b's LOW
 # jobs take the pool's other free GPU but not p2a's, and p2a's NORMAL job

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Live test of `gpupool check` (issue 32): every example of etc/ passes on
+# Live test of `gpupool check`: every example of etc/ passes on
 # this cluster, once the QOS and accounts the examples name exist (added
 # here, and only those added removed after); each of the eight broken
 # files of tests/unit/data/check/ gets its file, line and fix, exit status
@@ -79,7 +79,8 @@ check_scenario() {
   return $rc
 }
 
-# Issue 32 acceptance 3.
+# Every example of etc/ and the broken ones of tests/unit/data/check/
+# against the live cluster.
 test_check_config() {
   local rc=0
   check_setup || rc=1

@@ -35,7 +35,7 @@ victims_since() {
   log_since | sed -n "s/.*gpupool: preempt victim JobId=\([0-9]*\) .*for JobId=$1 .*/\1/p" | sort -n | tr '\n' ' '
 }
 
-# The promise (issue 27 item 1): LOW jobs L1 and L2 hold the node's 4 GPUs
+# The promise: LOW jobs L1 and L2 hold the node's 4 GPUs
 # and a NORMAL job N of 4 GPUs within its quota is submitted.  It must
 # start within 30 s with both evicted, and then 15 s pass with no
 # preemption.  Before, only one of the two was its candidate and it waited
@@ -67,7 +67,7 @@ Pool=q1 Quota=0' || return 1
   expect_both_evicted "$n0" "$l0" "$l1" "$t0"
 }
 
-# ReclaimTo=fairshare between pools (issue 28 item 6), KAI-Scheduler's
+# ReclaimTo=fairshare between pools, KAI-Scheduler's
 # "reclaim according to the fairness ratio" case at half its size: q0 and
 # q1 (quota 1, weight 1 each) share the node's 4 GPUs, fairshare 2 each.
 # q0 runs LOW jobs of 1, 1 and 2 GPUs; q1's first LOW job of 2 takes q0's

@@ -1,4 +1,4 @@
-// issue 22 item 7: the agent's pass timing (agent_timing.h).
+// The agent's pass timing (agent_timing.h).
 #include <gtest/gtest.h>
 
 #include "agent_timing.h"

@@ -211,7 +211,7 @@ TEST(CApi, JobArraysThroughTheAbi) {
     gp_engine_destroy(e);
 }
 
-// Issue 20 through the ABI: a flat configuration needs nothing beyond GPUs;
+// Account queues through the ABI: a flat configuration needs nothing beyond GPUs;
 // with Account= entries counting CPUs, a project's job is held by its
 // department's CPU quota from the accounts, CPUs and tree the plugins pass.
 TEST(CApi, AccountsCpusAndTheAccountTreeReachTheCore) {
@@ -255,7 +255,7 @@ TEST(CApi, AccountsCpusAndTheAccountTreeReachTheCore) {
     gp_engine_destroy(e);
 }
 
-// Issue 20's Limit through the ABI: a preemptible job is held as an NP job
+// Limit= through the ABI: a preemptible job is held as an NP job
 // held by quota is (GP_HELD_QUOTA, priority 0, a GpuPool reason that the
 // plugins take as their own hold), so Slurm does not start it.
 TEST(CApi, APreemptibleJobHeldAtItsLimitComesOutHeldWithPriorityZero) {

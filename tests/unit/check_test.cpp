@@ -1,4 +1,4 @@
-// `gpupool check` (issue 32) over the demo cluster of scripts/cluster.sh as
+// `gpupool check` over the demo cluster of scripts/cluster.sh as
 // gpupool reads it: `scontrol show config` and slurm.conf captured from it
 // (tests/unit/data/check/), its nodes, partitions, QOS and accounts.  The
 // eight broken files are the ones the live test checks too.

@@ -1,4 +1,4 @@
-// Issue 20 in the gpupool command and the exporter: a pool's account
+// Account queues in the gpupool command and the exporter: a pool's account
 // queues (two departments over projects, CPUs counted) in status (table
 // and JSON), why (the queue that holds a job, a running job's standing),
 // whatif (an account's quota and weight changed) and the exporter's
@@ -422,7 +422,7 @@ TEST(CliLevels, MemoryIsShownInSlurmsUnits) {
     EXPECT_EQ(amount_text(kCpu, 2048), "2048");
 }
 
-// Issue 20's lent, as R3's between pools: the department's room beyond
+// A queue's lent, as R3's between pools: the department's room beyond
 // its projects' quotas first, then the projects' idle quota in order.
 TEST(LentByQueues, SiblingsLendTheirIdleQuotaInOrderAfterTheParentsUnassignedQuota) {
     std::vector<QueueSpec> q(4);

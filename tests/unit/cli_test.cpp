@@ -581,7 +581,7 @@ TEST(CliJson, EveryFieldIsDocumented) {
             << "gpupool(1) does not document the JSON field " << k;
 }
 
-// Issue 21: one definition of pending GPUs.  A job array of 10 tasks of 2
+// One definition of pending GPUs.  A job array of 10 tasks of 2
 // GPUs, 3 of them running: its record stands for 7 pending tasks, 14 GPUs,
 // in `gpupool status`, in `gpupool queue` and in the exporter alike.
 TEST(PendingGpus, StatusQueueAndExporterAgreeOnAJobArray) {

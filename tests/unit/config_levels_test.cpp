@@ -1,4 +1,4 @@
-// Unit tests of issue 20's gpupool.conf settings: QuotaTRES lists,
+// Unit tests of the account queues' gpupool.conf settings: QuotaTRES lists,
 // ReclaimTo=, quotas in TRES syntax and Account= records, as slurmctld and
 // the gpupool command load them.
 #include "config.hpp"

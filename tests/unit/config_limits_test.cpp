@@ -1,4 +1,4 @@
-// Issue 32: names no longer than Slurm keeps them, and write_config(), the
+// Names no longer than Slurm keeps them, and write_config(), the
 // writer that never writes a line its parser refuses (the config fuzzer
 // found a 2,048-byte tier name written back on a 4,109-byte line).
 #include <gtest/gtest.h>

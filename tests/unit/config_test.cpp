@@ -454,7 +454,7 @@ TEST(ConfigErrors, BadEnumWord) {
               "expected yes, no, true, false, 1 or 0");
     EXPECT_EQ(error_of("Tier=a Priority=1 Preemptible=yes PreemptMode=gang\n"),
               "gp.conf:1: bad value 'gang' for PreemptMode: expected requeue or cancel");
-    // Slurm keeps a suspended job's GRES: suspending frees no GPU (issue 22, item 12).
+    // Slurm keeps a suspended job's GRES: suspending frees no GPU.
     for (const char *p : {"yes", "no"})
         EXPECT_EQ(error_of(std::string("Tier=a Priority=1 Preemptible=") + p +
                            " PreemptMode=Suspend\n"),

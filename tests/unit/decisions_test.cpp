@@ -42,7 +42,7 @@ constexpr uint32_t kWorldsPerBlock = 1000;
 struct World {
     std::string conf;
     // ReclaimTo=fairshare with two pools or more: reclaim between pools
-    // went to fairshare on purpose (issue 28 item 6): run, not compared.
+    // went to fairshare on purpose: run, not compared.
     bool pools_to_fairshare = false;
     bool count_all = false;
     Snapshot snap;

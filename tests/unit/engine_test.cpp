@@ -173,7 +173,7 @@ TEST(QuotaAdmission, ProvisionalSubmitsReserveQuota) {
 
 // R1 order of `ids` (jobs of the pass and placed since): a job end no
 // longer merges the placements into the pass's list (it costs what it
-// changes, issue 22 item 5), so order them by their results.
+// changes), so order them by their results.
 static std::vector<uint32_t> queue_order(const Engine &e, std::vector<uint32_t> ids) {
     auto key = [&](uint32_t id) {
         const PendingResult *r = e.pending_result(id);

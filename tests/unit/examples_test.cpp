@@ -405,7 +405,7 @@ TEST(ConfigKeys, EveryListedKeyParses) {
         pool[k] = sample.at(k);
         EXPECT_NO_THROW(parse_config("Tier=t Priority=1 Preemptible=no\n" + render("Pool=p", pool), "keys.conf")) << k;
     }
-    // Account records (issue 20).
+    // Account records.
     for (const std::string &k : keys.account) {
         ASSERT_TRUE(sample.count(k)) << "give new key " << k << " a sample value here";
         std::map<std::string, std::string> account = {{"Pool", "p"}, {"Quota", "3"}};

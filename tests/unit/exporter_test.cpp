@@ -1,4 +1,4 @@
-// The exporter's HTTP side (issue 22 item 10): a scrape never waits for a
+// The exporter's HTTP side: a scrape never waits for a
 // recompute, and one client holding many connections does not keep
 // another from scraping.
 #include <arpa/inet.h>

@@ -1,5 +1,4 @@
-// The job id index of priority/gpupool's array caps (id_index.h, issue 22
-// item 6): the same answers as a map over random adds, moves and removals,
+// The job id index of priority/gpupool's array caps (id_index.h): the same answers as a map over random adds, moves and removals,
 // growing from empty to thousands of ids.
 #include <gtest/gtest.h>
 

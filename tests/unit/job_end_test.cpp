@@ -1,5 +1,4 @@
-// A job end redoes admission over only the jobs it can change (issue 22
-// item 5): job_ended() must decide exactly as the walk over the whole queue
+// A job end redoes admission over only the jobs it can change: job_ended() must decide exactly as the walk over the whole queue
 // (job_ended_full(), the code before), and report exactly the jobs whose
 // result changed.
 #include <gtest/gtest.h>

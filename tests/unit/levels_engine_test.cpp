@@ -1,4 +1,4 @@
-// Issue 20 in the pass: queues from Slurm's accounts (departments over
+// Account queues in the pass: queues from Slurm's accounts (departments over
 // projects) per pool, R2 against every queue on a job's path and per
 // counted resource, and the fairshare divided down each pool's tree.  The
 // configuration's Account= entries are built here directly (Config::accounts).
@@ -397,7 +397,7 @@ void expect_within_quotas(const Engine &e, const std::map<uint32_t, SnapJob> &jo
 
 }  // namespace
 
-// Issue 20, acceptance 2 in part: over random trees, NP use never exceeds
+// Over random trees, NP use never exceeds
 // any queue's quota after a pass, job ends and submits between passes; a
 // job end decides with levels what a walk over the whole queue decides.
 TEST(LevelsEngine, AdmissionNeverTakesAQueueOverItsQuotaAndJobEndsAgreeWithAFullWalk) {

@@ -1,4 +1,4 @@
-// Issue 20's Limit= and LendingLimit= in the pass: a queue never holds more
+// Limit= and LendingLimit= in the pass: a queue never holds more
 // than its Limit (borrowed included, every tier), and the part of its quota
 // a queue does not lend is kept free for its own jobs, so that they never
 // wait for a reclaim.

@@ -1,4 +1,4 @@
-// Issue 20, R4-R6 with levels through the engine: reclaim between the
+// R4-R6 with levels through the engine: reclaim between the
 // queues of one pool (departments over projects) to quota or, with
 // ReclaimTo=fairshare, to fairshare; the victim order over-fairshare, then
 // over-quota, never in-quota but for the job straddling the line; the same

@@ -1,4 +1,4 @@
-// Issue 20, acceptance 2's last clauses as a property: over random queue
+// No thrashing between queues, as a property: over random queue
 // trees (and, one world in five, flat pools) (depth up to 4 below the pool, up to 50 queues, in one pool or in
 // two over the same nodes; random quotas, weights and limits in GPUs, CPUs
 // and memory, random demand in three tiers, ReclaimTo and ReclaimBy both

@@ -447,7 +447,7 @@ gpupool_preemption_log_bad_lines_total 0
     EXPECT_EQ(std::system(("rm -rf " + dir).c_str()), 0);
 }
 
-// ---------------------------------------------------------------- issue 22 item 10
+// ---------------------------------------------------------------- the exporter's requeue records
 // The exporter asks slurmdbd only about requeued jobs it does not know
 // yet, over records since its previous view (less the clock slack), and
 // keeps what it learnt: not every requeued job's records since the epoch

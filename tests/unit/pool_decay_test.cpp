@@ -1,4 +1,4 @@
-// Time-based fairshare per pool (issue 28 item 8; Run:ai sets it per node
+// Time-based fairshare per pool (Run:ai sets it per node
 // pool): DecayHalfLife, UsageWindow and UsageWeight on a Pool= line
 // override the global ones for that pool's usage history, its term among
 // the pools sharing its nodes and its queues' division.

@@ -165,7 +165,7 @@ TEST(Property, ReclaimOnlyFromBorrowedExcess) {
     EXPECT_GT(reclaims_seen, 100);  // the worlds do exercise reclaim
 }
 
-// Issue 21, acceptance 1: what `gpupool why` says of every job equals the
+// What `gpupool why` says of every job equals the
 // engine's own decisions, over 10,000 random worlds (a second preemptible
 // tier, ReclaimBy both ways, MinRuntime in two worlds of three, arrays, jobs
 // listing several pools): for each pending job, whether a quota holds it

@@ -1,4 +1,4 @@
-// Issue 20: queues in a tree (departments over projects), quotas per
+// Queues in a tree (departments over projects), quotas per
 // resource, fairshare top-down and reclaim between the sides below the
 // common ancestor.  Tests named after the Run:ai seed's examples.
 #include <gtest/gtest.h>
@@ -424,7 +424,7 @@ TEST(QueueTree, ATreeOutOfOrderIsRefusedNamingTheQueue) {
     }
 }
 
-// --- Property (issue 20 acceptance 2, the division's part) ---
+// --- Property: the division among queues ---
 
 // Random trees (depth up to 4, up to 50 queues), quotas that fit their
 // parent's, weights 1..5, optional limits, random demand in all three

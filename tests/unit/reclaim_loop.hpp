@@ -1,4 +1,4 @@
-// A small Slurm for the reclaim tests (issue 20): passes over one snapshot
+// A small Slurm for the reclaim tests: passes over one snapshot
 // whose jobs all run in one pool over the whole cluster.  Each pass
 // evaluates, then walks the pending jobs in R1 order: one that quota holds
 // waits; one that fits the free GPUs, CPUs and memory starts; else the

@@ -1,6 +1,6 @@
 // Bad or extreme input to the core: state files, clocks, long downtimes,
 // names, oversized config files, the state file on disk, reconfigure.
-// Each test names the defect of issue 6 it guards against.
+// Each test names the defect it guards against.
 #include <gtest/gtest.h>
 #include <jansson.h>
 

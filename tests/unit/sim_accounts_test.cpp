@@ -1,4 +1,4 @@
-// gpupool sim with issue 20's accounts: the generator's departments, sacct's
+// gpupool sim with accounts: the generator's departments, sacct's
 // Account column and TRES, the account tree from sacctmgr, and a small
 // two-department workload replayed with levels and as one partition per
 // team, with its per-account figures worked out by hand.

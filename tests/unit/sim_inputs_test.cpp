@@ -485,7 +485,7 @@ TEST(SimSacct, RestartsAreInStartOrderWhateverTheOrderOfTheRecords) {
 }
 
 // A dump taken from the live test cluster (tests/unit/data/README.md) reads
-// without error, as issue 9 asks.
+// without error: a site's own dump must replay.
 TEST(SimSacct, TheLiveClustersDumpReads) {
     const std::string path = srcdir() + "/tests/unit/data/sacct-live.txt";
     std::ifstream probe(path);
@@ -881,7 +881,7 @@ TEST(SimScenarios, ShippedConfigsAndSpecsLoad) {
         text << in.rdbuf();
         EXPECT_NO_THROW(parse_generator_spec(text.str(), name));
     }
-    // The contended scenario of issue 9's acceptance: 4 pools of quota 16
+    // The contended scenario of doc/evaluation.md: 4 pools of quota 16
     // sharing 64 GPUs, 30% LOW.
     gpupool::Config cfg = gpupool::load_config_file(srcdir() + "/etc/sim/contended.conf");
     ASSERT_EQ(cfg.pools.size(), 4u);

@@ -1,7 +1,7 @@
 // gpupool sim's replay (src/sim/replay.*, policy_*, metrics, report):
 // - the live scenarios of tests/integration/tests.sh, replayed on the same
 //   cluster (scripts/cluster.sh) with the same gpupool.conf, end the same
-//   way: same start order, same victims (issue 9, acceptance 3);
+//   way: same start order, same victims;
 // - what tells each baseline apart;
 // - metrics on tiny workloads, computed by hand;
 // - requeue and cred_expire, MinRuntime;
@@ -199,7 +199,7 @@ TEST(SimLiveScenarios, BackendAiVictimsAreCancelledNotRequeued) {
     EXPECT_EQ(r.jobs[1].preemptions, 0u);
 }
 
-// Issue 9, acceptance 4, without a cluster: the sacct dump that
+// Without a cluster: the sacct dump that
 // test_sim_replays_sacct took on the live cluster under the example
 // gpupool.conf (tests/unit/data/README.md) replays without error, preempts
 // the jobs the cluster preempted, and makes every start, first starts and

@@ -1,4 +1,4 @@
-// Slurm's records -> the snapshot (src/plugins/common/gpupool_rules.h), the
+// Slurm's records -> the snapshot (src/slurm/gpupool_rules.h), the
 // rules the plugins and the gpupool command share, over the state bits and
 // reason codes of the Slurm release built against.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Unit tests of the trusted-path check for gpupool.conf and the state
-// directory (issue 6, security): owners, modes, directories above.
+// directory: owners, modes, directories above.
 #include "gpupool.h"
 #include "trust.hpp"
 
@@ -152,7 +152,7 @@ TEST_F(TrustTest, MissingPathAndCApi) {
               file_ + ": writable by group and others (mode 0666)" + kRootMust);
 }
 
-// Issue 22, item 11: the check and the read are one open.  A file renamed
+// The check and the read are one open.  A file renamed
 // into gpupool.conf's place after the check is not what gets read: the
 // descriptor that passed the check is.
 TEST_F(TrustTest, TheFileReadIsTheFileChecked) {

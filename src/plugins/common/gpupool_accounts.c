@@ -1,5 +1,6 @@
 /*
- * gpupool_accounts.c - Slurm's account tree for the snapshot (issue 20).
+ * gpupool_accounts.c - Slurm's account tree for the snapshot: the account
+ * queues' tree is Slurm's, read afresh each pass.
  *
  * A job's queue is its account, and departments are parent accounts: the
  * tree is assoc_mgr's, each account association (no user) with its parent

@@ -1,7 +1,7 @@
 /*
  * gpupool_qos.c - the name of a job's QOS, for its tier.
  *
- * QOS names (issue 6): job_ptr->qos_ptr points into assoc_mgr's QOS list,
+ * QOS names, read safely: job_ptr->qos_ptr points into assoc_mgr's QOS list,
  * which "sacctmgr modify/delete qos" rewrites under assoc_mgr's QOS write
  * lock, so the name is never read through it.  A job's QOS is read as its
  * id (job_ptr->qos_id, job lock) and the name comes from our own id->name

@@ -301,14 +301,45 @@ static void _node_cpus_mem(gp_snapshot_t *snap, int32_t node,
 					      node_ptr->real_memory);
 }
 
+/*
+ * Every partition with its nodes as snapshot indexes (`node_map`: a node
+ * record's index, -1 for none); `idx` is scratch of node_record_count.
+ */
+static void _add_partitions(gp_snapshot_t *snap, const int32_t *node_map,
+			    int32_t *idx)
+{
+	part_record_t *part_ptr;
+	list_itr_t *it = list_iterator_create(part_list);
+	int i;
+
+	while ((part_ptr = list_next(it))) {
+		size_t n = 0;
+		int bits;
+		if (!part_ptr->name)
+			continue;
+		if (part_ptr->node_bitmap) {
+			bits = bit_size(part_ptr->node_bitmap);
+			if (bits > node_record_count)
+				bits = node_record_count;
+			for (i = 0; i < bits; i++)
+				if (bit_test(part_ptr->node_bitmap, i) &&
+				    (node_map[i] >= 0))
+					idx[n++] = node_map[i];
+		}
+		if (gp_snapshot_add_partition(snap, part_ptr->name, idx, n) !=
+		    GP_OK)
+			error("gpupool: partition %s left out of the snapshot",
+			      part_ptr->name);
+	}
+	list_iterator_destroy(it);
+}
+
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 bool running_only, time_t now,
 					 uint32_t *job_cnt)
 {
 	gp_snapshot_t *snap;
 	node_record_t *node_ptr;
-	part_record_t *part_ptr;
-	list_itr_t *it;
 	int32_t *node_map = NULL, *idx = NULL;
 	int i;
 	uint32_t jobs = 0;
@@ -338,31 +369,8 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 			if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
 				_node_cpus_mem(snap, node_map[i], node_ptr);
 		}
-		if (part_list) {
-			it = list_iterator_create(part_list);
-			while ((part_ptr = list_next(it))) {
-				size_t n = 0;
-				int bits;
-				if (!part_ptr->name)
-					continue;
-				if (part_ptr->node_bitmap) {
-					bits = bit_size(part_ptr->node_bitmap);
-					if (bits > node_record_count)
-						bits = node_record_count;
-					for (i = 0; i < bits; i++)
-						if (bit_test(part_ptr->node_bitmap,
-							     i) &&
-						    (node_map[i] >= 0))
-							idx[n++] = node_map[i];
-				}
-				if (gp_snapshot_add_partition(
-					    snap, part_ptr->name, idx, n) !=
-				    GP_OK)
-					error("gpupool: partition %s left out of the snapshot",
-					      part_ptr->name);
-			}
-			list_iterator_destroy(it);
-		}
+		if (part_list)
+			_add_partitions(snap, node_map, idx);
 	}
 	if (!running_only && (t->needs & GP_NEEDS_ACCOUNTS))
 		gps_account_tree_add(snap);

@@ -114,7 +114,7 @@ static void _refresh_running(uint32_t preemptor)
 	 * lock: nothing starts or ends during a walk, so one refresh per walk
 	 * is exact.  Without this, every job start kept the second "open"
 	 * and each call rebuilt the snapshot: running x tried pending walks
-	 * of job_list per cycle (issue 22, item 1).
+	 * of job_list per cycle.
 	 */
 	if (preemptor && (seen == last_refresh) &&
 	    (preemptor == last_preemptor))

@@ -204,8 +204,8 @@ static bool _wait_for_pass(agent_seen_t *seen, agent_wake_t *w)
 		/*
 		 * last_job_update counts whole seconds: a change in the
 		 * second the last pass (or check) read it leaves it equal.
-		 * Once that second is over, look at the jobs' digest once
-		 * (issue 22, item 8).
+		 * Once that second is over, look at the jobs' digest once,
+		 * so a change within that second is not missed.
 		 */
 		w->second_over = (last_job_update == seen->job_update) &&
 				 (seen->job_update !=
@@ -333,6 +333,7 @@ extern bool gpp_agent_running(void)
 extern void gpp_agent_start(void)
 {
 	stop = false;
+	gpp_results_on_want_pass(gpp_agent_wake);
 	gps_thread_create("gpupool", &agent_tid, _agent, NULL);
 	running = true;
 	gpp_agent_wake();	/* first pass right away */

@@ -63,6 +63,24 @@ static void _add_factors(list_t *ret_list, job_record_t *job_ptr,
 		gps_factors_append(ret_list, job_ptr, partition, 0, 0, 0, 0);
 }
 
+/*
+ * PrivateData=jobs: is `job_ptr` hidden from `uid` (not its owner, an
+ * operator, its account's coordinator or, with MCS, of its label)?  As
+ * priority/multifactor, so sprio shows no more than squeue would.
+ */
+static bool _private_from(job_record_t *job_ptr, uid_t uid)
+{
+	if (!(slurm_conf.private_data & PRIVATE_DATA_JOBS) ||
+	    (job_ptr->user_id == uid) || validate_operator(uid))
+		return false;
+	if (slurm_mcs_get_privatedata() == 0)
+		return !gps_is_user_acct_coord(uid, job_ptr->account);
+	if (slurm_mcs_get_privatedata() == 1)
+		return mcs_g_check_mcs_label(uid, job_ptr->mcs_label, false) !=
+		       0;
+	return false;
+}
+
 /* Caller holds job, node and partition read locks. */
 static list_t *_factors_list(const gps_factors_filter_t *filter, uid_t uid)
 {
@@ -108,15 +126,7 @@ static list_t *_factors_list(const gps_factors_filter_t *filter, uid_t uid)
 			    !_in_list_u32(filter->uid_list,
 					  job_ptr->user_id))
 				continue;
-			if ((slurm_conf.private_data & PRIVATE_DATA_JOBS) &&
-			    (job_ptr->user_id != uid) &&
-			    !validate_operator(uid) &&
-			    (((slurm_mcs_get_privatedata() == 0) &&
-			      !gps_is_user_acct_coord(uid,
-						      job_ptr->account)) ||
-			     ((slurm_mcs_get_privatedata() == 1) &&
-			      (mcs_g_check_mcs_label(uid, job_ptr->mcs_label,
-						     false) != 0))))
+			if (_private_from(job_ptr, uid))
 				continue;
 			if (gp_engine_pending_result(gp_shared_engine(),
 						     job_ptr->job_id,

@@ -5,7 +5,7 @@
  *
  * array_throttle.c finds a job array record's cap for every pending job a
  * pass writes, under the job write lock: a linear search made that pending
- * jobs x capped arrays (issue 22 item 6).  Slurm's xhash would serve, but
+ * jobs x capped arrays, too slow on large queues.  Slurm's xhash would serve, but
  * this stays the same over every Slurm release the plugins build for.
  */
 #ifndef GPUPOOL_ID_INDEX_H

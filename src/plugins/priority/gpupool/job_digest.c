@@ -88,7 +88,7 @@ static int _digest_job(void *x, void *arg)
 		h = _mix(h, ((uint64_t) job_ptr->array_recs->task_cnt << 32) |
 			    job_ptr->array_recs->max_run_tasks);
 	/*
-	 * Issue 20: the account and the CPUs and memory a pass reads where
+	 * The account and the CPUs and memory a pass reads where
 	 * the configuration counts them (scontrol update Account=, a pending
 	 * job's new size).
 	 */

@@ -156,6 +156,47 @@ extern int fini(void)
 	return SLURM_SUCCESS;
 }
 
+/* The job's place in the last pass's order, from the core (job write lock). */
+static int _provisional(job_record_t *job_ptr, time_t now,
+			gp_pending_result_t *r)
+{
+	gp_engine_t *e = gp_shared_engine();
+	gp_job_t job;
+	gps_tres_t tres;
+	char *parts = NULL, qos[GPS_QOS_LEN];
+	int rc;
+
+	gps_tres_get(&tres);
+	gps_job_fill(job_ptr, GP_JOB_PENDING, &tres, NULL, now, &job, &parts,
+		     qos);
+	(void) gp_engine_note_job(e, job.job_id, job.submit_time,
+				  job.restart_cnt, (int64_t) now);
+	rc = gp_engine_provisional(e, &job, (int64_t) now, r);
+	xfree(parts);
+	return rc;
+}
+
+/*
+ * What only Slurm knows of a job placed between passes (GP_PLACE_*).  At
+ * submit job_allocate() calls us before _create_job_array(), and
+ * job_independent() has set the begin time of an ordinary job that can
+ * start now but skips arrays: the core decides whether the job waits for
+ * the next pass, which admits an array's tasks and caps its throttle.  (A
+ * job with a dependency waits for it anyway.)
+ */
+static uint32_t _place_facts(job_record_t *job_ptr)
+{
+	uint32_t facts = 0;
+
+	if (job_ptr->priority == NO_VAL)
+		facts |= GP_PLACE_SUBMIT;
+	if (job_ptr->array_recs)
+		facts |= GP_PLACE_ARRAY;
+	if (job_ptr->details && !job_ptr->details->begin_time)
+		facts |= GP_PLACE_UNTESTED;
+	return facts;
+}
+
 /*
  * Submit, update, requeue, release: place the job in the last pass's
  * order (gp_engine_provisional), admitted or held against the quota left,
@@ -163,12 +204,7 @@ extern int fini(void)
  */
 extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 {
-	gp_engine_t *e = gp_shared_engine();
 	gp_pending_result_t r;
-	gp_job_t job;
-	gps_tres_t tres;
-	char *parts = NULL, qos[GPS_QOS_LEN];
-	uint32_t facts = 0;
 	bool ours, changed = false;
 	time_t now = time(NULL);
 	int rc;
@@ -199,13 +235,7 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 		return 1;
 	}
 
-	gps_tres_get(&tres);
-	gps_job_fill(job_ptr, GP_JOB_PENDING, &tres, NULL, now, &job, &parts,
-		     qos);
-	(void) gp_engine_note_job(e, job.job_id, job.submit_time,
-				  job.restart_cnt, (int64_t) now);
-	rc = gp_engine_provisional(e, &job, (int64_t) now, &r);
-	xfree(parts);
+	rc = _provisional(job_ptr, now, &r);
 	gpp_agent_wake();
 	if (rc != GP_OK) {
 		error("gpupool: JobId=%u: no provisional priority: %s",
@@ -214,20 +244,7 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	}
 
 	ours = gps_hold_is_ours(job_ptr);
-	/*
-	 * At submit job_allocate() calls us before _create_job_array(), and
-	 * job_independent() has set the begin time of an ordinary job that
-	 * can start now but skips arrays: the core decides whether the job
-	 * waits for the next pass, which admits an array's tasks and caps its
-	 * throttle.  (A job with a dependency waits for it anyway.)
-	 */
-	if (job_ptr->priority == NO_VAL)
-		facts |= GP_PLACE_SUBMIT;
-	if (job_ptr->array_recs)
-		facts |= GP_PLACE_ARRAY;
-	if (job_ptr->details && !job_ptr->details->begin_time)
-		facts |= GP_PLACE_UNTESTED;
-	(void) gp_hold_until_pass(&r, facts);
+	(void) gp_hold_until_pass(&r, _place_facts(job_ptr));
 	/* Listing several pools, it may start only where its quota fits. */
 	if ((r.admission != GP_HELD_QUOTA) &&
 	    !parts_apply(job_ptr, &r, false, &changed))

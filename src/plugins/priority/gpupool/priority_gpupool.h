@@ -57,6 +57,12 @@ extern void gpp_agent_reconfig(bool full);
 extern bool gpp_results_writable(job_record_t *job_ptr, bool *ours);
 
 /*
+ * Called when a result must wait for the next pass (the agent registers
+ * gpp_agent_wake when it starts; before that, nothing is called).
+ */
+extern void gpp_results_on_want_pass(void (*want_pass)(void));
+
+/*
  * Write one engine result back to a pending job that gpp_results_writable()
  * allows.  Job write lock held (and partition read lock if
  * `part_locked`).  Returns 1 if the job was released from gpupool's hold

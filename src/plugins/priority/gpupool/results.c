@@ -14,6 +14,18 @@
 #include "priority_gpupool.h"
 #include "start_parts.h"
 
+/*
+ * Who runs the next pass when a result cannot be applied until then: the
+ * agent, which calls into this file and registers itself, so this file
+ * needs nothing of the agent's.
+ */
+static void (*_want_pass)(void) = NULL;
+
+extern void gpp_results_on_want_pass(void (*want_pass)(void))
+{
+	_want_pass = want_pass;
+}
+
 extern int gpp_results_apply(job_record_t *job_ptr,
 			     const gp_pending_result_t *res, bool ours,
 			     bool part_locked, bool *changed)
@@ -27,7 +39,8 @@ extern int gpp_results_apply(job_record_t *job_ptr,
 	} else if (!parts_apply(job_ptr, &r, part_locked, changed) &&
 		   gp_hold_until_pass(&r, GP_PLACE_NO_ROOM)) {
 		/* Admitted where its list no longer reaches: the next pass. */
-		gpp_agent_wake();
+		if (_want_pass)
+			_want_pass();
 	}
 	if (r.admission == GP_HELD_QUOTA) {
 		if (gps_hold(job_ptr, r.reason))

@@ -1,6 +1,7 @@
-// What a plugin does with an engine result that depends on what only
-// Slurm knows: whether a new job waits for the next pass, and the throttle
-// of a job array record.  Decided here so the C shims only apply it.
+// How a plugin applies an engine result where it depends on what only
+// Slurm knows: whether a job placed between passes waits for the next pass,
+// and the throttle of a job array record.  Decided here, in the core, so
+// the C shims only apply it; no rule of who runs or is preempted lives here.
 #pragma once
 
 #include <cstdint>

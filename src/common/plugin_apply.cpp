@@ -1,4 +1,4 @@
-#include "placement.hpp"
+#include "plugin_apply.hpp"
 
 #include "gpupool.h"
 
