@@ -93,7 +93,8 @@ g = ['set terminal pngcairo size %d,%d font "DejaVu Sans,9" background rgb "#111
      'set key textcolor rgb "#cccccc" outside bottom left horizontal maxrows 3 samplen 1.5 font ",8"',
      'set title textcolor rgb "#eeeeee" font ",10"',
      'set grid lc rgb "#333333"', 'set xdata time', 'set timefmt "%s"', 'set format x "%H:%M"',
-     'set xrange ["%s":"%s"]' % (start, end), 'set style fill transparent solid 0.25 noborder']
+     'set xrange ["%s":"%s"]' % (start, end), 'set xtics %d' % max(10, (int(end) - int(start)) // 6 // 10 * 10),
+     'set format x "%H:%M:%S"', 'set offsets 0, 0, graph 0.08, 0', 'set style fill transparent solid 0.25 noborder']
 empty = []
 for p in panels:
     gp = p['gridPos']
