@@ -56,13 +56,16 @@ fi
 # ---- 2. the file list and the dependencies
 files=$(rpm -qlp "$rpmfile")
 for f in /usr/lib64/slurm/priority_gpupool.so /usr/lib64/slurm/preempt_gpupool.so \
-         /usr/lib64/slurm/job_submit_gpupool.so /usr/bin/gpupool /usr/share/man/man1/gpupool.1.gz \
-         /usr/share/man/man5/gpupool.conf.5.gz /usr/share/man/man8/gpupool.8.gz \
+         /usr/lib64/slurm/job_submit_gpupool.so /usr/bin/gpupool \
          /usr/share/doc/slurm-gpupool/examples/gpupool.conf.example \
          /usr/share/doc/slurm-gpupool/examples/grafana/gpupool.json; do
   grep -qxF "$f" <<<"$files" || fail "rpm -qlp lists no $f"
 done
 grep -qE '^/usr/lib64/libgpupool\.so\.[0-9]+$' <<<"$files" || fail "no libgpupool.so.N"
+# Compressed on RHEL (brp-compress), not by Debian's rpm.
+for m in man1/gpupool.1 man5/gpupool.conf.5 man8/gpupool.8; do
+  grep -qE "^/usr/share/man/$m(\.gz)?\$" <<<"$files" || fail "rpm -qlp lists no /usr/share/man/$m"
+done
 ! grep -q '^/etc/' <<<"$files" || fail "the package has files in /etc: $(grep '^/etc/' <<<"$files")"
 ! grep -qE '\.la$|/include/' <<<"$files" || fail "development files in the package"
 reqs=$(rpm -qp --requires "$rpmfile")
@@ -75,6 +78,8 @@ S=$(mktemp -d /var/tmp/gpupool-rpmroot.XXXXXX)
 trap 'rm -rf "$S"' EXIT
 mkdir -p "$S/sbin" "$S/etc/slurm" "$S/usr/lib64"
 cp /sbin/ldconfig "$S/sbin/ldconfig"   # static: the %post and %postun scriptlets
+# RHEL's ldconfig searches /usr/lib64 by itself; Debian's (multiarch) is told.
+echo /usr/lib64 >"$S/etc/ld.so.conf"
 site="# a site's own gpupool.conf: never replaced"
 printf '%s\n' "$site" >"$S/etc/slurm/gpupool.conf"
 out=$(rpm --root "$S" --nodeps -ivh "$rpmfile" 2>&1) || fail "rpm --root -i: $out"
@@ -83,11 +88,11 @@ while read -r f; do [[ -e $S$f ]] || fail "$f not installed"; done <<<"$files"
 lib=$(grep -E '^/usr/lib64/libgpupool\.so\.[0-9]+$' <<<"$files")
 [[ -f $S/etc/ld.so.cache ]] && strings "$S/etc/ld.so.cache" | grep -qF "$lib" ||
   fail "the %post ldconfig did not put $lib in the root's ld.so.cache"
-rpm --root "$S" -V slurm-gpupool || fail "rpm -V in the root"
-pass "rpm --root install: $(grep -c . <<<"$files") paths in place, rpm -V clean, %post ldconfig cached $(basename "$lib")"
+rpm --root "$S" -V --nodeps slurm-gpupool || fail "rpm -V in the root"
+pass "rpm --root install: $(grep -c . <<<"$files") paths in place, rpm -V --nodeps clean, %post ldconfig cached $(basename "$lib")"
 out=$(rpm --root "$S" -e slurm-gpupool 2>&1) || fail "rpm --root -e: $out"
-left=$(find "$S" -path "$S/var/lib/rpm" -prune -o -path "$S/usr/lib/sysimage" -prune -o \
-         \( -type f -o -type l \) -print | sed "s|^$S||" | grep -vxE '/sbin/ldconfig|/etc/slurm/gpupool.conf|/etc/ld.so.cache' || true)
+left=$(find "$S" -path "$S/var/lib/rpm" -prune -o -path "$S/usr/lib/sysimage" -prune -o -path "$S/root/.rpmdb" -prune -o \
+         \( -type f -o -type l \) -print | sed "s|^$S||" | grep -vxE '/sbin/ldconfig|/etc/slurm/gpupool.conf|/etc/ld.so.cache|/etc/ld.so.conf' || true)
 [[ -z $left ]] || fail "left after rpm -e: $left"
 [[ $(cat "$S/etc/slurm/gpupool.conf") == "$site" ]] || fail "the site's gpupool.conf changed"
 ! strings "$S/etc/ld.so.cache" | grep -qF "$lib" || fail "the %postun ldconfig left $lib in the cache"
