@@ -18,7 +18,8 @@
 #      chrooted), slurmctld's log must name the release, `gpupool version`
 #      must match, the package removed (the site's gpupool.conf untouched,
 #      nothing of the package left);
-#   5. the root is removed, leaving nothing (GPUPOOL_PKG_KEEP=1 keeps it).
+#   5. the root is removed, leaving nothing (GPUPOOL_PKG_KEEP=1 keeps it;
+#      after a failure it is kept, and the next run reuses what it built).
 #
 #   scripts/package-test-smd.sh RELEASE [--demo|--no-demo]
 # Environment: GPUPOOL_SLURM_VENDOR (tarballs, default ../shared/vendor/slurm),
@@ -60,7 +61,10 @@ cleanup() {
     in_root bash /build/gpupool/scripts/cluster.sh down >/dev/null 2>&1 || true
   fi
   if (( mounted )); then umount "$R/dev/pts" "$R/dev" "$R/proc" 2>/dev/null || true; fi
-  if [[ -z ${GPUPOOL_PKG_KEEP:-} && -d $R ]]; then
+  # Kept after a failure (what was built is reused by the next run).
+  if (( rc != 0 )) && [[ -d $R ]]; then
+    log "kept $R and $LOGS to look at; remove them with: rm -rf $R $LOGS"
+  elif [[ -z ${GPUPOOL_PKG_KEEP:-} && -d $R ]]; then
     if mount | grep -q " $R/"; then log "warning: still mounted under $R: left in place"
     else rm -rf "$R"; log "removed $R"; fi
     (( rc != 0 )) || rm -rf "$LOGS"
@@ -139,8 +143,9 @@ deb=/build/slurm-gpupool_${gv}_amd64.deb
 [[ -f $R$deb ]] || fail "no $deb"
 dep=$(dpkg-deb -f "$R$deb" Depends)
 [[ $dep == *"slurm-smd-slurmctld (= $smd_version)"* ]] || fail "Depends: $dep"
-dpkg-deb -c "$R$deb" | grep -q "\./usr/lib/$MA/slurm/priority_gpupool.so\$" || fail "no plugin in /usr/lib/$MA/slurm"
-[[ -z $(dpkg-deb -c "$R$deb" | grep -E '\./etc/slurm/') ]] || fail "the package ships a file in /etc/slurm"
+contents=$(dpkg-deb -c "$R$deb")
+grep -q "\./usr/lib/$MA/slurm/priority_gpupool.so\$" <<<"$contents" || fail "no plugin in /usr/lib/$MA/slurm"
+! grep -qE '\./etc/' <<<"$contents" || fail "the package ships a file in /etc"
 pass "slurm-gpupool $gv built ($(( SECONDS - t0 )) s); Depends: $dep"
 (( DEMO )) || { echo "package-test $REL: PASS"; exit 0; }
 
