@@ -60,7 +60,10 @@ cleanup() {
   if [[ -x $R/usr/bin/env && $DEMO == 1 ]]; then
     in_root bash /build/gpupool/scripts/cluster.sh down >/dev/null 2>&1 || true
   fi
-  if (( mounted )); then umount "$R/dev/pts" "$R/dev" "$R/proc" 2>/dev/null || true; fi
+  if (( mounted )); then
+    umount -R "$R/sys" 2>/dev/null || true
+    umount "$R/dev/pts" "$R/dev" "$R/proc" 2>/dev/null || true
+  fi
   # Kept after a failure (what was built is reused by the next run).
   if (( rc != 0 )) && [[ -d $R ]]; then
     log "kept $R and $LOGS to look at; remove them with: rm -rf $R $LOGS"
@@ -80,7 +83,9 @@ if [[ ! -x $R/usr/bin/apt-get ]]; then
   debootstrap --variant=buildd --include=ca-certificates,usrmerge bookworm "$R" http://deb.debian.org/debian \
     >"$LOGS/debootstrap.log" 2>&1 || fail "debootstrap failed, log $LOGS/debootstrap.log"
 fi
-mount -t proc proc "$R/proc" && mount --bind /dev "$R/dev" && mount --bind /dev/pts "$R/dev/pts" && mounted=1
+# /sys with its cgroup mount: slurmd 26.05 will not start without it.
+mount -t proc proc "$R/proc" && mount --bind /dev "$R/dev" && mount --bind /dev/pts "$R/dev/pts" &&
+  mount --rbind /sys "$R/sys" && mount --make-rslave "$R/sys" && mounted=1
 cp /etc/resolv.conf "$R/etc/resolv.conf"
 cat >"$R/etc/apt/sources.list" <<EOF
 deb http://deb.debian.org/debian bookworm main
@@ -135,11 +140,12 @@ C=/build/src/slurm-$version
 rm -rf "$R$C" && mkdir -p "$R/build/src" && tar xf "$VENDOR/$tarball" -C "$R/build/src"
 for h in config.h slurm/slurm_version.h; do cp -p "$R$S/obj-x86_64-linux-gnu/$h" "$R$C/$h"; done
 rm -rf "$R/build/gpupool" && bash "$REPO/scripts/copy-source.sh" "$R/build/gpupool" >/dev/null
-rm -f "$R"/build/slurm-gpupool_*
-in_root sh -c "cd /build/gpupool && SLURM_SRC=$C DEB_BUILD_OPTIONS='nocheck parallel=2' DEB_BUILD_PROFILES=nocheck nice -n 10 dpkg-buildpackage -us -uc -b" \
-  >"$LOGS/gpupool-build.log" 2>&1 || fail "dpkg-buildpackage of slurm-gpupool, log $LOGS/gpupool-build.log"
 gv=$(cd "$REPO" && dpkg-parsechangelog -S Version)+slurm$version
 deb=/build/slurm-gpupool_${gv}_amd64.deb
+# GPUPOOL_PKG_REUSE=1: the package a previous run built is used as it is.
+[[ -n ${GPUPOOL_PKG_REUSE:-} && -f $R$deb ]] || { rm -f "$R"/build/slurm-gpupool_*
+in_root sh -c "cd /build/gpupool && SLURM_SRC=$C DEB_BUILD_OPTIONS='nocheck parallel=2' DEB_BUILD_PROFILES=nocheck nice -n 10 dpkg-buildpackage -us -uc -b" \
+  >"$LOGS/gpupool-build.log" 2>&1 || fail "dpkg-buildpackage of slurm-gpupool, log $LOGS/gpupool-build.log"; }
 [[ -f $R$deb ]] || fail "no $deb"
 dep=$(dpkg-deb -f "$R$deb" Depends)
 [[ $dep == *"slurm-smd-slurmctld (= $smd_version)"* ]] || fail "Depends: $dep"
