@@ -87,6 +87,8 @@ fi
 mount -t proc proc "$R/proc" && mount --bind /dev "$R/dev" && mount --bind /dev/pts "$R/dev/pts" &&
   mount --rbind /sys "$R/sys" && mount --make-rslave "$R/sys" && mounted=1
 cp /etc/resolv.conf "$R/etc/resolv.conf"
+# The host's names (the local cluster's node1.. resolve through them).
+cp /etc/hosts "$R/etc/hosts"
 cat >"$R/etc/apt/sources.list" <<EOF
 deb http://deb.debian.org/debian bookworm main
 deb http://deb.debian.org/debian bookworm-updates main
