@@ -86,7 +86,9 @@ SQL_USER=slurm
 SQL_PASS=gpupool-local
 
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
-SLURM_PLUGIN_DIR=/usr/lib/$MA/slurm-wlm
+# Where the installed Slurm loads plugins from: Debian's slurm-wlm/, or
+# SchedMD's packages' slurm/ (GPUPOOL_SLURM_PLUGIN_DIR, scripts/package-test.sh).
+SLURM_PLUGIN_DIR=${GPUPOOL_SLURM_PLUGIN_DIR:-/usr/lib/$MA/slurm-wlm}
 
 log() { printf '[cluster %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

@@ -16,7 +16,9 @@ cd "$REPO"
 [[ $(id -u) -eq 0 ]] || { echo "demo: run as root (installs packages, starts a local cluster)" >&2; exit 2; }
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-bash scripts/install-deps.sh
+# GPUPOOL_SKIP_DEPS=1: Slurm is installed otherwise (SchedMD's packages,
+# scripts/package-test.sh RELEASE), Debian's must not be.
+[[ -n ${GPUPOOL_SKIP_DEPS:-} ]] || bash scripts/install-deps.sh
 if [[ ${1:-} == --installed ]]; then
   GPUPOOL_PLUGINS=installed \
     GPUPOOL_CONF_SRC=${GPUPOOL_CONF_SRC:-/usr/share/doc/slurm-gpupool/examples/gpupool.conf.example} \

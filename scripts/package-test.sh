@@ -4,7 +4,9 @@
 # installs the .deb with apt, runs the demo (scripts/demo.sh --installed)
 # on the installed plugins, example gpupool.conf and gpupool command, checks
 # the installed man pages, then removes the package and stops the cluster.
-#   scripts/package-test.sh
+#   scripts/package-test.sh [22.05]
+# For the newer releases, scripts/package-test.sh RELEASE runs
+# scripts/package-test-smd.sh RELEASE (SchedMD's packages, isolated root).
 # Environment:
 #   GPUPOOL_PKG_DIR    where the copy is built and the .deb lands [/var/tmp/gpupool-pkg]
 #   DEB_BUILD_OPTIONS  passed to dpkg-buildpackage [nocheck parallel=<cores>]:
@@ -16,6 +18,14 @@
 # Prints timings and, last, "package-test: PASS" or "package-test: FAIL (why)".
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# scripts/package-test.sh RELEASE: 22.05 (the default) is Debian's Slurm,
+# on this machine; the newer releases are SchedMD's packages, in an
+# isolated root (scripts/package-test-smd.sh).
+case ${1:-22.05} in
+  22.05) ;;
+  23.11|24.11|25.11|26.05) exec bash "$REPO/scripts/package-test-smd.sh" "$@" ;;
+  *) echo "usage: $0 [22.05|23.11|24.11|25.11|26.05] [--demo|--no-demo]" >&2; exit 2 ;;
+esac
 [[ $(id -u) -eq 0 ]] || { echo "package-test: run as root (installs packages, starts a local cluster)" >&2; exit 2; }
 
 PKG=slurm-gpupool
@@ -45,11 +55,15 @@ bash "$REPO/scripts/copy-source.sh" "$src"
 log "dpkg-buildpackage -us -uc -b in $src (DEB_BUILD_OPTIONS=$DEB_BUILD_OPTIONS, SLURM_SRC=$SLURM_SRC)"
 (cd "$src" && dpkg-buildpackage -us -uc -b) >"$DIR/build.log" 2>&1 \
   || { tail -n 30 "$DIR/build.log" >&2; fail "dpkg-buildpackage failed, log: $DIR/build.log"; }
-deb=$DIR/${PKG}_${version}_$(dpkg-architecture -qDEB_HOST_ARCH).deb
+slurm_upstream=$(dpkg-query -W -f='${Version}' libslurm-dev | sed 's/^[0-9]*://; s/-[^-]*$//')
+deb=$DIR/${PKG}_${version}+slurm${slurm_upstream}_$(dpkg-architecture -qDEB_HOST_ARCH).deb
 [[ -f $deb ]] || fail "no $deb"
 build_s=$(( SECONDS - t0 ))
 log "built $deb in ${build_s} s"
-dpkg-deb -f "$deb" Depends >&2
+dep=$(dpkg-deb -f "$deb" Depends)
+echo "$dep" >&2
+[[ $dep == *"slurmctld (= $(dpkg-query -W -f='${Version}' slurmctld))"* ]] || fail "Depends: $dep"
+echo "package-test 22.05: PASS $(basename "$deb") built in ${build_s} s; Depends: $dep"
 
 # ---- install, demo, remove: under the live lock (a cluster started from a
 # build would otherwise run next to the installed plugins)
@@ -75,7 +89,8 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$
 install_s=$(( SECONDS - t0 ))
 for f in /usr/lib/$MA/slurm-wlm/priority_gpupool.so /usr/lib/$MA/slurm-wlm/preempt_gpupool.so \
          /usr/lib/$MA/slurm-wlm/job_submit_gpupool.so /usr/bin/gpupool \
-         /usr/share/doc/$PKG/examples/gpupool.conf.example; do
+         /usr/share/doc/$PKG/examples/gpupool.conf.example \
+         /usr/share/doc/$PKG/examples/grafana/gpupool.json; do
   [[ -e $f ]] || fail "$f not installed"
 done
 ls /usr/lib/"$MA"/libgpupool.so.* >/dev/null || fail "libgpupool not installed"

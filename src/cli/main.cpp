@@ -24,16 +24,24 @@
 #include "config.hpp"
 #include "engine.hpp"
 #include "live.hpp"
+#include "slurm_compat.hpp"
 #include "slurm_preemptions.hpp"
 #include "settings.hpp"
 #include "sim_command.hpp"
 #include "trust.hpp"
+#include "version.hpp"
 #ifdef GPUPOOL_HAVE_MHD
 #include "exporter.hpp"
 #endif
 
 #ifndef GPUPOOL_VERSION
 #define GPUPOOL_VERSION "unknown"
+#endif
+#ifndef GPUPOOL_SLURM_SOURCE_VERSION
+#define GPUPOOL_SLURM_SOURCE_VERSION ""
+#endif
+#ifndef GPUPOOL_PLUGINDIR
+#define GPUPOOL_PLUGINDIR ""
 #endif
 
 using namespace gpupool;
@@ -61,6 +69,8 @@ const char kUsage[] =
     "                               the running cluster and slurm.conf: each problem\n"
     "                               with its file, line and fix; exit status 1 on an error\n"
     "  exporter --listen ADDR:PORT  Prometheus metrics over HTTP (/metrics)\n"
+    "  version                      gpupool's version, the Slurm release its plugins were\n"
+    "                               built for, and the release slurmctld runs\n"
     "  sim CLUSTER WORKLOAD --conf=FILE [OPTIONS]\n"
     "                               replay a workload through the core and Slurm-like\n"
     "                               baselines, no cluster needed (gpupool sim --help)\n"
@@ -165,7 +175,7 @@ int parse_command(int argc, char **argv, Args &a) {
     }
     const std::string &cmd = a.cmd = argv[optind++];
     if (cmd != "status" && cmd != "queue" && cmd != "why" && cmd != "whatif" && cmd != "exporter" &&
-        cmd != "check") {
+        cmd != "check" && cmd != "version") {
         std::cerr << "gpupool: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
     }
@@ -185,6 +195,8 @@ int parse_command(int argc, char **argv, Args &a) {
         return usage_error("--config and --set are options of whatif");
     if (cmd == "check" && (opt.json || !opt.pool.empty() || !opt.user.empty()))
         return usage_error("check takes only --conf=FILE");
+    if (cmd == "version" && (opt.json || !opt.pool.empty() || !opt.user.empty() || !a.lo.conf_path.empty()))
+        return usage_error("version takes no option");
     if (cmd == "exporter" && a.listen.empty()) return usage_error("exporter needs --listen ADDR:PORT");
     if (cmd != "exporter" && !a.listen.empty()) return usage_error("--listen is an option of exporter");
     return -1;
@@ -270,6 +282,28 @@ int check_command(const Args &a, bool slurm) {
     return print_check(check_config(path, text, cluster), path, std::cout);
 }
 
+// `version`: what was built, and the release slurmctld reports (libslurm
+// is initialised when `slurm`: a slurm.conf was found).
+int version_command(bool slurm) {
+    VersionInfo v;
+    v.gpupool = GPUPOOL_VERSION;
+    v.plugins_slurm = GPUPOOL_SLURM_SOURCE_VERSION;
+    v.plugindir = GPUPOOL_PLUGINDIR;
+    v.libslurm = SLURM_VERSION_NUMBER;
+    v.ctld_asked = slurm;
+    if (slurm) {
+        slurm_conf_t *c = nullptr;
+        if (slurm_load_ctl_conf(0, &c) == SLURM_SUCCESS && c) {
+            v.ctld_slurm = c->version ? c->version : "";
+            if (v.ctld_slurm.empty()) v.ctld_error = "it reports no version";
+            compat::free_ctl_conf(c);
+        } else {
+            v.ctld_error = slurm_strerror(compat::slurm_errno());
+        }
+    }
+    return print_version(v, std::cout);
+}
+
 // status, queue, why or whatif over the live cluster.
 int view_command(const Args &a) {
     const std::string &cmd = a.cmd;
@@ -324,8 +358,9 @@ int main(int argc, char **argv) {
     // libslurm exits when it finds no slurm.conf: check then reads the
     // file alone, and says so.
     if (a.cmd == "check" && !slurm_conf_here()) return check_command(a, false);
+    if (a.cmd == "version" && !slurm_conf_here()) return version_command(false);
     slurm_init(nullptr);
-    rc = a.cmd == "check" ? check_command(a, true) : view_command(a);
+    rc = a.cmd == "check" ? check_command(a, true) : a.cmd == "version" ? version_command(true) : view_command(a);
     slurm_fini();
     return rc;
 }

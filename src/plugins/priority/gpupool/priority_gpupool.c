@@ -112,6 +112,9 @@ extern int init(void)
 		return SLURM_SUCCESS;
 	}
 	in_ctld = true;
+	/* Which gpupool and for which Slurm: admin-guide.md, "Check the match". */
+	info("%s: gpupool %s, built for Slurm %s", plugin_type, GPUPOOL_VERSION,
+	     SLURM_VERSION_STRING);
 	_warn_without_job_submit();
 
 	gpp_conf_init(reconf);
