@@ -62,7 +62,7 @@ json_t *queue_json(const Config &cfg, const std::vector<QueueRow> &rows, size_t 
     const QueueRow &row = rows[i];
     json_t *o = json_object();
     put(o, "account", jstr(row.spec->name));
-    put_ints(o, {{"level", row.level}, {"weight", row.spec->weight}});
+    put_ints(o, {{"level", row.level}, {"weight", row.spec->weight}, {"rank", row.spec->rank}});
     json_t *res = json_object();
     for (Resource r : shown_resources(cfg)) put(res, resource_word(r), queue_amounts_json(row.res[r]));
     put(o, "resources", res);
@@ -88,6 +88,7 @@ json_t *pool_json(const Pass &p, size_t i) {
     put(o, "node_set", px.node_set >= 0 ? jint(px.node_set) : json_null());
     put(o, "shared", json_boolean(px.shared));
     put_ints(o, {{"capacity", ps.capacity}, {"quota", ps.quota}, {"weight", ps.weight},
+                 {"rank", p.cfg().pools[size_t(ps.config_index)].rank},
                  {"min_runtime", ps.min_runtime}, {"np_used", ps.np_used}, {"p_used", ps.p_used},
                  {"p_in_quota", px.p_in_quota}, {"used", ps.used()}, {"np_reserved", ps.np_reserved},
                  {"borrowed", ps.borrowed()}});
@@ -166,26 +167,38 @@ std::string given_text(bool has, Resource r, uint64_t v) { return has ? amount_t
 void print_queues(const Pass &p, const PoolState &ps, std::ostream &out) {
     const std::vector<QueueRow> rows = queue_rows(ps);
     if (rows.empty()) return;
-    Table t({"QUEUE", "TRES", "QUOTA", "LIMIT", "WEIGHT", "FAIRSHARE", "USED", "NP_USED", "BORROWED", "LENT", "PENDING",
-             "STANDING"},
-            "llrrrrrrrrrl");
+    const bool rank = p.cfg().ranked();
+    std::vector<std::string> head{"QUEUE", "TRES", "QUOTA", "LIMIT", "WEIGHT", "FAIRSHARE", "USED", "NP_USED",
+                                  "BORROWED", "LENT", "PENDING", "STANDING"};
+    std::string align = "llrrrrrrrrrl";
+    if (rank) {
+        head.insert(head.begin() + 5, "RANK");
+        align.insert(5, "r");
+    }
+    Table t(head, align);
     for (const QueueRow &row : rows)
         for (Resource r : shown_resources(p.cfg())) {
             const QueueAmounts &a = row.res[r];
-            t.add({std::string(2 * size_t(row.level - 1), ' ') + row.spec->name, tres_name(p.cfg(), r),
-                   given_text(a.has_quota, r, a.quota), given_text(a.has_limit, r, a.limit), num(row.spec->weight),
-                   amount_text(r, a.fairshare), amount_text(r, a.used), amount_text(r, a.np_used),
-                   given_text(a.has_quota, r, a.borrowed), given_text(a.has_quota, r, a.lent),
-                   amount_text(r, a.pending), a.has_quota ? standing_text(a.standing) : "-"});
+            std::vector<std::string> cells{std::string(2 * size_t(row.level - 1), ' ') + row.spec->name,
+                                           tres_name(p.cfg(), r), given_text(a.has_quota, r, a.quota),
+                                           given_text(a.has_limit, r, a.limit), num(row.spec->weight),
+                                           amount_text(r, a.fairshare), amount_text(r, a.used),
+                                           amount_text(r, a.np_used), given_text(a.has_quota, r, a.borrowed),
+                                           given_text(a.has_quota, r, a.lent), amount_text(r, a.pending),
+                                           a.has_quota ? standing_text(a.standing) : "-"};
+            if (rank) cells.insert(cells.begin() + 5, num(row.spec->rank));
+            t.add(cells);
         }
     out << "\nQueues of " << ps.name << " (accounts):\n";
     t.print(out);
 }
 
 void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
-    Table main({"POOL", "CAPACITY", "QUOTA", "NP_USED", "P_USED", "P_IN_QUOTA", "FREE_QUOTA", "FREE_GPUS",
-                "FAIRSHARE", "USAGE_GPU_H", "USAGE_SHARE", "WEIGHT"},
-               "lrrrrrrrrrrr");
+    const bool rank = p.cfg().ranked();
+    std::vector<std::string> head{"POOL",      "CAPACITY",    "QUOTA",       "NP_USED", "P_USED", "P_IN_QUOTA",
+                                  "FREE_QUOTA", "FREE_GPUS", "FAIRSHARE", "USAGE_GPU_H", "USAGE_SHARE", "WEIGHT"};
+    if (rank) head.push_back("RANK");
+    Table main(head, std::string("l") + std::string(head.size() - 1, 'r'));
     Table borrow({"POOL", "USED", "QUOTA", "BORROWED", "FROM", "LENT", "TO", "RECLAIMABLE"}, "lrrrlrlr");
     std::vector<std::string> tiers;
     for (const Tier &t : p.cfg().tiers) tiers.push_back(t.name);
@@ -195,11 +208,13 @@ void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
         const PoolState &ps = p.ev().pools[i];
         const PoolExplain &px = p.x.pools[i];
         any_shared |= px.shared;
-        main.add({ps.name, num(ps.capacity) + (px.shared ? "*" : ""), num(ps.quota), num(ps.np_used), num(ps.p_used),
-                  num(px.p_in_quota), num(px.free_quota), num(px.free_gpus),
-                  p.fairshare_known ? num(ps.fairshare) : "?",
-                  p.usage_known ? fixed(ps.decayed_usage / 3600.0, 1) : "?",
-                  p.usage_known ? fixed(ps.usage_share, 3) : "?", num(ps.weight)});
+        std::vector<std::string> cells{ps.name, num(ps.capacity) + (px.shared ? "*" : ""), num(ps.quota),
+                                       num(ps.np_used), num(ps.p_used), num(px.p_in_quota), num(px.free_quota),
+                                       num(px.free_gpus), p.fairshare_known ? num(ps.fairshare) : "?",
+                                       p.usage_known ? fixed(ps.decayed_usage / 3600.0, 1) : "?",
+                                       p.usage_known ? fixed(ps.usage_share, 3) : "?", num(ps.weight)};
+        if (rank) cells.push_back(num(p.cfg().pools[size_t(ps.config_index)].rank));
+        main.add(cells);
         borrow.add({ps.name, num(ps.used()), num(ps.quota), num(ps.borrowed()), pool_gpus_text(p, px.borrowed_from),
                     num(ps.lent), pool_gpus_text(p, px.lent_to), num(px.reclaimable)});
         std::string per_tier;

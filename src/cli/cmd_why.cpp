@@ -108,6 +108,25 @@ std::vector<QueueRow> running_queue_path(const Pass &p, const RunningExplain &re
     return path;
 }
 
+// A pending job's ranks from each of its pools down to its queue: (name,
+// rank) per level, its pools in order.
+std::vector<std::pair<std::string, uint32_t>> rank_path(const Pass &p, const PendingExplain &pe) {
+    std::vector<std::pair<std::string, uint32_t>> out;
+    const uint32_t at = p.ev().pending_index.find(pe.job_id);
+    const int32_t account = at == IdIndex::kNone ? -1 : p.ev().pending[at].account;
+    for (int pool : pe.pools) {
+        const PoolState &ps = p.ev().pools[size_t(pool)];
+        out.emplace_back(ps.name, p.cfg().pools[size_t(ps.config_index)].rank);
+        if (!ps.queues.tree) continue;
+        const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
+        std::vector<std::pair<std::string, uint32_t>> below;
+        for (int32_t q = queue_in(ps, account); q > 0; q = queues[size_t(q)].parent)
+            below.emplace_back(queues[size_t(q)].name, queues[size_t(q)].rank);
+        out.insert(out.end(), below.rbegin(), below.rend());
+    }
+    return out;
+}
+
 std::string plural(uint64_t n, const char *what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
 
 // ------------------------------------------------------------------ JSON
@@ -171,6 +190,10 @@ void queue_checks_json(const QueueTree &tree, const QuotaLine &q, json_t *o) {
 // A pending job's quota lines, the jobs using the quota, the jobs ahead
 // and those it may preempt.
 void pending_detail_json(const Pass &p, const WhyModel &w, const PendingExplain &pe, json_t *job) {
+    put(job, "ranks", jarray_of(rank_path(p, pe), [&](json_t *o, const std::pair<std::string, uint32_t> &x) {
+            put(o, "queue", jstr(x.first));
+            put(o, "rank", jint(x.second));
+        }));
     put(job, "quota", jarray_of(pe.quota, [&](json_t *o, const QuotaLine &q) {
             put(o, "pool", jstr(p.pool_name(q.pool)));
             put_ints(o, {{"quota", q.quota}, {"np_used", q.np_used}, {"reserved", q.reserved}, {"gpus", q.gpus},
@@ -401,6 +424,11 @@ void pending_text(const Pass &p, const WhyModel &w, const PendingExplain &pe, st
         for (const PendingExplain &q : p.x.pending) ordered += q.position >= 0;
         s << "Position " << pe.position + 1 << " of " << ordered << " pending";
         for (const auto &[q, n] : pe.pool_position) s << ", " << n + 1 << " in " << p.pool_name(q);
+        s << ".\n";
+    }
+    if (p.cfg().ranked()) {
+        s << "Ranks (within its tier, a higher rank at the first level that differs is served first):";
+        for (const auto &[name, rank] : rank_path(p, pe)) s << " " << name << " " << rank;
         s << ".\n";
     }
     s << "Reason: " << reason_text(p, pe) << ".\n";

@@ -388,6 +388,14 @@ void queue_metrics(std::string &out, const Evaluation &ev, const Config &cfg) {
                                   metric_value(a.*m.field));
                 }
     }
+    metric_head(out, "gpupool_queue_rank", "gauge",
+                "The account queue's rank among its siblings (higher: over-quota first, served first; 0 by default). "
+                "By pool, account and level.");
+    for (size_t p = 0; p < ev.pools.size(); ++p)
+        for (const QueueRow &row : rows[p])
+            metric_sample(out, "gpupool_queue_rank",
+                          {{"pool", ev.pools[p].name}, {"account", row.spec->name}, {"level", std::to_string(row.level)}},
+                          metric_value(uint64_t(row.spec->rank)));
 }
 
 }  // namespace
@@ -420,6 +428,8 @@ std::string cluster_metrics(Engine &engine, const ClusterView &view, WaitHistogr
     per_pool("gpupool_pool_quota_gpus", "GPUs guaranteed to the pool's non-preemptible jobs.",
              [](const PoolState &ps) { return ps.quota; });
     per_pool("gpupool_pool_weight", "The pool's over-quota weight.", [](const PoolState &ps) { return ps.weight; });
+    per_pool("gpupool_pool_rank", "The pool's rank (higher: over-quota GPUs first, served first; 0 by default).",
+             [&cfg](const PoolState &ps) { return cfg.pools[size_t(ps.config_index)].rank; });
     metric_head(out, "gpupool_pool_fairshare_gpus", "gauge", "The pool's fairshare in GPUs (quota and over-quota share).");
     if (fairshare_known)
         for (const PoolState &ps : ev.pools)

@@ -51,7 +51,7 @@ uint64_t Engine::fit_in_queues(PendingResult &r, int p, const PoolState &ps, uin
     return 0;
 }
 
-// Limit and LendingLimit (issue 20) in pool p for `fit` tasks of a job of
+// Limit and LendingLimit in pool p for `fit` tasks of a job of
 // any tier: how many fit (0: refused, the refusal says by which queue).
 static uint64_t fit_in_limits(PendingResult &r, int p, const PoolState &ps, uint64_t fit) {
     QuotaBlock block;
@@ -66,7 +66,7 @@ static uint64_t fit_in_limits(PendingResult &r, int p, const PoolState &ps, uint
 // R2 for a job listing several pools: it is admitted when its quota fits
 // in at least one of them, and may then start only in those (Slurm is told
 // not to start it in the others, the refused ones).  A job array record
-// gets as many tasks as fit every one of them.  With levels (issue 20) a
+// gets as many tasks as fit every one of them.  With levels a
 // pool's quota fits when its GPU quota does and every account queue on the
 // job's path has room in each counted resource.  Then, for a job of any
 // tier, the Limit and LendingLimit of the pool's queues (fit_in_limits): a
@@ -177,7 +177,7 @@ size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const 
         const uint32_t quota = known ? eval_.pools[static_cast<size_t>(x.pool)].quota : 0;
         const QueueTree *tree = known ? eval_.pools[static_cast<size_t>(x.pool)].queues.tree.get() : nullptr;
         if (x.level != 0 && tree && static_cast<size_t>(x.queue()) < tree->queues.size()) {
-            // An account's quota (issue 20): "pool1/physics cpu 30/32"; the
+            // An account's quota: "pool1/physics cpu 30/32"; the
             // pool's own CPU or memory quota: "pool1 cpu 30/32"; its Limit:
             // "pool1/astro gpu 3/3"; what a LendingLimit keeps: "pool1/genomics gpu 1".
             const Resource res = x.resource();
@@ -233,7 +233,7 @@ void Engine::reserve_admitted(const PendingResult &r, std::vector<PoolState> &po
 
 // `tasks` tasks of an admitted job reserved (sign > 0) in pool `ps` and
 // its queues, or given back: an NP job's quota, and what any job takes
-// ahead of the next under Limit and LendingLimit (issue 20).
+// ahead of the next under Limit and LendingLimit.
 void Engine::reserve_in(const PendingResult &r, PoolState &ps, uint32_t tasks, int sign) {
     if (r.admission == Admission::Quota) {
         uint32_t &res = ps.np_reserved;

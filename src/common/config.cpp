@@ -28,8 +28,8 @@ const ConfigKeys &config_keys() {
         {"QuotaTRES", "PreemptionOrder", "ReclaimBy", "ReclaimTo", "DecayHalfLife", "UsageWindow",
          "UsageWeight", "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier"},
         {"QOS", "Priority", "Preemptible", "PreemptMode", "GraceTime"},
-        {"Quota", "Weight", "MinRuntime", "DecayHalfLife", "UsageWindow", "UsageWeight"},
-        {"Pool", "Quota", "Weight", "Limit", "LendingLimit"},
+        {"Quota", "Weight", "Rank", "MinRuntime", "DecayHalfLife", "UsageWindow", "UsageWeight"},
+        {"Pool", "Quota", "Weight", "Rank", "Limit", "LendingLimit"},
     };
     return keys;
 }
@@ -230,6 +230,8 @@ void Parser::pool_line(const std::vector<std::string> &words) {
             has_quota = true;
         } else if (t.lkey == "weight") {
             pool.weight = get_u32("Weight", v);
+        } else if (t.lkey == "rank") {
+            pool.rank = get_u32("Rank", v);
         } else if (t.lkey == "minruntime") {
             pool.min_runtime = get_duration("MinRuntime", v, false);
         } else if (t.lkey == "decayhalflife") {

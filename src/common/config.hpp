@@ -38,6 +38,7 @@ struct Pool {
     // cpu and mem where Quota= names them in TRES syntax.
     ResourceAmounts quota_by_resource;
     uint32_t weight = 1;           // over-quota weight (R8)
+    uint32_t rank = 0;             // higher: quota and over-quota first, served first (R8, R1.2)
     int64_t min_runtime = -1;      // seconds; -1 = global MinRuntime
     // Time-based fairshare of this pool (its usage history, its queues'
     // division, its term among the pools sharing its nodes); -1: the
@@ -56,6 +57,7 @@ struct AccountQuota {
     ResourceAmounts quota;          // guaranteed, per counted resource
     uint32_t weight = 1;            // over-quota weight (accounts without children)
     bool weight_given = false;
+    uint32_t rank = 0;              // among its siblings, as a pool's Rank
     ResourceAmounts limit;          // the most it may hold, borrowed included
     ResourceAmounts lending_limit;  // the most of its quota it lends
     int line = 0;
@@ -93,6 +95,14 @@ struct Config {
     DecayParams decay_of(const Pool &pool) const {
         return DecayParams{pool.decay_half_life >= 0 ? pool.decay_half_life : decay_half_life,
                            pool.usage_window >= 0 ? pool.usage_window : usage_window};
+    }
+    // Some pool or account has a Rank (status and why show ranks then).
+    bool ranked() const {
+        for (const Pool &p : pools)
+            if (p.rank) return true;
+        for (const AccountQuota &a : accounts)
+            if (a.rank) return true;
+        return false;
     }
     double usage_weight_of(const Pool &pool) const { return pool.usage_weight >= 0 ? pool.usage_weight : usage_weight; }
 };

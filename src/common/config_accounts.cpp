@@ -87,6 +87,8 @@ void Parser::account_line(const std::vector<std::string> &words) {
         } else if (t.lkey == "weight") {
             acc.weight = get_u32("Weight", v);
             acc.weight_given = true;
+        } else if (t.lkey == "rank") {
+            acc.rank = get_u32("Rank", v);
         } else if (t.lkey == "limit") {
             text.limit = v;
         } else if (t.lkey == "lendinglimit") {

@@ -21,9 +21,9 @@ constexpr size_t kTres = 9 + kU64 + 5 + kU64 + 5 + kU64 + 1;
 
 // A tier with every key.
 constexpr size_t kTierLine = 5 + kMaxTierNameBytes + 5 + kMaxQosListBytes + 10 + kU32 + 16 + 20 + 11 + kU32;
-// A pool: Quota in TRES syntax, Weight, MinRuntime.
+// A pool: Quota in TRES syntax, Weight, Rank, MinRuntime.
 constexpr size_t kPoolLine = 5 + kMaxPoolNameBytes + 7 + kTres + 8 + kU32 + 12 + kDuration;
-// An account: Pool, Quota, Weight, Limit, LendingLimit.
+// An account: Pool, Quota, Weight, Rank, Limit, LendingLimit.
 constexpr size_t kAccountLine =
     8 + kMaxAccountNameBytes + 6 + kMaxPoolNameBytes + 7 + kTres + 8 + kU32 + 7 + kTres + 14 + kTres;
 // QuotaTRES=gres/gpu:TYPE,cpu,mem; DefaultTier=NAME; UsageWeight=D, whose
@@ -81,6 +81,7 @@ void write_pool(const Pool &p, std::string &out) {
     const ResourceAmounts &q = p.quota_by_resource;
     out += "Pool=" + p.name + " Quota=" + (q.has(kCpu) || q.has(kMem) ? tres(q) : std::to_string(p.quota));
     out += " Weight=" + std::to_string(p.weight);
+    if (p.rank) out += " Rank=" + std::to_string(p.rank);
     if (p.min_runtime >= 0) out += " MinRuntime=" + format_duration(p.min_runtime);
     if (p.decay_half_life >= 0) out += " DecayHalfLife=" + format_duration(p.decay_half_life);
     if (p.usage_window >= 0) out += " UsageWindow=" + format_duration(p.usage_window);
@@ -94,6 +95,7 @@ void write_account(const AccountQuota &a, std::string &out) {
     // resource: written out, it reads the same.
     if (!a.quota.empty()) out += " Quota=" + tres(a.quota);
     if (a.weight_given) out += " Weight=" + std::to_string(a.weight);
+    if (a.rank) out += " Rank=" + std::to_string(a.rank);
     if (!a.limit.empty()) out += " Limit=" + tres(a.limit);
     if (!a.lending_limit.empty()) out += " LendingLimit=" + tres(a.lending_limit);
     out += "\n";

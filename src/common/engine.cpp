@@ -181,6 +181,7 @@ void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
         row.parent = 0;
         row.quota.set(kGpu, ps.quota);
         row.weight = ps.weight;
+        row.rank = config_->pools[size_t(ps.config_index)].rank;
         ps.node_set = t;
         ps.node_set_row = int32_t(tree.queues.size());
         tree.queues.push_back(std::move(row));
@@ -233,7 +234,7 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
     }
 }
 
-// A running job's amounts in its pool's queues (issue 20).
+// A running job's amounts in its pool's queues.
 void Engine::use_in_queues(const RunningInfo &r, PoolState &ps, int sign) const {
     if (!ps.queues.tree) return;
     const int32_t queue = queue_in(ps, r.account);

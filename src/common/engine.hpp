@@ -36,7 +36,7 @@ struct JobRef {
     int64_t submit_time = 0;
     uint32_t restart_cnt = 0;
     uint32_t array_tasks = 0;
-    // Issue 20: its account and CPUs and memory (MiB) per task.
+    // Its account and CPUs and memory (MiB) per task.
     std::string_view account;
     uint32_t cpus = 0;
     uint64_t mem_mb = 0;
@@ -216,7 +216,7 @@ public:
         int64_t orig_submit = 0;
         int64_t last_seen = 0;
     };
-    // GPUs a queue's own jobs held (issue 20), by the queue's account.
+    // GPUs a queue's own jobs held, by the queue's account.
     struct AccountHistory {
         UsageSeries usage;
         uint32_t last_used = 0;
@@ -289,7 +289,7 @@ private:
     PoolList managed_pools(std::string_view parts) const;
     bool names_pool(std::string_view parts) const;
     // R2, the one home of its arithmetic, and Limit and LendingLimit
-    // (issue 20, any tier): admission of one pending result against the
+    // (any tier): admission of one pending result against the
     // pools' current usage and reservations (admission.cpp).
     void decide_admission(PendingResult &r, const std::vector<PoolState> &pools,
                           std::vector<QuotaLine> *lines) const;

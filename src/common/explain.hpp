@@ -51,7 +51,7 @@ enum class WaitReason {
     Starting,          // nothing of gpupool's stops it: Slurm starts it
     QuotaFull,         // NP job: the pool's quota is taken
     QuotaTooSmall,     // NP job: needs more GPUs than the quota
-    OverLimit,         // any tier: a queue on its path is at its Limit (issue 20)
+    OverLimit,         // any tier: a queue on its path is at its Limit
     LendingLimit,      // any tier: what a LendingLimit keeps for its queue's own jobs
     WaitingForGpus,    // no free GPUs; nothing it may preempt
     BehindHigherTier,  // free GPUs go to jobs of a higher tier ahead

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 namespace gpupool {
@@ -77,21 +78,33 @@ FairshareResult compute_fairshare(uint32_t capacity, const std::vector<Fairshare
     r.overcommitted = quota_sum > capacity;
     if (!r.overcommitted && deserved < capacity) {
         r.divisible = static_cast<uint32_t>(capacity - deserved);
-        std::vector<uint32_t> ask(n, 0);
-        double weight_sum = 0;
-        for (size_t i = 0; i < n; ++i) {
-            const auto &p = pools[i];
-            ask[i] = p.demand > p.quota && p.weight > 0 ? p.demand - p.quota : 0;
-            if (ask[i] > 0) weight_sum += p.weight;
+        std::vector<uint32_t> ranks;
+        for (const auto &p : pools) ranks.push_back(p.rank);
+        std::sort(ranks.begin(), ranks.end(), std::greater<uint32_t>());
+        ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+        uint32_t left = r.divisible;
+        for (uint32_t rank : ranks) {
+            std::vector<uint32_t> ask(n, 0);
+            double weight_sum = 0;
+            for (size_t i = 0; i < n; ++i) {
+                const auto &p = pools[i];
+                if (p.rank != rank) continue;
+                ask[i] = p.demand > p.quota && p.weight > 0 ? p.demand - p.quota : 0;
+                if (ask[i] > 0) weight_sum += p.weight;
+            }
+            std::vector<double> eff(n, 0);
+            for (size_t i = 0; i < n; ++i) {
+                if (ask[i] == 0) continue;
+                double w = pools[i].weight / weight_sum;
+                const double k = pools[i].usage_weight >= 0 ? pools[i].usage_weight : usage_weight;
+                eff[i] = std::max(0.0, w + k * (w - pools[i].usage_share));
+            }
+            const std::vector<uint32_t> given = water_fill(left, eff, ask);
+            for (size_t i = 0; i < n; ++i) {
+                r.over_quota[i] += given[i];
+                left -= given[i];
+            }
         }
-        std::vector<double> eff(n, 0);
-        for (size_t i = 0; i < n; ++i) {
-            if (ask[i] == 0) continue;
-            double w = pools[i].weight / weight_sum;
-            const double k = pools[i].usage_weight >= 0 ? pools[i].usage_weight : usage_weight;
-            eff[i] = std::max(0.0, w + k * (w - pools[i].usage_share));
-        }
-        r.over_quota = water_fill(r.divisible, eff, ask);
     }
     for (size_t i = 0; i < n; ++i) r.fairshare[i] = pools[i].quota + r.over_quota[i];
     return r;

@@ -21,6 +21,7 @@ struct FairshareInput {
     uint32_t demand = 0;       // GPUs used plus GPUs asked for by pending jobs
     double usage_share = 0;    // decayed usage / decayed capacity, 0..1
     double usage_weight = -1;  // its own K (a pool's UsageWeight=); < 0: the division's
+    uint32_t rank = 0;         // higher ranks divide the unused GPUs first
 };
 
 struct FairshareResult {
@@ -33,6 +34,9 @@ struct FairshareResult {
 // `usage_weight` is K: a pool's share is proportional to
 // max(0, W + K * (W - U)) with W its weight over the asking pools' weights
 // and U its usage share; a pool with its own K (FairshareInput) uses that.
+// Ranks (Run:ai): the pools of the highest rank divide the unused GPUs
+// first, up to what they ask; each lower rank divides what is left, W then
+// taken among the asking pools of its own rank.
 FairshareResult compute_fairshare(uint32_t capacity, const std::vector<FairshareInput> &pools,
                                   double usage_weight);
 

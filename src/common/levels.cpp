@@ -83,6 +83,7 @@ std::shared_ptr<QueueTree> tree_for(const Config &cfg, const Pool &pool, const s
     root.quota = counted_only(cfg, pool.quota_by_resource);
     root.quota.set(kGpu, pool.quota);
     root.weight = pool.weight;
+    root.rank = pool.rank;
     tree->queues.push_back(root);
     // Children per account (index n: the pool).
     std::vector<std::vector<int32_t>> children(n + 1);
@@ -103,6 +104,7 @@ std::shared_ptr<QueueTree> tree_for(const Config &cfg, const Pool &pool, const s
                 s.parent = q;
                 s.quota = counted_only(cfg, e.quota);
                 s.weight = e.weight;
+                s.rank = e.rank;
                 s.limit = counted_only(cfg, e.limit);
                 s.lending_limit = counted_only(cfg, e.lending_limit);
                 tree->limited |= !s.limit.empty();
@@ -331,21 +333,6 @@ void divide_queues(const Config &cfg, Evaluation &ev) {
 
 namespace gpupool {
 
-namespace {
-
-// allocated/fairshare of the resource a queue uses most of its share;
-// one with no share that holds something is infinitely served.
-double use_ratio(const Amounts &allocated, const Amounts &fairshare) {
-    double worst = 0;
-    for (size_t k = 0; k < kResources; ++k) {
-        if (allocated[k] == 0) continue;
-        worst = std::max(worst, fairshare[k] == 0 ? 1e300 : double(allocated[k]) / double(fairshare[k]));
-    }
-    return worst;
-}
-
-}  // namespace
-
 std::vector<Amounts> own_part(const QueueTree &tree, const std::vector<Amounts> &subtree) {
     std::vector<Amounts> own = subtree;
     for (size_t q = 1; q < tree.queues.size() && q < subtree.size(); ++q)
@@ -359,7 +346,9 @@ std::vector<Amounts> own_part(const QueueTree &tree, const std::vector<Amounts> 
 void rank_queues(Evaluation &ev) {
     struct Entry {
         uint32_t pool_standing;
-        std::vector<double> path;  // ratios from the top level down to the queue
+        // From the top level down to the queue, per level: minus its rank,
+        // then its use ratio (higher rank first, then the more starved).
+        std::vector<double> path;
         size_t pool;
         int32_t queue;             // -1: a pool without a tree
     };
@@ -381,9 +370,16 @@ void rank_queues(Evaluation &ev) {
         for (size_t q = 1; q < queues.size(); ++q) parent[size_t(queues[q].parent)] = true;
         for (size_t q = 0; q < queues.size(); ++q) {
             Entry e{ps.standing, {}, i, int32_t(q)};
-            if (parent[q]) e.path.push_back(use_ratio(own_held[q], own_share[q]));
-            for (int32_t x = int32_t(q); x > 0; x = queues[size_t(x)].parent)
+            // Built bottom-up, reversed below.  A queue's own jobs have rank 0
+            // among its children.
+            if (parent[q]) {
+                e.path.push_back(use_ratio(own_held[q], own_share[q]));
+                e.path.push_back(0);
+            }
+            for (int32_t x = int32_t(q); x > 0; x = queues[size_t(x)].parent) {
                 e.path.push_back(use_ratio(pq.allocated[size_t(x)], pq.fairshare[size_t(x)]));
+                e.path.push_back(-double(queues[size_t(x)].rank));
+            }
             std::reverse(e.path.begin(), e.path.end());
             entries.push_back(std::move(e));
         }

@@ -1,4 +1,4 @@
-// Issue 20's levels in the pass: each pool's queue tree (the pool, then
+// Account levels in the pass: each pool's queue tree (the pool, then
 // the accounts with an entry for it, parented by Slurm's account tree),
 // the queue each job draws on, the queues' NP use that R2 checks with
 // quota_block, and the fairshare divided down each tree.  Without Account=
@@ -73,7 +73,7 @@ uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint6
 // Each queue's own part of a per-subtree figure (allocated, fairshare):
 // its row less its children's rows.
 std::vector<Amounts> own_part(const QueueTree &tree, const std::vector<Amounts> &subtree);
-// Limit and LendingLimit (issue 20; queue_tree.hpp's limit_block and
+// Limit and LendingLimit (queue_tree.hpp's limit_block and
 // lending_block) in one pool for `fit` tasks of a job of any tier (fit >=
 // 1): how many fit both; 0 when not one, with `block` and `by` (Hold::Limit
 // or Hold::LendingLimit) saying which queue refused, in what.

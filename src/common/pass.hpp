@@ -28,7 +28,7 @@ enum class VictimClass { OverFairshare = 0, OverQuota = 1, InQuota = 2, Never = 
 const char *rule_name(Rule r);
 const char *victim_class_name(VictimClass c);
 
-// One pool's queues (issue 20): the pool at 0, below it the accounts with
+// One pool's queues: the pool at 0, below it the accounts with
 // an entry for the pool (Account=), parented by Slurm's account tree.
 // Built once per pass (levels.cpp), never changed after: shared by the
 // pass's PoolState and its copies.
@@ -105,7 +105,7 @@ struct PoolState {
     double decayed_usage = 0, usage_share = 0;
     uint32_t standing = 0;      // 0 = most starved (R1.2)
     std::vector<uint32_t> pending_by_tier;  // pending jobs per tier index
-    PoolQueues queues;          // issue 20's levels; empty without Account= entries
+    PoolQueues queues;          // account levels; empty without Account= entries
 
     uint32_t used() const { return np_used + p_used; }
     uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
@@ -136,7 +136,7 @@ struct QuotaLine {
     uint32_t gpus = 0;         // this job (per task for an array)
     uint32_t needed = 0;       // GPUs of quota missing: used+reserved+gpus-quota
     // The pool's GPUs fitting, a queue of the pool's tree that has no room
-    // for one task (issue 20; queue_blocked false: none): which (0: the
+    // for one task (queue_blocked false: none): which (0: the
     // pool's own CPU or memory quota), in which resource, its NP use (held
     // and admitted) and quota.
     bool queue_blocked = false;
@@ -162,11 +162,11 @@ struct AdmissionTrace {
 using PoolList = InlineList<int, 4>;
 
 // A listed pool whose quota a pending NP job does not fit.
-// With levels (issue 20) the refusal may be an account queue's of the
+// With levels the refusal may be an account queue's of the
 // pool, in one resource (`level`, packed to keep results small: every
 // pending job has this list inline).
 // Why a job is held; the text is made only when someone asks.  Limit and
-// LendingLimit (issue 20) hold a job of any tier, the others NP jobs only.
+// LendingLimit hold a job of any tier, the others NP jobs only.
 enum class Hold : uint8_t { None, Quota, QuotaTooSmall, Starting, Limit, LendingLimit };
 
 struct Refusal {
@@ -194,7 +194,7 @@ struct PendingResult {
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;
     int tier = -1;
-    // Issue 20, with levels only: its account (Evaluation::account_ids;
+    // With levels only: its account (Evaluation::account_ids;
     // -1: none known), and below the CPUs and memory per task it asks for.
     int32_t account = -1;
     PoolList pools;             // managed pools it may run in
@@ -262,7 +262,7 @@ struct RunningInfo {
     uint32_t walk = 0;
     uint32_t excess = 0;
     uint32_t pool_at = 0;       // its pool's GPUs in use at that place (R5 between pools)
-    // Issue 20, with levels only: its account and CPUs and memory (MiB),
+    // With levels only: its account and CPUs and memory (MiB),
     // and where its queues' walk is (PoolQueues::victim_at; kNoWalk: none).
     int32_t account = -1;
     uint32_t cpus = 0, mem_mb = 0;
@@ -383,7 +383,7 @@ struct Evaluation {
     std::vector<PoolState> pools;                 // config order
     std::vector<NodeSetTree> node_sets;           // pools sharing nodes, as trees
     std::unordered_map<std::string, int> pool_index;
-    // Issue 20: the accounts the queue trees know (entries and Slurm's
+    // The accounts the queue trees know (entries and Slurm's
     // tree), numbered; empty without Account= entries.
     std::unordered_map<std::string, int32_t> account_ids;
     // Some pool has a queue tree (Account= entries, or a pool's own CPU or

@@ -18,7 +18,7 @@ namespace gpupool {
 
 namespace {
 
-// R8's time term per queue (issue 20): each queue's own jobs' GPUs over
+// R8's time term per queue: each queue's own jobs' GPUs over
 // [accounted_until, now), as the pool's, and its decayed share of the
 // pool's decayed capacity.  The pool's own row is what its queues leave of
 // the pool's usage.  Accounts that lost their entry keep no history.
@@ -136,9 +136,9 @@ void Engine::compute_fairshare(Evaluation &ev) const {
         for (size_t i : members) {
             const PoolState &ps = ev.pools[i];
             uint64_t demand = uint64_t(ps.used()) + ps.pending_gpus;
+            const Pool &pool = config_->pools[size_t(ps.config_index)];
             in.push_back(FairshareInput{ps.quota, ps.weight, static_cast<uint32_t>(std::min<uint64_t>(demand, UINT32_MAX)),
-                                        ps.usage_share,
-                                        config_->usage_weight_of(config_->pools[size_t(ps.config_index)])});
+                                        ps.usage_share, config_->usage_weight_of(pool), pool.rank});
             quota_sum += ps.quota;
             borrowed += ps.borrowed();
         }
@@ -157,16 +157,18 @@ void Engine::compute_fairshare(Evaluation &ev) const {
             for (const PoolGpus &g : from)
                 if (g.pool >= 0) ev.pools[static_cast<size_t>(g.pool)].lent += g.gpus;
     }
-    // R1.2 standing: lower used/fairshare first; no fairshare and no use
-    // counts as 0, no fairshare but some use as infinitely served.
+    // R1.2 standing among pools: higher rank first, then the more starved, in GPUs.
     std::vector<size_t> idx(ev.pools.size());
     std::iota(idx.begin(), idx.end(), 0);
     auto ratio = [&](size_t i) {
         const PoolState &ps = ev.pools[i];
-        if (ps.fairshare == 0) return ps.used() == 0 ? 0.0 : 1e300;
-        return static_cast<double>(ps.used()) / ps.fairshare;
+        return use_ratio(Amounts{ps.used(), 0, 0}, Amounts{ps.fairshare, 0, 0});
     };
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return ratio(a) < ratio(b); });
+    auto rank = [&](size_t i) { return config_->pools[size_t(ev.pools[i].config_index)].rank; };
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+        if (rank(a) != rank(b)) return rank(a) > rank(b);
+        return ratio(a) < ratio(b);
+    });
     for (size_t r = 0; r < idx.size(); ++r) ev.pools[idx[r]].standing = static_cast<uint32_t>(r);
     if (ev.levels) divide_queues(*config_, ev);
 }

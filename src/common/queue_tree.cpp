@@ -43,7 +43,7 @@ std::vector<Sibling> siblings_of(size_t i, Resource r, const std::vector<QueueSp
         uint64_t quota = q.quota.get(r);
         children_quota += quota;
         Sibling s{c, {}};
-        // Deserved is quota only as far as it is asked for (KAI, issue 20), so
+        // Deserved is quota only as far as it is asked for (KAI), so
         // quotas a level asks less than are not an overcommitment.
         s.in.quota = clamp32(std::min(quota, demand[size_t(c)][r]));
         // Departments divide in proportion to quota where they have one for r.
@@ -51,6 +51,7 @@ std::vector<Sibling> siblings_of(size_t i, Resource r, const std::vector<QueueSp
         s.in.weight = department ? clamp32(quota) : q.weight;
         s.in.demand = clamp32(demand[size_t(c)][r]);
         s.in.usage_share = parent_frac > 0 ? usage[size_t(c)][r] / parent_frac : 0;
+        s.in.rank = q.rank;
         out.push_back(s);
     }
     if (load[i].demand[r] > 0) {
@@ -200,6 +201,15 @@ QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare) {
     if (allocated <= quota) return QueueStanding::InQuota;
     if (allocated <= fairshare) return QueueStanding::OverQuota;
     return QueueStanding::OverFairshare;
+}
+
+double use_ratio(const Amounts &allocated, const Amounts &fairshare) {
+    double worst = 0;
+    for (size_t k = 0; k < kResources; ++k) {
+        if (allocated[k] == 0) continue;
+        worst = std::max(worst, fairshare[k] == 0 ? 1e300 : double(allocated[k]) / double(fairshare[k]));
+    }
+    return worst;
 }
 
 bool standing_at(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &fairshare, int32_t queue,

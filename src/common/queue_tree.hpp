@@ -1,4 +1,4 @@
-// Queues of one node pool in a tree (issue 20): the pool is the root,
+// Queues of one node pool in a tree: the pool is the root,
 // Slurm's accounts below it (departments over projects).  Fairshare is
 // divided top-down, each level by R8's own division (compute_fairshare), and
 // reclaim between two queues is decided between the children of their lowest
@@ -22,6 +22,7 @@ struct QueueSpec {
     ResourceAmounts quota;      // guaranteed; a resource it does not give is not counted for
                                 // this queue: no cap, and neither owed nor reclaimed
     uint32_t weight = 1;        // over-quota weight of a queue without children
+    uint32_t rank = 0;          // among its siblings: higher divides the unused first, is served first
     ResourceAmounts limit;      // the most it may hold, borrowed included
     ResourceAmounts lending_limit;  // the most of its quota it lends (the rest it keeps)
 };
@@ -64,7 +65,7 @@ struct QuotaBlock {
 QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &np_used, int32_t queue,
                        const Amounts &job);
 
-// Limit (issue 20): a job of any tier fits only if, for each resource it
+// Limit: a job of any tier fits only if, for each resource it
 // asks for, every queue from its own up whose Limit counts that resource
 // stays within it: allocated (running jobs) plus admitted ahead in this
 // pass plus the job.  Says the first queue that would pass its limit
@@ -72,7 +73,7 @@ QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<A
 QuotaBlock limit_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                        const std::vector<Amounts> &ahead, int32_t queue, const Amounts &job);
 
-// LendingLimit (issue 20): a queue with quota Q and lending limit L keeps
+// LendingLimit: a queue with quota Q and lending limit L keeps
 // Q - L for its own jobs (and its descendants'), so that they never wait
 // for a reclaim.  A job fits only if, for each resource it asks for, the
 // pool's free amount after it (capacity less the root's allocated and
@@ -88,6 +89,12 @@ QuotaBlock lending_block(const std::vector<QueueSpec> &queues, const std::vector
 // Run:ai's three queue states, for one resource.
 enum class QueueStanding { InQuota, OverQuota, OverFairshare };
 QueueStanding standing(uint64_t allocated, uint64_t quota, uint64_t fairshare);
+
+// R1.2's measure of how well a queue (or a pool) is served: allocated over
+// fairshare in the resource it uses most of its share; one with no share
+// that holds something is infinitely served, one that holds nothing not at
+// all.  Lower is more starved.
+double use_ratio(const Amounts &allocated, const Amounts &fairshare);
 
 // A job's standing in queue `queue` at its place in the victim walk
 // (`at`: the queue's allocation with the jobs walked before it taken off):

@@ -147,14 +147,9 @@ void Engine::rank_victims(Evaluation &ev) const {
             r->walk = place++;
             r->excess = over > 0 ? static_cast<uint32_t>(std::min<int64_t>(over, r->gpus)) : 0;
             r->pool_at = static_cast<uint32_t>(std::max<int64_t>(before, 0));
-            if (r->gpus == 0)
-                r->cls = VictimClass::InQuota;  // frees no GPU: never reclaimed
-            else if (before > int64_t(ps.fairshare))
-                r->cls = VictimClass::OverFairshare;
-            else if (before > int64_t(ps.quota))
-                r->cls = VictimClass::OverQuota;
-            else
-                r->cls = VictimClass::InQuota;
+            // A job that frees no GPU is never reclaimed.
+            r->cls = r->gpus == 0 ? VictimClass::InQuota
+                                  : class_of(standing(uint64_t(std::max<int64_t>(before, 0)), ps.quota, ps.fairshare));
             if (levels) r->cls = std::min(r->cls, static_cast<VictimClass>(k.hi));
             before -= r->gpus;
         }
@@ -261,7 +256,7 @@ Engine::PreemptorCache &Engine::cached_preemptor(const JobRef &preemptor) {
         }
     } else if (const PendingResult *known = pending_result(preemptor.id);
                known && known->admission == Admission::Held && !pc.pools.empty()) {
-        pc.admitted = false;  // a preemptible job held by a Limit or LendingLimit (issue 20)
+        pc.admitted = false;  // a preemptible job held by a Limit or LendingLimit
     }
     return pc;
 }

@@ -138,6 +138,7 @@ struct AccountMetrics {
     uint32_t depth = 0;                  // 0: a department (top level)
     bool has_quota = false;
     uint64_t quota = 0;                  // GPUs
+    uint32_t rank = 0;                   // its Rank (the highest of its entries')
     uint64_t jobs = 0, preemptions = 0;
     Percentiles wait;
     double gpu_hours = 0;                // every run, preempted ones included

@@ -142,6 +142,7 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
             json_object_set_new(ao, "parent", am.parent.empty() ? json_null() : jstr(am.parent));
             json_object_set_new(ao, "depth", jint(am.depth));
             json_object_set_new(ao, "quota", am.has_quota ? jint(static_cast<int64_t>(am.quota)) : json_null());
+            json_object_set_new(ao, "rank", jint(am.rank));
             quota_figures_json(ao, am, "gpu_hours", am.gpu_hours);
             json_object_set_new(ao, "np_peak", jint(static_cast<int64_t>(am.np_peak)));
         }));
@@ -318,6 +319,7 @@ void write_json(std::ostream &out, const SimCluster &cluster, const Workload &wo
         json_object_set_new(po, "pool", jstr(pl.name));
         json_object_set_new(po, "quota", jint(pl.quota));
         json_object_set_new(po, "weight", jint(pl.weight));
+        json_object_set_new(po, "rank", jint(pl.rank));
     }));
     json_object_set_new(r, "config", cfg);
 

@@ -124,6 +124,9 @@ std::vector<AccountMetrics> account_metrics(const Workload &workload, const Acco
     for (size_t i = 0; i < out.size(); ++i)
         for (std::string at = out[i].name; index.count(at); at = out[index[at]].parent) subtree[index[at]].insert(out[i].name);
     for (size_t i = 0; i < out.size(); ++i) out[i].has_quota = account_quota(quotas, out[i].name, subtree[i], out[i].quota);
+    for (AccountMetrics &m : out)
+        for (const AccountQuota &a : quotas.accounts)
+            if (a.account == m.name) m.rank = std::max(m.rank, a.rank);
 
     std::vector<std::vector<int64_t>> waits(out.size());
     std::vector<std::vector<size_t>> path(workload.jobs.size());  // a job's account and those above it

@@ -141,7 +141,8 @@ std::vector<uint32_t> point_fairshare(const Config &config, const NodeSets &sets
         for (size_t i = 0; i < n; ++i)
             if (sets.of_pool[i] == static_cast<int>(s)) {
                 members.push_back(i);
-                in.push_back(FairshareInput{config.pools[i].quota, config.pools[i].weight, demand[i], 0.0});
+                in.push_back(
+                    FairshareInput{config.pools[i].quota, config.pools[i].weight, demand[i], 0.0, -1, config.pools[i].rank});
             }
         FairshareResult r = compute_fairshare(sets.gpus[s], in, 0.0);
         for (size_t k = 0; k < members.size(); ++k) fs[members[k]] = r.fairshare[k];

@@ -5,7 +5,8 @@
 # run.sh after tests.sh (its helpers: conf_load, mark_log, log_has,
 # log_since, gp) and tests_accounts.sh.
 
-WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools)
+WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
+  test_ranks_departments)
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=1 GPUS_PER_NODE=4 CPUS_PER_NODE=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
 PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
@@ -126,6 +127,48 @@ Account=queue2 Pool=pool1 Quota=4' || return 1
   t0=$SECONDS
   n2=$(submit_gpus n-q2 pool1 normal 4 -A queue2) || return 1
   expect_both_evicted "$n2" "$q0" "$q1" "$t0"
+}
+
+# Run:ai's ranks: pool1 (quota 2) over dep1 (quota 1, Rank=1) > queue0
+# (quota 1) and dep2 (quota 1) > queue1 (quota 1).  With pool1 down,
+# queue1 submits three LOW jobs of 1 GPU, then queue0 three.  Once pool1 is
+# up, the higher-ranked department's project gets the 2 GPUs no quota
+# uses first: queue0 runs 3, queue1 1 (without ranks the older jobs, of
+# queue1, would have gone first).  Before, Rank= was refused at load.
+test_ranks_departments() {
+  local rc=0
+  wide_tree_down >/dev/null 2>&1
+  wide_tree_up || rc=1
+  (( rc )) || ranks_scenario || rc=1
+  scontrol update PartitionName=pool1 State=UP >/dev/null 2>&1
+  wide_tree_down || rc=1
+  return $rc
+}
+ranks_scenario() {
+  local hi=() lo=() k js running
+  wide_load 'Pool=pool1 Quota=2
+Account=dep1 Pool=pool1 Quota=1 Rank=1
+Account=queue0 Pool=pool1 Quota=1
+Account=dep2 Pool=pool1 Quota=1
+Account=queue1 Pool=pool1 Quota=1' || return 1
+  scontrol update PartitionName=pool1 State=DOWN || return 1
+  for k in 1 2 3; do lo+=("$(submit_gpus lo$k pool1 low 1 -A queue1)") || return 1; done
+  for k in 1 2 3; do hi+=("$(submit_gpus hi$k pool1 low 1 -A queue0)") || return 1; done
+  # A pass orders them: queue0's three above queue1's (squeue's priority).
+  assert wait_until 20 eval "(( \$(squeue -h -j ${hi[2]} -o %Q) > \$(squeue -h -j ${lo[0]} -o %Q) ))" ||
+    { squeue -o '%i %j %Q %r' >&2; return 1; }
+  scontrol update PartitionName=pool1 State=UP || return 1
+  running() { squeue -h -t R -A "$1" -o %i | wc -l; }
+  assert wait_until 30 eval '(( $(running queue0) + $(running queue1) == 4 ))' ||
+    { squeue -o '%i %j %a %T %Q %r' >&2; return 1; }
+  assert test "$(running queue0) $(running queue1)" = "3 1" || { squeue -o '%i %j %a %T %Q' >&2; return 1; }
+  js=$(gp status --json) || return 1
+  assert test "$(python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+pool = [p for p in d["pools"] if p["name"] == "pool1"][0]
+print(" ".join("%s:%d:%d" % (q["account"], q["rank"], q["resources"]["gpu"]["fairshare"]) for q in pool["queues"]))
+' <<<"$js")" = "dep1:1:3 dep2:0:1" || { ilog "$js"; return 1; }
 }
 
 # The accounts of WIDE_ACCOUNTS (NAME:PARENT), root's associations under

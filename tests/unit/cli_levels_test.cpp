@@ -166,19 +166,19 @@ TEST(CliLevels, StatusShowsEachPoolsQueuesIndentedBelowItsRowPerCountedResource)
 TEST(CliLevels, StatusJsonNestsEachDepartmentsProjectsUnderItInThePoolsQueues) {
     EXPECT_EQ(
         member(run(cmd_status, json()), {"pools", "0", "queues"}),
-        R"([{"account":"physics","level":1,"weight":1,"resources":{)"
+        R"([{"account":"physics","level":1,"weight":1,"rank":0,"resources":{)"
         R"("gpu":{"quota":4,"limit":null,"fairshare":4,"used":4,"np_used":2,"borrowed":0,"lent":0,"pending":1,"standing":"in_quota"},)"
         R"("cpu":{"quota":32,"limit":null,"fairshare":40,"used":24,"np_used":20,"borrowed":0,"lent":0,"pending":16,"standing":"in_quota"}},)"
-        R"("queues":[{"account":"phys-a","level":2,"weight":2,"resources":{)"
+        R"("queues":[{"account":"phys-a","level":2,"weight":2,"rank":0,"resources":{)"
         R"("gpu":{"quota":3,"limit":null,"fairshare":3,"used":4,"np_used":2,"borrowed":1,"lent":0,"pending":0,"standing":"over_fairshare"},)"
         R"("cpu":{"quota":24,"limit":null,"fairshare":24,"used":24,"np_used":20,"borrowed":0,"lent":0,"pending":0,"standing":"in_quota"}},"queues":[]},)"
-        R"({"account":"phys-b","level":2,"weight":1,"resources":{)"
+        R"({"account":"phys-b","level":2,"weight":1,"rank":0,"resources":{)"
         R"("gpu":{"quota":1,"limit":null,"fairshare":1,"used":0,"np_used":0,"borrowed":0,"lent":1,"pending":1,"standing":"in_quota"},)"
         R"("cpu":{"quota":16,"limit":null,"fairshare":16,"used":0,"np_used":0,"borrowed":0,"lent":0,"pending":16,"standing":"in_quota"}},"queues":[]}]},)"
-        R"({"account":"chemistry","level":1,"weight":1,"resources":{)"
+        R"({"account":"chemistry","level":1,"weight":1,"rank":0,"resources":{)"
         R"("gpu":{"quota":4,"limit":null,"fairshare":4,"used":1,"np_used":1,"borrowed":0,"lent":0,"pending":4,"standing":"in_quota"},)"
         R"("cpu":{"quota":32,"limit":null,"fairshare":12,"used":8,"np_used":8,"borrowed":0,"lent":0,"pending":4,"standing":"in_quota"}},)"
-        R"("queues":[{"account":"chem-a","level":2,"weight":1,"resources":{)"
+        R"("queues":[{"account":"chem-a","level":2,"weight":1,"rank":0,"resources":{)"
         R"("gpu":{"quota":4,"limit":6,"fairshare":4,"used":1,"np_used":1,"borrowed":0,"lent":0,"pending":4,"standing":"in_quota"},)"
         R"("cpu":{"quota":32,"limit":null,"fairshare":12,"used":8,"np_used":8,"borrowed":0,"lent":0,"pending":4,"standing":"in_quota"}},"queues":[]}]}])");
 }
@@ -327,7 +327,7 @@ TEST(CliLevels, WhatifSetChangesTheKeyOnTheAccountEntrysLine) {
     EXPECT_EQ(error_of("qcd@a100.Weight=2"), "--set 'qcd@a100.Weight=2': no Account=qcd Pool=a100 in test.conf");
     EXPECT_EQ(error_of("qcd@*.MinRuntime=5"),
               "--set 'qcd@*.MinRuntime=5': unknown key 'MinRuntime' for Account=qcd (account keys: Pool, Quota, "
-              "Weight, Limit, LendingLimit)");
+              "Weight, Rank, Limit, LendingLimit)");
 }
 
 const char kQueueSeries[] = R"(# HELP gpupool_queue_quota The account queue's quota (only where its quota gives the resource). By pool, account, level (1: just below the pool) and resource (gpu; cpu and mem, in MiB, where QuotaTRES counts them).
@@ -390,6 +390,13 @@ gpupool_queue_pending{pool="pool1",account="chemistry",level="1",resource="gpu"}
 gpupool_queue_pending{pool="pool1",account="chemistry",level="1",resource="cpu"} 4
 gpupool_queue_pending{pool="pool1",account="chem-a",level="2",resource="gpu"} 4
 gpupool_queue_pending{pool="pool1",account="chem-a",level="2",resource="cpu"} 4
+# HELP gpupool_queue_rank The account queue's rank among its siblings (higher: over-quota first, served first; 0 by default). By pool, account and level.
+# TYPE gpupool_queue_rank gauge
+gpupool_queue_rank{pool="pool1",account="physics",level="1"} 0
+gpupool_queue_rank{pool="pool1",account="phys-a",level="2"} 0
+gpupool_queue_rank{pool="pool1",account="phys-b",level="2"} 0
+gpupool_queue_rank{pool="pool1",account="chemistry",level="1"} 0
+gpupool_queue_rank{pool="pool1",account="chem-a",level="2"} 0
 )";
 
 TEST(CliLevels, TheExporterLabelsQueueSeriesByPoolAccountLevelAndResource) {
@@ -520,6 +527,6 @@ TEST(CliLevels, GpupoolOneDocumentsEveryQueueFieldAndSeries) {
     size_t series = 0;
     for (std::sregex_iterator it(m.begin(), m.end(), type), end; it != end; ++it, ++series)
         EXPECT_TRUE(documented(man, (*it)[1])) << "gpupool(1) does not document " << (*it)[1];
-    EXPECT_EQ(series, 5u);
+    EXPECT_EQ(series, 6u);
     for (const char *label : {"account", "level", "resource"}) EXPECT_TRUE(documented(man, label)) << label;
 }

@@ -374,7 +374,7 @@ TEST(ConfigKeys, EveryListedKeyParses) {
         {"MinRuntime", "10:00"}, {"RecalcInterval", "5"}, {"StateSaveInterval", "30"},
         {"PreemptiblePriority", "1"}, {"DefaultTier", "t"}, {"QOS", "q1,q2"},
         {"Priority", "7"}, {"Preemptible", "yes"}, {"PreemptMode", "cancel"},
-        {"GraceTime", "30"}, {"Quota", "3"}, {"Weight", "2"}, {"Pool", "p"}, {"Limit", "4"},
+        {"GraceTime", "30"}, {"Quota", "3"}, {"Weight", "2"}, {"Rank", "1"}, {"Pool", "p"}, {"Limit", "4"},
         {"LendingLimit", "2"}};
     auto render = [](const std::string &head, const std::map<std::string, std::string> &kv) {
         std::string line = head;

@@ -86,6 +86,10 @@ gpupool_pool_quota_gpus{pool="pool2"} 2
 # TYPE gpupool_pool_weight gauge
 gpupool_pool_weight{pool="pool1"} 1
 gpupool_pool_weight{pool="pool2"} 1
+# HELP gpupool_pool_rank The pool's rank (higher: over-quota GPUs first, served first; 0 by default).
+# TYPE gpupool_pool_rank gauge
+gpupool_pool_rank{pool="pool1"} 0
+gpupool_pool_rank{pool="pool2"} 0
 # HELP gpupool_pool_fairshare_gpus The pool's fairshare in GPUs (quota and over-quota share).
 # TYPE gpupool_pool_fairshare_gpus gauge
 gpupool_pool_fairshare_gpus{pool="pool1"} 2
@@ -335,7 +339,7 @@ TEST(Metrics, EveryMetricIsDocumented) {
     std::set<std::string> names;
     std::regex type(R"(# TYPE ([a-z_]+) )");
     for (std::sregex_iterator it(all.begin(), all.end(), type), end; it != end; ++it) names.insert((*it)[1]);
-    ASSERT_EQ(names.size(), 33u);
+    ASSERT_EQ(names.size(), 34u);
     std::ifstream in(srcdir() + "/doc/gpupool.1");
     ASSERT_TRUE(in) << srcdir() << "/doc/gpupool.1 not found";
     std::stringstream ss;
