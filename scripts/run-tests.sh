@@ -30,46 +30,75 @@ skipped=()   # "SKIP ..." lines of legs that could not run here, shown again las
 step "install dependencies"
 bash scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 
-# The 26.05 leg's builds start now, in the background, at idle priority
-# (SCHED_IDLE, nice 19, idle I/O class: they get only the CPU the steps
-# below leave unused, and yield it at once when a step wants it): Slurm
-# 26.05 (scripts/build-slurm.sh, about 900 CPU s) and, once the tree is
-# built, gpupool against it, into the very directory scripts/test-matrix.sh
-# uses.  Most steps below leave a core idle (serial configures, the
-# single-threaded test runs, and the live 22.05 suite, which mostly polls),
-# so the builds cost little wall time.  The 26.05 leg first joins them and
-# then runs test-matrix.sh as before: its build-for-slurm.sh finds both
-# builds done (build-slurm.sh's stamp and lock; make has nothing to do), or,
-# if one failed here, builds again in the foreground and reports as before.
+# Builds that only tests later on need run in the background, at idle
+# priority (SCHED_IDLE, nice 19, idle I/O class): they get only the CPU
+# time the steps in the foreground leave unused and give it back at once
+# when a step wants it, so no test runs slower or later for them.  Most
+# steps leave a core idle (serial configures, single-threaded test runs)
+# and the live 22.05 suite leaves most of both (it mostly polls), so these
+# builds cost little wall time:
+#   slurm: Slurm 26.05 (scripts/build-slurm.sh, about 900 CPU s) from now,
+#          then gpupool against it, into the very directory
+#          scripts/test-matrix.sh uses, once the repository is built;
+#   tools: the ASan + UBSan unit tests (scripts/build-asan.sh), then the
+#          fuzz targets (scripts/fuzz.sh build), from after the unit tests.
+# Each step that needs one joins it first, then does what it did before:
+# the same scripts again, which find the work done (stamps, make) or, if a
+# background build failed, build in the foreground and report as before.
 MATRIX_DIR=${GPUPOOL_MATRIX_DIR:-/var/tmp/gpupool-matrix}
 export GPUPOOL_MATRIX_DIR=$MATRIX_DIR
-bg_pid='' bg_log=$MATRIX_DIR/26.05-background.log bg_go=$MATRIX_DIR/.26.05-background.go
+BG=$MATRIX_DIR/background
+mkdir -p "$BG"
+rm -f "$BG"/*.log "$BG"/*.done
+idle=(nice -n 19)
+chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 "${idle[@]}")
+ionice -c 3 true 2>/dev/null && idle+=(ionice -c 3)
+declare -A bg_pid=()
+# bg_start NAME SCRIPT: run the bash SCRIPT in the background, at idle
+# priority, in its own session (an early exit stops all of it), its output
+# in $BG/NAME.log.
+bg_start() {
+  setsid -w "${idle[@]}" bash -c "$2" "bg-$1" >"$BG/$1.log" 2>&1 </dev/null &
+  bg_pid[$1]=$!
+  echo "background build '$1' started at idle priority (${idle[*]}; log $BG/$1.log)"
+}
+# bg_join NAME [MARK]: wait for it, then print its log; with MARK, only
+# until it has written $BG/MARK.done (or ended).  Says how long it waited.
+bg_join() {
+  local t0=$SECONDS pid=${bg_pid[$1]:-} st
+  [[ -n $pid ]] || return 0
+  if [[ -n ${2:-} ]]; then
+    # Running still (not yet reaped: a zombie, state Z, has ended).
+    while [[ ! -e $BG/$2.done ]] && read -r st 2>/dev/null <"/proc/$pid/stat" &&
+          st=${st##*) } && [[ ${st%% *} != Z ]]; do
+      sleep 1
+    done
+  else
+    wait "$pid"
+    unset "bg_pid[$1]"
+    sed "s/^/  /" "$BG/$1.log"
+  fi
+  echo "joined background build '$1'${2:+ ($2)} after $(( SECONDS - t0 )) s of waiting"
+}
+trap 'for p in "${bg_pid[@]}"; do kill -TERM -- -"$p" 2>/dev/null; done' EXIT
 if [[ ${1:-} != --unit-only ]]; then
-  idle=(nice -n 19)
-  chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 "${idle[@]}")
-  ionice -c 3 true 2>/dev/null && idle+=(ionice -c 3)
-  mkdir -p "$MATRIX_DIR"
-  rm -f "$bg_go"
-  # Its own session, so that an early exit stops all of it (trap below).
-  setsid -w "${idle[@]}" bash -c '
-    t0=$SECONDS
+  # shellcheck disable=SC2016
+  bg_start slurm '
+    ts() { echo "$(( $(date +%s) - '"$run_start"' ))"; }
     bash scripts/build-slurm.sh 26.05 >/dev/null; rc=$?
-    echo "background: build-slurm.sh 26.05 exit $rc after $(( SECONDS - t0 )) s"
-    # gpupool is copied from this tree once the build step has built it
-    # (scripts/copy-source.sh must not copy a tree autoreconf is writing).
-    while [[ ! -e $1 ]]; do sleep 1; done
-    bash scripts/build-for-slurm.sh 26.05 "$2/build-26.05" >/dev/null; rc=$?
-    echo "background: build-for-slurm.sh 26.05 exit $rc after $(( SECONDS - t0 )) s"' \
-    bg "$bg_go" "$MATRIX_DIR" >"$bg_log" 2>&1 </dev/null &
-  bg_pid=$!
-  trap '[[ -z $bg_pid ]] || kill -TERM -- -"$bg_pid" 2>/dev/null' EXIT
-  echo "Slurm 26.05 and gpupool for it: building in the background at idle priority (${idle[*]}; log $bg_log)"
+    echo "build-slurm.sh 26.05: exit $rc at $(ts) s"
+    # gpupool is copied from the repository once it is built and tested in
+    # place (scripts/copy-source.sh must not copy files being written).
+    while [[ ! -e '"$BG"'/repo.done ]]; do sleep 1; done
+    bash scripts/build-for-slurm.sh 26.05 '"$MATRIX_DIR"'/build-26.05 >/dev/null; rc=$?
+    echo "build-for-slurm.sh 26.05: exit $rc at $(ts) s"
+    exit $rc'
 fi
+
 step "fetch and configure the Slurm source"
 bash scripts/fetch-slurm-source.sh || { echo "0 passed, 1 failed"; exit 1; }
 step "build"
 bash scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
-[[ -z $bg_pid ]] || touch "$bg_go"
 
 # Counts the GoogleTest results in LOG: prints "LABEL: N passed, N failed".
 count_gtest() {
@@ -94,6 +123,13 @@ count_gtest() {
 step "unit tests (make check)"
 make -j"$(nproc)" check >/dev/null 2>&1
 count_gtest tests/unit/gpupool_tests.log unit
+# The repository is built and tested in place: from here on it is only read.
+touch "$BG/repo.done"
+# shellcheck disable=SC2016
+bg_start tools '
+  bash scripts/build-asan.sh; echo "build-asan.sh: exit $?"
+  touch '"$BG"'/asan.done
+  bash scripts/fuzz.sh build'
 
 step "man pages render (man -l; a groff warning fails)"
 for page in doc/*.[1-8]; do
@@ -106,25 +142,45 @@ for page in doc/*.[1-8]; do
   fi
 done
 
-step "unit tests under ASan + UBSan (build-asan/)"
-# build.sh configures the repository in place, and automake refuses a VPATH
-# build of a configured source tree: build a copy of the sources (no build
-# outputs, no Slurm source) there instead.  Core and unit tests only:
-# check-TESTS builds just what the tests link (the core and the test
-# program), not `make check`'s `all` (the gpupool command, which no test
-# here runs, compiled a second time under the sanitizers).
+# Runs a live suite (the command's output shown as it goes) and adds the
+# counts of its last line matching "PREFIX N passed, N failed"; no such
+# line (the suite did not finish) counts as one failure.
+run_suite() {
+  local prefix=$1 out line
+  shift
+  out=$(mktemp)
+  "$@" 2>&1 | tee "$out"
+  mapfile -t -O "${#skipped[@]}" skipped < <(grep -aE "^$prefix SKIP " "$out")
+  line=$(grep -E "^$prefix [0-9]+ passed, [0-9]+ failed" "$out" | tail -1)
+  if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
+  else
+    failed=$(( failed + 1 ))
+  fi
+  rm -f "$out"
+}
+
+if [[ ${1:-} != --unit-only ]]; then
+  # Beside an unrelated Slurm cluster (tests/integration/other-cluster.sh),
+  # as on a site's test controller: the suite must touch only its own.
+  # Under the live lock (/tmp/gpupool-live.lock, which scripts/test-matrix.sh
+  # takes too): on a shared machine no other suite's cluster runs meanwhile.
+  # It runs before the sanitizer, fuzzing and benchmark legs, so that their
+  # builds (background, idle priority) use the CPU time it leaves.
+  step "integration tests (live cluster, beside an unrelated one)"
+  run_suite 'integration:' flock /tmp/gpupool-live.lock env GPUPOOL_OTHER_CLUSTER=1 bash tests/integration/run.sh
+fi
+
+step "unit tests under ASan + UBSan (build-asan/, scripts/build-asan.sh)"
+bg_join tools asan
 asan=$REPO/build-asan
-san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-mkdir -p "$asan/src"
 rm -f "$asan/src/tests/unit/gpupool_tests.log"
-bash scripts/copy-source.sh "$asan/src"
+bash scripts/build-asan.sh
 ( cd "$asan/src" &&
-  { [[ -x configure ]] || autoreconf -fi; } &&
-  { [[ -f Makefile ]] || ./configure -q CXXFLAGS="$san" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"; } &&
   GPUPOOL_DECISION_WORLDS=5000 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     make -j"$(nproc)" check-TESTS
-) >"$asan/build.log" 2>&1
-[[ -f $asan/src/tests/unit/gpupool_tests.log ]] || tail -20 "$asan/build.log"
+) >"$asan/check.log" 2>&1
+[[ -f $asan/src/tests/unit/gpupool_tests.log ]] || tail -20 "$asan/build.log" "$asan/check.log"
 count_gtest "$asan/src/tests/unit/gpupool_tests.log" unit-asan
 
 # A fixed number of inputs from a fixed seed, from the stored corpus: the
@@ -132,6 +188,7 @@ count_gtest "$asan/src/tests/unit/gpupool_tests.log" unit-asan
 # budget would reach more or fewer inputs).  Open-ended fuzzing is its own
 # command: scripts/fuzz.sh SECONDS (tests/fuzz/README.md).
 step "fuzzing (scripts/fuzz.sh ci: libFuzzer + ASan + UBSan, regressions, corpus, fixed inputs from seed 1)"
+bg_join tools
 out=$(mktemp)
 bash scripts/fuzz.sh ci 2>&1 | tee "$out"
 fuzz_ok=$(grep -cE '^fuzz [a-z]+: .*, OK$' "$out" || true)
@@ -167,40 +224,9 @@ else
   tail -5 bench-sim.log; echo "make bench-sim: FAILED (bench-sim.log)"; failed=$(( failed + 1 ))
 fi
 
-# Runs a live suite (the command's output shown as it goes) and adds the
-# counts of its last line matching "PREFIX N passed, N failed"; no such
-# line (the suite did not finish) counts as one failure.
-run_suite() {
-  local prefix=$1 out line
-  shift
-  out=$(mktemp)
-  "$@" 2>&1 | tee "$out"
-  mapfile -t -O "${#skipped[@]}" skipped < <(grep -aE "^$prefix SKIP " "$out")
-  line=$(grep -E "^$prefix [0-9]+ passed, [0-9]+ failed" "$out" | tail -1)
-  if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-    passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
-  else
-    failed=$(( failed + 1 ))
-  fi
-  rm -f "$out"
-}
-
 if [[ ${1:-} != --unit-only ]]; then
-  # Beside an unrelated Slurm cluster (tests/integration/other-cluster.sh),
-  # as on a site's test controller: the suite must touch only its own.
-  step "integration tests (live cluster, beside an unrelated one)"
-  # The live lock (/tmp/gpupool-live.lock, as scripts/test-matrix.sh takes
-  # it): on a shared machine no other suite's cluster runs meanwhile.
-  run_suite 'integration:' flock /tmp/gpupool-live.lock env GPUPOOL_OTHER_CLUSTER=1 bash tests/integration/run.sh
-
-  step "integration tests on Slurm 26.05 (scripts/test-matrix.sh 26.05; joins the background build of Slurm 26.05 first)"
-  if [[ -n $bg_pid ]]; then
-    t=$(date +%s)
-    wait "$bg_pid"
-    bg_pid=''
-    cat "$bg_log"
-    echo "background build joined after $(( $(date +%s) - t )) s of waiting"
-  fi
+  step "integration tests on Slurm 26.05 (scripts/test-matrix.sh 26.05; Slurm 26.05 built in the background)"
+  bg_join slurm
   run_suite 'matrix 26\.05:' bash scripts/test-matrix.sh 26.05
 fi
 
