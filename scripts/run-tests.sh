@@ -101,8 +101,10 @@ if [[ ${1:-} != --unit-only ]]; then
     # gpupool is copied from the repository once it is built and tested in
     # place (scripts/copy-source.sh must not copy files being written).
     while [[ ! -e '"$BG"'/repo.done ]]; do sleep 1; done
-    bash scripts/build-for-slurm.sh 26.05 '"$MATRIX_DIR"'/build-26.05 >/dev/null; rc=$?
-    echo "build-for-slurm.sh 26.05: exit $rc at $(ts) s"
+    bash scripts/build-for-slurm.sh 26.05 '"$MATRIX_DIR"'/build-26.05 >/dev/null 2>'"$BG"'/build-for-slurm.log
+    rc=$?
+    (( rc == 0 )) || tail -n 20 '"$BG"'/build-for-slurm.log
+    echo "build-for-slurm.sh 26.05: exit $rc at $(ts) s (log '"$BG"'/build-for-slurm.log)"
     exit $rc'
 fi
 
