@@ -8,14 +8,17 @@
 #                                 [--vendor DIR] [--jobs N]
 #     VERSION   23.11, 24.11, 25.11, 26.05 or a full X.Y.Z listed in
 #               scripts/slurm-releases.sha256
-#     --prefix  install prefix (default /opt/slurm/X.Y); sysconfdir PREFIX/etc
-#     --src-root where the configured source is kept (default /opt/slurm/src):
+#     --prefix  install prefix (default ROOT/X.Y); sysconfdir PREFIX/etc
+#     --src-root where the configured source is kept (default ROOT/src):
 #               SRC_ROOT/slurm-X.Y.Z, never inside the git tree; it belongs
 #               to one prefix (a second prefix of the same release needs
 #               its own --src-root)
 #     --vendor  directory with the tarballs (slurm-X.Y.Z.tar.xz)
 #               (default: GPUPOOL_SLURM_VENDOR or <repo>/../shared/vendor/slurm)
 #     --jobs    make -j N (default: nproc)
+#   ROOT is GPUPOOL_SLURM_ROOT, default /opt/slurm (a scratch root lets a
+#   test of the whole CI, scripts/run-tests.sh, build Slurm from nothing on
+#   a machine that has a build in /opt/slurm).
 #
 # The tarball comes from the vendor directory when it holds it, else from
 # a download (GPUPOOL_SLURM_URL/NAME, default SchedMD's download site
@@ -39,7 +42,8 @@ log() { echo "build-slurm: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 usage() { sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2; exit "${1:-2}"; }
 
-version='' prefix='' src_root=/opt/slurm/src jobs=''
+ROOT=${GPUPOOL_SLURM_ROOT:-/opt/slurm}
+version='' prefix='' src_root=$ROOT/src jobs=''
 vendor=${GPUPOOL_SLURM_VENDOR:-$REPO/../shared/vendor/slurm}
 SUMS=$REPO/scripts/slurm-releases.sha256
 url=${GPUPOOL_SLURM_URL:-https://download.schedmd.com/slurm}
@@ -85,7 +89,7 @@ names=$(grep -E "^slurm-${full//./\\.}\.tar\.[a-z0-9]+\$" <<<"$listed" || true)
 [[ -n $names ]] || die "no tarball of Slurm $full listed in $SUMS (add its name and sha256 there)"
 [[ $src_root == /* ]] || src_root=$(pwd)/$src_root
 
-prefix=${prefix:-/opt/slurm/$release}
+prefix=${prefix:-$ROOT/$release}
 [[ $prefix == /* ]] || prefix=$(pwd)/$prefix
 src=$src_root/slurm-$full
 case $src/ in "$REPO"/*) die "--src-root must be outside the git tree ($REPO)" ;; esac

@@ -29,6 +29,85 @@ skipped=()   # "SKIP ..." lines of legs that could not run here, shown again las
 
 step "install dependencies"
 bash scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+# Builds that only tests later on need run in the background, at idle
+# priority (SCHED_IDLE, nice 19, idle I/O class): they get only the CPU
+# time the steps in the foreground leave unused and give it back at once
+# when a step wants it, so no test runs slower or later for them.  Most
+# steps leave a core idle (serial configures, single-threaded test runs)
+# and the live 22.05 suite leaves most of both (it mostly polls), so these
+# builds cost little wall time:
+#   slurm: Slurm 26.05 (scripts/build-slurm.sh, about 900 CPU s) from now,
+#          then gpupool against it, into the very directory
+#          scripts/test-matrix.sh uses, once the repository is built;
+#   asan:  the ASan + UBSan unit tests (scripts/build-asan.sh) and
+#   fuzz:  the fuzz targets (scripts/fuzz.sh build), from after the unit
+#          tests.
+# Each step that needs one joins it first, then does what it did before:
+# the same scripts again, which find the work done (stamps, make) or, if a
+# background build failed, build in the foreground and report as before.
+MATRIX_DIR=${GPUPOOL_MATRIX_DIR:-/var/tmp/gpupool-matrix}
+export GPUPOOL_MATRIX_DIR=$MATRIX_DIR
+BG=$MATRIX_DIR/background
+mkdir -p "$BG"
+rm -f "$BG"/*.log "$BG"/*.done
+idle=(nice -n 19)
+chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 "${idle[@]}")
+ionice -c 3 true 2>/dev/null && idle+=(ionice -c 3)
+declare -A bg_pid=()
+# bg_start NAME SCRIPT: run the bash SCRIPT in the background, at idle
+# priority, in its own session (an early exit stops all of it), its output
+# in $BG/NAME.log.
+bg_start() {
+  setsid -w "${idle[@]}" bash -c "$2" "bg-$1" >"$BG/$1.log" 2>&1 </dev/null &
+  bg_pid[$1]=$!
+  echo "background build '$1' started at idle priority (${idle[*]}; log $BG/$1.log)"
+}
+# bg_boost SID: the processes of that session back to normal priority
+# (children inherit it from then on): once a step waits for a build, no test
+# runs that it could slow, and on a shared machine an idle-priority build
+# would get next to no CPU.
+bg_boost() {
+  local f sid rest
+  for f in /proc/[0-9]*/stat; do
+    read -r rest 2>/dev/null <"$f" || continue
+    rest=${rest##*) }            # state ppid pgrp session ...
+    read -r _ _ _ sid _ <<<"$rest"
+    [[ $sid == "$1" ]] || continue
+    f=${f%/stat}; f=${f#/proc/}
+    chrt --other -p 0 "$f" >/dev/null 2>&1; renice -n 0 -p "$f" >/dev/null 2>&1
+    ionice -c 2 -n 4 -p "$f" >/dev/null 2>&1
+  done
+  return 0
+}
+# bg_join NAME: wait for it (at normal priority from now on: bg_boost),
+# then print its log and how long the wait was.
+bg_join() {
+  local t0=$SECONDS pid=${bg_pid[$1]:-}
+  [[ -n $pid ]] || return 0
+  bg_boost "$pid"
+  wait "$pid"
+  unset "bg_pid[$1]"
+  sed "s/^/  /" "$BG/$1.log"
+  echo "joined background build '$1' after $(( SECONDS - t0 )) s of waiting"
+}
+trap 'for p in "${bg_pid[@]}"; do kill -TERM -- -"$p" 2>/dev/null; done' EXIT
+if [[ ${1:-} != --unit-only ]]; then
+  # shellcheck disable=SC2016
+  bg_start slurm '
+    ts() { echo "$(( $(date +%s) - '"$run_start"' ))"; }
+    bash scripts/build-slurm.sh 26.05 >/dev/null; rc=$?
+    echo "build-slurm.sh 26.05: exit $rc at $(ts) s"
+    # gpupool is copied from the repository once it is built and tested in
+    # place (scripts/copy-source.sh must not copy files being written).
+    while [[ ! -e '"$BG"'/repo.done ]]; do sleep 1; done
+    bash scripts/build-for-slurm.sh 26.05 '"$MATRIX_DIR"'/build-26.05 >/dev/null 2>'"$BG"'/build-for-slurm.log
+    rc=$?
+    (( rc == 0 )) || tail -n 20 '"$BG"'/build-for-slurm.log
+    echo "build-for-slurm.sh 26.05: exit $rc at $(ts) s (log '"$BG"'/build-for-slurm.log)"
+    exit $rc'
+fi
+
 step "fetch and configure the Slurm source"
 bash scripts/fetch-slurm-source.sh || { echo "0 passed, 1 failed"; exit 1; }
 step "build"
@@ -57,6 +136,10 @@ count_gtest() {
 step "unit tests (make check)"
 make -j"$(nproc)" check >/dev/null 2>&1
 count_gtest tests/unit/gpupool_tests.log unit
+# The repository is built and tested in place: from here on it is only read.
+touch "$BG/repo.done"
+bg_start asan 'bash scripts/build-asan.sh; echo "build-asan.sh: exit $?"'
+bg_start fuzz 'bash scripts/fuzz.sh build'
 
 step "man pages render (man -l; a groff warning fails)"
 for page in doc/*.[1-8]; do
@@ -69,22 +152,45 @@ for page in doc/*.[1-8]; do
   fi
 done
 
-step "unit tests under ASan + UBSan (build-asan/)"
-# build.sh configures the repository in place, and automake refuses a VPATH
-# build of a configured source tree: build a copy of the sources (no build
-# outputs, no Slurm source) there instead.  Core and unit tests only.
+# Runs a live suite (the command's output shown as it goes) and adds the
+# counts of its last line matching "PREFIX N passed, N failed"; no such
+# line (the suite did not finish) counts as one failure.
+run_suite() {
+  local prefix=$1 out line
+  shift
+  out=$(mktemp)
+  "$@" 2>&1 | tee "$out"
+  mapfile -t -O "${#skipped[@]}" skipped < <(grep -aE "^$prefix SKIP " "$out")
+  line=$(grep -E "^$prefix [0-9]+ passed, [0-9]+ failed" "$out" | tail -1)
+  if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
+  else
+    failed=$(( failed + 1 ))
+  fi
+  rm -f "$out"
+}
+
+if [[ ${1:-} != --unit-only ]]; then
+  # Beside an unrelated Slurm cluster (tests/integration/other-cluster.sh),
+  # as on a site's test controller: the suite must touch only its own.
+  # Under the live lock (/tmp/gpupool-live.lock, which scripts/test-matrix.sh
+  # takes too): on a shared machine no other suite's cluster runs meanwhile.
+  # It runs before the sanitizer, fuzzing and benchmark legs, so that their
+  # builds (background, idle priority) use the CPU time it leaves.
+  step "integration tests (live cluster, beside an unrelated one)"
+  run_suite 'integration:' flock /tmp/gpupool-live.lock env GPUPOOL_OTHER_CLUSTER=1 bash tests/integration/run.sh
+fi
+
+step "unit tests under ASan + UBSan (build-asan/, scripts/build-asan.sh)"
+bg_join asan
 asan=$REPO/build-asan
-san="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-mkdir -p "$asan/src"
 rm -f "$asan/src/tests/unit/gpupool_tests.log"
-bash scripts/copy-source.sh "$asan/src"
+bash scripts/build-asan.sh
 ( cd "$asan/src" &&
-  { [[ -x configure ]] || autoreconf -fi; } &&
-  { [[ -f Makefile ]] || ./configure -q CXXFLAGS="$san" CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined"; } &&
   GPUPOOL_DECISION_WORLDS=5000 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    make -j"$(nproc)" check
-) >"$asan/build.log" 2>&1
-[[ -f $asan/src/tests/unit/gpupool_tests.log ]] || tail -20 "$asan/build.log"
+    make -j"$(nproc)" check-TESTS
+) >"$asan/check.log" 2>&1
+[[ -f $asan/src/tests/unit/gpupool_tests.log ]] || tail -20 "$asan/build.log" "$asan/check.log"
 count_gtest "$asan/src/tests/unit/gpupool_tests.log" unit-asan
 
 # A fixed number of inputs from a fixed seed, from the stored corpus: the
@@ -92,6 +198,7 @@ count_gtest "$asan/src/tests/unit/gpupool_tests.log" unit-asan
 # budget would reach more or fewer inputs).  Open-ended fuzzing is its own
 # command: scripts/fuzz.sh SECONDS (tests/fuzz/README.md).
 step "fuzzing (scripts/fuzz.sh ci: libFuzzer + ASan + UBSan, regressions, corpus, fixed inputs from seed 1)"
+bg_join fuzz
 out=$(mktemp)
 bash scripts/fuzz.sh ci 2>&1 | tee "$out"
 fuzz_ok=$(grep -cE '^fuzz [a-z]+: .*, OK$' "$out" || true)
@@ -127,31 +234,9 @@ else
   tail -5 bench-sim.log; echo "make bench-sim: FAILED (bench-sim.log)"; failed=$(( failed + 1 ))
 fi
 
-# Runs a live suite (the command's output shown as it goes) and adds the
-# counts of its last line matching "PREFIX N passed, N failed"; no such
-# line (the suite did not finish) counts as one failure.
-run_suite() {
-  local prefix=$1 out line
-  shift
-  out=$(mktemp)
-  "$@" 2>&1 | tee "$out"
-  mapfile -t -O "${#skipped[@]}" skipped < <(grep -aE "^$prefix SKIP " "$out")
-  line=$(grep -E "^$prefix [0-9]+ passed, [0-9]+ failed" "$out" | tail -1)
-  if [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-    passed=$(( passed + BASH_REMATCH[1] )); failed=$(( failed + BASH_REMATCH[2] ))
-  else
-    failed=$(( failed + 1 ))
-  fi
-  rm -f "$out"
-}
-
 if [[ ${1:-} != --unit-only ]]; then
-  # Beside an unrelated Slurm cluster (tests/integration/other-cluster.sh),
-  # as on a site's test controller: the suite must touch only its own.
-  step "integration tests (live cluster, beside an unrelated one)"
-  run_suite 'integration:' env GPUPOOL_OTHER_CLUSTER=1 bash tests/integration/run.sh
-
-  step "integration tests on Slurm 26.05 (scripts/test-matrix.sh 26.05; builds Slurm 26.05 first)"
+  step "integration tests on Slurm 26.05 (scripts/test-matrix.sh 26.05; Slurm 26.05 built in the background)"
+  bg_join slurm
   run_suite 'matrix 26\.05:' bash scripts/test-matrix.sh 26.05
 fi
 
