@@ -30,6 +30,17 @@
 #                        node[5-6]), e.g. for fewer nodes               []
 #   CPUS_PER_NODE        CPUs each node claims (config_overrides)      [2]
 #   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
+#   GPUPOOL_NODE_HOSTNAMES  shared: every node NodeHostname=localhost, for
+#                        a Slurm built with --enable-multiple-slurmd
+#                        (Debian's, scripts/build-slurm.sh's); distinct:
+#                        NodeHostname=node1.., for one built without it
+#                        (SchedMD's debian/ and slurm.spec): there
+#                        slurmctld keeps one node per NodeHostname
+#                        ("Duplicated NodeHostName localhost") and cannot
+#                        address the others ("_fwd_tree_get_addr: can't
+#                        find address for host node2"); TreeWidth then
+#                        covers all nodes, so no slurmd forwards a message
+#                        (one munged: a forwarded credential is a replay) [shared]
 #   GPUPOOL_UP_TIMEOUT   seconds to wait for daemons / idle nodes      [60]
 #   GPUPOOL_CTLD_PRELOAD LD_PRELOAD for slurmctld (up, restart-ctld,
 #                        start-ctld), e.g. tests/integration/slowfsync.c []
@@ -72,6 +83,11 @@ CTLD_PORT=16817
 DBD_PORT=16819
 SQL_PORT=16306
 SLURMD_PORTS=17001-$(( 17000 + NODE_COUNT ))
+case ${GPUPOOL_NODE_HOSTNAMES:-shared} in
+  shared) NODE_HOSTS="NodeHostname=localhost" ;;
+  distinct) NODE_HOSTS="NodeHostname=node[1-$NODE_COUNT]" ;;
+  *) echo "GPUPOOL_NODE_HOSTNAMES=$GPUPOOL_NODE_HOSTNAMES: shared or distinct" >&2; exit 2 ;;
+esac
 
 ETC=$D/etc
 CONF=$ETC/slurm.conf
@@ -380,7 +396,8 @@ AccountingStoragePass=socket=$MUNGE_SOCK
 AccountingStorageEnforce=associations,limits,qos
 AccountingStorageTRES=gres/gpu
 JobCompType=jobcomp/none
-NodeName=node[1-$NODE_COUNT] NodeHostname=localhost NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN
+$([[ $NODE_HOSTS == *localhost ]] || echo "TreeWidth=$(( NODE_COUNT + 1 ))")
+NodeName=node[1-$NODE_COUNT] $NODE_HOSTS NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN
 ${GPUPOOL_PARTITIONS:-PartitionName=pool1 Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP
 PartitionName=pool2 Nodes=node[1-4] MaxTime=INFINITE State=UP
 PartitionName=pool3 Nodes=node[5-6] MaxTime=INFINITE State=UP

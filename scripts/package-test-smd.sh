@@ -87,7 +87,7 @@ fi
 mount -t proc proc "$R/proc" && mount --bind /dev "$R/dev" && mount --bind /dev/pts "$R/dev/pts" &&
   mount --rbind /sys "$R/sys" && mount --make-rslave "$R/sys" && mounted=1
 cp /etc/resolv.conf "$R/etc/resolv.conf"
-# The host's names (the local cluster's node1.. resolve through them).
+# The host's names (localhost; the nodes are addressed by NodeAddr).
 cp /etc/hosts "$R/etc/hosts"
 cat >"$R/etc/apt/sources.list" <<EOF
 deb http://deb.debian.org/debian bookworm main
@@ -177,8 +177,13 @@ done
 pass "installed with apt ($(( SECONDS - t0 )) s): plugins in /usr/lib/$MA/slurm, gpupool, man pages, examples"
 
 t0=$SECONDS
-log "demo.sh --installed in the root (log $LOGS/demo.log)"
-in_root env GPUPOOL_SKIP_DEPS=1 GPUPOOL_SLURM_PLUGIN_DIR=/usr/lib/$MA/slurm \
+# SchedMD's debian/rules configures without --enable-multiple-slurmd, as a
+# site runs one slurmd per host: the demo's six slurmd on this one host
+# then need a NodeHostname each (scripts/cluster.sh GPUPOOL_NODE_HOSTNAMES).
+hosts=shared
+grep -q '^#define MULTIPLE_SLURMD' "$R$S/obj-x86_64-linux-gnu/config.h" || hosts=distinct
+log "demo.sh --installed in the root (GPUPOOL_NODE_HOSTNAMES=$hosts, log $LOGS/demo.log)"
+in_root env GPUPOOL_SKIP_DEPS=1 GPUPOOL_SLURM_PLUGIN_DIR=/usr/lib/$MA/slurm GPUPOOL_NODE_HOSTNAMES=$hosts \
   bash -c 'cd /build/gpupool && bash scripts/demo.sh --installed' >"$LOGS/demo.log" 2>&1 ||
   { tail -n 30 "$LOGS/demo.log" >&2; fail "the demo failed on the installed package, log $LOGS/demo.log"; }
 ctld_log=$R/var/tmp/gpupool-cluster/log/slurmctld.log

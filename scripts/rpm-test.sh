@@ -72,6 +72,37 @@ reqs=$(rpm -qp --requires "$rpmfile")
 grep -qx "slurm-slurmctld(x86-64) = $version" <<<"$reqs" || fail "Requires: $(tr '\n' ' ' <<<"$reqs")"
 pass "rpm -qlp: $(grep -c . <<<"$files") paths, the plugins in /usr/lib64/slurm: $(grep '^/usr/lib64/slurm/' <<<"$files" | xargs -n1 basename | tr '\n' ' ')"
 pass "rpm -qp --requires: slurm-slurmctld(x86-64) = $version, slurm(x86-64) = $version"
+# What dnf would have to resolve on RHEL, checked against the release's
+# own slurm.spec (the packages a site builds with rpmbuild -ta): the
+# packages the spec names exist there, under those names, and install the
+# plugins into the same %{_libdir}/slurm.
+VENDOR=${GPUPOOL_SLURM_VENDOR:-$REPO/../shared/vendor/slurm}
+if [[ -f $VENDOR/$tarball ]]; then
+  sspec=$(tar xOf "$VENDOR/$tarball" "slurm-$version/slurm.spec") || fail "no slurm.spec in $tarball"
+  [[ $(sed -n 's/^Version:[[:space:]]*//p' <<<"$sspec") == "$version" ]] || fail "slurm.spec of $tarball is not Version $version"
+  for p in slurmctld devel; do grep -qx "%package $p" <<<"$sspec" || fail "slurm.spec of $tarball has no slurm-$p"; done
+  grep -qxF '%{_libdir}/slurm/*.so' <<<"$sspec" || fail "slurm.spec of $tarball: plugins not in %{_libdir}/slurm"
+  srpm=$(ls "${rpmfile%/RPMS/*}"/SRPMS/slurm-gpupool-*.slurm"$version"*.src.rpm 2>/dev/null | head -n1 || true)
+  if [[ -n $srpm ]]; then
+    rpm -qp --requires "$srpm" 2>/dev/null | grep -qx "slurm-devel = $version" ||
+      fail "BuildRequires of $(basename "$srpm"): no slurm-devel = $version"
+  fi
+  pass "$tarball's slurm.spec: Version $version, packages slurm, slurm-slurmctld and slurm-devel${srpm:+ (BuildRequires of the SRPM: slurm-devel = $version)}, plugins in %{_libdir}/slurm"
+fi
+sonames=$(grep -oE '^libslurm\.so\.[0-9]+' <<<"$reqs" || true)
+[[ $(wc -l <<<"$sonames") == 1 && -n $sonames ]] || fail "Requires: no single libslurm.so.N: $sonames"
+PREFIX=${PREFIX:-${GPUPOOL_SLURM_PREFIX:-/opt/slurm/$REL}}
+if [[ -d $PREFIX/lib ]]; then
+  [[ -e $PREFIX/lib/$sonames ]] || fail "$sonames: not the soname of Slurm $version's libslurm ($(ls "$PREFIX"/lib/libslurm.so.* | xargs -n1 basename | tr '\n' ' '))"
+fi
+# No RPATH or RUNPATH in any ELF file (RHEL's check-rpaths would refuse
+# /usr/lib64; a build prefix must not reach the target).
+X=$(mktemp -d /var/tmp/gpupool-rpmx.XXXXXX)
+rpm2archive - <"$rpmfile" | tar -C "$X" -xzf - || { rm -rf "$X"; fail "rpm2archive $rpmfile"; }
+rp=$(find "$X" -type f \( -name '*.so*' -o -path '*/bin/*' \) -exec sh -c 'readelf -d "$1" 2>/dev/null | grep -E "\((RPATH|RUNPATH)\)" | sed "s|^|$1: |"' _ {} \; | sed "s|$X||")
+rm -rf "$X"
+[[ -z $rp ]] || fail "RPATH/RUNPATH in the package: $rp"
+pass "auto Requires: $sonames (Slurm $version's libslurm), libjansson, libmicrohttpd, libc; no RPATH or RUNPATH in its ELF files"
 
 # ---- 3. rpm --root install and removal in a scratch root
 S=$(mktemp -d /var/tmp/gpupool-rpmroot.XXXXXX)
