@@ -22,14 +22,15 @@
 #     (children of root) with P projects each (dIpJ), root associated with
 #     every project; jobs go to the projects in turn (`sbatch -A dIpJ`).
 #     gpupool.conf gets an Account= record for each (--conf-accounts 1,
-#     the default; 0: the pool only): the first Q departments (Q = a
-#     pool's quota) Quota=gres/gpu=1 in every pool, the others none, the
-#     projects Weight=1..3.  The cluster then lives in its own directory
+#     the default; 0: the pool only): every department and project
+#     Quota=gres/gpu=1 in every pool (more than the pool's quota in all:
+#     each caps, none is a guarantee), the projects Weight=1..3.  The cluster then lives in its own directory
 #     (/var/tmp/gpupool-cluster-livecost, its own accounting database), so
 #     that the accounts stay out of the other live tests' database.
 # Each run:
 #   1. 8 NORMAL 1-GPU jobs fill the cluster (all running; with accounts,
-#      in the first project of departments d0..d(Q-1) in turn);
+#      in the first project of departments d0..d(Q-1) in turn, Q a pool's
+#      quota);
 #   2. N 1-GPU jobs, NORMAL and LOW in turn (4 each), partitions and
 #      projects in turn, one at a time: they all stay pending (gpupool
 #      holds the NORMAL ones over quota; nothing may preempt NORMAL).
@@ -163,13 +164,9 @@ one_run() {
     if [[ ${LIVE_COST_CONF_ACCOUNTS:-1} == 1 ]]; then
       local nd=${LIVE_COST_ACCOUNTS%x*} np=${LIVE_COST_ACCOUNTS#*x} d p
       for (( d = 0; d < nd; d++ )); do
-        if (( d < QUOTA )); then
-          echo "Account=d$d Pool=* Quota=gres/gpu=1"
-        else
-          echo "Account=d$d Pool=*"
-        fi
+        echo "Account=d$d Pool=* Quota=gres/gpu=1"
         for (( p = 0; p < np; p++ )); do
-          echo "Account=d${d}p$p Pool=* Weight=$(( 1 + p % 3 ))"
+          echo "Account=d${d}p$p Pool=* Quota=gres/gpu=1 Weight=$(( 1 + p % 3 ))"
         done
       done >>"$dir/gpupool.conf"
     fi
@@ -326,8 +323,8 @@ PreemptType=preempt/qos"
   } >>"$dir/figures"
   cp "$GPUPOOL_CLUSTER_DIR/log/slurmctld.log" "$dir/" 2>/dev/null || true
   if [[ -s $dir/perf.submit.data ]]; then
-    perf report -i "$dir/perf.submit.data" --no-children --sort comm,dso,symbol --stdio 2>/dev/null \
-      | head -400 >"$dir/perf.submit.txt" || true
+    perf report -i "$dir/perf.submit.data" --no-children --sort comm,dso,symbol -g none --stdio 2>/dev/null \
+      | grep -v '^#' | grep -v '^$' | head -150 >"$dir/perf.submit.txt" || true
   fi
   return 0
 }
