@@ -68,8 +68,8 @@
 # job_submit/gpupool. Both: MaxJobCount=max(50000, 2N), and
 # scripts/cluster.sh's scheduler settings (sched_interval=2, bf_interval=2).
 #
-# --perf: `perf record -g` of slurmctld (all threads, 200 Hz) while
-# submitting, perf.submit.data in each run's directory (with perf report
+# --perf: `perf record -a -g` (200 Hz) while submitting, reported for
+# slurmctld's pid (all its threads, the request threads included), perf.submit.data in each run's directory (with perf report
 # --no-children text beside it).  Its overhead is in that run's figures.
 #
 # Takes /tmp/gpupool-live.lock itself (do not wrap it in flock).  Always
@@ -241,7 +241,9 @@ PreemptType=preempt/qos"
   : >"$dir/lat.api"; : >"$dir/lat.sbatch"
   sdiag -r >/dev/null
   if [[ ${LIVE_COST_PERF:-0} == 1 ]]; then
-    perf record -g -F 200 -p "$pid" -o "$dir/perf.submit.data" >/dev/null 2>&1 &
+    # System-wide, reported for slurmctld's pid: `perf record -p` misses
+    # the request threads slurmctld starts per RPC after it attached.
+    perf record -a -g -F 200 -o "$dir/perf.submit.data" >/dev/null 2>&1 &
     perf_pid=$!
     sleep 1
   fi
@@ -323,7 +325,7 @@ PreemptType=preempt/qos"
   } >>"$dir/figures"
   cp "$GPUPOOL_CLUSTER_DIR/log/slurmctld.log" "$dir/" 2>/dev/null || true
   if [[ -s $dir/perf.submit.data ]]; then
-    perf report -i "$dir/perf.submit.data" --no-children --sort comm,dso,symbol -g none --stdio 2>/dev/null \
+    perf report -i "$dir/perf.submit.data" --pid "$pid" --no-children --sort comm,dso,symbol -g none --stdio 2>/dev/null \
       | grep -v '^#' | grep -v '^$' | head -150 >"$dir/perf.submit.txt" || true
   fi
   return 0
