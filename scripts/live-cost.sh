@@ -7,11 +7,14 @@
 #                        [--malloc "jemalloc glibc"] [--repeat R]
 #                        [--accounts DxP] [--parts 1|4] [--conf-accounts 0|1]
 #                        [--submit api|sbatch] [--probe K] [--perf]
+#                        [--deadline S]
 #                        [--layout] [N...]
 #
-# Modes: native, gpupool, and native-held: native scheduling with the
+# Modes: native, gpupool, native-held: native scheduling with the
 # NORMAL jobs submitted held (`sbatch -H`), the same jobs that gpupool
-# holds for quota.
+# holds for quota; and gpupool-old: gpupool from the build
+# GPUPOOL_OLD_BUILD names (a before/after comparison in one run, e.g.
+# --modes "native gpupool-old gpupool").
 #
 # Shape (a fresh cluster of 4 nodes x 2 fake GPUs for every run):
 #   --parts 4 (default without --accounts): 4 overlapping pools (pool1,
@@ -67,6 +70,11 @@
 # PreemptMode=REQUEUE. gpupool: priority/gpupool, preempt/gpupool,
 # job_submit/gpupool. Both: MaxJobCount=max(50000, 2N), and
 # scripts/cluster.sh's scheduler settings (sched_interval=2, bf_interval=2).
+#
+# --deadline S: stop the api submissions after S seconds (checked every
+# 5,000 jobs; "deadline_stopped_at" in the figures): at 100,000 jobs the
+# submissions slow down as the queue grows, and a lock hold should stay
+# under about 15 minutes.
 #
 # --perf: `perf record -a -g` (200 Hz) while submitting, reported for
 # slurmctld's pid (all its threads, the request threads included), perf.submit.data in each run's directory (with perf report
@@ -183,6 +191,11 @@ PriorityWeightFairshare=100
 PreemptType=preempt/qos"
   else
     export GPUPOOL_PLUGINS=1
+    # gpupool-old: another build of gpupool, side by side (before/after).
+    if [[ $mode == gpupool-old ]]; then
+      [[ -n ${GPUPOOL_OLD_BUILD:-} ]] || { clog "mode gpupool-old needs GPUPOOL_OLD_BUILD"; return 1; }
+      export GPUPOOL_BUILD=$GPUPOOL_OLD_BUILD
+    fi
   fi
   export GPUPOOL_SLURM_CONF_EXTRA=$extra
   if [[ $LIVE_COST_MALLOC == glibc ]]; then
@@ -191,7 +204,11 @@ PreemptType=preempt/qos"
     export GPUPOOL_CTLD_PRELOAD=$LIVE_COST_MALLOC_LIB
   fi
 
-  trap 'scancel -u root >/dev/null 2>&1; bash "$CLUSTER" down >&"$CLOG_FD" 2>&1 || clog "cluster down failed"' EXIT
+  # Down: the running jobs cancelled (their slurmstepd outlive slurmd),
+  # then slurmctld stopped before `cluster.sh down`, which would otherwise
+  # cancel the pending jobs one RPC each (13 minutes for 10,000 on 2 busy
+  # cores); a clean start (slurmctld -c) forgets them anyway.
+  trap 'timeout 60 scancel -t RUNNING -u root >/dev/null 2>&1; timeout 60 scontrol shutdown slurmctld >/dev/null 2>&1; sleep 2; bash "$CLUSTER" down >&"$CLOG_FD" 2>&1 || clog "cluster down failed"' EXIT
   bash "$CLUSTER" up >&2 || { clog "$mode: cluster did not come up"; return 1; }
   eval "$(bash "$CLUSTER" env)"
   # Clients warn about the keys given twice (native): kept out of the way.
@@ -253,8 +270,14 @@ PreemptType=preempt/qos"
     local plist acc_list=-
     plist=$(IFS=,; echo "${POOLS[*]}")
     (( ${#accts[@]} )) && acc_list=$(IFS=,; echo "${accts[*]}")
-    # In slices, so that progress shows.
+    # In slices, so that progress shows; --deadline stops between slices.
+    local stop_at=$(( SECONDS + ${LIVE_COST_DEADLINE:-0} ))
     for (( k = 0; k < bulk; k += 5000 )); do
+      if (( ${LIVE_COST_DEADLINE:-0} > 0 && SECONDS >= stop_at )); then
+        clog "$mode: --deadline: stopped at $k of $n"
+        echo "deadline_stopped_at $k" >>"$dir/figures"
+        break
+      fi
       local cnt=$(( bulk - k < 5000 ? bulk - k : 5000 ))
       q0=$(client "$LIVE_COST_SUBMITTER" "$k" "$cnt" "$dir/lat.api" "$plist" "$acc_list" "$held" 2>>"$dir/sbatch.err")
       fails=$(( fails + ${q0:-$cnt} ))
@@ -386,7 +409,7 @@ fi
 # ---------------------------------------------------------------- driver
 OUT= IDLE=60 MODES="native gpupool" NS=() MALLOCS=jemalloc REPEAT=1
 PARTS= ACCOUNTS= CONF_ACCOUNTS=1 SUBMIT=api PROBE=200 PERF=0
-usage() { sed -n '2,86p' "$0"; }
+usage() { sed -n '2,90p' "$0"; }
 while (( $# )); do
   case $1 in
     --out) OUT=$2; shift 2 ;;
@@ -400,6 +423,7 @@ while (( $# )); do
     --submit) SUBMIT=$2; shift 2 ;;
     --probe) PROBE=$2; shift 2 ;;
     --perf) PERF=1; shift ;;
+    --deadline) export LIVE_COST_DEADLINE=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
     -h|--help) usage; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
@@ -449,7 +473,7 @@ stats3() {
 summary() {
   local n=$1 malloc=$2 key label m base med lo hi r
   local -a cols=() dirs
-  for m in native native-held gpupool; do
+  for m in native native-held gpupool-old gpupool; do
     compgen -G "$OUT/n$n/r*/$malloc/$m/figures" >/dev/null && cols+=("$m")
   done
   local accts_label=
@@ -463,12 +487,13 @@ summary() {
   for m in "${cols[@]}"; do printf ' %24s' "$m"; done
   for base in native native-held; do
     [[ " ${cols[*]} " == *" $base "* && " ${cols[*]} " == *" gpupool "* ]] && printf ' %17s' "gpupool/$base"
+    [[ " ${cols[*]} " == *" $base "* && " ${cols[*]} " == *" gpupool-old "* ]] && printf ' %17s' "old/$base"
   done
   printf '\n'
   for key in cpu_submit cpu_idle main_mean_submit bf_mean_submit main_mean_idle bf_mean_idle \
              api_p50_us api_p99_us sbatch_p50_us sbatch_p99_us ctld_rss_kb \
              submit_wall main_cycles_submit bf_cycles_submit main_cycles_idle bf_cycles_idle \
-             gpupool_passes_submit pending held held_quota sbatch_failed; do
+             gpupool_passes_submit pending held held_quota sbatch_failed deadline_stopped_at; do
     case $key in
       cpu_submit) label="slurmctld CPU submitting (s)" ;;
       cpu_idle) label="slurmctld CPU idle (s per min)" ;;
@@ -491,6 +516,7 @@ summary() {
       held) label="of them held (priority 0)" ;;
       held_quota) label="of them held by gpupool quota" ;;
       sbatch_failed) label="submissions failed" ;;
+      deadline_stopped_at) label="api submits stopped (--deadline)" ;;
     esac
     printf '%-34s' "$label"
     declare -A meds=()
@@ -503,10 +529,12 @@ summary() {
       else printf ' %24s' "$med"; fi
     done
     for base in native native-held; do
-      [[ -n ${meds[$base]:-} && -n ${meds[gpupool]:-} ]] || continue
-      r=$(awk -v a="${meds[$base]}" -v b="${meds[gpupool]}" \
-        'BEGIN { if (a + 0 > 0 && b != "-") printf "%.2fx", b / a; else print "-" }')
-      printf ' %17s' "$r"
+      for m in gpupool gpupool-old; do
+        [[ -n ${meds[$base]:-} && -n ${meds[$m]:-} ]] || continue
+        r=$(awk -v a="${meds[$base]}" -v b="${meds[$m]}" \
+          'BEGIN { if (a + 0 > 0 && b != "-") printf "%.2fx", b / a; else print "-" }')
+        printf ' %17s' "$r"
+      done
     done
     unset meds
     printf '\n'
