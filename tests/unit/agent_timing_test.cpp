@@ -20,3 +20,13 @@ TEST(AgentTiming, ClockStepBackIsNoStall) {
   EXPECT_TRUE(gpp_pass_due(999, 1000, 1, 30, false, true, false));
   EXPECT_TRUE(gpp_elapsed(400, 1000, 3600));  // state save too
 }
+
+TEST(AgentTiming, SubmitBurst) {
+  // Submits at 1000: a burst until 1002 (SUBMIT_QUIET 2), over after.
+  EXPECT_TRUE(gpp_submit_burst(1000, 1000, 2));
+  EXPECT_TRUE(gpp_submit_burst(1001, 1000, 2));
+  EXPECT_FALSE(gpp_submit_burst(1002, 1000, 2));
+  // None yet, or a clock that went back: no burst (a pass is not held).
+  EXPECT_FALSE(gpp_submit_burst(1000, INT64_MIN / 2, 2));
+  EXPECT_FALSE(gpp_submit_burst(999, 1000, 2));
+}

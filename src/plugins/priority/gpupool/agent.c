@@ -26,6 +26,7 @@
 #include "priority_gpupool.h"
 
 #define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
+#define SUBMIT_QUIET 2       /* seconds without a submit that end a burst */
 
 static pthread_t agent_tid;
 static bool running = false;
@@ -33,6 +34,8 @@ static pthread_mutex_t agent_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t agent_cond = PTHREAD_COND_INITIALIZER;
 static bool stop = false;
 static bool wake = false;
+/* _mono_sec() of the last submit placed by priority_p_set (agent_mutex) */
+static int64_t last_submit = INT64_MIN / 2;
 /* priority_p_reconfig asked for a reload (reconfig_full: by a reconfigure) */
 static bool reconfig_pending = false;
 static bool reconfig_full = false;
@@ -219,6 +222,20 @@ static bool _wait_for_pass(agent_seen_t *seen, agent_wake_t *w)
 		run = gpp_pass_due(mono, seen->last_pass, seen->gap,
 				   (int64_t) interval, reconfig_pending, wake,
 				   ctld_moved);
+		/*
+		 * Jobs only added, in a burst of submits (each placed by
+		 * priority_p_set already): wait for the burst to pause, at
+		 * most RecalcInterval since the last pass.  Anything else
+		 * that wakes the agent (a job end, a release, an update, a
+		 * node or partition change, a reconfigure) still runs the
+		 * pass after the least gap.
+		 */
+		if (run && !reconfig_pending && !wake &&
+		    (last_node_update == seen->node_update) &&
+		    (last_part_update == seen->part_update) &&
+		    gpp_submit_burst(mono, last_submit, SUBMIT_QUIET) &&
+		    !gpp_elapsed(mono, seen->last_pass, (int64_t) interval))
+			run = false;
 		/* Only job changes: maybe nothing a pass reads. */
 		if (run && !reconfig_pending && !wake && ctld_moved &&
 		    !gpp_elapsed(mono, seen->last_pass, (int64_t) interval))
@@ -318,6 +335,19 @@ static void _tell(bool *flag, bool *full)
 extern void gpp_agent_wake(void)
 {
 	_tell(&wake, NULL);
+}
+
+extern void gpp_agent_note_submit(void)
+{
+	int64_t now;
+
+	if (!running)
+		return;
+	now = _mono_sec();
+	slurm_mutex_lock(&agent_mutex);
+	/* No signal: the agent looks every second (_wait_for_pass). */
+	last_submit = now;
+	slurm_mutex_unlock(&agent_mutex);
 }
 
 extern void gpp_agent_reconfig(bool full)

@@ -34,4 +34,19 @@ static inline bool gpp_pass_due(int64_t now, int64_t last_pass, int64_t gap,
 	return gpp_elapsed(now, last_pass, interval);
 }
 
+/*
+ * Jobs are being submitted in a burst: the last submit was less than
+ * `quiet` seconds ago.  A pass then waits for the burst to pause, or for
+ * RecalcInterval since the last pass (the caller's test): each submit has
+ * been placed and admitted against the quota left already
+ * (gp_engine_provisional), so a pass per second during a burst only
+ * re-sorts a queue that keeps growing, under slurmctld's job write lock
+ * that the submits wait for.
+ */
+static inline bool gpp_submit_burst(int64_t now, int64_t last_submit,
+				    int64_t quiet)
+{
+	return (now >= last_submit) && (now - last_submit < quiet);
+}
+
 #endif

@@ -210,7 +210,8 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	gp_pending_result_t r;
 	bool ours, changed = false;
 	time_t now = time(NULL);
-	int rc;
+	uint32_t facts;
+	int rc, waits;
 
 	/*
 	 * A priority set by an admin (scontrol update Priority=N, N >= 1)
@@ -239,19 +240,30 @@ extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	}
 
 	rc = _provisional(job_ptr, now, &r);
-	gpp_agent_wake();
 	if (rc != GP_OK) {
+		gpp_agent_wake();
 		error("gpupool: JobId=%u: no provisional priority: %s",
 		      job_ptr->job_id, gp_status_str(rc));
 		return 1;
 	}
 
 	ours = gps_hold_is_ours(job_ptr);
-	(void) gp_hold_until_pass(&r, _place_facts(job_ptr));
+	facts = _place_facts(job_ptr);
+	waits = gp_hold_until_pass(&r, facts);
 	/* Listing several pools, it may start only where its quota fits. */
 	if ((r.admission != GP_HELD_QUOTA) &&
 	    !parts_apply(job_ptr, &r, false, &changed))
-		(void) gp_hold_until_pass(&r, GP_PLACE_NO_ROOM);
+		waits |= gp_hold_until_pass(&r, GP_PLACE_NO_ROOM);
+	/*
+	 * A new job placed for good until the next pass (admitted, or held
+	 * for quota): that pass may wait for a burst of submits to pause.
+	 * One that waits for the pass to start, and any other change
+	 * (update, release, requeue), wake it now.
+	 */
+	if ((facts & GP_PLACE_SUBMIT) && !waits)
+		gpp_agent_note_submit();
+	else
+		gpp_agent_wake();
 	if (r.admission == GP_HELD_QUOTA) {
 		(void) gps_hold(job_ptr, r.reason);
 		debug("gpupool: JobId=%u held at submit: %s", job_ptr->job_id,

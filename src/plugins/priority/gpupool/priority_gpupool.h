@@ -42,6 +42,13 @@ extern bool gpp_agent_running(void);
 extern void gpp_agent_wake(void);
 
 /*
+ * priority_p_set placed a new job (gp_engine_provisional): the next pass
+ * may wait until the submits pause (agent_timing.h, gpp_submit_burst), at
+ * most RecalcInterval.  Any locks held: it only notes the time.
+ */
+extern void gpp_agent_note_submit(void);
+
+/*
  * Reload gpupool.conf, if it changed, and run a pass at once; `full`: by
  * "scontrol reconfigure".  Any locks held: it only signals the agent.
  */
