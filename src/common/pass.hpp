@@ -114,6 +114,11 @@ struct PoolState {
     uint64_t quota_room() const { return np_taken() < quota ? quota - np_taken() : 0; }
 };
 
+// "Never fits": a job asking more than a quota holds waits for good, even
+// with that quota unused (Hold::QuotaTooSmall).  The one home of the test,
+// for a pool's GPU quota and a queue's quota in any resource.
+inline bool never_fits(uint64_t job, uint64_t quota) { return job > quota; }
+
 // R2 with levels: one account queue's check of one resource for an NP job
 // (why): the queue's NP use then (held and admitted ahead), its quota and
 // what one task of the job asks.
@@ -122,7 +127,7 @@ struct QueueCheck {
     Resource resource = kGpu;
     uint64_t taken = 0, quota = 0, job = 0;
     bool fits() const { return taken + job <= quota; }
-    bool never_fits() const { return job > quota; }  // even with the queue empty
+    bool never_fits() const { return gpupool::never_fits(job, quota); }  // even with the queue empty
 };
 
 // R2's arithmetic for an NP job in one of its pools, at its turn in the
@@ -148,7 +153,7 @@ struct QuotaLine {
     // the pool's GPU quota refused it first or the pool has no queues.
     std::vector<QueueCheck> checks;
     bool fits() const { return needed == 0 && !queue_blocked; }  // the verdict
-    bool never_fits() const { return gpus > quota; }  // the pool's GPU quota, even unused
+    bool never_fits() const { return gpupool::never_fits(gpus, quota); }  // the pool's GPU quota, even unused
 };
 
 // The quota lines of the pending jobs (R1 order): those of the job at
