@@ -183,6 +183,25 @@ TEST(CliLevels, StatusJsonNestsEachDepartmentsProjectsUnderItInThePoolsQueues) {
         R"("cpu":{"quota":32,"limit":null,"fairshare":12,"used":8,"np_used":8,"borrowed":0,"lent":0,"pending":4,"standing":"in_quota"}},"queues":[]}]}])");
 }
 
+// With ranks set, why names each level's rank and status adds a RANK
+// column; without, neither shows (the tests around this one).
+TEST(CliLevels, WithRanksWhyNamesEachLevelsRankAndStatusShowsThem) {
+    std::string conf = kTwoDepartments;
+    conf.replace(conf.find("Pool=pool1 Quota=8\n"), 19, "Pool=pool1 Quota=8 Rank=2\n");
+    conf.replace(conf.find("Account=physics   Pool=pool1 Quota=gres/gpu=4,cpu=32\n"), 53,
+                 "Account=physics   Pool=pool1 Quota=gres/gpu=4,cpu=32 Rank=1\n");
+    const std::string text = run(cmd_why, why(4), conf);
+    EXPECT_NE(text.find("Ranks (within its tier, a higher rank at the first level that differs is served first): "
+                        "pool1 2 physics 1 phys-b 0.\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(member(run(cmd_why, why(4, true), conf), {"job", "ranks"}),
+              R"([{"queue":"pool1","rank":2},{"queue":"physics","rank":1},{"queue":"phys-b","rank":0}])");
+    const std::string status = run(cmd_status, Options{}, conf);
+    EXPECT_NE(status.find("USAGE_SHARE  WEIGHT  RANK\n"), std::string::npos) << status;
+    EXPECT_NE(status.find("WEIGHT  RANK  FAIRSHARE"), std::string::npos) << status;
+}
+
 TEST(CliLevels, WhyNamesTheDepartmentWhoseCpuQuotaHoldsAProjectsJobAndEachQueueChecked) {
     EXPECT_EQ(run(cmd_why, why(4)),
               "Job 4 (job4) of bob is PENDING in pool1, tier normal, 1 GPU, waiting 1:40.\n"
