@@ -20,8 +20,8 @@ static QuotaLine quota_line(int pool, const PoolState &ps, uint32_t gpus) {
     QuotaLine q;
     q.pool = pool;
     q.quota = ps.quota;
-    q.np_used = ps.np_used;
-    q.reserved = ps.np_reserved;
+    q.np_used = ps.np_used();
+    q.reserved = ps.np_reserved();
     q.gpus = gpus;
     const uint64_t want = ps.np_taken() + gpus;
     q.needed = want > q.quota ? static_cast<uint32_t>(std::min<uint64_t>(want - q.quota, UINT32_MAX)) : 0;
@@ -126,10 +126,7 @@ void Engine::admit_one(PendingResult &r, std::vector<PoolState> &pools) const {
 AdmissionTrace Engine::admission_trace() const {
     AdmissionTrace t;
     std::vector<PoolState> pools = eval_.pools;
-    for (PoolState &ps : pools) {
-        ps.np_reserved = 0;
-        clear_reserved(ps.queues);
-    }
+    for (PoolState &ps : pools) clear_reserved(ps.queues);
     t.first.reserve(eval_.pending.size() + 1);
     for (const PendingResult &r : eval_.pending) {
         t.first.push_back(static_cast<uint32_t>(t.lines.size()));
@@ -235,12 +232,7 @@ void Engine::reserve_admitted(const PendingResult &r, std::vector<PoolState> &po
 // its queues, or given back: an NP job's quota, and what any job takes
 // ahead of the next under Limit and LendingLimit.
 void Engine::reserve_in(const PendingResult &r, PoolState &ps, uint32_t tasks, int sign) {
-    if (r.admission == Admission::Quota) {
-        uint32_t &res = ps.np_reserved;
-        const uint32_t n = tasks * r.gpus;
-        res = sign > 0 ? res + n : res - std::min(res, n);
-        if (ps.queues.tree) add_np(ps.queues, queue_in(ps, r.account), task_amounts(r), tasks, sign, false);
-    }
+    if (r.admission == Admission::Quota) add_np(ps.queues, queue_in(ps, r.account), task_amounts(r), tasks, sign, false);
     if (ps.queues.tree) add_ahead(ps.queues, queue_in(ps, r.account), task_amounts(r), tasks, sign);
 }
 
@@ -280,7 +272,7 @@ void Engine::admit(Evaluation &ev) const {
 // in order.
 void Engine::admit_more(Evaluation &ev) const {
     for (PoolState &ps : ev.pools) {
-        ps.np_reserved = ps.np_overcount = ps.held_jobs = 0;
+        ps.np_overcount = ps.held_jobs = 0;
         clear_reserved(ps.queues);
     }
     for (const PendingResult &r : ev.pending) reserve_admitted(r, ev.pools);

@@ -48,7 +48,7 @@ int fill_pool_report(gp_pool_report_t *out, const PoolState &p) {
     put(out->name, p.name);
     out->capacity = p.capacity;
     out->quota = p.quota;
-    out->np_used = p.np_used;
+    out->np_used = p.np_used();
     out->p_used = p.p_used;
     out->used = p.used();
     out->borrowed = p.borrowed();

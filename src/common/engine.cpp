@@ -206,8 +206,7 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
     ev.running.clear();
     ev.array_running.clear();
     const bool levels = ev.levels;
-    if (levels)
-        for (PoolState &ps : ev.pools) clear_running(ps.queues);
+    for (PoolState &ps : ev.pools) clear_running(ps.queues);
     for (const SnapJob &j : snap.jobs) {
         if (j.state != JobState::Running) continue;
         RunningInfo r;
@@ -223,20 +222,20 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
         }
         if (r.pool >= 0) {
             PoolState &ps = ev.pools[static_cast<size_t>(r.pool)];
-            (preemptible_tier(r.tier) ? ps.p_used : ps.np_used) += j.gpus;
-            if (preemptible_tier(r.tier)) ps.p_used_by_tier[static_cast<size_t>(r.tier)] += j.gpus;
-            if (levels) {
-                note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
-                use_in_queues(r, ps, +1);
+            if (preemptible_tier(r.tier)) {
+                ps.p_used += j.gpus;
+                ps.p_used_by_tier[static_cast<size_t>(r.tier)] += j.gpus;
             }
+            if (levels) note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
+            use_in_queues(r, ps, +1);
         }
         ev.running[j.id] = r;
     }
 }
 
-// A running job's amounts in its pool's queues.
+// A running job's amounts in its pool's queues (an NP job's in the
+// pool's own row, queues or not).
 void Engine::use_in_queues(const RunningInfo &r, PoolState &ps, int sign) const {
-    if (!ps.queues.tree) return;
     const int32_t queue = queue_in(ps, r.account);
     const Amounts one{r.gpus, r.cpus, r.mem_mb};
     add_allocated(ps.queues, queue, one, sign);
@@ -349,7 +348,7 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     // of running jobs alone must not stand in for one.
     if (!config_ || !eval_.valid) return;
     for (PoolState &ps : eval_.pools) {
-        ps.np_used = ps.p_used = 0;
+        ps.p_used = 0;
         std::fill(ps.p_used_by_tier.begin(), ps.p_used_by_tier.end(), 0u);
     }
     count_running(snap, eval_);
@@ -382,7 +381,7 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     }
     // Admission reservations are redone against the new usage.
     for (PoolState &ps : eval_.pools) {
-        ps.np_reserved = ps.np_overcount = 0;
+        ps.np_overcount = 0;
         clear_reserved(ps.queues);
     }
     auto reserve = [&](const PendingResult &r) { reserve_admitted(r, eval_.pools); };

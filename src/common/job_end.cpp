@@ -74,9 +74,8 @@ uint32_t Engine::release_running(uint32_t job_id) {
     const RunningInfo &r = rit->second;
     if (r.pool >= 0) {
         PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
-        uint32_t &used = preemptible_tier(r.tier) ? ps.p_used : ps.np_used;
-        used -= std::min(used, r.gpus);
         if (preemptible_tier(r.tier)) {
+            ps.p_used -= std::min(ps.p_used, r.gpus);
             uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
             tier_used -= std::min(tier_used, r.gpus);
         }
@@ -111,7 +110,7 @@ bool Engine::superseded(uint32_t job_id) const {
 void Engine::take_back(uint32_t job_id) {
     // Reservations counted twice go first (admit_more() counts afresh).
     for (PoolState &ps : eval_.pools) {
-        ps.np_reserved -= std::min(ps.np_reserved, ps.np_overcount);
+        add_np(ps.queues, 0, Amounts{ps.np_overcount, 0, 0}, 1, -1, false);  // the pool's row only
         ps.np_overcount = 0;
     }
     // A pending job that goes away no longer reserves anything.

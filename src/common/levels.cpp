@@ -78,8 +78,6 @@ std::shared_ptr<QueueTree> tree_for(const Config &cfg, const Pool &pool, const s
     auto tree = std::make_shared<QueueTree>();
     QueueSpec root;
     root.name = pool.name;
-    // The pool's GPU quota is R2's own pool check (row 0 keeps no NP GPUs);
-    // its CPU and memory quotas are checked at the root like any queue's.
     root.quota = counted_only(cfg, pool.quota_by_resource);
     root.quota.set(kGpu, pool.quota);
     root.weight = pool.weight;
@@ -178,14 +176,19 @@ Amounts task_amounts(const Config &cfg, uint32_t gpus, uint32_t cpus, uint64_t m
 }
 
 void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running) {
-    if (!pq.tree) return;
-    for (int32_t q = queue; q >= 0; q = pq.tree->queues[size_t(q)].parent)
-        for (size_t r = q == 0 ? kCpu : kGpu; r < kResources; ++r) {
+    for (int32_t q = pq.tree ? queue : 0; q >= 0; q = pq.tree ? pq.tree->queues[size_t(q)].parent : -1)
+        for (size_t r = 0; r < kResources; ++r) {
             const uint64_t n = amount[r] * count;
-            for (std::vector<Amounts> *v : {&pq.np_taken, running ? &pq.np_running : nullptr}) {
-                if (!v) continue;
-                uint64_t &x = (*v)[size_t(q)][r];
-                x = sign > 0 ? x + n : x - std::min(x, n);
+            uint64_t &held = pq.np_running[size_t(q)][r], &taken = pq.np_taken[size_t(q)][r];
+            if (sign > 0) {
+                taken += n;
+                if (running) held += n;
+            } else if (running) {
+                taken -= std::min(taken, n);
+                held -= std::min(held, n);
+            } else {
+                // A reservation given back never takes what running jobs hold.
+                taken = std::max(held, taken - std::min(taken, n));
             }
         }
 }
@@ -251,9 +254,6 @@ uint64_t most_tasks(const Amounts &one, uint64_t fit, QuotaBlock &block, Blocks 
 uint64_t tasks_fitting_queues(const PendingResult &r, const PoolState &ps, uint64_t fit, QuotaBlock &block) {
     if (!ps.queues.tree) return fit;
     const int32_t queue = queue_in(ps, r.account);
-    // The pool alone, with no CPU or memory quota: its GPU check (R2's own) is the root's.
-    const ResourceAmounts &root = ps.queues.tree->queues[0].quota;
-    if (queue == 0 && !root.has(kCpu) && !root.has(kMem)) return fit;
     const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
     // An array record: the most tasks that all fit.
     return most_tasks(task_amounts(r), fit, block,
@@ -287,10 +287,11 @@ std::vector<QueueCheck> queue_checks(const PendingResult &r, const PoolState &ps
     if (!ps.queues.tree) return checks;
     const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
     const Amounts one = task_amounts(r);
-    // As quota_block walks (the root's GPU check is the pool's own line).
+    // As quota_block walks, but for the root's GPUs: the QuotaLine that
+    // holds these checks is that check.
     for (int32_t q = queue_in(ps, r.account); q >= 0; q = queues[size_t(q)].parent)
-        for (size_t k = q == 0 ? kCpu : kGpu; k < kResources; ++k)
-            if (one[k] && queues[size_t(q)].quota.has(Resource(k)))
+        for (size_t k = 0; k < kResources; ++k)
+            if (one[k] && queues[size_t(q)].quota.has(Resource(k)) && (q > 0 || k != kGpu))
                 checks.push_back(QueueCheck{q, Resource(k), ps.queues.np_taken[size_t(q)][k],
                                             queues[size_t(q)].quota.value[k], one[k]});
     return checks;

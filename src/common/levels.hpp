@@ -48,8 +48,8 @@ void note_account(const Config &cfg, const Evaluation &ev, Record &r, const std:
 inline Amounts task_amounts(const PendingResult &r) { return Amounts{r.gpus, r.cpus, r.mem_mb}; }
 
 // `amount` times `count` added to (sign > 0) or taken from the NP figures
-// of every queue from `queue` up to the root's child (row 0 is the pool's
-// own, PoolState::np_used and np_reserved).  `running`: np_running too.
+// of every queue from `queue` up to the root, the pool's own row (a pool
+// without queues: only that row).  `running`: np_running too.
 void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running);
 // A running job's amounts in every queue's `allocated` from its own to the root.
 void add_allocated(PoolQueues &pq, int32_t queue, const Amounts &amount, int sign);

@@ -47,10 +47,9 @@ struct QueueTree {
 struct PoolQueues {
     std::shared_ptr<const QueueTree> tree;  // null: no account has an entry here
     // NP amounts held by running jobs, and those plus admitted
-    // reservations.  Row 0 keeps CPUs and memory only: the pool's own GPU
-    // figures (np_used, np_reserved) are the root's, and R2's pool check is
-    // its check.
-    std::vector<Amounts> np_running, np_taken;
+    // reservations.  Row 0 is the pool itself: every pool has it, a pool
+    // without queues only it (PoolState's NP figures read it).
+    std::vector<Amounts> np_running = std::vector<Amounts>(1), np_taken = std::vector<Amounts>(1);
     std::vector<Amounts> allocated;         // all running jobs, row 0 included
     // What the admission walk admitted ahead, all tiers (Limit and
     // LendingLimit count it with `allocated`), row 0 included.
@@ -93,11 +92,10 @@ struct PoolState {
     uint32_t domain_capacity = 0;
     uint32_t quota = 0, weight = 1;
     int64_t min_runtime = 0;
-    uint32_t np_used = 0, p_used = 0;
+    uint32_t p_used = 0;
     std::vector<uint32_t> p_used_by_tier;  // p_used per tier index
-    uint32_t np_reserved = 0;   // admitted NP jobs not yet running
     // Reserved twice: a job placed again by provisional() keeps its former
-    // placement's reservation in np_reserved until the next job end (or
+    // placement's reservation in np_reserved() until the next job end (or
     // refresh) takes this back.
     uint32_t np_overcount = 0;
     uint32_t pending_jobs = 0, pending_gpus = 0, held_jobs = 0;
@@ -107,10 +105,13 @@ struct PoolState {
     std::vector<uint32_t> pending_by_tier;  // pending jobs per tier index
     PoolQueues queues;          // account levels; empty without Account= entries
 
-    uint32_t used() const { return np_used + p_used; }
+    // The pool's NP GPUs are its queue row's (row 0): held by running
+    // jobs, and held or admitted (R2); reserved is the difference.
+    uint32_t np_used() const { return static_cast<uint32_t>(queues.np_running[0][kGpu]); }
+    uint64_t np_taken() const { return queues.np_taken[0][kGpu]; }
+    uint32_t np_reserved() const { return static_cast<uint32_t>(np_taken() - np_used()); }
+    uint32_t used() const { return np_used() + p_used; }
     uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
-    // NP GPUs held or admitted (R2), and what is left of the quota.
-    uint64_t np_taken() const { return uint64_t(np_used) + np_reserved; }
     uint64_t quota_room() const { return np_taken() < quota ? quota - np_taken() : 0; }
 };
 

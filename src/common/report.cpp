@@ -28,7 +28,7 @@ json_t *pool_json(const PoolState &p, const Config *cfg) {
     json_object_set_new(o, "capacity", json_integer(p.capacity));
     json_object_set_new(o, "quota", json_integer(p.quota));
     json_object_set_new(o, "weight", json_integer(p.weight));
-    json_object_set_new(o, "np_used", json_integer(p.np_used));
+    json_object_set_new(o, "np_used", json_integer(p.np_used()));
     json_object_set_new(o, "p_used", json_integer(p.p_used));
     json_object_set_new(o, "used", json_integer(p.used()));
     json_object_set_new(o, "borrowed", json_integer(p.borrowed()));
@@ -36,7 +36,7 @@ json_t *pool_json(const PoolState &p, const Config *cfg) {
     json_object_set_new(o, "fairshare", json_integer(p.fairshare));
     json_object_set_new(o, "decayed_usage", json_real(p.decayed_usage));
     json_object_set_new(o, "usage_share", json_real(p.usage_share));
-    json_object_set_new(o, "np_reserved", json_integer(p.np_reserved));
+    json_object_set_new(o, "np_reserved", json_integer(p.np_reserved()));
     json_object_set_new(o, "pending_jobs", json_integer(p.pending_jobs));
     json_object_set_new(o, "pending_gpus", json_integer(p.pending_gpus));
     json_object_set_new(o, "held_jobs", json_integer(p.held_jobs));

@@ -26,7 +26,7 @@ namespace gpupool {
 bool Engine::borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const {
     const uint32_t prio = tier_priority(tier);
     const bool newest = config_->preemption_order == PreemptionOrder::Newest;
-    uint64_t ahead = uint64_t(ps.np_used) + gpus;
+    uint64_t ahead = uint64_t(ps.np_used()) + gpus;
     for (size_t t = 0; t < ps.p_used_by_tier.size(); ++t) {
         const uint32_t tp = config_->tiers[t].priority;
         if (tp > prio || (newest && tp == prio)) ahead += ps.p_used_by_tier[t];

@@ -253,8 +253,8 @@ void check_admission(const Engine &e, bool exact) {
     }
     for (size_t p = 0; p < ev.pools.size(); ++p) {
         const PoolState &ps = ev.pools[p];
-        FUZZ_CHECK(ps.np_reserved == 0 || uint64_t(ps.np_used) + ps.np_reserved <= ps.quota);
-        if (exact) FUZZ_CHECK(asked[p] == ps.np_reserved);
+        FUZZ_CHECK(ps.np_reserved() == 0 || uint64_t(ps.np_used()) + ps.np_reserved() <= ps.quota);
+        if (exact) FUZZ_CHECK(asked[p] == ps.np_reserved());
     }
 }
 

@@ -257,7 +257,7 @@ TEST(QuotaAdmission, JobEndNeverRevokesAnAdmission) {
     EXPECT_TRUE(e.job_ended(1, T0 + 5));
     EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
-    EXPECT_EQ(pool(e, "p").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "p").np_reserved(), 2u);
 }
 
 // A job too big for its quota says so instead of a misleading count.
@@ -290,8 +290,8 @@ TEST(QuotaAdmission, MultiPoolJobNeverExceedsEitherQuota) {
     EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Held);
     EXPECT_EQ(e.reason_of(*e.pending_result(4)), "GpuPoolQuota:pool1 2/2");
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
-    EXPECT_EQ(pool(e, "pool2").np_reserved, 0u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 2u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved(), 0u);
 
     // With room in both, it reserves in both: pool1's next NP job waits.
     Snapshot s2 = cluster(4);
@@ -305,7 +305,7 @@ TEST(QuotaAdmission, MultiPoolJobNeverExceedsEitherQuota) {
     EXPECT_EQ(e.start_partitions(2, "pool1,pool2"), "pool1,pool2");
     EXPECT_EQ(e.pending_result(3)->admission, Admission::Quota);
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Held);
-    EXPECT_EQ(pool(e, "pool2").np_reserved, 1u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved(), 1u);
 }
 
 // Jobs of partitions gpupool.conf does not name are ordered, never held.
@@ -625,7 +625,7 @@ TEST(Arrays, AdmitsOnlyTheTasksThatFitTheQuota) {
     EXPECT_EQ(a->admission, Admission::Quota);
     EXPECT_EQ(a->admitted_tasks, 2u);
     EXPECT_GT(a->priority, 0u);
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 2u);
     const PendingResult *next = e.pending_result(11);
     EXPECT_EQ(next->admission, Admission::Held);
     EXPECT_EQ(next->admitted_tasks, 0u);
@@ -647,7 +647,7 @@ TEST(Arrays, OrdinaryJobsAdmitOneTask) {
     EXPECT_EQ(e.pending_result(1)->admitted_tasks, 1u);
     EXPECT_EQ(e.pending_result(2)->admitted_tasks, 1u);
     EXPECT_EQ(e.pending_result(3)->admitted_tasks, 1u);
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 2u);
 }
 
 TEST(Arrays, MultiGpuTasksAndSeveralPools) {
@@ -662,9 +662,9 @@ TEST(Arrays, MultiGpuTasksAndSeveralPools) {
     const PendingResult *a = e.pending_result(10);
     EXPECT_EQ(a->admission, Admission::Quota);
     EXPECT_EQ(a->admitted_tasks, 1u);
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
-    EXPECT_EQ(pool(e, "pool2").np_reserved, 2u);
-    for (const PoolState &ps : e.last().pools) EXPECT_LE(ps.np_used + ps.np_reserved, ps.quota);
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 2u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved(), 2u);
+    for (const PoolState &ps : e.last().pools) EXPECT_LE(ps.np_used() + ps.np_reserved(), ps.quota);
 }
 
 TEST(Arrays, HeldWhenNoTaskFits) {
@@ -682,7 +682,7 @@ TEST(Arrays, HeldWhenNoTaskFits) {
     EXPECT_EQ(a->priority, 0u);
     EXPECT_EQ(e.reason_of(*a), "GpuPoolQuota:pool1 2/2");
     EXPECT_EQ(e.reason_of(*e.pending_result(11)), "GpuPoolQuotaTooSmall:pool1 needs 3 quota 2");
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 0u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 0u);
     EXPECT_EQ(pool(e, "pool1").held_jobs, 2u);
 }
 
@@ -700,7 +700,7 @@ TEST(Arrays, JobEndGivesTheArrayOneMoreTask) {
     EXPECT_TRUE(e.job_ended(1, T0 + 20));
     EXPECT_EQ(e.pending_result(10)->admitted_tasks, 2u);
     EXPECT_EQ(e.pending_result(11)->admission, Admission::Held);
-    EXPECT_EQ(pool(e, "pool1").np_used + pool(e, "pool1").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "pool1").np_used() + pool(e, "pool1").np_reserved(), 2u);
 }
 
 TEST(Arrays, RunningTasksAreCountedPerArray) {
@@ -741,7 +741,7 @@ TEST(Arrays, ProvisionalArrayReservesItsTasks) {
     PendingResult r = e.provisional(a, T0 + 11);
     EXPECT_EQ(r.admission, Admission::Quota);
     EXPECT_EQ(r.admitted_tasks, 2u);
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 2u);
     PendingResult b = e.provisional(pending(11, "pool1", "normal", 1, T0 + 12), T0 + 12);
     EXPECT_EQ(b.admission, Admission::Held);
     PendingResult low = e.provisional(array_job(12, "pool1", "low", 1, 5, T0 + 13), T0 + 13);

@@ -182,8 +182,8 @@ public:
         EXPECT_EQ(a, !inc_.job_end_changes().empty());
         for (size_t p = 0; p < inc_.last().pools.size(); ++p) {
             const PoolState &x = inc_.last().pools[p], &y = full_.last().pools[p];
-            EXPECT_EQ(x.np_used, y.np_used) << "pool " << p;
-            EXPECT_EQ(x.np_reserved, y.np_reserved) << "pool " << p;
+            EXPECT_EQ(x.np_used(), y.np_used()) << "pool " << p;
+            EXPECT_EQ(x.np_reserved(), y.np_reserved()) << "pool " << p;
             EXPECT_EQ(x.held_jobs, y.held_jobs) << "pool " << p;
         }
     }

@@ -68,7 +68,7 @@ TEST(LevelsEngine, AProjectsNormalJobIsHeldByItsDepartmentsQuotaAlthoughTheProje
     EXPECT_EQ(admission_of(e, 2), Admission::Held);
     EXPECT_EQ(reason(e, 2), "GpuPoolQuota:pool1/physics gpu 3/4");
     EXPECT_EQ(admission_of(e, 3), Admission::Quota);
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 2u);  // chem-a's job only
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 2u);  // chem-a's job only
 }
 
 TEST(LevelsEngine, AJobIsHeldByTheCpuQuotaWhileGpusAreFree) {

@@ -59,7 +59,7 @@ TEST(LevelsLimits, ALowJobOfAstroIsHeldAtItsLimitWhileGpusAreFree) {
     EXPECT_EQ(e.pending_result(3)->priority, 0u);
     EXPECT_EQ(reason(e, 3), "GpuPoolLimit:pool1/astro gpu 3/3");
     EXPECT_EQ(admission_of(e, 4), Admission::Free);
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 0u);  // P jobs reserve no quota
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 0u);  // P jobs reserve no quota
 }
 
 TEST(LevelsLimits, AdmittedJobsOfEveryTierCountAgainstTheLimitAndALargerJobSaysSo) {

@@ -92,7 +92,7 @@ ThrashWorld random_thrash_world(std::mt19937 &rng, bool flat) {
 void expect_np_within_quotas(const Engine &e, const PoolState &ps, const Snapshot &s, const std::string &when) {
     const Evaluation &ev = e.last();
     if (!ps.queues.tree) {
-        ASSERT_LE(ps.np_used, ps.quota) << when << ": pool " << ps.name;
+        ASSERT_LE(ps.np_used(), ps.quota) << when << ": pool " << ps.name;
         return;
     }
     const std::vector<QueueSpec> &queues = ps.queues.tree->queues;

@@ -47,8 +47,8 @@ TEST(MultiPool, FirstAtQuotaSecondFreeStartsInTheSecond) {
     EXPECT_EQ(r->refused.front(), (Refusal{0, 2}));
     EXPECT_EQ(e.start_partitions(3, "pool1,pool2"), "pool2");
     // Its GPU of quota is taken in pool2 only.
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 0u);
-    EXPECT_EQ(pool(e, "pool2").np_reserved, 1u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 0u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved(), 1u);
     EXPECT_EQ(pool(e, "pool1").held_jobs, 0u);
 }
 
@@ -100,8 +100,8 @@ TEST(MultiPool, HeldJobIsAdmittedToThePoolThatFrees) {
     EXPECT_EQ(r->admission, Admission::Quota);
     EXPECT_EQ(e.reason_of(*r), "");
     EXPECT_EQ(e.start_partitions(5, "pool1,pool2"), "pool1");
-    EXPECT_EQ(pool(e, "pool1").np_reserved, 1u);
-    EXPECT_EQ(pool(e, "pool2").np_reserved, 0u);
+    EXPECT_EQ(pool(e, "pool1").np_reserved(), 1u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved(), 0u);
     EXPECT_EQ(pool(e, "pool2").held_jobs, 0u);
 }
 
@@ -119,7 +119,7 @@ TEST(MultiPool, ReservesOnlyInThePoolsItMayStartIn) {
     EXPECT_EQ(e.pending_result(4)->admission, Admission::Quota);
     EXPECT_EQ(e.pending_result(5)->admission, Admission::Held);
     EXPECT_EQ(e.reason_of(*e.pending_result(5)), "GpuPoolQuota:pool2 2/2");
-    EXPECT_EQ(pool(e, "pool2").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved(), 2u);
 }
 
 // Submitted between passes, the same rule, and its reservation holds the
@@ -184,7 +184,7 @@ TEST(MultiPool, ArrayTasksFitThePoolsItIsAdmittedTo) {
     EXPECT_EQ(r->admission, Admission::Quota);
     EXPECT_EQ(r->admitted_tasks, 2u);
     EXPECT_EQ(e.start_partitions(3, "pool1,pool2"), "pool2");
-    EXPECT_EQ(pool(e, "pool2").np_reserved, 2u);
+    EXPECT_EQ(pool(e, "pool2").np_reserved(), 2u);
     // pool1 frees: the refused pool stays refused until the next pass, so
     // no more tasks are admitted there (and none beyond pool2's quota).
     EXPECT_FALSE(e.job_ended(1, T0 + 3));

@@ -97,13 +97,13 @@ TEST(Property, AdmissionNeverExceedsQuota) {
         e.evaluate(w.snap, 2000);
         for (size_t p = 0; p < w.pools.size(); ++p) {
             const PoolState &ps = pool(e, w.pools[p]);
-            ASSERT_LE(ps.np_used + ps.np_reserved, ps.quota) << "world " << i << " pool " << ps.name;
+            ASSERT_LE(ps.np_used() + ps.np_reserved(), ps.quota) << "world " << i << " pool " << ps.name;
             uint32_t admitted = 0;
             for (const PendingResult &r : e.last().pending)
                 if (r.admission == Admission::Quota && r.pools.contains(static_cast<int>(p)) &&
                     !r.refuses(static_cast<int>(p)))
                     admitted += r.admitted_tasks * r.gpus;
-            ASSERT_EQ(admitted, ps.np_reserved) << "world " << i;
+            ASSERT_EQ(admitted, ps.np_reserved()) << "world " << i;
             for (const PendingResult &r : e.last().pending) {
                 ASSERT_LE(r.admitted_tasks, r.task_count());
                 ASSERT_EQ(r.admitted_tasks == 0, r.admission == Admission::Held);
@@ -120,12 +120,12 @@ TEST(Property, AdmissionNeverExceedsQuota) {
                                 1990 + k);
             j.array_tasks = 2 + 3 * k;
             e.provisional(j, 1999);
-            for (const PoolState &ps : e.last().pools) ASSERT_LE(ps.np_used + ps.np_reserved, ps.quota);
+            for (const PoolState &ps : e.last().pools) ASSERT_LE(ps.np_used() + ps.np_reserved(), ps.quota);
         }
         // Ending jobs one by one keeps the invariant.
         for (const SnapJob &j : w.snap.jobs) {
             e.job_ended(j.id, 2001);
-            for (const PoolState &ps : e.last().pools) ASSERT_LE(ps.np_used + ps.np_reserved, ps.quota);
+            for (const PoolState &ps : e.last().pools) ASSERT_LE(ps.np_used() + ps.np_reserved(), ps.quota);
         }
     }
     EXPECT_GT(arrays_seen, 100);  // the worlds do exercise partial admission
