@@ -89,7 +89,7 @@ json_t *pool_json(const Pass &p, size_t i) {
     put(o, "shared", json_boolean(px.shared));
     put_ints(o, {{"capacity", ps.capacity}, {"quota", ps.quota}, {"weight", ps.weight},
                  {"rank", p.cfg().pools[size_t(ps.config_index)].rank},
-                 {"min_runtime", ps.min_runtime}, {"np_used", ps.np_used()}, {"p_used", ps.p_used},
+                 {"min_runtime", ps.min_runtime}, {"np_used", ps.np_used()}, {"p_used", ps.p_used()},
                  {"p_in_quota", px.p_in_quota}, {"used", ps.used()}, {"np_reserved", ps.np_reserved()},
                  {"borrowed", ps.borrowed()}});
     put(o, "borrowed_from", pool_gpus_json(p, px.borrowed_from));
@@ -209,7 +209,7 @@ void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
         const PoolExplain &px = p.x.pools[i];
         any_shared |= px.shared;
         std::vector<std::string> cells{ps.name, num(ps.capacity) + (px.shared ? "*" : ""), num(ps.quota),
-                                       num(ps.np_used()), num(ps.p_used), num(px.p_in_quota), num(px.free_quota),
+                                       num(ps.np_used()), num(ps.p_used()), num(px.p_in_quota), num(px.free_quota),
                                        num(px.free_gpus), p.fairshare_known ? num(ps.fairshare) : "?",
                                        p.usage_known ? fixed(ps.decayed_usage / 3600.0, 1) : "?",
                                        p.usage_known ? fixed(ps.usage_share, 3) : "?", num(ps.weight)};

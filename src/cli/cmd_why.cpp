@@ -39,7 +39,7 @@ bool draws_on(const Pass &p, const QuotaLine &q, uint32_t id) {
     auto run = p.ev().running.find(id);
     const PendingResult *r = p.engine.pending_result(id);
     const int32_t account = run != p.ev().running.end() ? run->second.account : r ? r->account : -1;
-    for (int32_t x = queue_in(ps, account); x > 0; x = ps.queues.tree->queues[size_t(x)].parent)
+    for (int32_t x : path_up(ps.queues.tree->queues, queue_in(ps, account), 0))
         if (x == q.queue) return true;
     return false;
 }
@@ -102,7 +102,7 @@ std::vector<QueueRow> running_queue_path(const Pass &p, const RunningExplain &re
     if (re.pool < 0 || it == p.ev().running.end()) return path;
     const PoolState &ps = p.ev().pools[size_t(re.pool)];
     const std::vector<QueueRow> rows = queue_rows(ps);
-    for (int32_t q = queue_in(ps, it->second.account); q > 0; q = ps.queues.tree->queues[size_t(q)].parent)
+    for (int32_t q : path_up(ps.queues.tree->queues, queue_in(ps, it->second.account), 0))
         for (const QueueRow &row : rows)
             if (row.queue == q) path.push_back(row);
     return path;
@@ -120,7 +120,7 @@ std::vector<std::pair<std::string, uint32_t>> rank_path(const Pass &p, const Pen
         if (!ps.queues.tree) continue;
         const std::vector<QueueSpec> &queues = ps.queues.tree->queues;
         std::vector<std::pair<std::string, uint32_t>> below;
-        for (int32_t q = queue_in(ps, account); q > 0; q = queues[size_t(q)].parent)
+        for (int32_t q : path_up(queues, queue_in(ps, account), 0))
             below.emplace_back(queues[size_t(q)].name, queues[size_t(q)].rank);
         out.insert(out.end(), below.rbegin(), below.rend());
     }

@@ -107,10 +107,6 @@ json_t *queue_amounts_json(const QueueAmounts &a) {
     return o;
 }
 
-int queue_level(const QueueTree &tree, int32_t q) {
-    int level = 0;
-    for (; q > 0; q = tree.queues[size_t(q)].parent) ++level;
-    return level;
-}
+int queue_level(const QueueTree &tree, int32_t q) { return depth_of(tree.queues, q); }
 
 }  // namespace gpupool::cli

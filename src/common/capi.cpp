@@ -49,7 +49,7 @@ int fill_pool_report(gp_pool_report_t *out, const PoolState &p) {
     out->capacity = p.capacity;
     out->quota = p.quota;
     out->np_used = p.np_used();
-    out->p_used = p.p_used;
+    out->p_used = p.p_used();
     out->used = p.used();
     out->borrowed = p.borrowed();
     out->lent = p.lent;

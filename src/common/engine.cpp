@@ -222,10 +222,7 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
         }
         if (r.pool >= 0) {
             PoolState &ps = ev.pools[static_cast<size_t>(r.pool)];
-            if (preemptible_tier(r.tier)) {
-                ps.p_used += j.gpus;
-                ps.p_used_by_tier[static_cast<size_t>(r.tier)] += j.gpus;
-            }
+            if (preemptible_tier(r.tier)) ps.p_used_by_tier[static_cast<size_t>(r.tier)] += j.gpus;
             if (levels) note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
             use_in_queues(r, ps, +1);
         }
@@ -348,7 +345,6 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     // of running jobs alone must not stand in for one.
     if (!config_ || !eval_.valid) return;
     for (PoolState &ps : eval_.pools) {
-        ps.p_used = 0;
         std::fill(ps.p_used_by_tier.begin(), ps.p_used_by_tier.end(), 0u);
     }
     count_running(snap, eval_);

@@ -428,7 +428,7 @@ Explanation explain(const Engine &engine, const Snapshot &snap, const ExplainInp
         const PoolState &ps = ev.pools[i];
         PoolExplain &px = x.pools[i];
         uint32_t np_room = ps.quota > ps.np_used() ? ps.quota - ps.np_used() : 0;
-        px.p_in_quota = std::min(ps.p_used, np_room);
+        px.p_in_quota = std::min(ps.p_used(), np_room);
         px.free_quota = static_cast<uint32_t>(ps.quota_room());
         px.pending_jobs_by_tier.assign(c.cfg.tiers.size(), 0);
         px.pending_gpus_by_tier.assign(c.cfg.tiers.size(), 0);

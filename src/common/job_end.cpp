@@ -75,7 +75,6 @@ uint32_t Engine::release_running(uint32_t job_id) {
     if (r.pool >= 0) {
         PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
         if (preemptible_tier(r.tier)) {
-            ps.p_used -= std::min(ps.p_used, r.gpus);
             uint32_t &tier_used = ps.p_used_by_tier[static_cast<size_t>(r.tier)];
             tier_used -= std::min(tier_used, r.gpus);
         }

@@ -176,7 +176,7 @@ Amounts task_amounts(const Config &cfg, uint32_t gpus, uint32_t cpus, uint64_t m
 }
 
 void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running) {
-    for (int32_t q = pq.tree ? queue : 0; q >= 0; q = pq.tree ? pq.tree->queues[size_t(q)].parent : -1)
+    for (int32_t q : PathUp(pq.tree ? &pq.tree->queues : nullptr, queue))
         for (size_t r = 0; r < kResources; ++r) {
             const uint64_t n = amount[r] * count;
             uint64_t &held = pq.np_running[size_t(q)][r], &taken = pq.np_taken[size_t(q)][r];
@@ -196,10 +196,10 @@ void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count
 namespace {
 
 // `amount` times `count` added to (sign > 0) or taken from `rows` of every
-// queue from `queue` to the root.
-void add_up_path(const QueueTree &tree, std::vector<Amounts> &rows, int32_t queue, const Amounts &amount,
+// queue from `queue` to the root (no tree: row 0).
+void add_up_path(const QueueTree *tree, std::vector<Amounts> &rows, int32_t queue, const Amounts &amount,
                  uint64_t count, int sign) {
-    for (int32_t q = queue; q >= 0; q = tree.queues[size_t(q)].parent)
+    for (int32_t q : PathUp(tree ? &tree->queues : nullptr, queue))
         for (size_t r = 0; r < kResources; ++r) {
             uint64_t &x = rows[size_t(q)][r];
             const uint64_t n = amount[r] * count;
@@ -210,12 +210,12 @@ void add_up_path(const QueueTree &tree, std::vector<Amounts> &rows, int32_t queu
 }  // namespace
 
 void add_allocated(PoolQueues &pq, int32_t queue, const Amounts &amount, int sign) {
-    if (pq.tree) add_up_path(*pq.tree, pq.allocated, queue, amount, 1, sign);
+    add_up_path(pq.tree.get(), pq.allocated, queue, amount, 1, sign);
 }
 
 void add_ahead(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign) {
     if (pq.tree && (pq.tree->limited || !pq.tree->keepers.empty()))
-        add_up_path(*pq.tree, pq.ahead, queue, amount, count, sign);
+        add_up_path(pq.tree.get(), pq.ahead, queue, amount, count, sign);
 }
 
 void clear_running(PoolQueues &pq) {
@@ -289,7 +289,7 @@ std::vector<QueueCheck> queue_checks(const PendingResult &r, const PoolState &ps
     const Amounts one = task_amounts(r);
     // As quota_block walks, but for the root's GPUs: the QuotaLine that
     // holds these checks is that check.
-    for (int32_t q = queue_in(ps, r.account); q >= 0; q = queues[size_t(q)].parent)
+    for (int32_t q : path_up(queues, queue_in(ps, r.account)))
         for (size_t k = 0; k < kResources; ++k)
             if (one[k] && queues[size_t(q)].quota.has(Resource(k)) && (q > 0 || k != kGpu))
                 checks.push_back(QueueCheck{q, Resource(k), ps.queues.np_taken[size_t(q)][k],
@@ -377,7 +377,7 @@ void rank_queues(Evaluation &ev) {
                 e.path.push_back(use_ratio(own_held[q], own_share[q]));
                 e.path.push_back(0);
             }
-            for (int32_t x = int32_t(q); x > 0; x = queues[size_t(x)].parent) {
+            for (int32_t x : path_up(queues, int32_t(q), 0)) {
                 e.path.push_back(use_ratio(pq.allocated[size_t(x)], pq.fairshare[size_t(x)]));
                 e.path.push_back(-double(queues[size_t(x)].rank));
             }

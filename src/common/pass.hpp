@@ -50,7 +50,7 @@ struct PoolQueues {
     // reservations.  Row 0 is the pool itself: every pool has it, a pool
     // without queues only it (PoolState's NP figures read it).
     std::vector<Amounts> np_running = std::vector<Amounts>(1), np_taken = std::vector<Amounts>(1);
-    std::vector<Amounts> allocated;         // all running jobs, row 0 included
+    std::vector<Amounts> allocated = std::vector<Amounts>(1);  // all running jobs, row 0 included
     // What the admission walk admitted ahead, all tiers (Limit and
     // LendingLimit count it with `allocated`), row 0 included.
     std::vector<Amounts> ahead;
@@ -92,8 +92,7 @@ struct PoolState {
     uint32_t domain_capacity = 0;
     uint32_t quota = 0, weight = 1;
     int64_t min_runtime = 0;
-    uint32_t p_used = 0;
-    std::vector<uint32_t> p_used_by_tier;  // p_used per tier index
+    std::vector<uint32_t> p_used_by_tier;  // p_used() per tier index
     // Reserved twice: a job placed again by provisional() keeps its former
     // placement's reservation in np_reserved() until the next job end (or
     // refresh) takes this back.
@@ -105,12 +104,13 @@ struct PoolState {
     std::vector<uint32_t> pending_by_tier;  // pending jobs per tier index
     PoolQueues queues;          // account levels; empty without Account= entries
 
-    // The pool's NP GPUs are its queue row's (row 0): held by running
-    // jobs, and held or admitted (R2); reserved is the difference.
+    // The pool's GPUs are its queue row's (row 0): held by running jobs,
+    // by running NP jobs, and NP held or admitted (R2).
     uint32_t np_used() const { return static_cast<uint32_t>(queues.np_running[0][kGpu]); }
     uint64_t np_taken() const { return queues.np_taken[0][kGpu]; }
     uint32_t np_reserved() const { return static_cast<uint32_t>(np_taken() - np_used()); }
-    uint32_t used() const { return np_used() + p_used; }
+    uint32_t used() const { return static_cast<uint32_t>(queues.allocated[0][kGpu]); }
+    uint32_t p_used() const { return used() > np_used() ? used() - np_used() : 0; }
     uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
     uint64_t quota_room() const { return np_taken() < quota ? quota - np_taken() : 0; }
 };

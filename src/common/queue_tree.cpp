@@ -141,7 +141,7 @@ QueueShares divide_among_queues(const std::vector<QueueSpec> &queues, const std:
 
 QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &np_used, int32_t queue,
                        const Amounts &job) {
-    for (int32_t q = queue; q >= 0; q = queues[size_t(q)].parent)
+    for (int32_t q : path_up(queues, queue))
         for (size_t r = 0; r < kResources; ++r) {
             const ResourceAmounts &quota = queues[size_t(q)].quota;
             if (job[r] == 0 || !quota.has(Resource(r))) continue;
@@ -153,7 +153,7 @@ QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<A
 
 QuotaBlock limit_block(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                        const std::vector<Amounts> &ahead, int32_t queue, const Amounts &job) {
-    for (int32_t q = queue; q >= 0; q = queues[size_t(q)].parent)
+    for (int32_t q : path_up(queues, queue))
         for (size_t r = 0; r < kResources; ++r) {
             const ResourceAmounts &limit = queues[size_t(q)].limit;
             if (job[r] == 0 || !limit.has(Resource(r))) continue;
@@ -166,7 +166,7 @@ QuotaBlock limit_block(const std::vector<QueueSpec> &queues, const std::vector<A
 namespace {
 
 bool on_path(const std::vector<QueueSpec> &queues, int32_t queue, int32_t q) {
-    for (int32_t x = queue; x >= 0; x = queues[size_t(x)].parent)
+    for (int32_t x : path_up(queues, queue))
         if (x == q) return true;
     return false;
 }
@@ -232,12 +232,6 @@ bool fuller(uint64_t amount, uint64_t bound, uint64_t than_amount, uint64_t than
     return double(amount) * double(than_bound) > double(than_amount) * double(bound);
 }
 
-int depth_of(const std::vector<QueueSpec> &queues, int32_t q) {
-    int d = 0;
-    for (; queues[size_t(q)].parent >= 0; q = queues[size_t(q)].parent) ++d;
-    return d;
-}
-
 }  // namespace
 
 // Without allocating: preemptable() asks it for every victim Slurm offers.
@@ -286,7 +280,10 @@ public:
 
     ReclaimCheck victim_side() const {
         size_t k_b = 0;
-        for (int32_t x = q_.victim_queue; x != side_b_; x = queues_[size_t(x)].parent) ++k_b;
+        for (int32_t x : path_up(queues_, q_.victim_queue, side_b_)) {
+            (void)x;
+            ++k_b;
+        }
         const Amounts &at_b = at(side_b_, k_b);
         // The transfer is owed in a resource both sides count.
         size_t owed_in = kResources, shown = kResources;
@@ -396,7 +393,7 @@ void freed_on_path(const std::vector<QueueSpec> &queues, const std::vector<Amoun
     }
     out.place.assign(n, -1);
     size_t len = 0;
-    for (int32_t x = from; x >= 0; x = queues[size_t(x)].parent) out.place[size_t(x)] = int32_t(len++);
+    for (int32_t x : path_up(queues, from)) out.place[size_t(x)] = int32_t(len++);
     out.to_quota.assign(len, Amounts{});
     out.to_bound.assign(len, Amounts{});
     // Beside the path: a child of a path queue above `from`, off the path.
@@ -418,13 +415,14 @@ void freed_on_path(const std::vector<QueueSpec> &queues, const std::vector<Amoun
     // Up the path: the subtree's lower tiers less those beside, plus excess.
     Amounts beside_q{}, beside_b{};
     size_t k = 0;
-    for (int32_t x = from; x >= 0; x = queues[size_t(x)].parent, ++k) {
+    for (int32_t x : path_up(queues, from)) {
         add_to(beside_q, q[k]);
         add_to(beside_b, b[k]);
         for (size_t r = 0; r < kResources; ++r) {
             q[k][r] = lower[size_t(x)][r] + beside_q[r];
             b[k][r] = lower[size_t(x)][r] + beside_b[r];
         }
+        ++k;
     }
 }
 

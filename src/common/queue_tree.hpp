@@ -27,6 +27,40 @@ struct QueueSpec {
     ResourceAmounts lending_limit;  // the most of its quota it lends (the rest it keeps)
 };
 
+// The one walk up a tree: the queues from `from` up to (not including)
+// `stop`, own first; stop -1 is past the root, 0 stops below the pool.
+// With no queues (null) a pool is its one row 0.
+class PathUp {
+public:
+    PathUp(const std::vector<QueueSpec> *queues, int32_t from, int32_t stop = -1)
+        : queues_(queues), from_(queues ? from : 0), stop_(stop) {}
+    struct Iterator {
+        const std::vector<QueueSpec> *queues;
+        int32_t q;
+        int32_t operator*() const { return q; }
+        Iterator &operator++() {
+            q = queues ? (*queues)[size_t(q)].parent : -1;
+            return *this;
+        }
+        bool operator!=(const Iterator &o) const { return q != o.q; }
+    };
+    Iterator begin() const { return {queues_, from_}; }
+    Iterator end() const { return {queues_, stop_}; }
+
+private:
+    const std::vector<QueueSpec> *queues_;
+    int32_t from_, stop_;
+};
+inline PathUp path_up(const std::vector<QueueSpec> &queues, int32_t from, int32_t stop = -1) {
+    return PathUp(&queues, from, stop);
+}
+// Levels below the root: 0 for the root.
+inline int32_t depth_of(const std::vector<QueueSpec> &queues, int32_t queue) {
+    int32_t d = -1;
+    for (int32_t q : path_up(queues, queue)) d += q >= 0;
+    return d;
+}
+
 // What the queue's own jobs (not its children's) hold and ask for.
 struct QueueLoad {
     Amounts demand{};                          // held plus asked for by pending jobs

@@ -29,7 +29,7 @@ json_t *pool_json(const PoolState &p, const Config *cfg) {
     json_object_set_new(o, "quota", json_integer(p.quota));
     json_object_set_new(o, "weight", json_integer(p.weight));
     json_object_set_new(o, "np_used", json_integer(p.np_used()));
-    json_object_set_new(o, "p_used", json_integer(p.p_used));
+    json_object_set_new(o, "p_used", json_integer(p.p_used()));
     json_object_set_new(o, "used", json_integer(p.used()));
     json_object_set_new(o, "borrowed", json_integer(p.borrowed()));
     json_object_set_new(o, "lent", json_integer(p.lent));

@@ -95,7 +95,7 @@ void walk_queues(PoolState &ps, const std::vector<VictimKey> &v) {
         RunningInfo &r = *k.r;
         r.queue_walk = static_cast<uint32_t>(pq.victim_at.size());
         const Amounts held = held_by(r);
-        for (int32_t x = queue_in(ps, r.account); x >= 0; x = queues[size_t(x)].parent) {
+        for (int32_t x : path_up(queues, queue_in(ps, r.account))) {
             pq.victim_at.push_back(less(pq.allocated[size_t(x)], taken[size_t(x)]));
             add_to(taken[size_t(x)], held);
         }

@@ -163,7 +163,7 @@ void write_pass(Engine &e, const Snapshot &s, int64_t now, std::ostream &out) {
     const Evaluation &ev = e.last();
     for (const PoolState &p : ev.pools)
         out << "pool " << p.name << " domain " << p.domain << " fairshare " << p.fairshare << " lent " << p.lent
-            << " standing " << p.standing << " np " << p.np_used() << '+' << p.np_reserved() << " p " << p.p_used
+            << " standing " << p.standing << " np " << p.np_used() << '+' << p.np_reserved() << " p " << p.p_used()
             << " held " << p.held_jobs << '\n';
     for (const PendingResult &r : ev.pending) {
         out << "pending " << r.job_id << " at " << r.position << " prio " << r.priority << '/' << r.nominal << ' '
