@@ -90,7 +90,7 @@ void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &po
         if (np) {
             if (lines) lines->push_back(quota_line(p, ps, r.gpus));
             big_enough = !quota_line(p, ps, r.gpus).never_fits();
-            fit = ps.quota_room() / r.gpus;
+            fit = tasks_within(ps.np_taken(), r.gpus, ps.quota);
             if (fit == 0) {
                 r.refused.push_back(Refusal{p, static_cast<uint32_t>(std::min<uint64_t>(ps.np_taken(), UINT32_MAX))});
             } else if (ps.queues.tree) {
@@ -245,7 +245,7 @@ uint32_t Engine::admit_more_tasks(PendingResult &r, std::vector<PoolState> &pool
     for (int p : r.pools) {
         if (r.refuses(p)) continue;
         const PoolState &ps = pools[static_cast<size_t>(p)];
-        extra = std::min(extra, ps.quota_room() / r.gpus);
+        extra = std::min(extra, tasks_within(ps.np_taken(), r.gpus, ps.quota));
         QuotaBlock block;
         Hold by = Hold::None;
         if (extra > 0 && ps.queues.tree) extra = tasks_fitting_queues(r, ps, extra, block);

@@ -112,7 +112,7 @@ struct PoolState {
     uint32_t used() const { return static_cast<uint32_t>(queues.allocated[0][kGpu]); }
     uint32_t p_used() const { return used() > np_used() ? used() - np_used() : 0; }
     uint32_t borrowed() const { return used() > quota ? used() - quota : 0; }
-    uint64_t quota_room() const { return np_taken() < quota ? quota - np_taken() : 0; }
+    uint64_t quota_room() const { return room_left(np_taken(), quota); }
 };
 
 // "Never fits": a job asking more than a quota holds waits for good, even
@@ -127,7 +127,7 @@ struct QueueCheck {
     int32_t queue = 0;
     Resource resource = kGpu;
     uint64_t taken = 0, quota = 0, job = 0;
-    bool fits() const { return taken + job <= quota; }
+    bool fits() const { return room_left(taken, quota) >= job; }
     bool never_fits() const { return gpupool::never_fits(job, quota); }  // even with the queue empty
 };
 

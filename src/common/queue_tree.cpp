@@ -100,8 +100,7 @@ QueueShares divide_among_queues(const std::vector<QueueSpec> &queues, const std:
     out.demand.assign(n, Amounts{});
     out.fairshare.assign(n, Amounts{});
     std::vector<std::array<double, kResources>> usage(n);
-    std::vector<std::vector<int32_t>> children(n);
-    for (size_t i = 1; i < n; ++i) children[size_t(queues[i].parent)].push_back(int32_t(i));
+    const std::vector<std::vector<int32_t>> children = children_of(queues);
 
     // Bottom-up: a queue asks for its own and its descendants' demand, up to its limit.
     for (size_t i = n; i-- > 0;) {
@@ -145,7 +144,7 @@ QuotaBlock quota_block(const std::vector<QueueSpec> &queues, const std::vector<A
         for (size_t r = 0; r < kResources; ++r) {
             const ResourceAmounts &quota = queues[size_t(q)].quota;
             if (job[r] == 0 || !quota.has(Resource(r))) continue;
-            if (np_used[size_t(q)][r] + job[r] > quota.value[r])
+            if (room_left(np_used[size_t(q)][r], quota.value[r]) < job[r])
                 return {q, Resource(r), np_used[size_t(q)][r], quota.value[r]};
         }
     return {};
@@ -453,8 +452,7 @@ std::vector<std::vector<LentFrom>> lend_among(const std::vector<uint64_t> &quota
 std::vector<Amounts> lent_by_queues(const std::vector<QueueSpec> &queues, const std::vector<Amounts> &allocated,
                                     const Amounts &root_has) {
     std::vector<Amounts> lent(queues.size(), Amounts{});
-    std::vector<std::vector<int32_t>> children(queues.size());
-    for (size_t q = 1; q < queues.size(); ++q) children[size_t(queues[q].parent)].push_back(int32_t(q));
+    const std::vector<std::vector<int32_t>> children = children_of(queues);
     std::vector<uint64_t> quota, held;
     for (size_t p = 0; p < queues.size(); ++p) {
         if (children[p].empty()) continue;

@@ -54,6 +54,12 @@ private:
 inline PathUp path_up(const std::vector<QueueSpec> &queues, int32_t from, int32_t stop = -1) {
     return PathUp(&queues, from, stop);
 }
+// Each queue's children, in tree order.
+inline std::vector<std::vector<int32_t>> children_of(const std::vector<QueueSpec> &queues) {
+    std::vector<std::vector<int32_t>> children(queues.size());
+    for (size_t q = 1; q < queues.size(); ++q) children[size_t(queues[q].parent)].push_back(int32_t(q));
+    return children;
+}
 // Levels below the root: 0 for the root.
 inline int32_t depth_of(const std::vector<QueueSpec> &queues, int32_t queue) {
     int32_t d = -1;
@@ -84,6 +90,14 @@ struct QueueShares {
 // `queues` is in tree order (each parent before its children).
 QueueShares divide_among_queues(const std::vector<QueueSpec> &queues, const std::vector<QueueLoad> &load,
                                 const Amounts &root_share, double usage_weight);
+
+// R2's arithmetic, the one home for a pool's GPU quota and a queue's quota
+// in any resource: what `quota` has left with `taken` held or admitted,
+// and how many tasks of `per_task` (> 0) fit in it.
+inline uint64_t room_left(uint64_t taken, uint64_t quota) { return taken < quota ? quota - taken : 0; }
+inline uint64_t tasks_within(uint64_t taken, uint64_t per_task, uint64_t quota) {
+    return room_left(taken, quota) / per_task;
+}
 
 // R2 with levels: a non-preemptible job fits only if, for each resource it
 // asks for, every queue from its own up to the root that counts that
