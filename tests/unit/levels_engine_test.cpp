@@ -644,3 +644,38 @@ TEST(LevelsEngine, APreemptorUnknownToThePassIsHeldByItsQueuesQuota) {
     p.gpus = 1;
     EXPECT_TRUE(e.preemptable(ref(s.jobs[0]), job_ref(p, parts), 1000).allowed);
 }
+
+// A pool's own figures are its row 0, with account queues or without: NP
+// running and reserved GPUs, all running GPUs, and the preemptible part.
+TEST(LevelsEngine, APoolsOwnFiguresAreItsRootRowWithQueuesOrWithout) {
+    for (bool queues : {false, true}) {
+        Config cfg = queues ? two_departments() : parse_config(kOsmoTiers + "Pool=pool1 Quota=8\n", "test.conf");
+        Engine e = engine_of(cfg);
+        Snapshot s = two_department_cluster();
+        s.add_job(with_account(running(1, "pool1", "normal", 2, 100), "phys-a"));
+        s.add_job(with_account(running(2, "pool1", "low", 1, 110), "chem-a"));
+        s.add_job(with_account(pending(3, "pool1", "normal", 2, 200), "chem-a"));
+        e.evaluate(s, 1000);
+        const PoolState &ps = pool(e, "pool1");
+        SCOPED_TRACE(queues ? "with queues" : "flat");
+        EXPECT_EQ(ps.queues.np_running.at(0)[kGpu], 2u);
+        EXPECT_EQ(ps.queues.np_taken.at(0)[kGpu], 4u);
+        EXPECT_EQ(ps.queues.allocated.at(0)[kGpu], 3u);
+        EXPECT_EQ(ps.np_used(), 2u);
+        EXPECT_EQ(ps.np_reserved(), 2u);
+        EXPECT_EQ(ps.p_used(), 1u);
+        EXPECT_EQ(ps.used(), 3u);
+        EXPECT_EQ(ps.quota_room(), 4u);
+    }
+}
+
+// A reservation given back takes nothing that running jobs hold, in the
+// pool's row and in every queue's.
+TEST(LevelsEngine, AReservationGivenBackNeverTakesWhatRunningJobsHold) {
+    PoolQueues pq;
+    add_np(pq, 0, Amounts{4, 0, 0}, 1, +1, true);   // a running NP job of 4
+    add_np(pq, 0, Amounts{2, 0, 0}, 1, +1, false);  // an admitted one of 2
+    add_np(pq, 0, Amounts{3, 0, 0}, 1, -1, false);  // 3 given back: only 2 were reserved
+    EXPECT_EQ(pq.np_taken[0][kGpu], 4u);
+    EXPECT_EQ(pq.np_running[0][kGpu], 4u);
+}
