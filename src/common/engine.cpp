@@ -233,6 +233,14 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
 // A running job's amounts in its pool's queues (an NP job's in the
 // pool's own row, queues or not).
 void Engine::use_in_queues(const RunningInfo &r, PoolState &ps, int sign) const {
+    if (!ps.queues.tree) {
+        // The pass counts every running job: a pool without queues is its
+        // one row, read only for GPUs, moved here without the tree walk.
+        uint64_t &all = ps.queues.allocated[0][kGpu];
+        all = sign > 0 ? all + r.gpus : all - std::min<uint64_t>(all, r.gpus);
+        if (!preemptible_tier(r.tier)) add_np(ps.queues, 0, Amounts{r.gpus, 0, 0}, 1, sign, true);
+        return;
+    }
     const int32_t queue = queue_in(ps, r.account);
     const Amounts one{r.gpus, r.cpus, r.mem_mb};
     add_allocated(ps.queues, queue, one, sign);

@@ -175,22 +175,9 @@ Amounts task_amounts(const Config &cfg, uint32_t gpus, uint32_t cpus, uint64_t m
     return Amounts{gpus, cfg.counted[kCpu] ? cpus : 0u, cfg.counted[kMem] ? mem_mb : 0u};
 }
 
-void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running) {
-    for (int32_t q : PathUp(pq.tree ? &pq.tree->queues : nullptr, queue))
-        for (size_t r = 0; r < kResources; ++r) {
-            const uint64_t n = amount[r] * count;
-            uint64_t &held = pq.np_running[size_t(q)][r], &taken = pq.np_taken[size_t(q)][r];
-            if (sign > 0) {
-                taken += n;
-                if (running) held += n;
-            } else if (running) {
-                taken -= std::min(taken, n);
-                held -= std::min(held, n);
-            } else {
-                // A reservation given back never takes what running jobs hold.
-                taken = std::max(held, taken - std::min(taken, n));
-            }
-        }
+void add_np_path(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running) {
+    for (int32_t q : path_up(pq.tree->queues, queue))
+        for (size_t r = 0; r < kResources; ++r) move_np(pq, size_t(q), r, amount[r] * count, sign, running);
 }
 
 namespace {

@@ -50,7 +50,29 @@ inline Amounts task_amounts(const PendingResult &r) { return Amounts{r.gpus, r.c
 // `amount` times `count` added to (sign > 0) or taken from the NP figures
 // of every queue from `queue` up to the root, the pool's own row (a pool
 // without queues: only that row).  `running`: np_running too.
-void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running);
+void add_np_path(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running);
+// One row's NP figure in one resource moved by `n`.
+inline void move_np(PoolQueues &pq, size_t q, size_t r, uint64_t n, int sign, bool running) {
+    uint64_t &held = pq.np_running[q][r], &taken = pq.np_taken[q][r];
+    if (sign > 0) {
+        taken += n;
+        if (running) held += n;
+    } else if (running) {
+        taken -= std::min(taken, n);
+        held -= std::min(held, n);
+    } else {
+        // A reservation given back never takes what running jobs hold.
+        taken = std::max(held, taken - std::min(taken, n));
+    }
+}
+inline void add_np(PoolQueues &pq, int32_t queue, const Amounts &amount, uint64_t count, int sign, bool running) {
+    // A pool without queues is its one row, read only for GPUs: the pass
+    // moves it for every admitted and every running job.
+    if (!pq.tree)
+        move_np(pq, 0, kGpu, amount[kGpu] * count, sign, running);
+    else
+        add_np_path(pq, queue, amount, count, sign, running);
+}
 // A running job's amounts in every queue's `allocated` from its own to the root.
 void add_allocated(PoolQueues &pq, int32_t queue, const Amounts &amount, int sign);
 
