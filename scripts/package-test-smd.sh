@@ -75,6 +75,10 @@ version=${tarball#slurm-}; version=${version%.tar.*}
 [[ -f $VENDOR/$tarball ]] || fail "$VENDOR/$tarball not found (GPUPOOL_SLURM_VENDOR)"
 (cd "$VENDOR" && sha256sum -c --quiet <<<"$line") || fail "$tarball: checksum differs from scripts/slurm-releases.sha256"
 
+# SLURM_VERSION_NUMBER of the release, as 8 hex digits (23.11.11: 00170b0b).
+IFS=. read -r v1 v2 v3 <<<"$version"
+want=$(printf '%08x' $(( (10#$v1 << 16) | (10#$v2 << 8) | 10#$v3 )))
+
 mounted=0
 cleanup() {
   local rc=$?
@@ -153,7 +157,7 @@ test -f $B/config.h
 dh_prep \$P
 # libslurm (with the libcommon it links) and the headers; nothing else.
 make -j2 -C $B/src/api
-make -C $B/slurm install DESTDIR=$S/debian/tmp
+make -C $B install-pkgincludeHEADERS DESTDIR=$S/debian/tmp
 make -C $B/src/api install DESTDIR=$S/debian/tmp
 rm -f debian/slurm-smd.install debian/slurm-smd-dev.install
 $lists
@@ -181,7 +185,7 @@ in_root apt-get install -y -qq --no-install-recommends "${debs[@]}" munge \
 smd_version=$(dpkg-parsechangelog -l "$R$S/debian/changelog" -S Version)
 dev_version=$(in_root dpkg-query -W -f='${Version}' slurm-smd-dev)
 [[ $dev_version == "$smd_version" ]] || fail "slurm-smd-dev $dev_version, debian/changelog $smd_version"
-grep -q "^#define SLURM_VERSION_STRING \"$version\"\$" "$R/usr/include/slurm/slurm_version.h" ||
+grep -qx "#define SLURM_VERSION_NUMBER $(printf 0x%x $((16#$want)))" "$R/usr/include/slurm/slurm_version.h" ||
   fail "/usr/include/slurm/slurm_version.h is not Slurm $version"
 pass "slurm-smd-dev $dev_version installed with apt ($(( SECONDS - t0 )) s); /usr/include/slurm is Slurm $version"
 else
@@ -240,8 +244,6 @@ pass "slurm-gpupool $gv built ($(( SECONDS - t0 )) s); Depends: $dep"
 # version` of the packaged command, run in the root on its libslurm.
 x=/build/gpupool-deb
 rm -rf "$R$x" && dpkg-deb -x "$R$deb" "$R$x"
-IFS=. read -r v1 v2 v3 <<<"$version"
-want=$(printf '%08x' $(( (10#$v1 << 16) | (10#$v2 << 8) | 10#$v3 )))
 for p in priority preempt job_submit; do
   so=$R$x/usr/lib/$MA/slurm/${p}_gpupool.so
   [[ -f $so ]] || fail "no ${p}_gpupool.so in /usr/lib/$MA/slurm"
