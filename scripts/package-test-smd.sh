@@ -24,7 +24,7 @@
 #   scripts/package-test-smd.sh RELEASE [--demo|--no-demo|--package-only]
 #
 # --package-only: the cheap check, for releases whose demo is not run
-# (about 20 min instead of 80 on 2 cores). Steps 1 and 2 become: SchedMD's
+# (about 15 min instead of 80 on 2 cores). Steps 1 and 2 become: SchedMD's
 # configure step of debian/rules, then only libslurm and the headers are
 # compiled, installed into debian/tmp and packaged by SchedMD's own rules
 # (the .install lists debian/rules generates, dh_* -pslurm-smd
