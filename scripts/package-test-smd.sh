@@ -21,9 +21,25 @@
 #   5. the root is removed, leaving nothing (GPUPOOL_PKG_KEEP=1 keeps it;
 #      after a failure it is kept, and the next run reuses what it built).
 #
-#   scripts/package-test-smd.sh RELEASE [--demo|--no-demo]
+#   scripts/package-test-smd.sh RELEASE [--demo|--no-demo|--package-only]
+#
+# --package-only: the cheap check, for releases whose demo is not run
+# (about 15 min instead of 80 on 2 cores). Steps 1 and 2 become: SchedMD's
+# configure step of debian/rules, then only libslurm and the headers are
+# compiled, installed into debian/tmp and packaged by SchedMD's own rules
+# (the .install lists debian/rules generates, dh_* -pslurm-smd
+# -pslurm-smd-dev): a slurm-smd holding only libslurm, a whole
+# slurm-smd-dev, both of the release's version, installed in the root.
+# Step 3 is the same build of slurm-gpupool, then checked: its Depends names
+# slurm-smd-slurmctld (= the version of the tarball's debian/changelog),
+# the plugins are in /usr/lib/<triplet>/slurm, each plugin's
+# plugin_version (what slurmctld compares at load) is that release's
+# SLURM_VERSION_NUMBER, and the packaged `gpupool version` names it for
+# the plugins and the command. No slurmctld is built: that the plugins
+# load and run there is what the full run (--demo) shows.
 # Environment: GPUPOOL_SLURM_VENDOR (tarballs, default ../shared/vendor/slurm),
-#   GPUPOOL_PKG_ROOT (the root, default /var/tmp/gpupool-pkgroot-RELEASE;
+#   GPUPOOL_PKG_ROOT (the root, default /var/tmp/gpupool-pkgroot-RELEASE,
+#   or /var/tmp/gpupool-pkgonly-RELEASE with --package-only;
 #   one that has the built packages already is reused), GPUPOOL_LIVE_LOCK
 #   (held while the cluster runs, default /tmp/gpupool-live.lock; empty:
 #   the caller holds it), GPUPOOL_PKG_KEEP.
@@ -33,10 +49,15 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REL=${1:?usage: $0 RELEASE [--demo|--no-demo]}
 DEMO=$([[ $REL == 26.05 ]] && echo 1 || echo 0)
-case ${2:-} in --demo) DEMO=1 ;; --no-demo) DEMO=0 ;; '') ;; *) echo "usage: $0 RELEASE [--demo|--no-demo]" >&2; exit 2 ;; esac
+PKGONLY=0
+case ${2:-} in
+  --demo) DEMO=1 ;; --no-demo) DEMO=0 ;; --package-only) DEMO=0 PKGONLY=1 ;; '') ;;
+  *) echo "usage: $0 RELEASE [--demo|--no-demo|--package-only]" >&2; exit 2 ;;
+esac
 [[ $(id -u) -eq 0 ]] || { echo "package-test: run as root" >&2; exit 2; }
 VENDOR=${GPUPOOL_SLURM_VENDOR:-$REPO/../shared/vendor/slurm}
-R=${GPUPOOL_PKG_ROOT:-/var/tmp/gpupool-pkgroot-$REL}
+# Its own root: its partial slurm-smd must never stand in for a full one.
+R=${GPUPOOL_PKG_ROOT:-/var/tmp/gpupool-$( ((PKGONLY)) && echo pkgonly || echo pkgroot)-$REL}
 LOCK=${GPUPOOL_LIVE_LOCK-/tmp/gpupool-live.lock}
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 LOGS=$R.logs
@@ -53,6 +74,10 @@ tarball=${line##* }
 version=${tarball#slurm-}; version=${version%.tar.*}
 [[ -f $VENDOR/$tarball ]] || fail "$VENDOR/$tarball not found (GPUPOOL_SLURM_VENDOR)"
 (cd "$VENDOR" && sha256sum -c --quiet <<<"$line") || fail "$tarball: checksum differs from scripts/slurm-releases.sha256"
+
+# SLURM_VERSION_NUMBER of the release, as 8 hex digits (23.11.11: 00170b0b).
+IFS=. read -r v1 v2 v3 <<<"$version"
+want=$(printf '%08x' $(( (10#$v1 << 16) | (10#$v2 << 8) | 10#$v3 )))
 
 mounted=0
 cleanup() {
@@ -106,9 +131,66 @@ in_root sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recomme
   >"$LOGS/root-deps.log" 2>&1 || fail "apt-get in the root failed, log $LOGS/root-deps.log"
 pass "isolated Debian 12 root $R ready in $(( SECONDS - t0 )) s"
 
+S=/build/slurm-$version
+B=$S/obj-x86_64-linux-gnu    # debian/rules' build directory (dh --builddirectory)
+if (( PKGONLY )); then
+# ---- 1. --package-only: libslurm and the headers, packaged by SchedMD's rules
+t0=$SECONDS
+smd=(slurm-smd slurm-smd-dev)
+debs=()
+for p in "${smd[@]}"; do debs+=("/build/partial/${p}_$version-1_amd64.deb"); done
+if [[ ! -f $R${debs[-1]} ]]; then
+  mkdir -p "$R/build" && rm -rf "$R$S" "$R/build/partial" && tar xf "$VENDOR/$tarball" -C "$R/build"
+  [[ -f $R$S/debian/control ]] || fail "$tarball has no debian/ directory"
+  # debian/rules writes the .install lists of slurm-smd and slurm-smd-dev
+  # with find over debian/tmp: its own lines, run on what is installed here.
+  lists=$(sed -n 's/^\t\(find debian\/tmp\/.*\)$/\1/p' "$R$S/debian/rules")
+  [[ $(grep -c 'debian/slurm-smd\(-dev\)\?\.install$' <<<"$lists") == 3 ]] ||
+    fail "debian/rules of $version: not the three find lines that write slurm-smd.install and slurm-smd-dev.install"
+  cat >"$R/build/partial-build.sh" <<EOF
+set -eux
+cd $S
+P='-pslurm-smd -pslurm-smd-dev'
+# SchedMD's configure step: debian/rules' override, with dh's --builddirectory.
+DH_OPTIONS=--builddirectory debian/rules override_dh_auto_configure
+test -f $B/config.h
+dh_prep \$P
+# libslurm (with the libcommon it links) and the headers; nothing else.
+make -j2 -C $B/src/api
+make -C $B install-pkgincludeHEADERS DESTDIR=$S/debian/tmp
+make -C $B/src/api install DESTDIR=$S/debian/tmp
+rm -f debian/slurm-smd.install debian/slurm-smd-dev.install
+$lists
+for c in dh_installdirs dh_install dh_installdocs dh_installchangelogs dh_link dh_compress \\
+         dh_fixperms dh_strip dh_makeshlibs dh_shlibdeps dh_installdeb dh_gencontrol dh_md5sums; do
+  \$c \$P
+done
+mkdir -p /build/partial && dh_builddeb \$P --destdir=/build/partial
+EOF
+  log "mk-build-deps, then libslurm and the headers of $tarball (log $LOGS/slurm-smd-build.log)"
+  in_root sh -c "cd $S && mk-build-deps -i -r -t 'apt-get -y -qq --no-install-recommends' debian/control" \
+    >"$LOGS/slurm-smd-deps.log" 2>&1 || fail "Slurm's build dependencies, log $LOGS/slurm-smd-deps.log"
+  in_root sh -c "DEB_BUILD_OPTIONS='nocheck parallel=2 noautodbgsym' nice -n 10 bash /build/partial-build.sh" \
+    >"$LOGS/slurm-smd-build.log" 2>&1 || fail "libslurm of Slurm $version, log $LOGS/slurm-smd-build.log"
+fi
+for d in "${debs[@]}"; do [[ -f $R$d ]] || fail "$d not built"; done
+pass "SchedMD's configure step of Slurm $version; libslurm and the headers packaged by its debian/ ($(( SECONDS - t0 )) s): slurm-smd (libslurm only), slurm-smd-dev"
+
+# ---- 2. installed in the root
+t0=$SECONDS
+in_root apt-get install -y -qq --no-install-recommends "${debs[@]}" munge \
+  pkg-config libjansson-dev libmicrohttpd-dev autoconf automake libtool debhelper \
+  >"$LOGS/slurm-smd-install.log" 2>&1 || fail "apt-get install of slurm-smd and slurm-smd-dev, log $LOGS/slurm-smd-install.log"
+# The version slurm-smd-slurmctld of this tarball has: its debian/changelog's.
+smd_version=$(dpkg-parsechangelog -l "$R$S/debian/changelog" -S Version)
+dev_version=$(in_root dpkg-query -W -f='${Version}' slurm-smd-dev)
+[[ $dev_version == "$smd_version" ]] || fail "slurm-smd-dev $dev_version, debian/changelog $smd_version"
+grep -qx "#define SLURM_VERSION_NUMBER $(printf 0x%x $((16#$want)))" "$R/usr/include/slurm/slurm_version.h" ||
+  fail "/usr/include/slurm/slurm_version.h is not Slurm $version"
+pass "slurm-smd-dev $dev_version installed with apt ($(( SECONDS - t0 )) s); /usr/include/slurm is Slurm $version"
+else
 # ---- 1. SchedMD's packages from the tarball's debian/ directory
 t0=$SECONDS
-S=/build/slurm-$version
 smd=(slurm-smd slurm-smd-client slurm-smd-slurmctld slurm-smd-slurmd slurm-smd-slurmdbd slurm-smd-dev)
 debs=()
 for p in "${smd[@]}"; do debs+=("/build/${p}_$version-1_amd64.deb"); done
@@ -133,6 +215,7 @@ smd_version=$(in_root dpkg-query -W -f='${Version}' slurm-smd-slurmctld)
 [[ $(in_root /usr/sbin/slurmctld -V) == "slurm $version" ]] || fail "slurmctld -V: $(in_root /usr/sbin/slurmctld -V)"
 [[ -f $R/usr/lib/$MA/slurm/priority_multifactor.so ]] || fail "no /usr/lib/$MA/slurm in SchedMD's packages"
 pass "slurm-smd-slurmctld $smd_version installed with apt ($(( SECONDS - t0 )) s); slurmctld -V: slurm $version"
+fi
 
 # ---- 3. slurm-gpupool against that release
 t0=$SECONDS
@@ -140,7 +223,7 @@ t0=$SECONDS
 # generated in the packages' build (the same options, so the same layouts).
 C=/build/src/slurm-$version
 rm -rf "$R$C" && mkdir -p "$R/build/src" && tar xf "$VENDOR/$tarball" -C "$R/build/src"
-for h in config.h slurm/slurm_version.h; do cp -p "$R$S/obj-x86_64-linux-gnu/$h" "$R$C/$h"; done
+for h in config.h slurm/slurm_version.h; do cp -p "$R$B/$h" "$R$C/$h"; done
 rm -rf "$R/build/gpupool" && bash "$REPO/scripts/copy-source.sh" "$R/build/gpupool" >/dev/null
 gv=$(cd "$REPO" && dpkg-parsechangelog -S Version)+slurm$version
 deb=/build/slurm-gpupool_${gv}_amd64.deb
@@ -155,6 +238,27 @@ contents=$(dpkg-deb -c "$R$deb")
 grep -q "\./usr/lib/$MA/slurm/priority_gpupool.so\$" <<<"$contents" || fail "no plugin in /usr/lib/$MA/slurm"
 ! grep -qE '\./etc/' <<<"$contents" || fail "the package ships a file in /etc"
 pass "slurm-gpupool $gv built ($(( SECONDS - t0 )) s); Depends: $dep"
+
+# What the package says it was built for: each plugin's plugin_version
+# (slurmctld refuses a plugin whose number is not its own) and `gpupool
+# version` of the packaged command, run in the root on its libslurm.
+x=/build/gpupool-deb
+rm -rf "$R$x" && dpkg-deb -x "$R$deb" "$R$x"
+for p in priority preempt job_submit; do
+  so=$R$x/usr/lib/$MA/slurm/${p}_gpupool.so
+  [[ -f $so ]] || fail "no ${p}_gpupool.so in /usr/lib/$MA/slurm"
+  a=$(nm -D --defined-only "$so" | awk '$3 == "plugin_version" { print $1 }')
+  [[ -n $a ]] || fail "${p}_gpupool.so has no plugin_version"
+  le=$(objdump -s --start-address="0x$a" --stop-address="$(printf '0x%x' $(( 0x$a + 4 )))" "$so" |
+       awk '$1 ~ /^[0-9a-f]+$/ && length($2) == 8 { print $2; exit }')
+  got=${le:6:2}${le:4:2}${le:2:2}${le:0:2}
+  [[ $got == "$want" ]] || fail "${p}_gpupool.so: plugin_version 0x$got, Slurm $version is 0x$want"
+done
+ver=$(in_root env LD_LIBRARY_PATH=$x/usr/lib/$MA $x/usr/bin/gpupool version 2>&1) || fail "gpupool version: $ver"
+grep -qxF "plugins:   built for Slurm $version, in /usr/lib/$MA/slurm (they load only into that release's slurmctld)" <<<"$ver" &&
+  grep -qxF "command:   built against libslurm of Slurm $version" <<<"$ver" || fail "gpupool version: $ver"
+pass "the plugins' plugin_version is 0x$want (Slurm $version); the packaged gpupool version, on this root's libslurm ($(readelf -d "$R$x/usr/bin/gpupool" | sed -n 's/.*Shared library: \[\(libslurm[^]]*\)\].*/\1/p')):"
+printf '%s\n' "$ver" | sed 's/^/    /'
 (( DEMO )) || { echo "package-test $REL: PASS"; exit 0; }
 
 # ---- 4. installed, the demo on the installed files, removed

@@ -24,7 +24,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 case ${1:-22.05} in
   22.05) ;;
   23.11|24.11|25.11|26.05) exec bash "$REPO/scripts/package-test-smd.sh" "$@" ;;
-  *) echo "usage: $0 [22.05|23.11|24.11|25.11|26.05] [--demo|--no-demo]" >&2; exit 2 ;;
+  *) echo "usage: $0 [22.05|23.11|24.11|25.11|26.05] [--demo|--no-demo|--package-only]" >&2; exit 2 ;;
 esac
 [[ $(id -u) -eq 0 ]] || { echo "package-test: run as root (installs packages, starts a local cluster)" >&2; exit 2; }
 
