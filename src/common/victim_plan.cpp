@@ -109,7 +109,11 @@ bool Engine::still_waiting(VictimPlan &plan) const {
     bool freeing = false;
     for (uint32_t i = 0; i < plan.planned_nodes && i < plan.nodes.size(); ++i)
         freeing |= nodes_.nodes()[size_t(plan.nodes[i])].completing;
-    for (uint32_t v : plan.victims) freeing |= !nodes_.job_nodes(v).empty();
+    // Its victims on the nodes planned first (fallbacks' were not taken).
+    const size_t planned = plan.planned_nodes && plan.planned_nodes <= plan.group_end.size()
+                               ? plan.group_end[plan.planned_nodes - 1]
+                               : 0;
+    for (size_t k = 0; k < planned; ++k) freeing |= !nodes_.job_nodes(plan.victims[k]).empty();
     if (freeing) plan.outcome = VictimPlan::Outcome::Waiting;
     return freeing;
 }

@@ -143,6 +143,13 @@ TEST(VictimPlan, TwoPreemptorsNeverPlanTheSameNode) {
     w.e.refresh_running(w.snap, 1001);
     EXPECT_EQ(w.victims(a, 1001), (std::vector<uint32_t>{})) << "no second round for a";
     EXPECT_EQ(w.victims(b, 1001), (std::vector<uint32_t>{1}));
+    // Job 2 gone and n1 done: a's GPUs are free there (its fallback, job 1,
+    // still runs and is not waited for); a plans again and finds them.
+    w.snap.jobs.erase(w.snap.jobs.begin() + 1);
+    settle(w.snap);
+    w.snap.nodes[1].completing = false;
+    w.e.refresh_running(w.snap, 1002);
+    EXPECT_EQ(w.e.victim_plan(ref(a), 1002).outcome, VictimPlan::Outcome::FitsFree);
 }
 
 TEST(VictimPlan, AJobThatPreemptedGoesFirstInItsTierUntilItStarts) {
