@@ -18,7 +18,8 @@
 //   running jobs changed since the core last looked, refresh_running (the
 //   preempt plugin does so whenever nodes changed); candidates are the
 //   running jobs on the partition's nodes that preemptable() allows, in
-//   victim_rank() order;
+//   the order of the preemptor's victim plan (plan_rank(): planned victims
+//   node group by node group; with node usage only they are allowed);
 // - the walk's order is the core's order, which the priorities it writes
 //   to Slurm follow (Slurm sorts its queue by them); held jobs (priority
 //   0) are skipped; a job may start only in start_partitions() (the
@@ -172,17 +173,12 @@ public:
         return ps.queues.tree || w_.part_used[static_cast<size_t>(s.part)] > ps.quota;
     }
 
-    // The preempt plugin refreshes before every search after a change;
-    // with pass_interval > 1 (huge replays) the search runs on the last
-    // view and the replay asks for a fresh one only when it found victims
-    // (refresh_view), so every preemption is still decided on a fresh
-    // view; a reclaim of jobs started since the last view waits for the
-    // next refresh or pass.
+    // The preempt plugin refreshes before every search after a change, and
+    // so does the replay, with any pass_interval: the victim plan is made
+    // on one view of where GPUs are, and a search that failed on an old
+    // view would hold back every job of its class for the rest of the walk.
     void candidates(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t> &out) override {
         out.clear();
-        // A plan is made on one view, and a search that fails on an old one
-        // would hold back every job of its class for the rest of the walk:
-        // every search runs on a fresh view.
         if (running_changed_) refresh_view(t);
         const SimJob &s = w_.spec(j);
         JobRef pre;
