@@ -9,7 +9,7 @@ namespace gpupool {
 
 namespace {
 
-const PlanCost kNoCost{UINT64_MAX, UINT64_MAX};
+const PlanCost kNoCost{UINT64_MAX, UINT64_MAX, UINT64_MAX};
 
 }  // namespace
 
@@ -172,15 +172,21 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now)
         auto it = eval_.running.find(j.job_id);
         if (j.gpus == 0 || it == eval_.running.end()) continue;  // started since the last look: not yet
         const RunningInfo &ri = it->second;
-        uint8_t *known = s.allowed.find(j.job_id);
-        const bool allowed = known ? *known != 0 : verdict_for(ri, preemptor, now).allowed;
-        if (!known) s.allowed.try_emplace(j.job_id, allowed ? 1 : 0);
-        if (!allowed) continue;
+        enum : uint8_t { kNot, kReclaim, kInPool };
+        const uint8_t *known = s.allowed.find(j.job_id);
+        uint8_t how = known ? *known : kNot;
+        if (!known) {
+            const Verdict v = verdict_for(ri, preemptor, now);
+            how = !v.allowed ? kNot : v.rule == Rule::InPool ? kInPool : kReclaim;
+            s.allowed.try_emplace(j.job_id, how);
+        }
+        if (how == kNot) continue;
         // GPU-seconds lost is R6's `newest` (least work lost) for a set;
         // with `oldest` the site chose R6's order over work lost.
         const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
         const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
-        s.candidates.push_back(NodeCandidate{j.job_id, j.gpus, PlanCost{uint64_t(ri.gpus) * ran, ri.rank}});
+        s.candidates.push_back(
+            NodeCandidate{j.job_id, j.gpus, PlanCost{how == kInPool ? uint64_t(ri.gpus) : 0u, uint64_t(ri.gpus) * ran, ri.rank}});
     }
     std::sort(s.candidates.begin(), s.candidates.end(),
               [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });

@@ -14,17 +14,23 @@
 
 namespace gpupool {
 
-// What a victim set costs: GPU-seconds lost first (with
+// What a victim set costs: the GPUs it takes by R4 (the preemptor's own lower
+// tiers) first, as reclaim is tried before preemption inside the pool; then
+// GPU-seconds lost (with
 // PreemptionOrder=newest, R6's "least work lost"; 0 with oldest), then R6's
 // order (the sum of the victims' ranks: sets of jobs earlier in it first).
 struct PlanCost {
+    uint64_t own = 0;  // GPUs of jobs of the preemptor's own line (R4): reclaim comes first (R5)
     uint64_t gpu_seconds = 0;
     uint64_t rank_sum = 0;
     friend bool operator<(const PlanCost &a, const PlanCost &b) {
+        if (a.own != b.own) return a.own < b.own;
         if (a.gpu_seconds != b.gpu_seconds) return a.gpu_seconds < b.gpu_seconds;
         return a.rank_sum < b.rank_sum;
     }
-    PlanCost operator+(const PlanCost &o) const { return PlanCost{gpu_seconds + o.gpu_seconds, rank_sum + o.rank_sum}; }
+    PlanCost operator+(const PlanCost &o) const {
+        return PlanCost{own + o.own, gpu_seconds + o.gpu_seconds, rank_sum + o.rank_sum};
+    }
 };
 
 // A job R4/R5 let the preemptor take, as one node sees it.
@@ -86,7 +92,7 @@ struct PlanScratch {
     std::vector<PlanCost> best;
     std::vector<uint32_t> set, sets;
     std::vector<Choice> choices;
-    FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it (1) or not (0)
+    FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool
 };
 
 class PlanBook {
