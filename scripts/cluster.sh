@@ -287,7 +287,7 @@ first_job_id() {
 }
 
 write_configs() {
-  local plugindir priority preempt job_submit= n i gpu_files
+  local plugindir priority preempt job_submit= strict_order= n i gpu_files
   mkdir -p "$ETC" "$LOG" "$RUN" "$D/state" "$D/spool" "$D/dev"
 
   if [[ $PLUGINS == installed ]]; then
@@ -300,6 +300,7 @@ write_configs() {
     priority=priority/gpupool
     preempt=preempt/gpupool
     job_submit="JobSubmitPlugins=gpupool"
+    strict_order=",preempt_strict_order"
   elif [[ $PLUGINS == 1 ]]; then
     local pdir=$BUILD/src/plugins/priority/gpupool/.libs
     local qdir=$BUILD/src/plugins/preempt/gpupool/.libs
@@ -312,6 +313,7 @@ write_configs() {
     preempt=preempt/gpupool
     # Keeps a user's or admin's hold on a job gpupool holds for quota.
     job_submit="JobSubmitPlugins=gpupool"
+    strict_order=",preempt_strict_order"
   else
     plugindir=$SLURM_PLUGIN_DIR
     priority=priority/basic
@@ -378,7 +380,9 @@ SelectTypeParameters=CR_Core
 GresTypes=gpu
 SchedulerType=sched/backfill
 # Short passes so tests don't wait for the default 60 s main loop.
-SchedulerParameters=sched_interval=2,bf_interval=2,sched_min_interval=100000
+# gpupool: preempt_strict_order keeps its victim plan's order (node group by
+# node group) through cons_tres's retry passes.
+SchedulerParameters=sched_interval=2,bf_interval=2,sched_min_interval=100000$strict_order
 PriorityType=$priority
 # sprio shows a factor's column only when its weight is non-zero; gpupool
 # maps tier -> QOS, pool standing -> Fairshare, submit order -> Age.

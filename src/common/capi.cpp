@@ -41,6 +41,7 @@ JobRef to_ref(const gp_job_t *j) {
     if (j->account) r.account = j->account;
     r.cpus = j->cpus;
     r.mem_mb = j->mem_mb;
+    r.nodes = j->nodes;
     return r;
 }
 
@@ -267,6 +268,11 @@ GP_EXPORT uint32_t gp_engine_victim_rank(gp_engine_t *e, uint32_t job_id) {
     if (!e) return UINT32_MAX - 1;
     std::lock_guard<std::mutex> lock(e->mu);
     return e->engine.victim_rank(job_id);
+}
+GP_EXPORT uint32_t gp_engine_plan_rank(gp_engine_t *e, uint32_t preemptor_id, uint32_t victim_id) {
+    if (!e) return UINT32_MAX - 1;
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->engine.plan_rank(preemptor_id, victim_id);
 }
 GP_EXPORT size_t gp_engine_pool_count(gp_engine_t *e) { return count_of(e, pool_list); }
 

@@ -48,8 +48,12 @@ GP_EXPORT int gp_engine_note_preemption(gp_engine_t *e, const gp_preemption_t *p
     if (!e || !p) return GP_ERR_ARG;
     return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] {
         std::string line = event_json_line(to_event(p));
-        std::lock_guard<std::mutex> lock(e->events_mu);
-        e->events.push(std::move(line));
+        {
+            std::lock_guard<std::mutex> lock(e->events_mu);
+            e->events.push(std::move(line));
+        }
+        std::lock_guard<std::mutex> lock(e->mu);
+        e->engine.note_preempted(p->preemptor_job_id, p->victim_job_id);
     });
 }
 

@@ -1,6 +1,7 @@
 // The C ABI: building a snapshot of the cluster for a pass.
 #include "capi.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -39,6 +40,8 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s) {
         s.account.clear();
     s.cpus = j->cpus;
     s.mem_mb = j->mem_mb;
+    s.nodes.clear();
+    s.node_count = j->nodes;
 }
 
 // One emptied snapshot kept for the next gp_snapshot_create(), with its
@@ -68,6 +71,7 @@ GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) {
         s->snap.nodes.clear();
         s->snap.partitions.clear();
         s->snap.account_parent.clear();
+        s->snap.node_usage = false;
         s->spare.reserve(s->spare.size() + s->snap.jobs.size());
         for (SnapJob &j : s->snap.jobs) s->spare.push_back(std::move(j));
         s->snap.jobs.clear();
@@ -129,6 +133,28 @@ GP_EXPORT int gp_snapshot_set_node_resources(gp_snapshot_t *s, int32_t node_inde
     n.cpus = cpus;
     n.mem_mb = mem_mb;
     return GP_OK;
+}
+
+GP_EXPORT int gp_snapshot_set_node_usage(gp_snapshot_t *s, int32_t node_index, uint32_t free_gpus,
+                                         int completing) {
+    if (!s || node_index < 0 || size_t(node_index) >= s->snap.nodes.size()) return GP_ERR_ARG;
+    SnapNode &n = s->snap.nodes[size_t(node_index)];
+    n.free_gpus = std::min(free_gpus, n.gpus);
+    n.completing = completing != 0;
+    s->snap.node_usage = true;
+    return GP_OK;
+}
+
+GP_EXPORT int gp_snapshot_set_job_nodes(gp_snapshot_t *s, const int32_t *node_index, const uint32_t *gpus,
+                                        size_t count) {
+    if (!s || s->snap.jobs.empty() || (count && (!node_index || !gpus))) return GP_ERR_ARG;
+    for (size_t i = 0; i < count; ++i)
+        if (node_index[i] < 0 || size_t(node_index[i]) >= s->snap.nodes.size()) return GP_ERR_ARG;
+    return guarded(GP_ERR_ARG, nullptr, 0, [&] {
+        std::vector<NodeGpus> &nodes = s->snap.jobs.back().nodes;  // a spare's room, kept
+        nodes.clear();
+        for (size_t i = 0; i < count; ++i) nodes.push_back(NodeGpus{node_index[i], gpus[i]});
+    });
 }
 
 GP_EXPORT int gp_snapshot_add_account(gp_snapshot_t *s, const char *account, const char *parent) {

@@ -314,7 +314,10 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     compute_fairshare(ev);
     ev.standings = static_cast<uint32_t>(ev.pools.size());
     if (ev.levels) rank_queues(ev);
-    for (PendingResult &r : ev.pending) r.group_standing = job_standing(ev, r);
+    for (PendingResult &r : ev.pending) {
+        r.group_standing = job_standing(ev, r);
+        r.preempted = preempted_first_.contains(r.job_id);
+    }
     // Sort compact keys (R1's), then move each result once.
     struct Key {
         PendingOrderKey key;
@@ -342,6 +345,8 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     admit(eval_);
     build_candidates(eval_);
     rank_victims(eval_);
+    nodes_.load(snap);
+    forget_started_preemptors();
     preemptor_cache_.valid = false;
     // Room for a preemptor's figures in each pool, so that preemptable()
     // allocates nothing (after a pass, it may).
@@ -399,6 +404,7 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     // Standing feeds priorities, which only a full pass reassigns.
     for (size_t i = 0; i < standing.size(); ++i) eval_.pools[i].standing = standing[i];
     rank_victims(eval_);
+    nodes_.load(snap);
     eval_.now = now;
     preemptor_cache_.valid = false;
 }
@@ -467,6 +473,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.account = job.account;
     ref.cpus = job.cpus;
     ref.mem_mb = job.mem_mb;
+    ref.nodes = job.node_count;
     return ref;
 }
 

@@ -19,9 +19,11 @@
 
 #include "config.hpp"
 #include "min_runtime.hpp"
+#include "nodes.hpp"
 #include "pass.hpp"
 #include "snapshot.hpp"
 #include "usage.hpp"
+#include "victim_plan.hpp"
 
 namespace gpupool {
 
@@ -40,6 +42,8 @@ struct JobRef {
     std::string_view account;
     uint32_t cpus = 0;
     uint64_t mem_mb = 0;
+    // Pending: the nodes it asks for (0: one).
+    uint32_t nodes = 0;
 };
 
 // A snapshot job as a JobRef; `parts` keeps its partitions joined by
@@ -192,6 +196,21 @@ public:
     // Pass result or provisional placement of a pending job; null if none.
     const PendingResult *pending_result(uint32_t job_id) const;
     uint32_t victim_rank(uint32_t job_id) const;
+
+    // Where GPUs are, as the last pass or refresh saw them.
+    const NodeLayout &nodes() const { return nodes_; }
+    // The preemptor's victim plan (victim_plan.cpp), made at its first
+    // question on a node layout and kept for the layout's life: preemptable()
+    // says yes only to the jobs it plans.
+    const VictimPlan &victim_plan(const JobRef &preemptor, int64_t now);
+    // The order Slurm should try the preemptor's candidates in: its planned
+    // victims first, node group by node group (1 = first), then the rest by
+    // R6 (victim_rank).
+    uint32_t plan_rank(uint32_t preemptor_id, uint32_t victim_id) const;
+    // Slurm preempted `victim` for `preemptor`: its plan is carried out, the
+    // preemptor waits for the GPUs it freed, and until it starts the next
+    // passes put it first in its tier.
+    void note_preempted(uint32_t preemptor_id, uint32_t victim_id);
     // Running tasks of job array `array_job_id` as the engine counts them
     // (last pass, refresh_running, job_ended).
     uint32_t array_running(uint32_t array_job_id) const;
@@ -307,6 +326,17 @@ private:
     bool borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const;
     const Freeable &freeable_cached(int q, int64_t now);
     RunningInfo victim_info(const JobRef &victim) const;
+    // preemptable() before the plan: R4, R5, MinRuntime, R2 of the preemptor.
+    Verdict verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now);
+    // The victim plan (victim_plan.cpp).
+    void apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now, Verdict &v);
+    void make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan);
+    bool eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out);
+    void node_candidates(int32_t node, const JobRef &preemptor, int64_t now);
+    void choose_nodes(uint32_t node_count, VictimPlan &plan) const;
+    bool still_waiting(VictimPlan &plan) const;
+    // Jobs that preempted go first in their tier until they start (R1).
+    void forget_started_preemptors();
     struct PreemptorCache;
     PreemptorCache &cached_preemptor(const JobRef &preemptor);
     // R5 with levels: between two queues of pool q's tree on different
@@ -340,6 +370,10 @@ private:
     std::map<std::string, PoolHistory> history_;
     int64_t last_account_ = 0;
     std::vector<std::string> config_warnings_;
+    NodeLayout nodes_;
+    PlanBook plans_;
+    PlanScratch plan_scratch_;
+    FlatIdMap<uint8_t> preempted_first_;  // jobs that preempted, not started yet
 
     // The preempt plugin asks about one preemptor against many victims.
     struct PreemptorCache {

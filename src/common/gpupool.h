@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 11
+#define GP_ABI_VERSION 12
 
 typedef enum {
 	GP_OK = 0,
@@ -246,6 +246,12 @@ typedef struct {
 	const char *account;
 	uint32_t cpus;
 	uint64_t mem_mb;
+	/*
+	 * Since ABI 12, pending jobs: the nodes the job asks for (Slurm's
+	 * minimum node count; 0: one).  Running jobs give their nodes with
+	 * gp_snapshot_set_job_nodes().
+	 */
+	uint32_t nodes;
 } gp_job_t;
 
 gp_snapshot_t *gp_snapshot_create(void);
@@ -277,6 +283,25 @@ uint32_t gp_engine_snapshot_needs(gp_engine_t *engine);
  */
 int gp_snapshot_set_node_resources(gp_snapshot_t *snap, int32_t node_index,
 				   uint32_t cpus, uint64_t mem_mb);
+
+/*
+ * Since ABI 12: where GPUs are, for the victim plan (a preemptor's victims
+ * on one node, chosen by the core).  A node's GPUs no job holds now and
+ * whether Slurm is still ending jobs on it (`completing` 1).  Calling it
+ * for any node says the snapshot has node usage: every node's free GPUs
+ * (0 where not called) and every running job's nodes.  Without any call
+ * preemption is judged on pools' GPU counts alone, as before ABI 12.
+ */
+int gp_snapshot_set_node_usage(gp_snapshot_t *snap, int32_t node_index,
+			       uint32_t free_gpus, int completing);
+
+/*
+ * The nodes of the job added last (gp_snapshot_add_job, a running job) and
+ * its GPUs on each: `count` entries of `node_index` (as
+ * gp_snapshot_add_node returned them) and `gpus`.
+ */
+int gp_snapshot_set_job_nodes(gp_snapshot_t *snap, const int32_t *node_index,
+			      const uint32_t *gpus, size_t count);
 
 /*
  * One account of Slurm's association tree and its parent account (NULL,
@@ -506,6 +531,18 @@ int gp_engine_preemptable(gp_engine_t *engine, const gp_job_t *victim,
  */
 uint32_t gp_engine_victim_rank(gp_engine_t *engine, uint32_t job_id);
 
+/*
+ * Since ABI 12: the order to offer `victim_id` in for `preemptor_id` (lower
+ * goes first): where the snapshot had node usage, gp_engine_preemptable()
+ * allows only the preemptor's planned victims (its victim plan: the
+ * cheapest set on one node, then up to two fallback nodes' sets), and
+ * these come node group by node group, 1 first; any other job ranks after
+ * them in R6 order.  Slurm removes candidates in this order until the job
+ * fits on some node (cons_tres), so it tries the planned node first.
+ */
+uint32_t gp_engine_plan_rank(gp_engine_t *engine, uint32_t preemptor_id,
+			     uint32_t victim_id);
+
 /* ------------------------------------------------------------------ */
 /* Preemption records                                                 */
 
@@ -537,7 +574,10 @@ typedef struct {
 
 /*
  * Queue one line of the event log in memory (no I/O: callers hold
- * slurmctld's job write lock).  At most 4096 lines wait; beyond that the
+ * slurmctld's job write lock).  Since ABI 12 it also tells the engine
+ * that the preemptor's victim plan was carried out: it then waits for the
+ * GPUs it freed (no second round of victims) and goes first in its tier
+ * until it starts.  At most 4096 lines wait; beyond that the
  * oldest are dropped and the next flush writes how many.
  */
 int gp_engine_note_preemption(gp_engine_t *engine, const gp_preemption_t *p);

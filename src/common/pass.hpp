@@ -206,6 +206,9 @@ struct PendingResult {
     PoolList pools;             // managed pools it may run in
     uint32_t gpus = 0;
     uint32_t group_standing = 0;
+    // It preempted and has not started yet: first in its tier (R1), so
+    // that it gets the GPUs it freed.
+    bool preempted = false;
     Hold hold = Hold::None;
     uint32_t cpus = 0;
     // R2 over several pools: the listed pools whose quota it does not fit.
@@ -230,7 +233,7 @@ struct PendingResult {
 };
 
 // R1, the one home of the pending order (policy.md): tier priority (higher
-// first), the standing of the job's pools (more starved first), original
+// first), a job that preempted first in its tier, the standing of the job's pools (more starved first), original
 // submit time (older first), job id (lower first).  Ascending keys are that
 // order; the pass sorts by it, job ends place jobs by it, the simulator's
 // gpupool policy orders by it.
@@ -245,7 +248,8 @@ struct PendingOrderKey {
     }
 };
 inline PendingOrderKey pending_order_key(const PendingResult &r, uint32_t tier_priority) {
-    return PendingOrderKey{(uint64_t(~tier_priority) << 32) | r.group_standing, r.orig_submit, r.job_id};
+    const uint64_t standing = r.preempted ? 0 : uint64_t(std::min<uint32_t>(r.group_standing, UINT32_MAX - 1)) + 1;
+    return PendingOrderKey{(uint64_t(~tier_priority) << 32) | standing, r.orig_submit, r.job_id};
 }
 inline bool order_before(const PendingResult &a, uint32_t a_prio, const PendingResult &b, uint32_t b_prio) {
     return pending_order_key(a, a_prio) < pending_order_key(b, b_prio);

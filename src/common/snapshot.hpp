@@ -20,6 +20,17 @@ struct SnapNode {
     // memory are then not divided among its queues).
     uint32_t cpus = 0;
     uint64_t mem_mb = 0;
+    // Its GPUs no job holds now, and whether Slurm is still ending jobs on
+    // it (no job starts there until that is over).  Known only where
+    // Snapshot::node_usage says so.
+    uint32_t free_gpus = 0;
+    bool completing = false;
+};
+
+// GPUs a running job holds on one node (an index into Snapshot::nodes).
+struct NodeGpus {
+    int32_t node = -1;
+    uint32_t gpus = 0;
 };
 
 struct SnapPartition {
@@ -49,6 +60,10 @@ struct SnapJob {
     std::string account;
     uint32_t cpus = 0;
     uint64_t mem_mb = 0;
+    // Running: its nodes and its GPUs on each (where Snapshot::node_usage).
+    // Pending: the nodes it asks for (0: one).
+    std::vector<NodeGpus> nodes;
+    uint32_t node_count = 0;
 };
 
 // Tasks a pending record stands for: an array meta record's pending tasks,
@@ -69,6 +84,10 @@ struct Snapshot {
     // Slurm's account tree (the queues' tree), each account's parent ("" or "root"
     // for a top-level one), as slurmctld's association manager has it now.
     std::unordered_map<std::string, std::string> account_parent;
+    // Nodes' free GPUs and completing state and running jobs' nodes are
+    // given: the victim plan (victim_plan.hpp) places preemptions on nodes.
+    // Without them preemption judges pools' GPU counts alone.
+    bool node_usage = false;
 
     int32_t add_node(std::string name, uint32_t gpus);
     // Node indices out of range are a std::invalid_argument.

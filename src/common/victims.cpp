@@ -262,12 +262,18 @@ Engine::PreemptorCache &Engine::cached_preemptor(const JobRef &preemptor) {
 }
 
 Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64_t now) {
-    Verdict v;
     if (!config_ || !eval_.valid) {
+        Verdict v;
         v.why = "no gpupool pass yet";
         return v;
     }
-    const RunningInfo vi = victim_info(victim);
+    Verdict v = verdict_for(victim_info(victim), preemptor, now);
+    if (v.allowed && nodes_.known()) apply_plan(victim.id, preemptor, now, v);
+    return v;
+}
+
+Verdict Engine::verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now) {
+    Verdict v;
     v.victim_pool = vi.pool;
     if (vi.pool < 0) {
         v.why = "victim is not in a gpupool pool";

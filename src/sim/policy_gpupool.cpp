@@ -18,7 +18,8 @@
 //   running jobs changed since the core last looked, refresh_running (the
 //   preempt plugin does so whenever nodes changed); candidates are the
 //   running jobs on the partition's nodes that preemptable() allows, in
-//   victim_rank() order;
+//   the order of the preemptor's victim plan (plan_rank(): planned victims
+//   node group by node group; with node usage only they are allowed);
 // - the walk's order is the core's order, which the priorities it writes
 //   to Slurm follow (Slurm sorts its queue by them); held jobs (priority
 //   0) are skipped; a job may start only in start_partitions() (the
@@ -45,6 +46,9 @@ public:
             std::vector<int32_t> idx(c.partitions[p].nodes.begin(), c.partitions[p].nodes.end());
             snap_.add_partition(c.partitions[p].name, idx);
             part_index_.emplace(c.partitions[p].name, static_cast<int32_t>(p));
+            uint32_t widest = 0;
+            for (uint32_t n : c.partitions[p].nodes) widest = std::max(widest, c.nodes[n].gpus);
+            part_widest_.push_back(widest);
         }
         snap_pos_.assign(w_.jobs.size(), kNone);
         periodic_ = std::max<int64_t>(std::max<int64_t>(w_.config->recalc_interval, 1), w_.options.pass_interval);
@@ -100,6 +104,7 @@ public:
 
     void before_walk(int64_t t) override {
         if (!pass_due(t)) return;
+        note_nodes();
         engine_.evaluate(snap_, t);
         last_pass_ = t;
         dirty_ = running_changed_ = false;
@@ -168,21 +173,22 @@ public:
         return ps.queues.tree || w_.part_used[static_cast<size_t>(s.part)] > ps.quota;
     }
 
-    // The preempt plugin refreshes before every search after a change;
-    // with pass_interval > 1 (huge replays) the search runs on the last
-    // view and the replay asks for a fresh one only when it found victims
-    // (refresh_view), so every preemption is still decided on a fresh
-    // view; a reclaim of jobs started since the last view waits for the
-    // next refresh or pass.
+    // The preempt plugin refreshes before every search after a change, and
+    // so does the replay, with any pass_interval: the victim plan is made
+    // on one view of where GPUs are, and a search that failed on an old
+    // view would hold back every job of its class for the rest of the walk.
     void candidates(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t> &out) override {
         out.clear();
-        if (running_changed_ && w_.options.pass_interval <= 1) refresh_view(t);
+        if (running_changed_) refresh_view(t);
         const SimJob &s = w_.spec(j);
         JobRef pre;
         pre.id = s.id;
         pre.partitions = w_.part_name(p);
         pre.qos = s.qos;
         pre.gpus = s.gpus;
+        // A job wider than the partition's widest node asks for whole nodes.
+        const uint32_t widest = part_widest_[static_cast<size_t>(p)];
+        pre.nodes = widest > 0 && s.gpus > widest ? (s.gpus + widest - 1) / widest : 1;
         with_account(pre, s);
         for (uint32_t v : w_.running_preemptible) {
             const SimJobState &vs = w_.jobs[v];
@@ -197,13 +203,14 @@ public:
             if (engine_.preemptable(victim, pre, t).allowed) out.push_back(v);
         }
         ranked_.clear();
-        for (uint32_t v : out) ranked_.emplace_back(engine_.victim_rank(w_.jobs[v].id), v);
+        for (uint32_t v : out) ranked_.emplace_back(engine_.plan_rank(s.id, w_.jobs[v].id), v);
         std::sort(ranked_.begin(), ranked_.end());
         for (size_t i = 0; i < ranked_.size(); ++i) out[i] = ranked_[i].second;
     }
 
     bool view_stale() const override { return running_changed_; }
     void refresh_view(int64_t t) override {
+        note_nodes();
         engine_.refresh_running(snap_, t);
         running_changed_ = false;
         counters.refreshes++;
@@ -231,6 +238,29 @@ private:
         ref.account = s.account;
         ref.cpus = s.cpus;
         ref.mem_mb = s.mem_mb;
+    }
+
+    // Where GPUs are, as the plugins read it from Slurm's GRES records:
+    // each node's free GPUs and each running job's GPUs per node.  The
+    // replay has no completing nodes (a victim's GPUs free at once).
+    void note_nodes() {
+        snap_.node_usage = true;
+        for (SnapNode &n : snap_.nodes) n.free_gpus = n.gpus;
+        auto hold = [&](SnapJob &sj, int32_t node, uint32_t g) {
+            sj.nodes.push_back(NodeGpus{node, g});
+            SnapNode &n = snap_.nodes[static_cast<size_t>(node)];
+            n.free_gpus -= std::min(n.free_gpus, g);
+        };
+        for (size_t pos = 0; pos < snap_.jobs.size(); ++pos) {
+            SnapJob &sj = snap_.jobs[pos];
+            sj.nodes.clear();
+            if (sj.state != JobState::Running) continue;
+            const SimJobState &s = w_.jobs[snap_job_[pos]];
+            if (s.node >= 0)
+                hold(sj, s.node, s.gpus);
+            else if (s.multi != UINT32_MAX)
+                for (const auto &[node, g] : w_.multi_alloc[s.multi]) hold(sj, node, g);
+        }
     }
 
     // priority_p_set: placed in the last pass's order, admitted or held
@@ -262,6 +292,7 @@ private:
     std::vector<uint32_t> snap_pos_;  // job -> index in snap_.jobs
     std::vector<uint32_t> snap_job_;  // index in snap_.jobs -> job
     std::unordered_map<std::string, int32_t> part_index_;
+    std::vector<uint32_t> part_widest_;  // per partition: GPUs of its widest node
     uint64_t pending_ = 0;          // pending jobs (eligible or not)
     int64_t periodic_ = 10;
     int64_t last_pass_ = kNever;

@@ -6,11 +6,14 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments)
-WIDE_SHAPE=(GPUPOOL_NODE_COUNT=1 GPUS_PER_NODE=4 CPUS_PER_NODE=8
+  test_ranks_departments test_victim_plan_nodes)
+# node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
+WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
 PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
-PartitionName=pool1 Nodes=node1 MaxTime=INFINITE State=UP")
+PartitionName=pool1 Nodes=node1 MaxTime=INFINITE State=UP
+PartitionName=wa Nodes=node[1-2] MaxTime=INFINITE State=UP
+PartitionName=wb Nodes=node[1-2] MaxTime=INFINITE State=UP")
 
 WIDE_CONF_HEAD='PreemptionOrder=newest
 RecalcInterval=2
@@ -203,4 +206,41 @@ wide_tree_down() {
 # wide_left PREFIX: this file's accounts sacctmgr still has; false if none.
 wide_left() {
   sacctmgr -n -P show account format=account 2>/dev/null | grep -xE 'dep[12]|queue[012]' | grep "^$1"
+}
+
+# The victim plan on full nodes: wb (quota 0) borrows both 4-GPU nodes with
+# four LOW jobs of 2 GPUs, placed node1, node2, node1, node2 in submission
+# order.  wa's NORMAL job of 4 takes the cheapest set on one node, the two
+# newest (on node2), and nothing on node1; a second NORMAL job of 4 then
+# plans node1 (never node2, which the first holds) and takes node1's pair.
+# Each starts within 30 s, then 15 s pass with no preemption.
+test_victim_plan_nodes() {
+  local l=() l1 l2 l3 l4 n1 n2 node t0 id
+  wide_load 'Pool=wa Quota=8
+Pool=wb Quota=0' || return 1
+  for node in node1 node2 node1 node2; do
+    id=$(submit_gpus "l-$node" wb low 2 -w "$node") && assert wait_state "$id" RUNNING 30 || return 1
+    l+=("$id")
+  done
+  l1=${l[0]} l2=${l[1]} l3=${l[2]} l4=${l[3]}
+  mark_log
+  t0=$SECONDS
+  n1=$(submit_gpus n1 wa normal 4) || return 1
+  assert wait_state "$n1" RUNNING 30 ||
+    { ilog "n1: $(job_state "$n1"), reason $(job_reason "$n1")"; log_since | grep -a gpupool >&2; return 1; }
+  ilog "the first NORMAL job started $(( SECONDS - t0 )) s after its submission"
+  assert test "$(victims_since "$n1")" = "$(printf '%s\n' "$l2" "$l4" | sort -n | tr '\n' ' ')" ||
+    { ilog "victims of $n1: $(victims_since "$n1")"; return 1; }
+  assert test "$(job_state "$l1") $(job_state "$l3")" = "RUNNING RUNNING" || return 1
+  t0=$SECONDS
+  n2=$(submit_gpus n2 wa normal 4) || return 1
+  assert wait_state "$n2" RUNNING 30 ||
+    { ilog "n2: $(job_state "$n2"), reason $(job_reason "$n2")"; log_since | grep -a gpupool >&2; return 1; }
+  ilog "the second NORMAL job started $(( SECONDS - t0 )) s after its submission"
+  assert test "$(victims_since "$n2")" = "$(printf '%s\n' "$l1" "$l3" | sort -n | tr '\n' ' ')" ||
+    { ilog "victims of $n2: $(victims_since "$n2")"; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$n1") $(job_state "$n2")" = "RUNNING RUNNING"
 }

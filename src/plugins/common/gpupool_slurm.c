@@ -244,6 +244,8 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	out->array_tasks = gps_array_pending_tasks(job_ptr);
 	if ((job_ptr->array_task_id != NO_VAL) || job_ptr->array_recs)
 		out->array_job_id = job_ptr->array_job_id;
+	if ((state == GP_JOB_PENDING) && job_ptr->details)
+		out->nodes = job_ptr->details->min_nodes;
 	if (t->needs & GP_NEEDS_ACCOUNTS)
 		out->account = job_ptr->account;
 	if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
@@ -264,6 +266,10 @@ typedef struct {
 	time_t now;
 	bool running_only;
 	uint32_t jobs;
+	/* Where GPUs are read: node record -> snapshot index, scratch. */
+	const int32_t *node_map;
+	int32_t *node_idx;
+	uint32_t *node_gpus;
 } job_add_t;
 
 static int _add_job(void *x, void *arg)
@@ -285,8 +291,12 @@ static int _add_job(void *x, void *arg)
 				      job_ptr->priority,
 				      (job_ptr->priority == 0) &&
 					      gps_hold_is_ours(job_ptr));
-	if (gp_snapshot_add_job(add->snap, &job) == GP_OK)
+	if (gp_snapshot_add_job(add->snap, &job) == GP_OK) {
 		add->jobs++;
+		if (add->node_map && (state == GP_JOB_RUNNING))
+			gps_job_nodes(add->snap, job_ptr, add->node_map,
+				      add->node_idx, add->node_gpus, add->t);
+	}
 	xfree(parts);
 	return 0;
 }
@@ -334,42 +344,59 @@ static void _add_partitions(gp_snapshot_t *snap, const int32_t *node_map,
 	list_iterator_destroy(it);
 }
 
+/*
+ * Every node with its GPUs (and where t->needs says, CPUs and memory);
+ * with `usage`, its free GPUs and completing state too.  `node_map`
+ * (node_record_count entries) gets each record's snapshot index.
+ */
+static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t,
+		       bool usage, int32_t *node_map)
+{
+	node_record_t *node_ptr;
+	int i;
+
+	for (i = 0; i < node_record_count; i++)
+		node_map[i] = -1;
+	for (i = 0; (node_ptr = next_node(&i)); i++) {
+		uint64_t gpus = 0;
+		if (!gpr_node_unusable(node_ptr->node_state))
+			gpus = gres_node_config_cnt(node_ptr->gres_list,
+						    (char *) t->node_gres);
+		if (gpus == NO_VAL64)
+			gpus = 0;
+		if (gpus > UINT32_MAX)
+			gpus = UINT32_MAX;
+		node_map[i] = gp_snapshot_add_node(snap, node_ptr->name,
+						   (uint32_t) gpus);
+		if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
+			_node_cpus_mem(snap, node_map[i], node_ptr);
+		if (usage)
+			gps_node_usage(snap, node_map[i], node_ptr, gpus, t);
+	}
+}
+
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 bool running_only, time_t now,
 					 uint32_t *job_cnt)
 {
 	gp_snapshot_t *snap;
-	node_record_t *node_ptr;
 	int32_t *node_map = NULL, *idx = NULL;
-	int i;
+	uint32_t *node_gpus = NULL;
+	bool usage = gps_nodes_readable(t);
 	uint32_t jobs = 0;
 
 	if (!(snap = gp_snapshot_create()))
 		return NULL;
-	gp_snapshot_reserve(snap, running_only ? 0 : node_record_count,
+	gp_snapshot_reserve(snap, node_record_count,
 			    job_list ? list_count(job_list) : 0);
 
-	if (!running_only && (node_record_count > 0)) {
+	/* A refresh of running jobs reads nodes only for where GPUs are. */
+	if ((!running_only || usage) && (node_record_count > 0)) {
 		node_map = xcalloc(node_record_count, sizeof(int32_t));
 		idx = xcalloc(node_record_count, sizeof(int32_t));
-		for (i = 0; i < node_record_count; i++)
-			node_map[i] = -1;
-		for (i = 0; (node_ptr = next_node(&i)); i++) {
-			uint64_t gpus = 0;
-			if (!gpr_node_unusable(node_ptr->node_state))
-				gpus = gres_node_config_cnt(
-					node_ptr->gres_list,
-					(char *) t->node_gres);
-			if (gpus == NO_VAL64)
-				gpus = 0;
-			node_map[i] = gp_snapshot_add_node(
-				snap, node_ptr->name,
-				(gpus > UINT32_MAX) ? UINT32_MAX :
-						      (uint32_t) gpus);
-			if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
-				_node_cpus_mem(snap, node_map[i], node_ptr);
-		}
-		if (part_list)
+		node_gpus = xcalloc(node_record_count, sizeof(uint32_t));
+		_add_nodes(snap, t, usage, node_map);
+		if (!running_only && part_list)
 			_add_partitions(snap, node_map, idx);
 	}
 	if (!running_only && (t->needs & GP_NEEDS_ACCOUNTS))
@@ -377,7 +404,9 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 
 	if (job_list) {
 		job_add_t add = { .snap = snap, .t = t, .now = now,
-				  .running_only = running_only };
+				  .running_only = running_only,
+				  .node_map = usage ? node_map : NULL,
+				  .node_idx = idx, .node_gpus = node_gpus };
 		/*
 		 * list_for_each, not an iterator: since Slurm 25.11
 		 * preempt/gpupool refreshes from inside
@@ -389,6 +418,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	}
 	xfree(node_map);
 	xfree(idx);
+	xfree(node_gpus);
 	if (job_cnt)
 		*job_cnt = jobs;
 	return snap;

@@ -134,6 +134,25 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 extern uint64_t gps_running_fingerprint(void);
 
 /*
+ * Where GPUs are (gpupool_nodes.c), for the core's victim plan.  Caller
+ * holds the job read and node read locks.  Read only where
+ * gps_nodes_readable(): the tracked resource is a GRES (gres/gpu).
+ */
+extern bool gps_nodes_readable(const gps_tres_t *t);
+/* The node's free GPUs (of `gpus` configured) and completing state. */
+extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
+			   node_record_t *node_ptr, uint64_t gpus,
+			   const gps_tres_t *t);
+/*
+ * The running job's nodes (snapshot indexes through `node_map`) and its
+ * GPUs on each, for the job added last; `idx` and `gpus` are scratch of
+ * node_record_count entries.
+ */
+extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
+			  const int32_t *node_map, int32_t *idx,
+			  uint32_t *gpus, const gps_tres_t *t);
+
+/*
  * Refuse a libgpupool built for another C ABI than this plugin (init() of
  * each plugin that links it, before any other libgpupool call): logs why
  * and returns SLURM_ERROR, so that slurmctld does not start with it.

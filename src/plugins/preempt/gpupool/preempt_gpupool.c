@@ -48,6 +48,12 @@ static uint32_t last_preemptor = 0;	/* 25.11+: whose walk last asked */
 static uint64_t last_fingerprint = 0;	/* running jobs at that refresh */
 static uint64_t refresh_count = 0;	/* refreshes since load (logged) */
 static bool qos_seeded = false;
+/*
+ * The preemptor whose candidates Slurm is collecting: it sorts them
+ * (PREEMPT_DATA_PRIO) right after asking preemptable() about each, under
+ * the same job write lock, so the order is this one's victim plan.
+ */
+static uint32_t asking_preemptor = 0;
 
 extern int init(void)
 {
@@ -271,6 +277,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 	if (GPS_PREEMPT_PREPARE_IN_PREEMPTABLE)
 		_preempt_prepare_for(preemptor->job_id);
 
+	asking_preemptor = preemptor->job_id;
 	gps_tres_get(&tres);
 	now = time(NULL);
 	gps_job_fill(preemptee, GP_JOB_RUNNING, &tres, NULL, now, &victim,
@@ -365,11 +372,18 @@ static uint32_t _grace_time(job_record_t *job_ptr)
 	return gp_grace_time(tier, qos_grace);
 }
 
-/* Slurm preempts in ascending order: R6 rank, first = 1. */
+/*
+ * Slurm preempts in ascending order: the asking preemptor's planned
+ * victims node group by node group (first = 1), the rest by R6.
+ */
 static uint32_t _victim_prio(job_record_t *job_ptr)
 {
-	return job_ptr ? gp_engine_victim_rank(gp_shared_engine(),
-					       job_ptr->job_id) : 0;
+	if (!job_ptr)
+		return 0;
+	if (asking_preemptor)
+		return gp_engine_plan_rank(gp_shared_engine(),
+					   asking_preemptor, job_ptr->job_id);
+	return gp_engine_victim_rank(gp_shared_engine(), job_ptr->job_id);
 }
 
 /* Slurm asks a victim's grace time once, when it really preempts it. */

@@ -1,0 +1,72 @@
+#include "nodes.hpp"
+
+namespace gpupool {
+
+namespace {
+
+bool same_nodes(const std::vector<std::string> &names, const std::vector<SnapNode> &nodes) {
+    if (names.size() != nodes.size()) return false;
+    for (size_t i = 0; i < nodes.size(); ++i)
+        if (names[i] != nodes[i].name) return false;
+    return true;
+}
+
+}  // namespace
+
+void NodeLayout::load(const Snapshot &snap) {
+    ++generation_;
+    known_ = snap.node_usage;
+    if (!known_) return;
+    if (!snap.partitions.empty() || !same_nodes(names_, snap.nodes)) {
+        partitions_.clear();
+        for (const SnapPartition &p : snap.partitions) partitions_[p.name] = p.nodes;
+    }
+    names_.resize(snap.nodes.size());
+    nodes_.resize(snap.nodes.size());
+    for (size_t i = 0; i < snap.nodes.size(); ++i) {
+        const SnapNode &n = snap.nodes[i];
+        if (names_[i] != n.name) names_[i] = n.name;
+        nodes_[i] = NodeUse{n.gpus, n.free_gpus, n.completing};
+    }
+    job_range_.clear();
+    job_nodes_.clear();
+    node_start_.assign(nodes_.size() + 1, 0);
+    for (const SnapJob &j : snap.jobs) {
+        if (j.state != JobState::Running || j.nodes.empty()) continue;
+        const uint32_t from = static_cast<uint32_t>(job_nodes_.size());
+        for (const NodeGpus &g : j.nodes) {
+            if (g.node < 0 || size_t(g.node) >= nodes_.size()) continue;
+            job_nodes_.push_back(g);
+            ++node_start_[size_t(g.node) + 1];
+        }
+        job_range_.try_emplace(j.id, {from, static_cast<uint32_t>(job_nodes_.size())});
+    }
+    for (size_t n = 0; n < nodes_.size(); ++n) node_start_[n + 1] += node_start_[n];
+    on_node_.resize(job_nodes_.size());
+    std::vector<uint32_t> &fill = fill_scratch_;
+    fill.assign(node_start_.begin(), node_start_.end() - 1);
+    // In the snapshot's order, so that a node lists its jobs the same way
+    // every time.
+    for (const SnapJob &j : snap.jobs) {
+        if (j.state != JobState::Running || j.nodes.empty()) continue;
+        for (const NodeGpus &g : job_nodes(j.id)) on_node_[fill[size_t(g.node)]++] = JobOnNode{j.id, g.gpus};
+    }
+}
+
+Span<NodeGpus> NodeLayout::job_nodes(uint32_t job_id) const {
+    const std::pair<uint32_t, uint32_t> *r = job_range_.find(job_id);
+    if (!r) return {};
+    return {job_nodes_.data() + r->first, job_nodes_.data() + r->second};
+}
+
+Span<JobOnNode> NodeLayout::jobs_on(int32_t node) const {
+    if (node < 0 || size_t(node) >= nodes_.size()) return {};
+    return {on_node_.data() + node_start_[size_t(node)], on_node_.data() + node_start_[size_t(node) + 1]};
+}
+
+const std::vector<int32_t> *NodeLayout::partition_nodes(std::string_view name) const {
+    auto it = partitions_.find(std::string(name));
+    return it != partitions_.end() ? &it->second : nullptr;
+}
+
+}  // namespace gpupool

@@ -1,0 +1,75 @@
+// Where GPUs are: each node's GPUs, free GPUs and completing state, the
+// partitions' nodes and each running job's GPUs per node, as the last
+// snapshot with node usage gave them (Snapshot::node_usage).  The engine
+// keeps one between passes for the victim plan (victim_plan.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "containers.hpp"
+#include "snapshot.hpp"
+
+namespace gpupool {
+
+struct NodeUse {
+    uint32_t gpus = 0;
+    uint32_t free_gpus = 0;
+    bool completing = false;
+};
+
+// A running job's GPUs on one node, as listed per node.
+struct JobOnNode {
+    uint32_t job_id = 0;
+    uint32_t gpus = 0;
+};
+
+template <typename T>
+struct Span {
+    const T *first = nullptr, *last = nullptr;
+    const T *begin() const { return first; }
+    const T *end() const { return last; }
+    size_t size() const { return size_t(last - first); }
+    bool empty() const { return first == last; }
+};
+
+class NodeLayout {
+public:
+    // False until a snapshot with node usage was loaded (and after one
+    // without): preemption then judges pools' GPU counts alone.
+    bool known() const { return known_; }
+    // From `snap`; its partitions only where it has any (a refresh's
+    // snapshot of running jobs has none: the last full pass's stay, as long
+    // as the nodes are the same ones).  Keeps its room from load to load.
+    void load(const Snapshot &snap);
+    // Raised by every load: plans made on an older layout are stale.
+    uint64_t generation() const { return generation_; }
+
+    const std::vector<NodeUse> &nodes() const { return nodes_; }
+    const std::string &name(int32_t node) const { return names_[size_t(node)]; }
+    // A running job's nodes; empty if unknown.
+    Span<NodeGpus> job_nodes(uint32_t job_id) const;
+    // GPUs of running jobs on node n.
+    Span<JobOnNode> jobs_on(int32_t node) const;
+    // The nodes of a partition (indices into nodes()); null if unknown.
+    const std::vector<int32_t> *partition_nodes(std::string_view name) const;
+
+private:
+    bool known_ = false;
+    uint64_t generation_ = 0;
+    std::vector<std::string> names_;
+    std::vector<NodeUse> nodes_;
+    std::unordered_map<std::string, std::vector<int32_t>> partitions_;
+    // Jobs' nodes, one range per running job found by id.
+    FlatIdMap<std::pair<uint32_t, uint32_t>> job_range_;
+    std::vector<NodeGpus> job_nodes_;
+    // Per node: [node_start_[n], node_start_[n+1]) of on_node_.
+    std::vector<uint32_t> node_start_;
+    std::vector<JobOnNode> on_node_;
+    std::vector<uint32_t> fill_scratch_;
+};
+
+}  // namespace gpupool

@@ -1,0 +1,285 @@
+// The victim plan (victim_plan.hpp): per preemptor, once per node layout.
+#include "victim_plan.hpp"
+
+#include <algorithm>
+
+#include "engine.hpp"
+
+namespace gpupool {
+
+namespace {
+
+const PlanCost kNoCost{UINT64_MAX, UINT64_MAX, UINT64_MAX};
+
+}  // namespace
+
+bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vector<int32_t> &prev,
+                  std::vector<PlanCost> &best, std::vector<uint32_t> &out, PlanCost &cost) {
+    out.clear();
+    if (need == 0) {
+        cost = PlanCost{};
+        return true;
+    }
+    // best[k]: the cheapest set freeing k GPUs (need: at least need); one
+    // row of prev per candidate says where taking it came from (-1: not).
+    const size_t width = size_t(need) + 1;
+    best.assign(width, kNoCost);
+    best[0] = PlanCost{};
+    prev.assign(c.size() * width, -1);
+    for (size_t i = 0; i < c.size(); ++i) {
+        if (c[i].gpus_here == 0) continue;
+        for (size_t k = need; k-- > 0;) {  // downwards: each candidate once
+            if (best[k].gpu_seconds == UINT64_MAX) continue;
+            const size_t to = std::min<size_t>(need, k + c[i].gpus_here);
+            const PlanCost with = best[k] + c[i].cost;
+            if (with < best[to]) {
+                best[to] = with;
+                prev[i * width + to] = static_cast<int32_t>(k);
+            }
+        }
+    }
+    if (best[need].gpu_seconds == UINT64_MAX) return false;
+    cost = best[need];
+    size_t k = need;
+    for (size_t i = c.size(); i-- > 0 && k > 0;) {
+        if (prev[i * width + k] < 0) continue;
+        out.push_back(static_cast<uint32_t>(i));
+        k = size_t(prev[i * width + k]);
+    }
+    std::reverse(out.begin(), out.end());
+    return true;
+}
+
+VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions) {
+    if (const uint32_t *i = index_.find(preemptor)) {
+        std::swap(plans_[*i], plans_[count_ - 1]);  // drop its other plan
+        --count_;
+        reindex();
+    }
+    if (count_ == plans_.size()) plans_.emplace_back();
+    VictimPlan &p = plans_[count_];
+    p.preemptor = preemptor;
+    p.partitions.assign(partitions);
+    p.outcome = VictimPlan::Outcome::Unplanned;
+    p.nodes.clear();
+    p.planned_nodes = 0;
+    p.victims.clear();
+    p.group_end.clear();
+    p.carried_out = false;
+    index_.try_emplace(preemptor, static_cast<uint32_t>(count_++));
+    return p;
+}
+
+void PlanBook::hold_nodes(const VictimPlan &plan) {
+    // Slurm carries a plan out in the walk that asked for it, under the
+    // same lock: only a plan carried out can be waiting for its nodes.
+    if (!plan.carried_out) return;
+    for (uint32_t i = 0; i < plan.planned_nodes && i < plan.nodes.size(); ++i)
+        holder_.try_emplace(static_cast<uint32_t>(plan.nodes[i]), plan.preemptor);
+}
+
+void PlanBook::reindex() {
+    index_.clear();
+    holder_.clear();
+    for (size_t i = 0; i < count_; ++i) {
+        index_.try_emplace(plans_[i].preemptor, static_cast<uint32_t>(i));
+        hold_nodes(plans_[i]);
+    }
+}
+
+}  // namespace gpupool
+
+namespace gpupool {
+
+const VictimPlan &Engine::victim_plan(const JobRef &preemptor, int64_t now) {
+    plans_.begin(nodes_.generation(), now, [&](VictimPlan &p) { return still_waiting(p); });
+    if (const VictimPlan *p = plans_.find(preemptor.id))
+        if (p->partitions == preemptor.partitions || p->carried_out) return *p;
+    VictimPlan &plan = plans_.make(preemptor.id, preemptor.partitions);
+    make_plan(preemptor, now, plan);
+    return plan;
+}
+
+// A plan Slurm carried out holds its nodes while its preemptor is pending
+// and the GPUs it freed are not free yet (a victim still there, or its node
+// completing): no second round of victims for it, and no other preemptor
+// there.  Once they are free it plans again (and finds them free).
+bool Engine::still_waiting(VictimPlan &plan) const {
+    if (!pending_result(plan.preemptor) || eval_.running.count(plan.preemptor)) return false;
+    bool freeing = false;
+    for (uint32_t i = 0; i < plan.planned_nodes && i < plan.nodes.size(); ++i)
+        freeing |= nodes_.nodes()[size_t(plan.nodes[i])].completing;
+    // Its victims on the nodes planned first (fallbacks' were not taken).
+    const size_t planned = plan.planned_nodes && plan.planned_nodes <= plan.group_end.size()
+                               ? plan.group_end[plan.planned_nodes - 1]
+                               : 0;
+    for (size_t k = 0; k < planned; ++k) freeing |= !nodes_.job_nodes(plan.victims[k]).empty();
+    if (freeing) plan.outcome = VictimPlan::Outcome::Waiting;
+    return freeing;
+}
+
+void Engine::apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now, Verdict &v) {
+    const VictimPlan &plan = victim_plan(preemptor, now);
+    const std::string none;
+    const std::string &node = plan.nodes.empty() ? none : nodes_.name(plan.nodes.front());
+    switch (plan.outcome) {
+    case VictimPlan::Outcome::Unplanned: return;
+    case VictimPlan::Outcome::Victims:
+        if (plan.place_of(victim_id)) return;
+        v.why.set("not in the preemptor's victim plan (node %s first)", node.c_str());
+        break;
+    case VictimPlan::Outcome::FitsFree: v.why.set("free GPUs on node %s fit the preemptor", node.c_str()); break;
+    case VictimPlan::Outcome::NoNode: v.why = "no node can be freed for the preemptor"; break;
+    case VictimPlan::Outcome::Waiting:
+        v.why.set("the preemptor waits for the GPUs it freed on node %s", node.c_str());
+        break;
+    }
+    v.allowed = false;
+    v.rule = Rule::None;
+}
+
+// The nodes of the preemptor's partitions that no other preemptor's plan
+// holds, each once, in node order.  False where a partition's nodes are
+// unknown.
+bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) {
+    out.clear();
+    std::vector<uint8_t> &seen = plan_scratch_.seen;
+    seen.assign(nodes_.nodes().size(), 0);
+    bool known = true;
+    for_each_listed(preemptor.partitions, [&](std::string_view part) {
+        const std::vector<int32_t> *nodes = nodes_.partition_nodes(part);
+        if (!nodes) {
+            known = false;
+            return;
+        }
+        for (int32_t n : *nodes) {
+            if (n < 0 || size_t(n) >= seen.size() || seen[size_t(n)]) continue;
+            seen[size_t(n)] = 1;
+            const uint32_t holder = plans_.holder(n);
+            if (holder == 0 || holder == preemptor.id) out.push_back(n);
+        }
+    });
+    std::sort(out.begin(), out.end());
+    return known;
+}
+
+// The running jobs on `node` that R4/R5 let the preemptor take (each
+// asked once per plan), in R6 order, into the scratch's candidates.
+void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now) {
+    PlanScratch &s = plan_scratch_;
+    s.candidates.clear();
+    for (const JobOnNode &j : nodes_.jobs_on(node)) {
+        auto it = eval_.running.find(j.job_id);
+        if (j.gpus == 0 || it == eval_.running.end()) continue;  // started since the last look: not yet
+        const RunningInfo &ri = it->second;
+        enum : uint8_t { kNot, kReclaim, kInPool };
+        const uint8_t *known = s.allowed.find(j.job_id);
+        uint8_t how = known ? *known : kNot;
+        if (!known) {
+            const Verdict v = verdict_for(ri, preemptor, now);
+            how = !v.allowed ? kNot : v.rule == Rule::InPool ? kInPool : kReclaim;
+            s.allowed.try_emplace(j.job_id, how);
+        }
+        if (how == kNot) continue;
+        // GPU-seconds lost is R6's `newest` (least work lost) for a set;
+        // with `oldest` the site chose R6's order over work lost.
+        const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
+        const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
+        s.candidates.push_back(
+            NodeCandidate{j.job_id, j.gpus, PlanCost{how == kInPool ? uint64_t(ri.gpus) : 0u, uint64_t(ri.gpus) * ran, ri.rank}});
+    }
+    std::sort(s.candidates.begin(), s.candidates.end(),
+              [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });
+}
+
+// Every eligible node's cheapest way to fit the preemptor (free GPUs: no
+// victim), then the choice among them.
+void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
+    PlanScratch &s = plan_scratch_;
+    const uint32_t node_count = std::max<uint32_t>(1, preemptor.nodes);
+    if (preemptor.gpus == 0 || !eligible_nodes(preemptor, s.eligible)) return;  // Unplanned
+    const uint32_t per_node = (preemptor.gpus + node_count - 1) / node_count;
+    s.allowed.clear();
+    s.choices.clear();
+    s.sets.clear();
+    for (int32_t node : s.eligible) {
+        const NodeUse &u = nodes_.nodes()[size_t(node)];
+        if (u.completing || u.gpus < per_node) continue;  // Slurm starts nothing on a completing node
+        const uint32_t from = static_cast<uint32_t>(s.sets.size());
+        PlanCost cost;
+        if (u.free_gpus < per_node) {
+            node_candidates(node, preemptor, now);
+            if (!cheapest_set(s.candidates, per_node - u.free_gpus, s.prev, s.best, s.set, cost)) continue;
+            for (uint32_t i : s.set) s.sets.push_back(s.candidates[i].job_id);
+        }
+        s.choices.push_back(PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size())});
+    }
+    std::sort(s.choices.begin(), s.choices.end(), [](const PlanScratch::Choice &a, const PlanScratch::Choice &b) {
+        if (a.cost < b.cost || b.cost < a.cost) return a.cost < b.cost;
+        return a.node < b.node;
+    });
+    choose_nodes(node_count, plan);
+}
+
+// The cheapest nodes, one per node the job asks for; if free GPUs fit on
+// all of them, no victim; else their victims, then up to two fallback
+// nodes' (Slurm goes on to them only if CPUs or memory do not fit first).
+void Engine::choose_nodes(uint32_t node_count, VictimPlan &plan) const {
+    static constexpr uint32_t kFallbacks = 2;
+    const PlanScratch &s = plan_scratch_;
+    if (s.choices.size() < node_count) {
+        plan.outcome = VictimPlan::Outcome::NoNode;
+        return;
+    }
+    bool victims = false;
+    for (uint32_t i = 0; i < node_count; ++i) victims |= s.choices[i].to > s.choices[i].from;
+    if (!victims) {
+        plan.outcome = VictimPlan::Outcome::FitsFree;
+        for (uint32_t i = 0; i < node_count; ++i) plan.nodes.push_back(s.choices[i].node);
+        return;
+    }
+    plan.outcome = VictimPlan::Outcome::Victims;
+    plan.planned_nodes = node_count;
+    uint32_t fallbacks = 0;
+    for (size_t i = 0; i < s.choices.size() && (i < node_count || fallbacks < kFallbacks); ++i) {
+        const PlanScratch::Choice &c = s.choices[i];
+        if (i >= node_count) {
+            if (c.to == c.from) continue;  // free there already: no fallback victims
+            ++fallbacks;
+        }
+        plan.nodes.push_back(c.node);
+        for (uint32_t k = c.from; k < c.to; ++k)
+            if (!plan.place_of(s.sets[k])) plan.victims.push_back(s.sets[k]);
+        plan.group_end.push_back(static_cast<uint32_t>(plan.victims.size()));
+    }
+}
+
+uint32_t Engine::plan_rank(uint32_t preemptor_id, uint32_t victim_id) const {
+    // Past every plan's length: unplanned jobs keep R6's order among themselves.
+    static constexpr uint32_t kAfterPlan = 1u << 20;
+    if (const VictimPlan *p = plans_.find(preemptor_id))
+        if (uint32_t place = p->place_of(victim_id)) return place;
+    const uint32_t r = victim_rank(victim_id);
+    return r > UINT32_MAX - kAfterPlan ? UINT32_MAX : r + kAfterPlan;
+}
+
+void Engine::note_preempted(uint32_t preemptor_id, uint32_t victim_id) {
+    preempted_first_.try_emplace(preemptor_id, 1);
+    VictimPlan *p = plans_.find(preemptor_id);
+    if (!p || p->carried_out || !p->place_of(victim_id)) return;
+    p->carried_out = true;
+    plans_.hold_nodes(*p);
+}
+
+// After a full pass: a job that preempted and is no longer pending (it
+// started, or it went) goes back to its place by R1.
+void Engine::forget_started_preemptors() {
+    std::vector<uint32_t> &gone = plan_scratch_.set;
+    gone.clear();
+    preempted_first_.for_each([&](uint32_t id, uint8_t) {
+        if (eval_.pending_index.find(id) == IdIndex::kNone) gone.push_back(id);
+    });
+    for (uint32_t id : gone) preempted_first_.erase(id);
+}
+
+}  // namespace gpupool

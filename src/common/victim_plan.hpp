@@ -1,0 +1,144 @@
+// The victim plan of a preemptor: which running jobs Slurm may preempt for
+// it, on which nodes, in which order (policy.md R5, "Where victims are").
+// R4 and R5 say who may be taken (Engine::candidacy); the plan chooses
+// among those by where their GPUs are, so that one preemption frees the
+// GPUs the job needs on one node and no more.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "containers.hpp"
+
+namespace gpupool {
+
+// What a victim set costs: the GPUs it takes by R4 (the preemptor's own lower
+// tiers) first, as reclaim is tried before preemption inside the pool; then
+// GPU-seconds lost (with
+// PreemptionOrder=newest, R6's "least work lost"; 0 with oldest), then R6's
+// order (the sum of the victims' ranks: sets of jobs earlier in it first).
+struct PlanCost {
+    uint64_t own = 0;  // GPUs of jobs of the preemptor's own line (R4): reclaim comes first (R5)
+    uint64_t gpu_seconds = 0;
+    uint64_t rank_sum = 0;
+    friend bool operator<(const PlanCost &a, const PlanCost &b) {
+        if (a.own != b.own) return a.own < b.own;
+        if (a.gpu_seconds != b.gpu_seconds) return a.gpu_seconds < b.gpu_seconds;
+        return a.rank_sum < b.rank_sum;
+    }
+    PlanCost operator+(const PlanCost &o) const {
+        return PlanCost{own + o.own, gpu_seconds + o.gpu_seconds, rank_sum + o.rank_sum};
+    }
+};
+
+// A job R4/R5 let the preemptor take, as one node sees it.
+struct NodeCandidate {
+    uint32_t job_id = 0;
+    uint32_t gpus_here = 0;  // its GPUs on this node
+    PlanCost cost;           // the whole job's GPU-seconds and its R6 rank
+};
+
+// The cheapest set of `c` (in R6 order) freeing at least `need` GPUs on the
+// node: indices into `c`, ascending, into `out`.  False if all of them
+// together free less.  `scratch` keeps its room between calls.
+bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vector<int32_t> &scratch,
+                  std::vector<PlanCost> &best, std::vector<uint32_t> &out, PlanCost &cost);
+
+struct VictimPlan {
+    enum class Outcome : uint8_t {
+        Unplanned,  // the plan does not apply (no GPUs asked, nodes unknown): R4/R5 alone decide
+        FitsFree,   // free GPUs on nodes not completing fit it: no victim
+        Victims,    // `victims`, node group by node group
+        NoNode,     // no node can be freed for it (or all are planned by others)
+        Waiting,    // it preempted already: it waits for the GPUs it freed
+    };
+    uint32_t preemptor = 0;
+    std::string partitions;  // where Slurm tried it (a job listing several is tried in each)
+    Outcome outcome = Outcome::Unplanned;
+    // FitsFree: the nodes that fit; Victims: the node of each group, the
+    // nodes planned first (one per node the job asks for), then fallbacks.
+    std::vector<int32_t> nodes;
+    uint32_t planned_nodes = 0;        // Victims: groups before the fallbacks
+    std::vector<uint32_t> victims;     // node group by node group, R6 order in each
+    std::vector<uint32_t> group_end;   // end of each node's group in `victims`
+    bool carried_out = false;          // Slurm preempted some of them for it
+
+    // 1-based place of a job in `victims`; 0: not planned.
+    uint32_t place_of(uint32_t job_id) const {
+        for (size_t i = 0; i < victims.size(); ++i)
+            if (victims[i] == job_id) return static_cast<uint32_t>(i + 1);
+        return 0;
+    }
+};
+
+// The plans of one node layout and the nodes they hold: two preemptors
+// never plan the same node while one waits for the GPUs it freed there.  A plan lasts while the layout does; one Slurm
+// carried out lasts until its preemptor is no longer waiting for it.
+class PlanBook;
+
+// Room the planner reuses from plan to plan (no allocation once grown).
+struct PlanScratch {
+    struct Choice {
+        PlanCost cost;
+        int32_t node = -1;
+        uint32_t from = 0, to = 0;  // its set in `sets`
+    };
+    std::vector<int32_t> eligible;
+    std::vector<uint8_t> seen;
+    std::vector<NodeCandidate> candidates;
+    std::vector<int32_t> prev;
+    std::vector<PlanCost> best;
+    std::vector<uint32_t> set, sets;
+    std::vector<Choice> choices;
+    FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool
+};
+
+class PlanBook {
+public:
+    // A new layout or a new second (MinRuntime ends, GPU-seconds grow):
+    // plans not carried out go; carried-out ones for which
+    // `keep(plan)` stay (it may mark them waiting), with their nodes.
+    template <typename Keep>
+    void begin(uint64_t generation, int64_t now, Keep keep) {
+        if (generation == generation_ && now == now_) return;
+        generation_ = generation;
+        now_ = now;
+        size_t kept = 0;
+        for (size_t i = 0; i < count_; ++i)
+            if (plans_[i].carried_out && keep(plans_[i])) std::swap(plans_[kept++], plans_[i]);
+        count_ = kept;
+        reindex();
+    }
+    VictimPlan *find(uint32_t preemptor) {
+        const uint32_t *i = index_.find(preemptor);
+        return i ? &plans_[*i] : nullptr;
+    }
+    const VictimPlan *find(uint32_t preemptor) const { return const_cast<PlanBook *>(this)->find(preemptor); }
+    // An empty plan for `preemptor` tried in `partitions` (its plan for
+    // other partitions goes, with its nodes), its room kept.
+    VictimPlan &make(uint32_t preemptor, std::string_view partitions);
+    // A plan carried out: its nodes planned first become its preemptor's.
+    void hold_nodes(const VictimPlan &plan);
+    // The preemptor holding `node`; 0: none.
+    uint32_t holder(int32_t node) const {
+        const uint32_t *h = holder_.find(static_cast<uint32_t>(node));
+        return h ? *h : 0;
+    }
+    void clear() {
+        count_ = 0;
+        reindex();
+    }
+
+private:
+    void reindex();
+    uint64_t generation_ = 0;
+    int64_t now_ = 0;
+    std::vector<VictimPlan> plans_;
+    size_t count_ = 0;
+    FlatIdMap<uint32_t> index_;   // preemptor -> plans_
+    FlatIdMap<uint32_t> holder_;  // node -> preemptor
+};
+
+}  // namespace gpupool

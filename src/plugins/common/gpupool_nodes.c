@@ -1,0 +1,130 @@
+/*
+ * gpupool_nodes.c - where GPUs are, for the core's victim plan: each
+ * node's free GPUs of the tracked GRES and whether it is completing, and
+ * each running job's GPUs per node, read from slurmctld's GRES records.
+ * The structs read here (gres_state_t, gres_node_state_t,
+ * gres_job_state_t: gres_cnt_alloc, type_cnt/type_name/type_cnt_alloc,
+ * node_cnt/gres_cnt_node_alloc) have the same fields from 22.05 to 26.05.
+ * Caller holds the job read and node read locks.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "src/common/bitstring.h"
+#include "src/common/node_conf.h"
+#include "src/common/xstring.h"
+
+#include "gpupool_rules.h"
+#include "gpupool_slurm.h"
+
+/* The gres record of the tracked resource's name, or NULL. */
+static void *_tracked(gres_state_t *gs, const gps_tres_t *t)
+{
+	if (!gs || !gs->gres_name || xstrcmp(gs->gres_name, t->gres_name))
+		return NULL;
+	return gs->gres_data;
+}
+
+/* GPUs of the tracked GRES that jobs hold on the node. */
+static uint64_t _node_alloc(node_record_t *node_ptr, const gps_tres_t *t)
+{
+	list_itr_t *it;
+	gres_state_t *gs;
+	gres_node_state_t *ns;
+	uint64_t alloc = 0;
+	int i;
+
+	if (!node_ptr->gres_list)
+		return 0;
+	it = list_iterator_create(node_ptr->gres_list);
+	while ((gs = list_next(it))) {
+		if (!(ns = _tracked(gs, t)))
+			continue;
+		if (!t->gres_type[0]) {
+			alloc += ns->gres_cnt_alloc;
+			continue;
+		}
+		for (i = 0; i < ns->type_cnt; i++)
+			if (ns->type_name && !xstrcmp(ns->type_name[i],
+						      t->gres_type))
+				alloc += ns->type_cnt_alloc[i];
+	}
+	list_iterator_destroy(it);
+	return alloc;
+}
+
+extern bool gps_nodes_readable(const gps_tres_t *t)
+{
+	return t->gres_name[0] != '\0';
+}
+
+extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
+			   node_record_t *node_ptr, uint64_t gpus,
+			   const gps_tres_t *t)
+{
+	uint64_t alloc;
+
+	if (node < 0)
+		return;
+	alloc = gpr_node_unusable(node_ptr->node_state) ? gpus :
+		_node_alloc(node_ptr, t);
+	(void) gp_snapshot_set_node_usage(
+		snap, node, (alloc >= gpus) ? 0 : (uint32_t) (gpus - alloc),
+		IS_NODE_COMPLETING(node_ptr) ? 1 : 0);
+}
+
+/* The job's GPUs on its i-th node (job_resrcs order). */
+static uint32_t _job_node_gpus(job_record_t *job_ptr, int i,
+			       const gps_tres_t *t)
+{
+	list_itr_t *it;
+	gres_state_t *gs;
+	gres_job_state_t *js;
+	uint64_t cnt = 0;
+
+	if (!job_ptr->gres_list_alloc)
+		return 0;
+	it = list_iterator_create(job_ptr->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		if (!(js = _tracked(gs, t)))
+			continue;
+		if (t->gres_type[0] && xstrcmp(js->type_name, t->gres_type))
+			continue;
+		if (js->gres_cnt_node_alloc && (i < (int) js->node_cnt))
+			cnt += js->gres_cnt_node_alloc[i];
+	}
+	list_iterator_destroy(it);
+	return (cnt > UINT32_MAX) ? UINT32_MAX : (uint32_t) cnt;
+}
+
+extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
+			  const int32_t *node_map, int32_t *idx,
+			  uint32_t *gpus, const gps_tres_t *t)
+{
+	bitstr_t *alloc = job_ptr->job_resrcs ?
+		job_ptr->job_resrcs->node_bitmap : NULL;
+	int bits, n, i = 0;
+	size_t cnt = 0;
+
+	if (!alloc)
+		alloc = job_ptr->node_bitmap;
+	if (!alloc || !node_map)
+		return;
+	bits = bit_size(alloc);
+	if (bits > node_record_count)
+		bits = node_record_count;
+	for (n = 0; n < bits; n++) {
+		if (!bit_test(alloc, n))
+			continue;
+		/* A completing job's nodes that are done hold nothing. */
+		if (job_ptr->node_bitmap && (n < bit_size(job_ptr->node_bitmap))
+		    && bit_test(job_ptr->node_bitmap, n) &&
+		    (node_map[n] >= 0)) {
+			idx[cnt] = node_map[n];
+			gpus[cnt++] = _job_node_gpus(job_ptr, i, t);
+		}
+		i++;
+	}
+	(void) gp_snapshot_set_job_nodes(snap, idx, gpus, cnt);
+}

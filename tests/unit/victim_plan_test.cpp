@@ -1,0 +1,257 @@
+// The victim plan: a preemptor's victims on one node, the cheapest set
+// (fewest GPU-seconds lost, then R6's order), none while free GPUs on a node
+// that is not completing fit it; two preemptors never plan the same node;
+// a job that preempted goes first in its tier until it starts.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine.hpp"
+#include "test_helpers.hpp"
+
+using namespace gpupool;
+using namespace gpupool::test;
+
+namespace {
+
+// `job` runs on `node` with all its GPUs.
+SnapJob on(SnapJob job, int32_t node) {
+    job.nodes = {NodeGpus{node, job.gpus}};
+    return job;
+}
+
+// Each node's free GPUs from the running jobs placed on it.
+void settle(Snapshot &s) {
+    s.node_usage = true;
+    for (SnapNode &n : s.nodes) n.free_gpus = n.gpus;
+    for (const SnapJob &j : s.jobs)
+        if (j.state == JobState::Running)
+            for (const NodeGpus &g : j.nodes) s.nodes[size_t(g.node)].free_gpus -= g.gpus;
+}
+
+// One pool of two 4-GPU nodes: NORMAL jobs take LOW ones by R4.
+struct TwoNodes {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=8\n");
+    Snapshot snap = cluster(2, 4);
+    TwoNodes() { partition(snap, "pool1", 0, 1); }
+    void pass(int64_t now = 1000) {
+        settle(snap);
+        e.evaluate(snap, now);
+    }
+    // The jobs preemptable() lets `pre` take, in plan_rank() order.
+    std::vector<uint32_t> victims(const SnapJob &pre, int64_t now = 1000) {
+        std::vector<std::pair<uint32_t, uint32_t>> ranked;
+        JobRef p = ref(pre);
+        p.nodes = pre.node_count;
+        for (const SnapJob &j : snap.jobs)
+            if (j.state == JobState::Running && e.preemptable(ref(j), p, now).allowed)
+                ranked.emplace_back(e.plan_rank(pre.id, j.id), j.id);
+        std::sort(ranked.begin(), ranked.end());
+        std::vector<uint32_t> out;
+        for (const auto &r : ranked) out.push_back(r.second);
+        return out;
+    }
+};
+
+struct Row {
+    const char *sentence;
+    std::vector<SnapJob> running;
+    std::vector<bool> completing;  // per node
+    SnapJob preemptor;
+    std::vector<uint32_t> victims;  // in plan order
+};
+
+}  // namespace
+
+TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
+    const std::vector<Row> rows = {
+        {"free GPUs on n1 fit the 2-GPU job: no victim",
+         {on(running(1, "pool1", "low", 4, 100), 0), on(running(2, "pool1", "low", 2, 100), 1)},
+         {},
+         pending(9, "pool1", "normal", 2, 500),
+         {}},
+        {"two 2-GPU LOW jobs on n1 that started late cost less than n0's 4-GPU one: the plan takes both on n1, "
+         "where the 4-GPU job then fits, newest first, and n0's as the fallback",
+         {on(running(1, "pool1", "low", 4, 100), 0), on(running(2, "pool1", "low", 2, 500), 1),
+          on(running(3, "pool1", "low", 2, 600), 1)},
+         {},
+         pending(9, "pool1", "normal", 4, 700),
+         {3, 2, 1}},
+        {"one 2-GPU job that started late loses fewer GPU-seconds than two 1-GPU jobs running long: "
+         "it alone goes, the others are not asked for",
+         {on(running(1, "pool1", "low", 2, 900), 0), on(running(2, "pool1", "low", 1, 100), 0),
+          on(running(3, "pool1", "low", 1, 100), 0), on(running(4, "pool1", "normal", 4, 100), 1)},
+         {},
+         pending(9, "pool1", "normal", 2, 950),
+         {1}},
+        {"n0 is completing with its GPUs free: Slurm starts nothing there, so the plan frees n1",
+         {on(running(2, "pool1", "low", 4, 500), 1)},
+         {true, false},
+         pending(9, "pool1", "normal", 4, 700),
+         {2}},
+        {"a job of 8 GPUs on 2 nodes takes a whole-node set on each",
+         {on(running(1, "pool1", "low", 4, 100), 0), on(running(2, "pool1", "low", 2, 500), 1),
+          on(running(3, "pool1", "low", 2, 600), 1)},
+         {},
+         [] {
+             SnapJob j = pending(9, "pool1", "normal", 8, 700);
+             j.node_count = 2;
+             return j;
+         }(),
+         {3, 2, 1}},
+        {"nothing on any node can free enough: no victim at all",
+         {on(running(1, "pool1", "low", 2, 100), 0), on(running(2, "pool1", "normal", 2, 100), 0),
+          on(running(3, "pool1", "normal", 2, 100), 1), on(running(4, "pool1", "low", 2, 100), 1)},
+         {},
+         pending(9, "pool1", "normal", 4, 700),
+         {}},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.sentence);
+        TwoNodes w;
+        for (const SnapJob &j : row.running) w.snap.add_job(j);
+        w.snap.add_job(row.preemptor);
+        settle(w.snap);
+        for (size_t n = 0; n < row.completing.size(); ++n) w.snap.nodes[n].completing = row.completing[n];
+        w.e.evaluate(w.snap, 1000);
+        EXPECT_EQ(w.victims(row.preemptor), row.victims);
+    }
+}
+
+TEST(VictimPlan, ReclaimComesBeforeThePoolsOwnLowerTiers) {
+    // pool1 (quota 4) runs its own LOW job 1 on n0; pool2 (quota 0) borrows
+    // n1 with LOW job 2, which started earlier.  pool1's NORMAL job of 4
+    // takes the borrower, though the own job lost fewer GPU-seconds.
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=0\n");
+    Snapshot snap = cluster(2, 4);
+    partition(snap, "pool1", 0, 1);
+    partition(snap, "pool2", 0, 1);
+    snap.add_job(on(running(1, "pool1", "low", 4, 900), 0));
+    snap.add_job(on(running(2, "pool2", "low", 4, 100), 1));
+    const SnapJob pre = pending(9, "pool1", "normal", 4, 950);
+    snap.add_job(pre);
+    settle(snap);
+    e.evaluate(snap, 1000);
+    const VictimPlan &plan = e.victim_plan(ref(pre), 1000);
+    ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
+    EXPECT_EQ(plan.victims, (std::vector<uint32_t>{2, 1})) << "the borrower on n1 first, the own job as fallback";
+}
+
+TEST(VictimPlan, WithoutNodeUsageEveryR4CandidateIsOffered) {
+    TwoNodes w;
+    w.snap.add_job(on(running(1, "pool1", "low", 4, 100), 0));
+    w.snap.add_job(on(running(2, "pool1", "low", 2, 100), 1));
+    const SnapJob pre = pending(9, "pool1", "normal", 2, 500);
+    w.snap.add_job(pre);
+    w.e.evaluate(w.snap, 1000);  // no settle(): node usage unknown
+    EXPECT_EQ(w.victims(pre), (std::vector<uint32_t>{2, 1}));
+}
+
+TEST(VictimPlan, TwoPreemptorsNeverPlanTheSameNode) {
+    TwoNodes w;
+    w.snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
+    w.snap.add_job(on(running(2, "pool1", "low", 4, 600), 1));
+    const SnapJob a = pending(8, "pool1", "normal", 4, 700), b = pending(9, "pool1", "normal", 4, 701);
+    w.snap.add_job(a);
+    w.snap.add_job(b);
+    w.pass();
+    EXPECT_EQ(w.victims(a), (std::vector<uint32_t>{2, 1})) << "n1's job ran less";
+    w.e.note_preempted(a.id, 2);  // Slurm carried a's plan out
+    // Job 2 is completing on n1: a waits for it; b plans n0 alone.
+    w.snap.nodes[1].completing = true;
+    w.e.refresh_running(w.snap, 1001);
+    EXPECT_EQ(w.victims(a, 1001), (std::vector<uint32_t>{})) << "no second round for a";
+    EXPECT_EQ(w.victims(b, 1001), (std::vector<uint32_t>{1}));
+    // Job 2 gone and n1 done: a's GPUs are free there (its fallback, job 1,
+    // still runs and is not waited for); a plans again and finds them.
+    w.snap.jobs.erase(w.snap.jobs.begin() + 1);
+    settle(w.snap);
+    w.snap.nodes[1].completing = false;
+    w.e.refresh_running(w.snap, 1002);
+    EXPECT_EQ(w.e.victim_plan(ref(a), 1002).outcome, VictimPlan::Outcome::FitsFree);
+}
+
+TEST(VictimPlan, AJobThatPreemptedGoesFirstInItsTierUntilItStarts) {
+    TwoNodes w;
+    w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=16\n");  // every NORMAL job admitted
+    w.snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
+    w.snap.add_job(on(running(2, "pool1", "normal", 4, 600), 1));
+    w.snap.add_job(pending(8, "pool1", "normal", 4, 700));
+    w.snap.add_job(pending(9, "pool1", "normal", 4, 701));
+    w.snap.add_job(pending(10, "pool1", "high", 4, 702));
+    w.pass();
+    auto order = [&] {
+        std::vector<uint32_t> ids;
+        for (const PendingResult &r : w.e.last().pending) ids.push_back(r.job_id);
+        return ids;
+    };
+    EXPECT_EQ(order(), (std::vector<uint32_t>{10, 8, 9}));
+    EXPECT_EQ(w.victims(w.snap.jobs[3], 1000), (std::vector<uint32_t>{1}));
+    w.e.note_preempted(9, 1);
+    w.snap.jobs.erase(w.snap.jobs.begin());  // job 1 requeued: gone from the running
+    w.pass(1002);
+    EXPECT_EQ(order(), (std::vector<uint32_t>{10, 9, 8})) << "first in its tier, never above a higher one";
+    EXPECT_GT(w.e.pending_result(9)->priority, w.e.pending_result(8)->priority);
+    // Started: back to its place by R1 if it is ever pending again.
+    w.snap.jobs[2] = on(running(9, "pool1", "normal", 4, 1003), 0);
+    w.pass(1004);
+    w.snap.jobs[2] = pending(9, "pool1", "normal", 4, 701);
+    w.pass(1005);
+    EXPECT_EQ(order(), (std::vector<uint32_t>{10, 8, 9}));
+}
+
+// Random layouts: a planned set always frees enough on its node, and no job
+// is offered while free GPUs on a node that is not completing fit.
+TEST(VictimPlan, PropertyOverRandomNodeLayouts) {
+    std::mt19937 rng(27);
+    int planned = 0, free_fits = 0;
+    for (int world = 0; world < 3000; ++world) {
+        const int nodes = 1 + int(rng() % 6);
+        TwoNodes w;
+        w.snap = Snapshot{};
+        for (int n = 0; n < nodes; ++n) w.snap.add_node("n" + std::to_string(n), 1 + rng() % 8);
+        partition(w.snap, "pool1", 0, nodes - 1);
+        uint32_t id = 1;
+        for (int n = 0; n < nodes; ++n) {
+            uint32_t left = w.snap.nodes[size_t(n)].gpus;
+            while (left > 0 && rng() % 4 != 0) {
+                const uint32_t g = 1 + rng() % left;
+                w.snap.add_job(on(running(id++, "pool1", rng() % 3 ? "low" : "normal", g, 100 + rng() % 800), n));
+                left -= g;
+            }
+        }
+        const SnapJob pre = pending(999, "pool1", "normal", 1 + rng() % 8, 950);
+        w.snap.add_job(pre);
+        settle(w.snap);
+        for (SnapNode &n : w.snap.nodes) n.completing = rng() % 5 == 0;
+        w.e.evaluate(w.snap, 1000);
+        const std::vector<uint32_t> v = w.victims(pre);
+        bool fits = false;
+        for (const SnapNode &n : w.snap.nodes) fits |= !n.completing && n.free_gpus >= pre.gpus;
+        if (fits) {
+            ++free_fits;
+            EXPECT_TRUE(v.empty()) << "world " << world;
+            continue;
+        }
+        const VictimPlan &plan = w.e.victim_plan(ref(pre), 1000);
+        if (plan.outcome != VictimPlan::Outcome::Victims) {
+            EXPECT_TRUE(v.empty()) << "world " << world;
+            continue;
+        }
+        ++planned;
+        const int32_t node = plan.nodes.front();
+        uint32_t freed = w.snap.nodes[size_t(node)].free_gpus;
+        for (uint32_t k = 0; k < plan.group_end.front(); ++k)
+            for (const SnapJob &j : w.snap.jobs)
+                if (j.id == plan.victims[k]) {
+                    EXPECT_EQ(j.nodes.front().node, node);
+                    EXPECT_EQ(j.qos, "low");
+                    freed += j.gpus;
+                }
+        EXPECT_GE(freed, pre.gpus) << "world " << world;
+        EXPECT_FALSE(w.snap.nodes[size_t(node)].completing);
+        EXPECT_EQ(v.size(), plan.victims.size());
+    }
+    EXPECT_GT(planned, 300);
+    EXPECT_GT(free_fits, 300);
+}
