@@ -208,6 +208,19 @@ wide_left() {
   sacctmgr -n -P show account format=account 2>/dev/null | grep -xE 'dep[12]|queue[012]' | grep "^$1"
 }
 
+# wa's NORMAL 4-GPU job NAME runs within 30 s, and its victims are exactly
+# the jobs given; its id goes into the caller's variable NAME.
+start_taking() {
+  local name=$1 id t0=$SECONDS; shift
+  id=$(submit_gpus "$name" wa normal 4) || return 1
+  assert wait_state "$id" RUNNING 30 ||
+    { ilog "$name: $(job_state "$id"), reason $(job_reason "$id")"; log_since | grep -a gpupool >&2; return 1; }
+  ilog "$name started $(( SECONDS - t0 )) s after its submission"
+  printf -v "$name" '%s' "$id"
+  assert test "$(victims_since "$id")" = "$(printf '%s\n' "$@" | sort -n | tr '\n' ' ')" ||
+    { ilog "victims of $name: $(victims_since "$id")"; return 1; }
+}
+
 # The victim plan on full nodes: wb (quota 0) borrows both 4-GPU nodes with
 # four LOW jobs of 2 GPUs, placed node1, node2, node1, node2 in submission
 # order.  wa's NORMAL job of 4 takes the cheapest set on one node, the two
@@ -215,7 +228,7 @@ wide_left() {
 # plans node1 (never node2, which the first holds) and takes node1's pair.
 # Each starts within 30 s, then 15 s pass with no preemption.
 test_victim_plan_nodes() {
-  local l=() l1 l2 l3 l4 n1 n2 node t0 id
+  local l=() l1 l2 l3 l4 n1 n2 node id
   wide_load 'Pool=wa Quota=8
 Pool=wb Quota=0' || return 1
   for node in node1 node2 node1 node2; do
@@ -224,21 +237,9 @@ Pool=wb Quota=0' || return 1
   done
   l1=${l[0]} l2=${l[1]} l3=${l[2]} l4=${l[3]}
   mark_log
-  t0=$SECONDS
-  n1=$(submit_gpus n1 wa normal 4) || return 1
-  assert wait_state "$n1" RUNNING 30 ||
-    { ilog "n1: $(job_state "$n1"), reason $(job_reason "$n1")"; log_since | grep -a gpupool >&2; return 1; }
-  ilog "the first NORMAL job started $(( SECONDS - t0 )) s after its submission"
-  assert test "$(victims_since "$n1")" = "$(printf '%s\n' "$l2" "$l4" | sort -n | tr '\n' ' ')" ||
-    { ilog "victims of $n1: $(victims_since "$n1")"; return 1; }
+  start_taking n1 "$l2" "$l4" || return 1
   assert test "$(job_state "$l1") $(job_state "$l3")" = "RUNNING RUNNING" || return 1
-  t0=$SECONDS
-  n2=$(submit_gpus n2 wa normal 4) || return 1
-  assert wait_state "$n2" RUNNING 30 ||
-    { ilog "n2: $(job_state "$n2"), reason $(job_reason "$n2")"; log_since | grep -a gpupool >&2; return 1; }
-  ilog "the second NORMAL job started $(( SECONDS - t0 )) s after its submission"
-  assert test "$(victims_since "$n2")" = "$(printf '%s\n' "$l1" "$l3" | sort -n | tr '\n' ' ')" ||
-    { ilog "victims of $n2: $(victims_since "$n2")"; return 1; }
+  start_taking n2 "$l1" "$l3" || return 1
   mark_log
   sleep 15
   ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
