@@ -39,6 +39,7 @@ bool draws_on(const Pass &p, const QuotaLine &q, uint32_t id) {
     auto run = p.ev().running.find(id);
     const PendingResult *r = p.engine.pending_result(id);
     const int32_t account = run != p.ev().running.end() ? run->second.account : r ? r->account : -1;
+    if (!ps.queues.tree) return false;  // a flat pool: no queue below it
     for (int32_t x : path_up(ps.queues.tree->queues, queue_in(ps, account), 0))
         if (x == q.queue) return true;
     return false;
@@ -101,6 +102,7 @@ std::vector<QueueRow> running_queue_path(const Pass &p, const RunningExplain &re
     auto it = p.ev().running.find(re.job_id);
     if (re.pool < 0 || it == p.ev().running.end()) return path;
     const PoolState &ps = p.ev().pools[size_t(re.pool)];
+    if (!ps.queues.tree) return path;
     const std::vector<QueueRow> rows = queue_rows(ps);
     for (int32_t q : path_up(ps.queues.tree->queues, queue_in(ps, it->second.account), 0))
         for (const QueueRow &row : rows)
