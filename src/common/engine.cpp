@@ -316,7 +316,7 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     if (ev.levels) rank_queues(ev);
     for (PendingResult &r : ev.pending) {
         r.group_standing = job_standing(ev, r);
-        r.preempted = preempted_first_.contains(r.job_id);
+        mark_preempted(r);
     }
     // Sort compact keys (R1's), then move each result once.
     struct Key {

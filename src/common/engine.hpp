@@ -335,7 +335,13 @@ private:
     void node_candidates(int32_t node, const JobRef &preemptor, int64_t now);
     void choose_nodes(uint32_t node_count, VictimPlan &plan) const;
     bool still_waiting(VictimPlan &plan) const;
-    // Jobs that preempted go first in their tier until they start (R1).
+    // Jobs that preempted go first in their tier until they start, by the
+    // order of the node they freed (R1).
+    void mark_preempted(PendingResult &r) const {
+        const uint32_t *node = preempted_first_.find(r.job_id);
+        r.preempted = node != nullptr;
+        r.freed_node = node ? *node : 0;
+    }
     void forget_started_preemptors();
     struct PreemptorCache;
     PreemptorCache &cached_preemptor(const JobRef &preemptor);
@@ -373,7 +379,7 @@ private:
     NodeLayout nodes_;
     PlanBook plans_;
     PlanScratch plan_scratch_;
-    FlatIdMap<uint8_t> preempted_first_;  // jobs that preempted, not started yet
+    FlatIdMap<uint32_t> preempted_first_;  // jobs that preempted, not started yet -> the node they freed
 
     // The preempt plugin asks about one preemptor against many victims.
     struct PreemptorCache {

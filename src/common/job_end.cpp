@@ -359,7 +359,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     }
     r.pools = managed_pools(job.partitions);
     r.group_standing = job_standing(eval_, r);
-    r.preempted = preempted_first_.contains(job.id);
+    mark_preempted(r);
 
     // A job already ranked by the last pass keeps its place if its tier
     // and pools are unchanged.

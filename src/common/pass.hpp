@@ -207,8 +207,11 @@ struct PendingResult {
     uint32_t gpus = 0;
     uint32_t group_standing = 0;
     // It preempted and has not started yet: first in its tier (R1), so
-    // that it gets the GPUs it freed.
+    // that it gets the GPUs it freed; among such jobs, the one whose freed
+    // node comes first in node order first (`freed_node`: that node's
+    // index), so that Slurm's first fit puts each on its own node.
     bool preempted = false;
+    uint32_t freed_node = 0;
     Hold hold = Hold::None;
     uint32_t cpus = 0;
     // R2 over several pools: the listed pools whose quota it does not fit.
@@ -233,7 +236,8 @@ struct PendingResult {
 };
 
 // R1, the one home of the pending order (policy.md): tier priority (higher
-// first), a job that preempted first in its tier, the standing of the job's pools (more starved first), original
+// first), a job that preempted first in its tier (by its freed node's
+// order), the standing of the job's pools (more starved first), original
 // submit time (older first), job id (lower first).  Ascending keys are that
 // order; the pass sorts by it, job ends place jobs by it, the simulator's
 // gpupool policy orders by it.
@@ -248,7 +252,10 @@ struct PendingOrderKey {
     }
 };
 inline PendingOrderKey pending_order_key(const PendingResult &r, uint32_t tier_priority) {
-    const uint64_t standing = r.preempted ? 0 : uint64_t(std::min<uint32_t>(r.group_standing, UINT32_MAX - 1)) + 1;
+    // Jobs that preempted by node order (node indices stay below 2^31), then the others by standing.
+    constexpr uint32_t kNotPreempted = 1u << 31;
+    const uint64_t standing = r.preempted ? std::min(r.freed_node, kNotPreempted - 1)
+                                          : kNotPreempted + uint64_t(std::min(r.group_standing, kNotPreempted - 1));
     return PendingOrderKey{(uint64_t(~tier_priority) << 32) | standing, r.orig_submit, r.job_id};
 }
 inline bool order_before(const PendingResult &a, uint32_t a_prio, const PendingResult &b, uint32_t b_prio) {

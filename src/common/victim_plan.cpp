@@ -264,8 +264,10 @@ uint32_t Engine::plan_rank(uint32_t preemptor_id, uint32_t victim_id) const {
 }
 
 void Engine::note_preempted(uint32_t preemptor_id, uint32_t victim_id) {
-    preempted_first_.try_emplace(preemptor_id, 1);
     VictimPlan *p = plans_.find(preemptor_id);
+    // The node its plan frees first (0 where it had none: node usage unknown).
+    const bool planned = p && p->outcome == VictimPlan::Outcome::Victims && !p->nodes.empty();
+    preempted_first_.try_emplace(preemptor_id, planned ? static_cast<uint32_t>(p->nodes.front()) : 0u);
     if (!p || p->carried_out || !p->place_of(victim_id)) return;
     p->carried_out = true;
     plans_.hold_nodes(*p);
@@ -276,7 +278,7 @@ void Engine::note_preempted(uint32_t preemptor_id, uint32_t victim_id) {
 void Engine::forget_started_preemptors() {
     std::vector<uint32_t> &gone = plan_scratch_.set;
     gone.clear();
-    preempted_first_.for_each([&](uint32_t id, uint8_t) {
+    preempted_first_.for_each([&](uint32_t id, uint32_t) {
         if (eval_.pending_index.find(id) == IdIndex::kNone) gone.push_back(id);
     });
     for (uint32_t id : gone) preempted_first_.erase(id);

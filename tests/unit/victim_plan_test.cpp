@@ -255,3 +255,36 @@ TEST(VictimPlan, PropertyOverRandomNodeLayouts) {
     EXPECT_GT(planned, 300);
     EXPECT_GT(free_fits, 300);
 }
+
+TEST(VictimPlan, PreemptorsGoInTheOrderOfTheNodesTheyFreed) {
+    // n0 (8 GPUs): a NORMAL job of 4 and a LOW job of 4; n1 (4 GPUs): LOW
+    // jobs of 1, 2 and 1.  Job 9 (1 GPU) frees n1 by its newest 1-GPU job,
+    // job 11 (4 GPUs) frees n0.  Slurm gives a one-node job the first node
+    // with room: were job 9 tried first it would land on n0 and leave job
+    // 11 short there.  So job 11, whose node comes first, goes first.
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=12\n");
+    Snapshot snap;
+    snap.add_node("n0", 8);
+    snap.add_node("n1", 4);
+    partition(snap, "pool1", 0, 1);
+    snap.add_job(on(running(1, "pool1", "normal", 4, 100), 0));
+    snap.add_job(on(running(2, "pool1", "low", 4, 300), 0));
+    snap.add_job(on(running(3, "pool1", "low", 1, 200), 1));
+    snap.add_job(on(running(4, "pool1", "low", 2, 200), 1));
+    snap.add_job(on(running(5, "pool1", "low", 1, 900), 1));
+    const SnapJob small = pending(9, "pool1", "normal", 1, 950), big = pending(11, "pool1", "normal", 4, 960);
+    snap.add_job(small);
+    snap.add_job(big);
+    settle(snap);
+    e.evaluate(snap, 1000);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{9, 11})) << "by submit time before either preempted";
+    EXPECT_EQ(e.victim_plan(ref(small), 1000).victims.front(), 5u);
+    e.note_preempted(9, 5);
+    EXPECT_EQ(e.victim_plan(ref(big), 1000).victims.front(), 2u);
+    e.note_preempted(11, 2);
+    snap.jobs.erase(snap.jobs.begin() + 4);  // jobs 2 and 5 requeued
+    snap.jobs.erase(snap.jobs.begin() + 1);
+    settle(snap);
+    e.evaluate(snap, 1002);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{11, 9})) << "job 11 freed n0, which comes first";
+}
