@@ -58,8 +58,11 @@ class WhyText {
 public:
     template <typename... A>
     void set(const char *fmt, A... args) {
-        std::snprintf(buf_, sizeof(buf_), fmt, args...);
+        if (!muted_) std::snprintf(buf_, sizeof(buf_), fmt, args...);
     }
+    // No text from now on: the victim plan asks only yes or no of every
+    // job on a node, and formatting was most of its cost.
+    void mute() { muted_ = true; }
     WhyText &operator=(const char *text) {
         set("%s", text);
         return *this;
@@ -72,6 +75,7 @@ public:
 
 private:
     char buf_[128] = "";  // as gp_verdict_t.why
+    bool muted_ = false;
 };
 
 // A preemptor as candidacy() reads it: a pending job of the last pass
@@ -327,7 +331,7 @@ private:
     const Freeable &freeable_cached(int q, int64_t now);
     RunningInfo victim_info(const JobRef &victim) const;
     // preemptable() before the plan: R4, R5, MinRuntime, R2 of the preemptor.
-    Verdict verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now);
+    Verdict verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now, bool with_why = true);
     // The victim plan (victim_plan.cpp).
     void apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now, Verdict &v);
     void make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan);

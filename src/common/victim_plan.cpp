@@ -176,7 +176,7 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now)
         const uint8_t *known = s.allowed.find(j.job_id);
         uint8_t how = known ? *known : kNot;
         if (!known) {
-            const Verdict v = verdict_for(ri, preemptor, now);
+            const Verdict v = verdict_for(ri, preemptor, now, false);
             how = !v.allowed ? kNot : v.rule == Rule::InPool ? kInPool : kReclaim;
             s.allowed.try_emplace(j.job_id, how);
         }

@@ -272,8 +272,9 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     return v;
 }
 
-Verdict Engine::verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now) {
+Verdict Engine::verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now, bool with_why) {
     Verdict v;
+    if (!with_why) v.why.mute();
     v.victim_pool = vi.pool;
     if (vi.pool < 0) {
         v.why = "victim is not in a gpupool pool";
