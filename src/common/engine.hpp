@@ -337,7 +337,8 @@ private:
     void make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan);
     bool eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out);
     void node_candidates(int32_t node, const JobRef &preemptor, int64_t now);
-    void choose_nodes(uint32_t node_count, VictimPlan &plan) const;
+    void make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count);
+    void choose_nodes(uint32_t preemptor_id, uint32_t node_count, VictimPlan &plan) const;
     bool still_waiting(VictimPlan &plan) const;
     // Jobs that preempted go first in their tier until they start, by the
     // order of the node they freed (R1).

@@ -138,9 +138,9 @@ void Engine::apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now
     v.rule = Rule::None;
 }
 
-// The nodes of the preemptor's partitions that no other preemptor's plan
-// holds, each once, in node order.  False where a partition's nodes are
-// unknown.
+// The nodes of the preemptor's partitions, each once, in node order.  False
+// where a partition's nodes are unknown.  (Nodes other plans hold are
+// skipped when choosing: the choices serve every preemptor alike.)
 bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) {
     out.clear();
     std::vector<uint8_t> &seen = plan_scratch_.seen;
@@ -155,8 +155,7 @@ bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) 
         for (int32_t n : *nodes) {
             if (n < 0 || size_t(n) >= seen.size() || seen[size_t(n)]) continue;
             seen[size_t(n)] = 1;
-            const uint32_t holder = plans_.holder(n);
-            if (holder == 0 || holder == preemptor.id) out.push_back(n);
+            out.push_back(n);
         }
     });
     std::sort(out.begin(), out.end());
@@ -193,11 +192,39 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now)
 }
 
 // Every eligible node's cheapest way to fit the preemptor (free GPUs: no
-// victim), then the choice among them.
+// victim), then the choice among them.  The choices are kept for the next
+// preemptor alike (PlanScratch::made_for).
 void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
     PlanScratch &s = plan_scratch_;
     const uint32_t node_count = std::max<uint32_t>(1, preemptor.nodes);
-    if (preemptor.gpus == 0 || !eligible_nodes(preemptor, s.eligible)) return;  // Unplanned
+    if (preemptor.gpus == 0) return;  // Unplanned
+    const PreemptorCache &pc = cached_preemptor(preemptor);
+    PlanScratch::Alike alike;
+    alike.valid = true;
+    alike.generation = nodes_.generation();
+    alike.now = now;
+    alike.partitions.assign(preemptor.partitions);
+    alike.tier = pc.who.tier;
+    alike.refused_pool = pc.refused_pool;
+    alike.account = pc.who.account;
+    alike.gpus = preemptor.gpus;
+    alike.cpus = preemptor.cpus;
+    alike.nodes = node_count;
+    alike.mem_mb = preemptor.mem_mb;
+    alike.admitted = pc.admitted;
+    if (alike == s.made_for) {
+        ++s.reused;
+    } else {
+        s.made_for.valid = false;
+        if (!eligible_nodes(preemptor, s.eligible)) return;  // Unplanned
+        make_choices(preemptor, now, node_count);
+        s.made_for = std::move(alike);
+    }
+    choose_nodes(preemptor.id, node_count, plan);
+}
+
+void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count) {
+    PlanScratch &s = plan_scratch_;
     const uint32_t per_node = (preemptor.gpus + node_count - 1) / node_count;
     s.allowed.clear();
     s.choices.clear();
@@ -218,36 +245,45 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
         if (a.cost < b.cost || b.cost < a.cost) return a.cost < b.cost;
         return a.node < b.node;
     });
-    choose_nodes(node_count, plan);
 }
 
-// The cheapest nodes, one per node the job asks for; if free GPUs fit on
-// all of them, no victim; else their victims, then up to two fallback
-// nodes' (Slurm goes on to them only if CPUs or memory do not fit first).
-void Engine::choose_nodes(uint32_t node_count, VictimPlan &plan) const {
+// The cheapest nodes no other preemptor holds, one per node the job asks
+// for; if free GPUs fit on all of them, no victim; else their victims, then
+// up to two fallback nodes' (Slurm goes on to them only if CPUs or memory do
+// not fit first).
+void Engine::choose_nodes(uint32_t preemptor_id, uint32_t node_count, VictimPlan &plan) const {
     static constexpr uint32_t kFallbacks = 2;
     const PlanScratch &s = plan_scratch_;
-    if (s.choices.size() < node_count) {
+    auto free_to_take = [&](const PlanScratch::Choice &c) {
+        const uint32_t holder = plans_.holder(c.node);
+        return holder == 0 || holder == preemptor_id;
+    };
+    // The first node_count choices free to take decide the outcome.
+    bool victims = false;
+    uint32_t taken = 0;
+    for (size_t i = 0; i < s.choices.size() && taken < node_count; ++i)
+        if (free_to_take(s.choices[i])) {
+            victims |= s.choices[i].to > s.choices[i].from;
+            ++taken;
+        }
+    if (taken < node_count) {
         plan.outcome = VictimPlan::Outcome::NoNode;
         return;
     }
-    bool victims = false;
-    for (uint32_t i = 0; i < node_count; ++i) victims |= s.choices[i].to > s.choices[i].from;
-    if (!victims) {
-        plan.outcome = VictimPlan::Outcome::FitsFree;
-        for (uint32_t i = 0; i < node_count; ++i) plan.nodes.push_back(s.choices[i].node);
-        return;
-    }
-    plan.outcome = VictimPlan::Outcome::Victims;
-    plan.planned_nodes = node_count;
-    uint32_t fallbacks = 0;
-    for (size_t i = 0; i < s.choices.size() && (i < node_count || fallbacks < kFallbacks); ++i) {
+    const VictimPlan::Outcome outcome = victims ? VictimPlan::Outcome::Victims : VictimPlan::Outcome::FitsFree;
+    plan.outcome = outcome;
+    if (victims) plan.planned_nodes = node_count;
+    uint32_t chosen = 0, fallbacks = 0;
+    for (size_t i = 0; i < s.choices.size() && (chosen < node_count || (victims && fallbacks < kFallbacks)); ++i) {
         const PlanScratch::Choice &c = s.choices[i];
-        if (i >= node_count) {
+        if (!free_to_take(c)) continue;
+        if (chosen >= node_count) {
             if (c.to == c.from) continue;  // free there already: no fallback victims
             ++fallbacks;
         }
+        ++chosen;
         plan.nodes.push_back(c.node);
+        if (!victims) continue;
         for (uint32_t k = c.from; k < c.to; ++k)
             if (!plan.place_of(s.sets[k])) plan.victims.push_back(s.sets[k]);
         plan.group_end.push_back(static_cast<uint32_t>(plan.victims.size()));

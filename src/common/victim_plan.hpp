@@ -93,6 +93,27 @@ struct PlanScratch {
     std::vector<uint32_t> set, sets;
     std::vector<Choice> choices;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool
+    // Whom `choices` were made for: preemptors alike (partitions, tier,
+    // account, size, nodes, admission) have the same candidates on every
+    // node, so the next one alike in the same layout and second reuses
+    // them (Slurm tries many jobs of one kind in a row).
+    struct Alike {
+        bool valid = false;
+        uint64_t generation = 0;
+        int64_t now = 0;
+        std::string partitions;
+        int tier = -1, refused_pool = -1;
+        int32_t account = -1;
+        uint32_t gpus = 0, cpus = 0, nodes = 0;
+        uint64_t mem_mb = 0;
+        bool admitted = false;
+        bool operator==(const Alike &o) const {
+            return valid && o.valid && generation == o.generation && now == o.now && partitions == o.partitions &&
+                   tier == o.tier && refused_pool == o.refused_pool && account == o.account && gpus == o.gpus &&
+                   cpus == o.cpus && nodes == o.nodes && mem_mb == o.mem_mb && admitted == o.admitted;
+        }
+    } made_for;
+    uint64_t reused = 0;  // plans made from another's choices (benchmarks, tests)
 };
 
 class PlanBook {

@@ -288,3 +288,22 @@ TEST(VictimPlan, PreemptorsGoInTheOrderOfTheNodesTheyFreed) {
     e.evaluate(snap, 1002);
     EXPECT_EQ(order_of(e), (std::vector<uint32_t>{11, 9})) << "job 11 freed n0, which comes first";
 }
+
+TEST(VictimPlan, APreemptorAlikeReusesTheChoicesButNotAHeldNode) {
+    // Jobs 8 and 9 are alike (pool, tier, size): 9's plan reuses the node
+    // choices made for 8 in the same layout and second, and still skips
+    // n1, which 8's carried-out plan holds.
+    TwoNodes w;
+    w.snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
+    w.snap.add_job(on(running(2, "pool1", "low", 4, 600), 1));
+    const SnapJob a = pending(8, "pool1", "normal", 4, 700), b = pending(9, "pool1", "normal", 4, 701);
+    w.snap.add_job(a);
+    w.snap.add_job(b);
+    w.pass();
+    EXPECT_EQ(w.e.victim_plan(ref(a), 1000).victims, (std::vector<uint32_t>{2, 1}));
+    w.e.note_preempted(a.id, 2);
+    const VictimPlan &pb = w.e.victim_plan(ref(b), 1000);
+    EXPECT_EQ(pb.outcome, VictimPlan::Outcome::Victims);
+    EXPECT_EQ(pb.nodes, (std::vector<int32_t>{0}));
+    EXPECT_EQ(pb.victims, (std::vector<uint32_t>{1}));
+}
