@@ -48,10 +48,7 @@ public:
         dying_.clear();
         settle_free();
         e_.evaluate(s_, now);
-        std::vector<uint32_t> order;
-        for (const PendingResult &r : e_.last().pending)
-            if (r.admission != Admission::Held) order.push_back(r.job_id);
-        for (uint32_t id : order) {
+        for (uint32_t id : unheld_order(e_)) {
             SnapJob &j = job(id);
             if (j.state != JobState::Pending) continue;
             const int32_t node = first_fit(j, s_);

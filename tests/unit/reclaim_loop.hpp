@@ -18,6 +18,7 @@
 #include "engine.hpp"
 #include "resources.hpp"
 #include "snapshot.hpp"
+#include "test_helpers.hpp"
 
 namespace gpupool::test {
 
@@ -49,10 +50,7 @@ public:
         Pass out;
         e_.evaluate(s_, now);
         ranked_valid_ = false;
-        std::vector<uint32_t> order;
-        for (const PendingResult &r : e_.last().pending)
-            if (r.admission != Admission::Held) order.push_back(r.job_id);
-        for (uint32_t id : order) {
+        for (uint32_t id : unheld_order(e_)) {
             SnapJob &j = job(id);
             if (j.state != JobState::Pending) continue;
             Amounts have = free();

@@ -85,6 +85,15 @@ inline std::vector<uint32_t> order_of(const Engine &e) {
     return ids;
 }
 
+// The pending jobs the last pass did not hold, in R1 order: those a
+// scheduler loop tries.
+inline std::vector<uint32_t> unheld_order(const Engine &e) {
+    std::vector<uint32_t> ids;
+    for (const PendingResult &r : e.last().pending)
+        if (r.admission != Admission::Held) ids.push_back(r.job_id);
+    return ids;
+}
+
 inline const PoolState &pool(const Engine &e, const std::string &name) {
     return e.last().pools.at(static_cast<size_t>(e.last().pool_index.at(name)));
 }

@@ -53,6 +53,19 @@ struct TwoNodes {
     }
 };
 
+// Both nodes full of one 4-GPU LOW job each (n1's ran less), and two
+// NORMAL 4-GPU preemptors alike, 8 and 9, after one pass.
+struct TwoFullNodes : TwoNodes {
+    const SnapJob a = pending(8, "pool1", "normal", 4, 700), b = pending(9, "pool1", "normal", 4, 701);
+    TwoFullNodes() {
+        snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
+        snap.add_job(on(running(2, "pool1", "low", 4, 600), 1));
+        snap.add_job(a);
+        snap.add_job(b);
+        pass();
+    }
+};
+
 struct Row {
     const char *sentence;
     std::vector<SnapJob> running;
@@ -148,13 +161,8 @@ TEST(VictimPlan, WithoutNodeUsageEveryR4CandidateIsOffered) {
 }
 
 TEST(VictimPlan, TwoPreemptorsNeverPlanTheSameNode) {
-    TwoNodes w;
-    w.snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
-    w.snap.add_job(on(running(2, "pool1", "low", 4, 600), 1));
-    const SnapJob a = pending(8, "pool1", "normal", 4, 700), b = pending(9, "pool1", "normal", 4, 701);
-    w.snap.add_job(a);
-    w.snap.add_job(b);
-    w.pass();
+    TwoFullNodes w;
+    const SnapJob &a = w.a, &b = w.b;
     EXPECT_EQ(w.victims(a), (std::vector<uint32_t>{2, 1})) << "n1's job ran less";
     w.e.note_preempted(a.id, 2);  // Slurm carried a's plan out
     // Job 2 is completing on n1: a waits for it; b plans n0 alone.
@@ -293,13 +301,8 @@ TEST(VictimPlan, APreemptorAlikeReusesTheChoicesButNotAHeldNode) {
     // Jobs 8 and 9 are alike (pool, tier, size): 9's plan reuses the node
     // choices made for 8 in the same layout and second, and still skips
     // n1, which 8's carried-out plan holds.
-    TwoNodes w;
-    w.snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
-    w.snap.add_job(on(running(2, "pool1", "low", 4, 600), 1));
-    const SnapJob a = pending(8, "pool1", "normal", 4, 700), b = pending(9, "pool1", "normal", 4, 701);
-    w.snap.add_job(a);
-    w.snap.add_job(b);
-    w.pass();
+    TwoFullNodes w;
+    const SnapJob &a = w.a, &b = w.b;
     EXPECT_EQ(w.e.victim_plan(ref(a), 1000).victims, (std::vector<uint32_t>{2, 1}));
     w.e.note_preempted(a.id, 2);
     const VictimPlan &pb = w.e.victim_plan(ref(b), 1000);
