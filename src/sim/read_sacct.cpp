@@ -33,8 +33,9 @@ struct JobRecords {
     uint64_t raw_id = 0;       // 0: none known
     uint64_t line = 0;         // its first record
     int64_t submit = -1;       // the first record's
-    int64_t first_start = -1;  // the first run's
-    std::vector<int64_t> restarts;  // the later runs' starts
+    // Its runs: (when, start).  `when` orders them: the start, or the end
+    // for a run whose start sacct lost (-1).
+    std::vector<std::pair<int64_t, int64_t>> runs;
     uint32_t records = 0;
     bool has_run = false;
     int64_t last_run = -1;     // run time of the last run; -1 unknown
@@ -247,8 +248,9 @@ Workload to_workload(std::vector<JobRecords> &jobs, bool has_qos, const std::str
         s.account = std::move(j.account);
         s.cpus = j.cpus;
         s.mem_mb = j.mem_mb;
-        s.recorded_start = j.first_start;
-        s.recorded_restarts = std::move(j.restarts);
+        std::sort(j.runs.begin(), j.runs.end());
+        s.recorded_start = j.runs.front().second;
+        for (size_t k = 1; k < j.runs.size(); ++k) s.recorded_restarts.push_back(j.runs[k].second);
         w.jobs.push_back(std::move(s));
     }
     std::sort(w.jobs.begin(), w.jobs.end(), [](const SimJob &a, const SimJob &b) {
@@ -259,18 +261,15 @@ Workload to_workload(std::vector<JobRecords> &jobs, bool has_qos, const std::str
 }
 
 // One run of `j` from a record (start, end and elapsed as sacct gave them;
-// -1: none): runs are kept in start order, whatever the records' order.
+// -1: none).  A start of -1 is a run whose start sacct lost; it has an end.
 void add_run(JobRecords &j, int64_t start, int64_t end, int64_t elapsed) {
-    if (j.first_start < 0) {
-        j.first_start = start;
-    } else {
-        int64_t later = std::max(start, j.first_start);
-        j.first_start = std::min(start, j.first_start);
-        j.restarts.insert(std::upper_bound(j.restarts.begin(), j.restarts.end(), later), later);
-    }
+    j.runs.emplace_back(start >= 0 ? start : end, start);
     j.has_run = true;
     j.last_run_open = end < 0;
-    j.last_run = elapsed >= 0 ? elapsed : end >= 0 ? std::max<int64_t>(0, end - start) : -1;
+    j.last_run = elapsed >= 0                 ? elapsed
+                 : end >= 0 && start >= 0 ? std::max<int64_t>(0, end - start)
+                 : end >= 0               ? 0
+                                          : -1;
 }
 
 }  // namespace
@@ -335,7 +334,12 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
         if (gpus < 0 && col.alloc_tres >= 0) gpus = tres_gpus(field(col.alloc_tres), source, lineno, "AllocTRES");
         // A run: started, and (when sacct says) with resources allocated.  A
         // requeued job cancelled while pending gets a Start but no AllocTRES.
-        bool ran = start >= 0 && (col.alloc_tres < 0 || !field(col.alloc_tres).empty());
+        // PREEMPTED with resources allocated and no Start: a run whose start
+        // Slurm never sent to slurmdbd (22.05, a job preempted in the second
+        // it started): it ran, its start is unknown.  (A job cancelled
+        // pending may have an AllocTRES without GPUs and no Start too.)
+        const bool allocated = col.alloc_tres >= 0 && !field(col.alloc_tres).empty();
+        bool ran = start >= 0 ? col.alloc_tres < 0 || allocated : allocated && end >= 0 && state == "PREEMPTED";
 
         std::string label(id);
         auto [it, fresh] = by_label.emplace(label, jobs.size());

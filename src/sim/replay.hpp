@@ -180,17 +180,17 @@ struct ReplayStats {
 
 // The replay's start order against the recorded one (SimJob::
 // recorded_start and recorded_restarts, from sacct or a trace), over the
-// jobs that have a recorded start and started in the replay: each job's
+// jobs that have a recorded run and started in the replay: each job's
 // first start, and its Nth start after a requeue where both the record and
 // the replay have one (the replay's from its start log; without the log,
-// first starts only).  A pair of starts is compared when one was recorded
+// first starts only), except a recorded run whose start is unknown.  A pair of starts is compared when one was recorded
 // more than `tolerance` seconds before the other (a live scheduler starts
 // jobs a second or two after it could: closer starts have no order to
 // keep); it is discordant when the replay made that one more than
 // `tolerance` seconds after the other.
 struct StartOrderCheck {
     int64_t tolerance = 0;
-    uint64_t jobs = 0;            // with a recorded start, started here
+    uint64_t jobs = 0;            // with a recorded run, started here
     uint64_t starts = 0;          // compared: their first starts and the restarts both have
     uint64_t unmatched_restarts = 0;  // restarts only the record or only the replay has
     uint64_t pairs = 0;           // compared

@@ -50,7 +50,7 @@ void Replay::start(uint32_t j, int32_t p, int64_t t) {
     o.wait += t - s.pending_since;
     if (o.first_start < 0)
         o.first_start = t;
-    else if (workload_.jobs[j].recorded_start >= 0)
+    else if (workload_.jobs[j].has_recorded_run())
         restarts_.emplace_back(j, t);  // for the start order check
     o.last_start = t;
     o.partition = p;

@@ -59,14 +59,17 @@ StartOrderCheck check_start_order(const Workload &workload, const std::vector<Jo
     for (const auto &[j, t] : restarts) again_at[fill[j]++] = t;
     for (size_t j = 0; j < jobs.size(); ++j) {
         const SimJob &w = workload.jobs[j];
-        if (w.recorded_start < 0 || jobs[j].first_start < 0) continue;
+        if (!w.has_recorded_run() || jobs[j].first_start < 0) continue;
         ++out.jobs;
-        sel.push_back({static_cast<uint32_t>(j), 0, w.recorded_start, jobs[j].first_start});
+        // Runs are paired by their place; a recorded run without a start
+        // keeps its place but has no time to compare.
+        if (w.recorded_start >= 0) sel.push_back({static_cast<uint32_t>(j), 0, w.recorded_start, jobs[j].first_start});
         const size_t again = first[j + 1] - first[j];
         const size_t both = std::min(again, w.recorded_restarts.size());
         for (size_t k = 0; k < both; ++k)
-            sel.push_back({static_cast<uint32_t>(j), static_cast<uint32_t>(k + 1), w.recorded_restarts[k],
-                           again_at[first[j] + k]});
+            if (w.recorded_restarts[k] >= 0)
+                sel.push_back({static_cast<uint32_t>(j), static_cast<uint32_t>(k + 1), w.recorded_restarts[k],
+                               again_at[first[j] + k]});
         out.unmatched_restarts += std::max(again, w.recorded_restarts.size()) - both;
     }
     out.starts = sel.size();

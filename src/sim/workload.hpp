@@ -46,7 +46,10 @@ struct SimJob {
     uint32_t cpus = 0;                // CPUs and memory (MiB) it asks for; 0: unknown
     uint64_t mem_mb = 0;
     int64_t recorded_start = -1;      // when it started on the real cluster; -1: unknown
-    std::vector<int64_t> recorded_restarts;  // when it started again after a requeue (sacct -D), in order
+    std::vector<int64_t> recorded_restarts;  // when it started again after a requeue (sacct -D), in order;
+                                             // -1: a run whose start was not recorded
+    // Recorded runs: the first (its start perhaps unknown) and the restarts.
+    bool has_recorded_run() const { return recorded_start >= 0 || !recorded_restarts.empty(); }
 };
 
 struct Workload {
@@ -124,7 +127,9 @@ AccountTree parse_account_tree(std::istream &in, const std::string &source);
 // - several records of one JobID (sacct -D: a requeued job): submit = the
 //   first record's, recorded_start = the first start, recorded_restarts =
 //   the later runs' starts, duration = the last
-//   run's Elapsed (End - Start without that column);
+//   run's Elapsed (End - Start without that column); a PREEMPTED
+//   record with AllocTRES and an End but no Start is a run whose start Slurm did not
+//   record (-1 there, placed by its End);
 // - jobs that never started (PENDING, or CANCELLED before they started) and
 //   jobs without GPUs are skipped, noted; a run of 0 s is replayed as 1 s;
 //   a job still running at the dump runs for its Elapsed so far;

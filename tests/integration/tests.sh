@@ -1697,12 +1697,16 @@ test_sim_replays_sacct() {
   # Jobs preempted here (a PREEMPTED record each time) and in the replay.
   live_pre=$(awk -F'|' '$11 == "PREEMPTED" {print $2}' "$dir/sacct.txt" | sort -n | tr '\n' ' ')
   sim_pre=$(awk -F, 'NR > 1 && $7 != "" {print $7}' "$dir/starts.csv" | tr ' ' '\n' | sort -n | tr '\n' ' ')
+  # Runs with a recorded start: Slurm may record none for a run preempted in
+  # the second it started (the replay keeps that run's place, compares nothing).
+  local timed
+  timed=$(awk -F'|' 'NR > 1 && $1 !~ /\./ && $8 ~ /^[0-9]+$/ && $13 != ""' "$dir/sacct.txt" | wc -l)
   ilog "preempted: live $live_pre; replay $sim_pre; start order $(jget "d['policies'][0]['start_order']" <<<"$js")"
   assert test "$(jget "d['workload']['jobs']" <<<"$js")" = "${#ids[@]}" &&
     assert test "$(jget "[n for n in d['workload']['notes'] if 'skipped' in n]" <<<"$js")" = "" &&
     assert test "$(wc -w <<<"$live_pre")" -ge 3 && assert test "$sim_pre" = "$live_pre" &&
     assert test "$(jget "[d['policies'][0]['start_order'][k] for k in ('jobs', 'starts', 'unmatched_restarts', 'discordant')]" <<<"$js")" = \
-      "${#ids[@]} $(( ${#ids[@]} + $(wc -w <<<"$live_pre") )) 0 0" ||
+      "${#ids[@]} $timed 0 0" ||
     { ilog "replay: $js"; cat "$dir/sacct.txt" "$dir/starts.csv" >&2; return 1; }
 }
 

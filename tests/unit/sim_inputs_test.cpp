@@ -484,6 +484,19 @@ TEST(SimSacct, RestartsAreInStartOrderWhateverTheOrderOfTheRecords) {
     EXPECT_EQ(w.jobs[0].recorded_restarts, (std::vector<int64_t>{120, 140}));
 }
 
+TEST(SimSacct, ARunWithResourcesAndAnEndButNoStartIsARunWhoseStartIsUnknown) {
+    Workload w = sacct("JobID|Submit|Start|End|Elapsed|Partition|State|AllocTRES\n"
+                       "7|100|None|110|00:00:00|p|PREEMPTED|gres/gpu=1\n"
+                       "7|111|130|140|00:00:10|p|COMPLETED|gres/gpu=1\n"
+                       "8|100|None|105|00:00:00|p|CANCELLED|\n");  // cancelled pending: no run
+    ASSERT_EQ(w.jobs.size(), 1u);
+    EXPECT_EQ(w.jobs[0].submit, 100);
+    EXPECT_EQ(w.jobs[0].recorded_start, -1);
+    EXPECT_EQ(w.jobs[0].recorded_restarts, std::vector<int64_t>{130});
+    EXPECT_TRUE(w.jobs[0].has_recorded_run());
+    EXPECT_EQ(w.jobs[0].duration, 10);
+}
+
 // A dump taken from the live test cluster (tests/unit/data/README.md) reads
 // without error: a site's own dump must replay.
 TEST(SimSacct, TheLiveClustersDumpReads) {

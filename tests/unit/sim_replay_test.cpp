@@ -247,6 +247,35 @@ TEST(SimLiveScenarios, ALiveDumpUnderOneConfigReplaysInTheRecordedStartOrder) {
     EXPECT_EQ(borrow.discordant, 2u);
 }
 
+// Slurm 22.05 sometimes records no start for a run preempted in the second it
+// started (Start None, resources allocated).  That run keeps its place:
+// the job's second recorded start is paired with the replay's second start,
+// and the lost one is compared with nothing.
+TEST(SimLiveScenarios, ARunWhoseStartSlurmLostKeepsItsPlace) {
+    const std::string path = srcdir() + "/tests/unit/data/sacct-sim-replay-lost-start.txt";
+    std::ifstream probe(path);
+    if (!probe) GTEST_SKIP() << path << " not found";
+    const Workload w = read_sacct(path);
+    ASSERT_EQ(w.jobs.size(), 11u);
+    const SimJob *lost = nullptr;
+    for (const SimJob &j : w.jobs)
+        if (j.id == 58461976u) lost = &j;
+    ASSERT_NE(lost, nullptr);
+    EXPECT_EQ(lost->recorded_start, -1);
+    EXPECT_EQ(lost->recorded_restarts, std::vector<int64_t>{1795904197});
+    const ReplayResult r = run(live_cluster(), w, example("gpupool.conf.example"), PolicyKind::Gpupool);
+    std::set<uint32_t> victims;
+    for (const StartRecord &s : r.starts)
+        for (uint32_t v : s.victims) victims.insert(w.jobs[v].id);
+    EXPECT_EQ(victims, (std::set<uint32_t>{58461974u, 58461975u, 58461976u}));
+    const StartOrderCheck &c = r.order_check;
+    EXPECT_EQ(c.jobs, 11u);
+    EXPECT_EQ(c.starts, 13u);  // 14 runs, one without a recorded start
+    EXPECT_EQ(c.unmatched_restarts, 0u);
+    EXPECT_EQ(c.discordant, 0u);
+    EXPECT_EQ(c.first_mismatch, -1);
+}
+
 // --- what tells the baselines apart ------------------------------------------------
 
 struct BaselineCase {
