@@ -237,7 +237,11 @@ static bool _qos_tier(job_record_t *job_ptr, gp_tier_info_t *tier)
 	return true;
 }
 
-/* Return true if the preemptor's job sorts before the preemptee's. */
+/*
+ * Return true if the first job sorts before the second (the job queue's
+ * sort asks before it compares priorities): a tier that may preempt the
+ * other's, or within one tier a job that preempted (R1.1).
+ */
 extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 					job_queue_rec_t *preemptee)
 {
@@ -249,7 +253,10 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 	if (!_qos_tier(preemptor->job_ptr, &a) ||
 	    !_qos_tier(preemptee->job_ptr, &b))
 		return false;
-	return gp_tier_preempts(&a, &b) ? true : false;
+	if (gp_tier_preempts(&a, &b))
+		return true;
+	return (a.priority == b.priority) &&
+	       gpe_preemptor_before(preemptor->job_ptr, preemptee->job_ptr);
 }
 
 /* Note the order of the arguments (as preempt/qos). */

@@ -1,7 +1,8 @@
 /*
  * preempt_gpupool.h - what the files of preempt/gpupool give each other:
  * preempt_gpupool.c is the plugin API (who may preempt whom, victim order,
- * how), preempt_record.c records the preemptions carried out.
+ * how), preempt_record.c records the preemptions carried out,
+ * preemptor_order.c puts a job that preempted first in its tier at once.
  */
 #ifndef PREEMPT_GPUPOOL_H
 #define PREEMPT_GPUPOOL_H
@@ -28,5 +29,18 @@ extern void gpe_record_verdict(uint32_t victim_id, uint32_t preemptor_id,
  */
 extern void gpe_record_preemption(job_record_t *job_ptr, uint16_t mode,
 				  uint32_t grace);
+
+/*
+ * `preemptor` preempted `victim`: until it starts (or is requeued) it sorts
+ * before the jobs of its tier that did not, by the first node its victims
+ * free.  Job write lock held.
+ */
+extern void gpe_preemptor_note(job_record_t *preemptor, job_record_t *victim);
+
+/*
+ * Whether pending job `a` sorts before `b` of the same tier because it
+ * preempted (R1.1).  Job read or write lock held.
+ */
+extern bool gpe_preemptor_before(job_record_t *a, job_record_t *b);
 
 #endif /* PREEMPT_GPUPOOL_H */

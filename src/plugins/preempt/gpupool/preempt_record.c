@@ -138,6 +138,7 @@ static void _record(job_record_t *job_ptr, const vcache_t *c, uint16_t mode,
 	if ((rc = gp_engine_note_preemption(e, &p)) != GP_OK)
 		error("gpupool: JobId=%u: preemption not queued for the event log: %s",
 		      job_ptr->job_id, gp_status_str(rc));
+	gpe_preemptor_note(preemptor, job_ptr);
 	rc = gp_preemption_comment(job_ptr->system_comment, &p, comment,
 				   sizeof(comment));
 	if (rc != GP_OK) {
