@@ -5,7 +5,13 @@
 # 1-GPU NORMAL jobs of pool2 that take their quota back.  Prints the time to
 # start them all, slurmctld's CPU over that time, sdiag's main and backfill
 # cycles (mean, max) and, with gpupool, how often preempt/gpupool rebuilt its
-# running-job snapshot (per main scheduling cycle).
+# running-job snapshot (per main scheduling cycle).  Then, read in
+# slurmctld's log (Slurm's own "preempted JobId=V has been requeued to
+# reclaim resources for JobId=P" lines, both modes): victims and rounds per
+# preemptor (a round: its victims within 2 s of each other; another round
+# means its first victims' GPUs went to some other job), how many
+# preemptors had all their victims on one node, and how many started on
+# the node of their (last round's) victims.
 #
 #   scripts/preempt-bench.sh [gpupool|native]...      (default: both)
 #
@@ -14,14 +20,17 @@
 # Environment: GPUPOOL_SLURM_PREFIX and GPUPOOL_BUILD as for cluster.sh
 # (another release, another build); BENCH_NODES (default 4: pool1 and pool2
 # share them; more than 6 puts only pool1 and pool2 on node[1-N]),
-# BENCH_GPUS (per node, default 8) and BENCH_RECLAIM (default 16).  The
-# issue's size: BENCH_NODES=32 BENCH_GPUS=13 BENCH_RECLAIM=50 (416 running).
+# BENCH_GPUS (per node, default 8), BENCH_RECLAIM (default 16) and
+# BENCH_RECLAIM_GPUS (GPUs per NORMAL job, default 1).  The issue's size:
+# BENCH_NODES=32 BENCH_GPUS=13 BENCH_RECLAIM=50 (416 running); its 4-GPU
+# variant adds BENCH_RECLAIM_GPUS=4.
 # Takes the live lock; leaves the cluster down.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLUSTER="$REPO/scripts/cluster.sh"
 GPUS=${BENCH_GPUS:-8}
 RECLAIM=${BENCH_RECLAIM:-16}
+RECLAIM_GPUS=${BENCH_RECLAIM_GPUS:-1}
 NODES=${BENCH_NODES:-4}       # pool1 and pool2 share node[1-NODES]
 TOTAL=$(( NODES * GPUS ))
 HALF=$(( TOTAL / 2 ))
@@ -77,9 +86,10 @@ run_mode() {
   scontrol setdebug verbose >/dev/null
   scontrol setdebugflags +Priority >/dev/null
   refresh0=$(grep -c 'gpupool: refreshed' "$log" || true)
+  local line0; line0=$(wc -l <"$log")
   cpu0=$(ctld_cpu); t0=$(date +%s%N)
   for (( i = 0; i < RECLAIM; i++ )); do
-    sbatch --parsable -J nrm -p pool2 --qos=normal --gres=gpu:1 -N1 -n1 -o /dev/null -e /dev/null --wrap 'sleep 900' >/dev/null
+    sbatch --parsable -J nrm -p pool2 --qos=normal --gres=gpu:"$RECLAIM_GPUS" -N1 -n1 -o /dev/null -e /dev/null --wrap 'sleep 900' >/dev/null
   done
   deadline=$(( SECONDS + 300 ))
   until (( $(squeue -h -t R -q normal | wc -l) == RECLAIM )); do
@@ -91,14 +101,60 @@ run_mode() {
   cpu=$(( $(ctld_cpu) - cpu0 ))
   refreshes=$(( $(grep -c 'gpupool: refreshed' "$log" || true) - refresh0 ))
   cycles=$(sdiag_field "Main schedule statistics" "Total cycles")
-  printf '%-8s release %-6s started %d/%d NORMAL in %6d ms  slurmctld CPU %6d ms  main cycle mean %6s us max %7s us (%s cycles)  backfill mean %7s us max %7s us  snapshot refreshes %s (%s per main cycle)\n' \
+  printf '%-8s release %-6s started %d/%d NORMAL of '"$RECLAIM_GPUS"' GPU in %6d ms  slurmctld CPU %6d ms  main cycle mean %6s us max %7s us (%s cycles)  backfill mean %7s us max %7s us  snapshot refreshes %s (%s per main cycle)\n' \
     "$mode" "$(rel=${GPUPOOL_SLURM_PREFIX:-/22.05}; echo "${rel##*/}")" "$(squeue -h -t R -q normal | wc -l)" "$RECLAIM" "$secs" "$cpu" \
     "$(sdiag_field 'Main schedule statistics' 'Mean cycle')" "$(sdiag_field 'Main schedule statistics' 'Max cycle')" "$cycles" \
     "$(sdiag_field 'Backfilling stats' 'Mean cycle')" "$(sdiag_field 'Backfilling stats' 'Max cycle')" \
     "$([[ $mode == gpupool ]] && echo "$refreshes" || echo -)" \
     "$([[ $mode == gpupool ]] && awk -v r="$refreshes" -v c="${cycles:-0}" 'BEGIN { printf "%.1f", c ? r / c : r }' || echo -)"
+  local where; where=$(mktemp)
+  squeue -h -t R -q normal -o 'P %i %N' >"$where"
+  tail -n +"$(( line0 + 1 ))" "$log" >"$where.log"
+  local victims
+  victims=$(sed -nE 's/.*preempted JobId=([0-9]+) has been .* to reclaim resources for .*/\1/p' "$where.log" | sort -u | paste -sd,)
+  [[ -n $victims ]] &&
+    sacct -X -D -n -P -o JobIDRaw,NodeList,State -j "$victims" | awk -F'|' '$3 == "PREEMPTED" { print "V", $1, $2 }' >>"$where"
+  preemption_rounds "$mode" "$where" <"$where.log"
+  rm -f "$where" "$where.log"
   scancel -u root >/dev/null 2>&1 || true
   bash "$CLUSTER" down >/dev/null 2>&1
+}
+
+# Slurm's preemption lines on stdin -> "MODE preemptors N  victims per
+# preemptor K:COUNT ...  rounds per preemptor R:COUNT ..."
+preemption_rounds() {
+  python3 -c '
+import re, sys, datetime
+victims, last, rounds, vnodes, last_nodes = {}, {}, {}, {}, {}
+node_of = {"P": {}, "V": {}}
+for line in open(sys.argv[2]):
+    kind, job, node = line.split()
+    node_of[kind][job] = node
+pat = re.compile(r"^\[([0-9T:.-]+)\] preempted JobId=(\d+) has been (?:requeued|killed) to reclaim resources for JobId=(\d+)")
+for line in sys.stdin:
+    m = pat.match(line)
+    if not m:
+        continue
+    t = datetime.datetime.fromisoformat(m.group(1)).timestamp()
+    p = m.group(3)
+    victims[p] = victims.get(p, 0) + 1
+    if p not in last or t - last[p] > 2:
+        rounds[p] = rounds.get(p, 0) + 1
+        last_nodes[p] = set()
+    last[p] = t
+    node = node_of["V"].get(m.group(2), "?")
+    vnodes.setdefault(p, set()).add(node)
+    last_nodes[p].add(node)
+def hist(d):
+    h = {}
+    for v in d.values():
+        h[v] = h.get(v, 0) + 1
+    return " ".join(f"{k}:{h[k]}" for k in sorted(h)) or "-"
+one_node = sum(1 for p in vnodes if len(vnodes[p]) == 1)
+on_freed = sum(1 for p in last_nodes if node_of["P"].get(p) in last_nodes[p])
+print(f"{sys.argv[1]:<8} preemptors {len(victims)}  victims per preemptor {hist(victims)}  rounds per preemptor {hist(rounds)}"
+      f"  victims on one node {one_node}/{len(vnodes)}  started on its victims node {on_freed}/{len(last_nodes)}")
+' "$1" "$2"
 }
 
 for m in "${modes[@]}"; do run_mode "$m"; done
