@@ -173,7 +173,7 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now)
         const RunningInfo &ri = it->second;
         enum : uint8_t { kNot, kReclaim, kInPool };
         const uint8_t *known = s.allowed.find(j.job_id);
-        uint8_t how = known ? *known : kNot;
+        uint8_t how = known ? *known : uint8_t(kNot);
         if (!known) {
             const Verdict v = verdict_for(ri, preemptor, now, false);
             how = !v.allowed ? kNot : v.rule == Rule::InPool ? kInPool : kReclaim;
