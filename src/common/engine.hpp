@@ -330,13 +330,18 @@ private:
     bool borrows_after_start(const PoolState &ps, int tier, uint32_t gpus) const;
     const Freeable &freeable_cached(int q, int64_t now);
     RunningInfo victim_info(const JobRef &victim) const;
+    // R5 as a count (victim plans only): the victim as if first in its
+    // pool's walk, so any borrowed job of a pool over its bound may be
+    // taken; the plan caps what one set takes from the pool.
+    RunningInfo counted_in_excess(const RunningInfo &vi) const;
     // preemptable() before the plan: R4, R5, MinRuntime, R2 of the preemptor.
     Verdict verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now, bool with_why = true);
     // The victim plan (victim_plan.cpp).
     void apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now, Verdict &v);
     void make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan);
     bool eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out);
-    void node_candidates(int32_t node, const JobRef &preemptor, int64_t now);
+    void node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count);
+    bool within_excess(const std::vector<uint32_t> &set) const;
     void make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count);
     void choose_nodes(uint32_t preemptor_id, uint32_t node_count, VictimPlan &plan) const;
     bool still_waiting(VictimPlan &plan) const;

@@ -163,29 +163,42 @@ bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) 
 }
 
 // The running jobs on `node` that R4/R5 let the preemptor take (each
-// asked once per plan), in R6 order, into the scratch's candidates.
-void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now) {
+// asked once per plan), in R6 order, into the scratch's candidates.  With
+// `by_count`, R5 as a count: also the borrowed jobs past their pool's walk
+// prefix (the set is then capped by within_excess).
+void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count) {
     PlanScratch &s = plan_scratch_;
     s.candidates.clear();
     for (const JobOnNode &j : nodes_.jobs_on(node)) {
         auto it = eval_.running.find(j.job_id);
         if (j.gpus == 0 || it == eval_.running.end()) continue;  // started since the last look: not yet
         const RunningInfo &ri = it->second;
-        enum : uint8_t { kNot, kReclaim, kInPool };
+        enum : uint8_t { kNot, kReclaim, kInPool, kByCount };
         const uint8_t *known = s.allowed.find(j.job_id);
         uint8_t how = known ? *known : uint8_t(kNot);
         if (!known) {
             const Verdict v = verdict_for(ri, preemptor, now, false);
             how = !v.allowed ? kNot : v.rule == Rule::InPool ? kInPool : kReclaim;
+            if (!v.allowed) {
+                const Verdict c = verdict_for(counted_in_excess(ri), preemptor, now, false);
+                if (c.allowed && c.rule == Rule::Reclaim) {
+                    how = kByCount;
+                    if (s.excess.size() <= size_t(ri.pool)) s.excess.resize(size_t(ri.pool) + 1, -1);
+                    if (s.excess[size_t(ri.pool)] < 0)
+                        s.excess[size_t(ri.pool)] =
+                            c.decided.amount > c.decided.bound ? int64_t(c.decided.amount - c.decided.bound) : 0;
+                }
+            }
             s.allowed.try_emplace(j.job_id, how);
         }
-        if (how == kNot) continue;
+        if (how == kNot || (how == kByCount && !by_count)) continue;
         // GPU-seconds lost is R6's `newest` (least work lost) for a set;
         // with `oldest` the site chose R6's order over work lost.
         const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
         const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
-        s.candidates.push_back(
-            NodeCandidate{j.job_id, j.gpus, PlanCost{how == kInPool ? uint64_t(ri.gpus) : 0u, uint64_t(ri.gpus) * ran, ri.rank}});
+        s.candidates.push_back(NodeCandidate{j.job_id, j.gpus,
+                                             PlanCost{how == kInPool ? uint64_t(ri.gpus) : 0u, uint64_t(ri.gpus) * ran, ri.rank},
+                                             how == kInPool ? -1 : ri.pool, how == kByCount});
     }
     std::sort(s.candidates.begin(), s.candidates.end(),
               [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });
@@ -223,10 +236,33 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
     choose_nodes(preemptor.id, node_count, plan);
 }
 
+// R5 as a count: a set may take from a pool past its walk's prefix only
+// while the pool stays over its bound until the set's last job from it (the
+// one that straddles the line): at most its excess plus that one job.
+bool Engine::within_excess(const std::vector<uint32_t> &set) const {
+    const PlanScratch &s = plan_scratch_;
+    for (uint32_t i : set) {
+        const NodeCandidate &c = s.candidates[i];
+        if (!c.by_count) continue;
+        uint64_t taken = 0, largest = 0;
+        for (uint32_t k : set) {
+            const NodeCandidate &o = s.candidates[k];
+            if (o.reclaimed_pool != c.reclaimed_pool) continue;
+            const auto it = eval_.running.find(o.job_id);
+            const uint64_t g = it == eval_.running.end() ? o.gpus_here : it->second.gpus;
+            taken += g;
+            largest = std::max(largest, g);
+        }
+        if (int64_t(taken - largest) >= s.excess[size_t(c.reclaimed_pool)]) return false;
+    }
+    return true;
+}
+
 void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count) {
     PlanScratch &s = plan_scratch_;
     const uint32_t per_node = (preemptor.gpus + node_count - 1) / node_count;
     s.allowed.clear();
+    s.excess.clear();
     s.choices.clear();
     s.sets.clear();
     for (int32_t node : s.eligible) {
@@ -235,8 +271,14 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
         PlanCost cost;
         if (u.free_gpus < per_node) {
-            node_candidates(node, preemptor, now);
-            if (!cheapest_set(s.candidates, per_node - u.free_gpus, s.prev, s.best, s.set, cost)) continue;
+            const uint32_t need = per_node - u.free_gpus;
+            node_candidates(node, preemptor, now, true);
+            bool found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
+            if (found && !within_excess(s.set)) {  // over a pool's excess: the walk's prefix alone
+                node_candidates(node, preemptor, now, false);
+                found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
+            }
+            if (!found) continue;
             for (uint32_t i : s.set) s.sets.push_back(s.candidates[i].job_id);
         }
         s.choices.push_back(PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size())});

@@ -38,6 +38,10 @@ struct NodeCandidate {
     uint32_t job_id = 0;
     uint32_t gpus_here = 0;  // its GPUs on this node
     PlanCost cost;           // the whole job's GPU-seconds and its R6 rank
+    // Reclaimed from another pool (R5): that pool, -1 otherwise; and
+    // whether only R5 as a count allows it (past the walk's prefix).
+    int32_t reclaimed_pool = -1;
+    bool by_count = false;
 };
 
 // The cheapest set of `c` (in R6 order) freeing at least `need` GPUs on the
@@ -92,7 +96,9 @@ struct PlanScratch {
     std::vector<PlanCost> best;
     std::vector<uint32_t> set, sets;
     std::vector<Choice> choices;
-    FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool
+    FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount
+    // Per pool, its GPUs over the bound R5 reclaims to (-1: not known yet).
+    std::vector<int64_t> excess;
     // Whom `choices` were made for: preemptors alike (partitions, tier,
     // account, size, nodes, admission) have the same candidates on every
     // node, so the next one alike in the same layout and second reuses

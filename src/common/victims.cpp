@@ -198,6 +198,12 @@ RunningInfo Engine::victim_info(const JobRef &victim) const {
     return vi;
 }
 
+RunningInfo Engine::counted_in_excess(const RunningInfo &vi) const {
+    RunningInfo c = vi;
+    if (vi.pool >= 0) c.pool_at = eval_.pools[static_cast<size_t>(vi.pool)].used();
+    return c;
+}
+
 // The preemptor as the engine judges it (tier, pools, whether R2 admits
 // it and where), kept while Slurm asks about the same job against its
 // victims.
@@ -267,9 +273,19 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         v.why = "no gpupool pass yet";
         return v;
     }
-    Verdict v = verdict_for(victim_info(victim), preemptor, now);
-    if (v.allowed && nodes_.known()) apply_plan(victim.id, preemptor, now, v);
-    return v;
+    const RunningInfo vi = victim_info(victim);
+    Verdict v = verdict_for(vi, preemptor, now);
+    if (!nodes_.known()) return v;
+    if (v.allowed) {
+        apply_plan(victim.id, preemptor, now, v);
+        return v;
+    }
+    // R5 as a count: a borrower past its pool's walk prefix, if the plan
+    // took it (within the pool's excess; victim_plan.cpp).
+    Verdict counted = verdict_for(counted_in_excess(vi), preemptor, now);
+    if (!counted.allowed || counted.rule != Rule::Reclaim) return v;
+    const VictimPlan &plan = victim_plan(preemptor, now);
+    return plan.outcome == VictimPlan::Outcome::Victims && plan.place_of(victim.id) ? counted : v;
 }
 
 Verdict Engine::verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now, bool with_why) {

@@ -310,3 +310,63 @@ TEST(VictimPlan, APreemptorAlikeReusesTheChoicesButNotAHeldNode) {
     EXPECT_EQ(pb.nodes, (std::vector<int32_t>{0}));
     EXPECT_EQ(pb.victims, (std::vector<uint32_t>{1}));
 }
+
+namespace {
+
+// pool1 (quota `quota1`) borrows from pool2 (quota 8) on two 4-GPU nodes:
+// eight 1-GPU LOW jobs of pool1, 1 the oldest, 1-4 on n0 and 5-8 on n1.
+// R5's walk (newest first) puts 8, 7, ... in pool1's excess.
+struct BorrowedTwoNodes : TwoNodes {
+    explicit BorrowedTwoNodes(int quota1) {
+        e = engine_with(kOsmoTiers + "Pool=pool1 Quota=" + std::to_string(quota1) + "\nPool=pool2 Quota=8\n");
+        partition(snap, "pool2", 0, 1);
+        for (uint32_t id = 1; id <= 8; ++id)
+            snap.add_job(on(running(id, "pool1", "low", 1, 100 * int64_t(id)), id <= 4 ? 0 : 1));
+    }
+};
+
+}  // namespace
+
+TEST(VictimPlan, R5AsACountTakesABorrowerPastTheWalkWhereTheWalksJobsAreOnAHeldNode) {
+    // pool1's excess is 3: the walk's 8, 7 and 6, all on n1.  Job 20 plans
+    // n1 and takes 8; n1 is then held.  Job 21 may still take one borrowed
+    // GPU of pool1, as a count: on n0, its newest borrower, 4.  Before R5
+    // was a count it found no node (the bench's slow tail: one reclaim per
+    // scheduler cycle, on the node the previous one freed).
+    BorrowedTwoNodes w(5);
+    const SnapJob a = pending(20, "pool2", "normal", 1, 900), b = pending(21, "pool2", "normal", 1, 901);
+    w.snap.add_job(a);
+    w.snap.add_job(b);
+    w.pass();
+    const std::vector<uint32_t> va = w.victims(a);
+    ASSERT_FALSE(va.empty());
+    EXPECT_EQ(va.front(), 8u);
+    w.e.note_preempted(a.id, 8);
+    EXPECT_EQ(w.victims(b), (std::vector<uint32_t>{4}));
+    const Verdict v = w.e.preemptable(ref(w.snap.jobs[3]), ref(b), 1000);
+    EXPECT_TRUE(v.allowed);
+    EXPECT_EQ(v.rule, Rule::Reclaim);
+    EXPECT_FALSE(w.e.preemptable(ref(w.snap.jobs[2]), ref(b), 1000).allowed) << "job 3: not in the plan";
+}
+
+TEST(VictimPlan, ASetTakesAtMostThePoolsExcessPlusTheJobThatStraddlesIt) {
+    struct Case {
+        const char *sentence;
+        int quota1;
+        std::vector<uint32_t> victims;
+    };
+    const std::vector<Case> cases = {
+        {"excess 1: two 1-GPU borrowers would take pool1 below its quota", 7, {}},
+        {"excess 2: the two newest, on n1 (least work lost)", 6, {8, 7}},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        BorrowedTwoNodes w(c.quota1);
+        const SnapJob p = pending(30, "pool2", "normal", 2, 900);
+        w.snap.add_job(p);
+        w.pass();
+        std::vector<uint32_t> got = w.victims(p);
+        if (got.size() > c.victims.size()) got.resize(c.victims.size());  // fallback nodes' after
+        EXPECT_EQ(got, c.victims);
+    }
+}
