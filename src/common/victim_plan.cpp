@@ -52,6 +52,7 @@ bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vecto
 
 VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions) {
     if (const uint32_t *i = index_.find(preemptor)) {
+        note_missed(plans_[*i]);
         std::swap(plans_[*i], plans_[count_ - 1]);  // drop its other plan
         --count_;
         reindex();
@@ -290,11 +291,13 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
 }
 
 // The cheapest nodes no other preemptor holds, one per node the job asks
-// for; if free GPUs fit on all of them, no victim; else their victims, then
-// up to two fallback nodes' (Slurm goes on to them only if CPUs or memory do
-// not fit first).
+// for; if free GPUs fit on all of them, no victim; else their victims, and
+// once Slurm took none of a plan's victims (CPUs or memory may not fit
+// there), up to two fallback nodes' too.  Not from the first plan: 26.05's
+// backfill tests a job with every candidate gone at once, and fallbacks on
+// other nodes made it start no preemption for every second job alike.
 void Engine::choose_nodes(uint32_t preemptor_id, uint32_t node_count, VictimPlan &plan) const {
-    static constexpr uint32_t kFallbacks = 2;
+    const uint32_t kFallbacks = plans_.missed(preemptor_id) ? 2 : 0;
     const PlanScratch &s = plan_scratch_;
     auto free_to_take = [&](const PlanScratch::Choice &c) {
         const uint32_t holder = plans_.holder(c.node);
@@ -360,6 +363,7 @@ void Engine::forget_started_preemptors() {
         if (eval_.pending_index.find(id) == IdIndex::kNone) gone.push_back(id);
     });
     for (uint32_t id : gone) preempted_first_.erase(id);
+    plans_.forget_missed([&](uint32_t id) { return eval_.pending_index.find(id) != IdIndex::kNone; });
 }
 
 }  // namespace gpupool

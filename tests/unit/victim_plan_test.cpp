@@ -84,12 +84,12 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
          pending(9, "pool1", "normal", 2, 500),
          {}},
         {"two 2-GPU LOW jobs on n1 that started late cost less than n0's 4-GPU one: the plan takes both on n1, "
-         "where the 4-GPU job then fits, newest first, and n0's as the fallback",
+         "where the 4-GPU job then fits, newest first (no fallback node in a first plan)",
          {on(running(1, "pool1", "low", 4, 100), 0), on(running(2, "pool1", "low", 2, 500), 1),
           on(running(3, "pool1", "low", 2, 600), 1)},
          {},
          pending(9, "pool1", "normal", 4, 700),
-         {3, 2, 1}},
+         {3, 2}},
         {"one 2-GPU job that started late loses fewer GPU-seconds than two 1-GPU jobs running long: "
          "it alone goes, the others are not asked for",
          {on(running(1, "pool1", "low", 2, 900), 0), on(running(2, "pool1", "low", 1, 100), 0),
@@ -147,7 +147,7 @@ TEST(VictimPlan, ReclaimComesBeforeThePoolsOwnLowerTiers) {
     e.evaluate(snap, 1000);
     const VictimPlan &plan = e.victim_plan(ref(pre), 1000);
     ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
-    EXPECT_EQ(plan.victims, (std::vector<uint32_t>{2, 1})) << "the borrower on n1 first, the own job as fallback";
+    EXPECT_EQ(plan.victims, (std::vector<uint32_t>{2})) << "the borrower on n1, not the own job on n0";
 }
 
 TEST(VictimPlan, WithoutNodeUsageEveryR4CandidateIsOffered) {
@@ -163,15 +163,15 @@ TEST(VictimPlan, WithoutNodeUsageEveryR4CandidateIsOffered) {
 TEST(VictimPlan, TwoPreemptorsNeverPlanTheSameNode) {
     TwoFullNodes w;
     const SnapJob &a = w.a, &b = w.b;
-    EXPECT_EQ(w.victims(a), (std::vector<uint32_t>{2, 1})) << "n1's job ran less";
+    EXPECT_EQ(w.victims(a), (std::vector<uint32_t>{2})) << "n1's job ran less";
     w.e.note_preempted(a.id, 2);  // Slurm carried a's plan out
     // Job 2 is completing on n1: a waits for it; b plans n0 alone.
     w.snap.nodes[1].completing = true;
     w.e.refresh_running(w.snap, 1001);
     EXPECT_EQ(w.victims(a, 1001), (std::vector<uint32_t>{})) << "no second round for a";
     EXPECT_EQ(w.victims(b, 1001), (std::vector<uint32_t>{1}));
-    // Job 2 gone and n1 done: a's GPUs are free there (its fallback, job 1,
-    // still runs and is not waited for); a plans again and finds them.
+    // Job 2 gone and n1 done: a's GPUs are free there; a plans again and
+    // finds them.
     w.snap.jobs.erase(w.snap.jobs.begin() + 1);
     settle(w.snap);
     w.snap.nodes[1].completing = false;
@@ -303,7 +303,7 @@ TEST(VictimPlan, APreemptorAlikeReusesTheChoicesButNotAHeldNode) {
     // n1, which 8's carried-out plan holds.
     TwoFullNodes w;
     const SnapJob &a = w.a, &b = w.b;
-    EXPECT_EQ(w.e.victim_plan(ref(a), 1000).victims, (std::vector<uint32_t>{2, 1}));
+    EXPECT_EQ(w.e.victim_plan(ref(a), 1000).victims, (std::vector<uint32_t>{2}));
     w.e.note_preempted(a.id, 2);
     const VictimPlan &pb = w.e.victim_plan(ref(b), 1000);
     EXPECT_EQ(pb.outcome, VictimPlan::Outcome::Victims);
@@ -369,4 +369,29 @@ TEST(VictimPlan, ASetTakesAtMostThePoolsExcessPlusTheJobThatStraddlesIt) {
         if (got.size() > c.victims.size()) got.resize(c.victims.size());  // fallback nodes' after
         EXPECT_EQ(got, c.victims);
     }
+}
+
+TEST(VictimPlan, APlanSlurmDidNotCarryOutIsFollowedByOneWithFallbackNodes) {
+    // Job 9's first plan offers n1's newest jobs alone.  Slurm takes none
+    // (CPUs or memory may not fit on n1): its next plan, in the next
+    // second, adds n0's set as a fallback.  Once it starts, it is forgotten.
+    TwoNodes w;
+    w.snap.add_job(on(running(1, "pool1", "low", 4, 100), 0));
+    w.snap.add_job(on(running(2, "pool1", "low", 2, 500), 1));
+    w.snap.add_job(on(running(3, "pool1", "low", 2, 600), 1));
+    const SnapJob pre = pending(9, "pool1", "normal", 4, 700);
+    w.snap.add_job(pre);
+    w.pass(1000);
+    EXPECT_EQ(w.victims(pre, 1000), (std::vector<uint32_t>{3, 2}));
+    EXPECT_EQ(w.victims(pre, 1001), (std::vector<uint32_t>{3, 2, 1})) << "after a plan not carried out";
+    w.snap.jobs.back().state = JobState::Running;  // it started
+    w.snap.jobs.back().nodes = {NodeGpus{1, 4}};
+    w.snap.jobs.erase(w.snap.jobs.begin() + 1, w.snap.jobs.begin() + 3);
+    w.pass(1002);
+    const SnapJob again = pending(9, "pool1", "normal", 4, 700);  // requeued, same id
+    w.snap.jobs.pop_back();
+    w.snap.add_job(again);
+    w.snap.add_job(on(running(4, "pool1", "low", 4, 900), 1));
+    w.pass(1003);
+    EXPECT_EQ(w.victims(again, 1003), (std::vector<uint32_t>{4})) << "forgotten once it left the queue";
 }
