@@ -343,7 +343,7 @@ private:
     void node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count);
     bool within_excess(const std::vector<uint32_t> &set) const;
     void make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count);
-    void choose_nodes(uint32_t preemptor_id, uint32_t node_count, VictimPlan &plan) const;
+    void choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_fallbacks, VictimPlan &plan) const;
     bool still_waiting(VictimPlan &plan) const;
     // Jobs that preempted go first in their tier until they start, by the
     // order of the node they freed (R1).

@@ -52,7 +52,6 @@ bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vecto
 
 VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions) {
     if (const uint32_t *i = index_.find(preemptor)) {
-        note_missed(plans_[*i]);
         std::swap(plans_[*i], plans_[count_ - 1]);  // drop its other plan
         --count_;
         reindex();
@@ -234,7 +233,14 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
         make_choices(preemptor, now, node_count);
         s.made_for = std::move(alike);
     }
-    choose_nodes(preemptor.id, node_count, plan);
+    // Fallback nodes only for a preemptor offered victims kFallbacksAfter
+    // ago and still pending (CPUs or memory may not fit on its node):
+    // 26.05's backfill tests a job with every candidate gone at once, and
+    // candidates on other nodes made it skip every second preemptor alike.
+    static constexpr int64_t kFallbacksAfter = 30;
+    const int64_t first = plans_.first_offered(preemptor.id);
+    choose_nodes(preemptor.id, node_count, first >= 0 && now - first >= kFallbacksAfter, plan);
+    if (plan.outcome == VictimPlan::Outcome::Victims) plans_.note_offered(preemptor.id, now);
 }
 
 // R5 as a count: a set may take from a pool past its walk's prefix only
@@ -292,12 +298,10 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
 
 // The cheapest nodes no other preemptor holds, one per node the job asks
 // for; if free GPUs fit on all of them, no victim; else their victims, and
-// once Slurm took none of a plan's victims (CPUs or memory may not fit
-// there), up to two fallback nodes' too.  Not from the first plan: 26.05's
-// backfill tests a job with every candidate gone at once, and fallbacks on
-// other nodes made it start no preemption for every second job alike.
-void Engine::choose_nodes(uint32_t preemptor_id, uint32_t node_count, VictimPlan &plan) const {
-    const uint32_t kFallbacks = plans_.missed(preemptor_id) ? 2 : 0;
+// with `fallbacks` up to two fallback nodes' too (Slurm goes on to them
+// only if CPUs or memory do not fit first).
+void Engine::choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_fallbacks, VictimPlan &plan) const {
+    const uint32_t kFallbacks = with_fallbacks ? 2 : 0;
     const PlanScratch &s = plan_scratch_;
     auto free_to_take = [&](const PlanScratch::Choice &c) {
         const uint32_t holder = plans_.holder(c.node);
@@ -363,7 +367,7 @@ void Engine::forget_started_preemptors() {
         if (eval_.pending_index.find(id) == IdIndex::kNone) gone.push_back(id);
     });
     for (uint32_t id : gone) preempted_first_.erase(id);
-    plans_.forget_missed([&](uint32_t id) { return eval_.pending_index.find(id) != IdIndex::kNone; });
+    plans_.forget_left([&](uint32_t id) { return eval_.pending_index.find(id) != IdIndex::kNone; });
 }
 
 }  // namespace gpupool

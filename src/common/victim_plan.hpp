@@ -134,10 +134,7 @@ public:
         now_ = now;
         size_t kept = 0;
         for (size_t i = 0; i < count_; ++i) {
-            if (plans_[i].carried_out && keep(plans_[i]))
-                std::swap(plans_[kept++], plans_[i]);
-            else
-                note_missed(plans_[i]);
+            if (plans_[i].carried_out && keep(plans_[i])) std::swap(plans_[kept++], plans_[i]);
         }
         count_ = kept;
         reindex();
@@ -152,18 +149,22 @@ public:
     VictimPlan &make(uint32_t preemptor, std::string_view partitions);
     // A plan carried out: its nodes planned first become its preemptor's.
     void hold_nodes(const VictimPlan &plan);
-    // Whether Slurm was offered victims for `preemptor` and took none: its
-    // next plan adds fallback nodes (CPUs or memory may not fit on the
-    // first).  Forgotten once the job is no longer pending (`pending`).
-    bool missed(uint32_t preemptor) const { return missed_.find(preemptor) != nullptr; }
-    // Its plans too: a job that started took what it was offered.
+    // When `preemptor` was first offered victims (a plan with some); -1:
+    // never.  Kept while it is pending (forget_left).
+    int64_t first_offered(uint32_t preemptor) const {
+        const int64_t *t = first_offered_.find(preemptor);
+        return t ? *t : -1;
+    }
+    void note_offered(uint32_t preemptor, int64_t now) { first_offered_.try_emplace(preemptor, now); }
+    // Jobs no longer pending (`pending` says): their first offers and
+    // their plans go.
     template <typename Pending>
-    void forget_missed(Pending pending) {
+    void forget_left(Pending pending) {
         std::vector<uint32_t> gone;
-        missed_.for_each([&](uint32_t id, uint8_t) {
+        first_offered_.for_each([&](uint32_t id, int64_t) {
             if (!pending(id)) gone.push_back(id);
         });
-        for (uint32_t id : gone) missed_.erase(id);
+        for (uint32_t id : gone) first_offered_.erase(id);
         size_t kept = 0;
         for (size_t i = 0; i < count_; ++i)
             if (pending(plans_[i].preemptor)) std::swap(plans_[kept++], plans_[i]);
@@ -183,16 +184,13 @@ public:
 
 private:
     void reindex();
-    void note_missed(const VictimPlan &p) {
-        if (p.outcome == VictimPlan::Outcome::Victims && !p.carried_out) missed_.try_emplace(p.preemptor, 1);
-    }
     uint64_t generation_ = 0;
     int64_t now_ = 0;
     std::vector<VictimPlan> plans_;
     size_t count_ = 0;
     FlatIdMap<uint32_t> index_;   // preemptor -> plans_
     FlatIdMap<uint32_t> holder_;  // node -> preemptor
-    FlatIdMap<uint8_t> missed_;   // preemptors offered victims they did not take
+    FlatIdMap<int64_t> first_offered_;  // preemptor -> when first offered victims
 };
 
 }  // namespace gpupool

@@ -371,10 +371,10 @@ TEST(VictimPlan, ASetTakesAtMostThePoolsExcessPlusTheJobThatStraddlesIt) {
     }
 }
 
-TEST(VictimPlan, APlanSlurmDidNotCarryOutIsFollowedByOneWithFallbackNodes) {
-    // Job 9's first plan offers n1's newest jobs alone.  Slurm takes none
-    // (CPUs or memory may not fit on n1): its next plan, in the next
-    // second, adds n0's set as a fallback.  Once it starts, it is forgotten.
+TEST(VictimPlan, APreemptorStillPending30sAfterItsFirstVictimsAlsoGetsFallbackNodes) {
+    // Job 9's plans offer n1's newest jobs alone.  Slurm takes none (CPUs or
+    // memory may not fit on n1): 30 s after the first offer its plan adds
+    // n0's set as a fallback.  Once it starts, it is forgotten.
     TwoNodes w;
     w.snap.add_job(on(running(1, "pool1", "low", 4, 100), 0));
     w.snap.add_job(on(running(2, "pool1", "low", 2, 500), 1));
@@ -383,15 +383,16 @@ TEST(VictimPlan, APlanSlurmDidNotCarryOutIsFollowedByOneWithFallbackNodes) {
     w.snap.add_job(pre);
     w.pass(1000);
     EXPECT_EQ(w.victims(pre, 1000), (std::vector<uint32_t>{3, 2}));
-    EXPECT_EQ(w.victims(pre, 1001), (std::vector<uint32_t>{3, 2, 1})) << "after a plan not carried out";
+    EXPECT_EQ(w.victims(pre, 1029), (std::vector<uint32_t>{3, 2}));
+    EXPECT_EQ(w.victims(pre, 1030), (std::vector<uint32_t>{3, 2, 1})) << "30 s after the first offer";
     w.snap.jobs.back().state = JobState::Running;  // it started
     w.snap.jobs.back().nodes = {NodeGpus{1, 4}};
     w.snap.jobs.erase(w.snap.jobs.begin() + 1, w.snap.jobs.begin() + 3);
-    w.pass(1002);
+    w.pass(1031);
     const SnapJob again = pending(9, "pool1", "normal", 4, 700);  // requeued, same id
     w.snap.jobs.pop_back();
     w.snap.add_job(again);
     w.snap.add_job(on(running(4, "pool1", "low", 4, 900), 1));
-    w.pass(1003);
-    EXPECT_EQ(w.victims(again, 1003), (std::vector<uint32_t>{4})) << "forgotten once it left the queue";
+    w.pass(1032);
+    EXPECT_EQ(w.victims(again, 1032), (std::vector<uint32_t>{4})) << "forgotten once it left the queue";
 }
