@@ -334,6 +334,10 @@ private:
     // pool's walk, so any borrowed job of a pool over its bound may be
     // taken; the plan caps what one set takes from the pool.
     RunningInfo counted_in_excess(const RunningInfo &vi) const;
+    // Whether the count could allow what the walk refused: a preemptible
+    // job past the walk's excess, of a pool over its quota (a bound is never
+    // below it).  Spares the second verdict for the other jobs.
+    bool may_count(const RunningInfo &vi) const;
     // preemptable() before the plan: R4, R5, MinRuntime, R2 of the preemptor.
     Verdict verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now, bool with_why = true);
     // The victim plan (victim_plan.cpp).

@@ -179,7 +179,7 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now,
         if (!known) {
             const Verdict v = verdict_for(ri, preemptor, now, false);
             how = !v.allowed ? kNot : v.rule == Rule::InPool ? kInPool : kReclaim;
-            if (!v.allowed) {
+            if (!v.allowed && may_count(ri)) {
                 const Verdict c = verdict_for(counted_in_excess(ri), preemptor, now, false);
                 if (c.allowed && c.rule == Rule::Reclaim) {
                     how = kByCount;

@@ -198,6 +198,12 @@ RunningInfo Engine::victim_info(const JobRef &victim) const {
     return vi;
 }
 
+bool Engine::may_count(const RunningInfo &vi) const {
+    if (vi.pool < 0 || vi.excess > 0 || !preemptible_tier(vi.tier)) return false;
+    const PoolState &ps = eval_.pools[static_cast<size_t>(vi.pool)];
+    return ps.used() > ps.quota;
+}
+
 RunningInfo Engine::counted_in_excess(const RunningInfo &vi) const {
     RunningInfo c = vi;
     if (vi.pool >= 0) c.pool_at = eval_.pools[static_cast<size_t>(vi.pool)].used();
@@ -282,6 +288,7 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     }
     // R5 as a count: a borrower past its pool's walk prefix, if the plan
     // took it (within the pool's excess; victim_plan.cpp).
+    if (!may_count(vi)) return v;
     Verdict counted = verdict_for(counted_in_excess(vi), preemptor, now);
     if (!counted.allowed || counted.rule != Rule::Reclaim) return v;
     const VictimPlan &plan = victim_plan(preemptor, now);
