@@ -204,11 +204,29 @@ TEST(SimLiveScenarios, BackendAiVictimsAreCancelledNotRequeued) {
 // gpupool.conf (tests/unit/data/README.md) replays without error, preempts
 // the jobs the cluster preempted, and makes every start, first starts and
 // starts again after a requeue, in the order the cluster made them.
+namespace {
+
+// One of test_sim_replays_sacct's dumps in tests/unit/data; false: not there.
+bool live_dump(const char *name, Workload &w) {
+    const std::string path = srcdir() + "/tests/unit/data/" + name;
+    if (!std::ifstream(path)) return false;
+    w = read_sacct(path);
+    return true;
+}
+
+// The ids of the jobs the replay preempted.
+std::set<uint32_t> replay_victims(const Workload &w, const ReplayResult &r) {
+    std::set<uint32_t> victims;
+    for (const StartRecord &s : r.starts)
+        for (uint32_t v : s.victims) victims.insert(w.jobs[v].id);
+    return victims;
+}
+
+}  // namespace
+
 TEST(SimLiveScenarios, ALiveDumpUnderOneConfigReplaysInTheRecordedStartOrder) {
-    const std::string path = srcdir() + "/tests/unit/data/sacct-sim-replay.txt";
-    std::ifstream probe(path);
-    if (!probe) GTEST_SKIP() << path << " not found";
-    const Workload w = read_sacct(path);
+    Workload w;
+    if (!live_dump("sacct-sim-replay.txt", w)) GTEST_SKIP() << "sacct-sim-replay.txt not found";
     ASSERT_EQ(w.jobs.size(), 11u);
     EXPECT_EQ(w.notes, (std::vector<std::string>{
                            "3 jobs with several records (requeued): submit and recorded start from the first, run "
@@ -223,10 +241,7 @@ TEST(SimLiveScenarios, ALiveDumpUnderOneConfigReplaysInTheRecordedStartOrder) {
         ReplayOptions o;
         o.reference_walk = reference;
         const ReplayResult r = run(live_cluster(), w, example("gpupool.conf.example"), PolicyKind::Gpupool, o);
-        std::set<uint32_t> victims;
-        for (const StartRecord &s : r.starts)
-            for (uint32_t v : s.victims) victims.insert(w.jobs[v].id);
-        EXPECT_EQ(victims, recorded_victims);
+        EXPECT_EQ(replay_victims(w, r), recorded_victims);
         EXPECT_EQ(r.metrics.completed, 11u);
         const StartOrderCheck &c = r.order_check;
         EXPECT_EQ(c.jobs, 11u);
@@ -252,10 +267,8 @@ TEST(SimLiveScenarios, ALiveDumpUnderOneConfigReplaysInTheRecordedStartOrder) {
 // the job's second recorded start is paired with the replay's second start,
 // and the lost one is compared with nothing.
 TEST(SimLiveScenarios, ARunWhoseStartSlurmLostKeepsItsPlace) {
-    const std::string path = srcdir() + "/tests/unit/data/sacct-sim-replay-lost-start.txt";
-    std::ifstream probe(path);
-    if (!probe) GTEST_SKIP() << path << " not found";
-    const Workload w = read_sacct(path);
+    Workload w;
+    if (!live_dump("sacct-sim-replay-lost-start.txt", w)) GTEST_SKIP() << "sacct-sim-replay-lost-start.txt not found";
     ASSERT_EQ(w.jobs.size(), 11u);
     const SimJob *lost = nullptr;
     for (const SimJob &j : w.jobs)
@@ -264,10 +277,7 @@ TEST(SimLiveScenarios, ARunWhoseStartSlurmLostKeepsItsPlace) {
     EXPECT_EQ(lost->recorded_start, -1);
     EXPECT_EQ(lost->recorded_restarts, std::vector<int64_t>{1795904197});
     const ReplayResult r = run(live_cluster(), w, example("gpupool.conf.example"), PolicyKind::Gpupool);
-    std::set<uint32_t> victims;
-    for (const StartRecord &s : r.starts)
-        for (uint32_t v : s.victims) victims.insert(w.jobs[v].id);
-    EXPECT_EQ(victims, (std::set<uint32_t>{58461974u, 58461975u, 58461976u}));
+    EXPECT_EQ(replay_victims(w, r), (std::set<uint32_t>{58461974u, 58461975u, 58461976u}));
     const StartOrderCheck &c = r.order_check;
     EXPECT_EQ(c.jobs, 11u);
     EXPECT_EQ(c.starts, 13u);  // 14 runs, one without a recorded start
