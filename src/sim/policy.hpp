@@ -52,6 +52,7 @@ struct SimJobState {
     int32_t node = -1;            // its node when it runs on one
     uint32_t multi = UINT32_MAX;  // else: index into World::multi_alloc
     uint32_t restarts = 0;
+    int64_t preempted_at = INT64_MIN;  // pending: when it last preempted (kill_delay)
     uint32_t cls = UINT32_MAX;    // pending class (replay.cpp)
     uint32_t run_pos = UINT32_MAX;   // in World::running
     uint32_t p_pos = UINT32_MAX;     // in World::running_preemptible
@@ -82,6 +83,7 @@ struct World {
     std::vector<uint32_t> running;                 // job indices
     std::vector<uint32_t> running_preemptible;     // running jobs of preemptible tiers
     std::vector<uint32_t> part_used;               // GPUs of jobs running in each partition
+    std::vector<uint32_t> completing_gpus;         // per node: GPUs victims hold until their kill ends
 
     const std::string &part_name(int32_t p) const { return cluster->partitions[static_cast<size_t>(p)].name; }
     const SimJob &spec(uint32_t j) const { return workload->jobs[j]; }
@@ -103,9 +105,11 @@ public:
     // Events, as the replay applies them at one instant: ends, requeues
     // and eligibility, submits; then before_walk(); then the walk (starts).
     virtual void on_submit(uint32_t /*j*/, int64_t /*t*/) {}
-    // Preempted and requeued: its GPUs are free, it is pending again and
-    // may start at its `eligible` time.
+    // Preempted and requeued: it is pending again and may start at its
+    // `eligible` time; its GPUs are free, or completing (kill_delay).
     virtual void on_requeue(uint32_t /*j*/, int64_t /*t*/) {}
+    // A preempted job's kill ended: its GPUs are free (kill_delay).
+    virtual void on_kill_ended(int64_t /*t*/) {}
     // Its begin time came.
     virtual void on_eligible(uint32_t /*j*/, int64_t /*t*/) {}
     // Completed, or cancelled by preemption: its GPUs are free.

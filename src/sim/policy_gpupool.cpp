@@ -102,6 +102,9 @@ public:
         dirty_ = running_changed_ = true;
     }
 
+    // Nodes that were completing have free GPUs now.
+    void on_kill_ended(int64_t) override { running_changed_ = true; }
+
     void before_walk(int64_t t) override {
         if (!pass_due(t)) return;
         note_nodes();
@@ -241,11 +244,17 @@ private:
     }
 
     // Where GPUs are, as the plugins read it from Slurm's GRES records:
-    // each node's free GPUs and each running job's GPUs per node.  The
-    // replay has no completing nodes (a victim's GPUs free at once).
+    // each node's free GPUs and each running job's GPUs per node; a node
+    // where a victim's kill has not ended (kill_delay) is completing, its
+    // GPUs still taken.
     void note_nodes() {
         snap_.node_usage = true;
-        for (SnapNode &n : snap_.nodes) n.free_gpus = n.gpus;
+        for (size_t i = 0; i < snap_.nodes.size(); ++i) {
+            SnapNode &n = snap_.nodes[i];
+            const uint32_t held = w_.completing_gpus[i];
+            n.free_gpus = n.gpus - std::min(n.gpus, held);
+            n.completing = held > 0;
+        }
         auto hold = [&](SnapJob &sj, int32_t node, uint32_t g) {
             sj.nodes.push_back(NodeGpus{node, g});
             SnapNode &n = snap_.nodes[static_cast<size_t>(node)];

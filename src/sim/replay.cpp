@@ -127,6 +127,9 @@ Replay::Replay(const SimCluster &cluster, const Workload &workload, const Config
     if (w_.options.pass_interval < 1) w_.options.pass_interval = 1;
     if (w_.options.sched_interval < 0) w_.options.sched_interval = 0;
     if (w_.options.cred_expire < 0) w_.options.cred_expire = 0;
+    if (w_.options.kill_delay < 0) w_.options.kill_delay = 0;
+    if (w_.options.backfill_interval < 0) w_.options.backfill_interval = 0;
+    if (w_.options.preempt_guard < 0) w_.options.preempt_guard = 0;
 }
 
 uint32_t Replay::intern_parts(const std::vector<std::string> &pools, bool *known) {
@@ -201,6 +204,8 @@ void Replay::setup_partitions() {
     w_.part_of_pool.assign(config_.pools.size(), -1);
     w_.min_runtime_of_part.assign(nparts, 0);
     w_.part_used.assign(nparts, 0);
+    w_.completing_gpus.assign(nnodes, 0);
+    part_blocked_.assign(nparts, 0);
     part_pos_.assign(nparts, std::vector<int32_t>(nnodes, -1));
     node_parts_.assign(nnodes, {});
     trees_.assign(nparts, MaxTree());
@@ -305,10 +310,11 @@ int64_t Replay::next_instant() const {
     if (next_submit_ < workload_.jobs.size()) t = std::min(t, workload_.jobs[next_submit_].submit);
     if (!ends_.empty()) t = std::min(t, ends_.top().time);
     if (!eligible_.empty()) t = std::min(t, eligible_.top().time);
+    if (!completing_.empty()) t = std::min(t, completing_.begin()->first);
     // Timers (a pass or a walk due, a MinRuntime ending) matter only
     // while something else can still happen or a walk is owed: a queue
     // nothing can change ends the replay.
-    if (!timers_.empty() && (t != INT64_MAX || walk_owed_)) t = std::min(t, timers_.top());
+    if (!timers_.empty() && (t != INT64_MAX || walk_owed_ || backfill_owed_)) t = std::min(t, timers_.top());
     return t;
 }
 
@@ -356,13 +362,23 @@ ReplayResult Replay::run() {
     return std::move(result_);
 }
 
-// What happens at instant t, in its order: timers, ends, requeued jobs
-// whose begin time came, submits.  True if anything did.
+// What happens at instant t, in its order: timers, kills that end, ends,
+// requeued jobs whose begin time came, submits.  True if anything did.
 bool Replay::take_events(int64_t t) {
     bool changed = false;
     while (!timers_.empty() && timers_.top() <= t) {
         timer_set_.erase(timers_.top());
         timers_.pop();
+        changed = true;
+    }
+    while (!completing_.empty() && completing_.begin()->first == t) {
+        for (const auto &[node, g] : completing_.begin()->second) {
+            w_.completing_gpus[static_cast<size_t>(node)] -= g;
+            give(node, g);
+        }
+        completing_.erase(completing_.begin());
+        walk_gen_++;
+        policy_->on_kill_ended(t);
         changed = true;
     }
     while (!ends_.empty() && ends_.top().time == t) {
@@ -400,10 +416,16 @@ void Replay::walk_if_due(int64_t t) {
     const int64_t sched = w_.options.sched_interval;
     if (sched == 0 || last_walk_ == INT64_MIN || t - last_walk_ >= sched) {
         policy_->before_walk(t);
+        const int64_t bf = w_.options.backfill_interval;
+        backfill_walk_ = bf > 0 && t % bf == 0;
+        if (backfill_walk_) backfill_owed_ = false;
         for (int k = 0; k < 64 && walk(t); ++k) {
         }
         last_walk_ = t;
         walk_owed_ = false;
+        // The next backfill cycle, if a job the main scheduler left may
+        // preempt then.
+        if (bf > 0 && backfill_owed_) add_timer((t / bf + 1) * bf);
     } else {
         add_timer(last_walk_ + sched);
     }

@@ -41,6 +41,26 @@ struct ReplayOptions {
     // scheduler runs on every submit and end).  A cap for huge replays,
     // like Slurm's sched_interval.
     int64_t sched_interval = 0;
+    // Slurm's timing of a preemption (0, 0: the victims' GPUs are free and
+    // the preemptor starts in the instant it preempts).  Measured on the
+    // live cluster (doc/evaluation.md, "Preemption as Slurm times it"):
+    // - kill_delay: seconds from a preemption until its victims' GPUs may
+    //   be taken (slurmd kills the job, the epilog runs, the node leaves
+    //   COMPLETING, the next scheduling cycle looks); the preemptor stays
+    //   pending meanwhile and the victims' nodes are completing.
+    int64_t kill_delay = 0;
+    // - backfill_interval: > 0, only the walks at multiples of it
+    //   (sched/backfill's cycles, bf_interval) preempt, trying every
+    //   pending job; the walks between (the main scheduler, on every
+    //   event) start what fits free and stop trying a partition at its
+    //   first job that does not fit.  On the live runs of
+    //   scripts/preempt-bench.sh every preemption came from backfill.
+    int64_t backfill_interval = 0;
+    // - preempt_guard: a job that preempted less than this many seconds
+    //   ago does not preempt again (Slurm's preempt_start_time guard:
+    //   KillWait + MessageTimeout, 5 + 10 on the live cluster).  Only
+    //   with a kill_delay.
+    int64_t preempt_guard = 15;
     // Pool samples (share, fairshare, Jain's index, the per-pool CSV)
     // every this many seconds; 0: about 1000 samples over the replay.
     int64_t sample_interval = 0;

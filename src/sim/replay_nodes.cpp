@@ -57,13 +57,14 @@ void Replay::allocate(uint32_t j, int32_t p) {
     }
 }
 
+void Replay::give(int32_t node, uint32_t g) {
+    free_[static_cast<size_t>(node)] += g;
+    for (const auto &[q, pos] : node_parts_[static_cast<size_t>(node)]) part_free_[static_cast<size_t>(q)] += g;
+    node_changed(node);
+}
+
 void Replay::release(uint32_t j) {
     SimJobState &s = w_.jobs[j];
-    auto give = [&](int32_t node, uint32_t g) {
-        free_[static_cast<size_t>(node)] += g;
-        for (const auto &[q, pos] : node_parts_[static_cast<size_t>(node)]) part_free_[static_cast<size_t>(q)] += g;
-        node_changed(node);
-    };
     if (s.node >= 0) {
         give(s.node, s.gpus);
         s.node = -1;
@@ -73,6 +74,24 @@ void Replay::release(uint32_t j) {
         free_multi_.push_back(s.multi);
         s.multi = UINT32_MAX;
     }
+}
+
+// A preempted job's GPUs stay taken until its kill ends at t: its nodes
+// are completing until then (kill_delay).
+void Replay::hold_until(uint32_t j, int64_t t) {
+    SimJobState &s = w_.jobs[j];
+    std::vector<std::pair<int32_t, uint32_t>> held;
+    if (s.node >= 0) {
+        held.emplace_back(s.node, s.gpus);
+        s.node = -1;
+    } else if (s.multi != UINT32_MAX) {
+        held = std::move(w_.multi_alloc[s.multi]);
+        w_.multi_alloc[s.multi].clear();
+        free_multi_.push_back(s.multi);
+        s.multi = UINT32_MAX;
+    }
+    for (const auto &[node, g] : held) w_.completing_gpus[static_cast<size_t>(node)] += g;
+    completing_.emplace(t, std::move(held));
 }
 
 // --- preemption on a copy of the nodes --------------------------------------

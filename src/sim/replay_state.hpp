@@ -89,7 +89,9 @@ struct Timed {
     bool operator>(const Timed &o) const { return time != o.time ? time > o.time : job > o.job; }
 };
 
-enum class Tried { Failed, Started, Preempted };
+// Killing: it preempted and waits for its victims' kill (kill_delay).
+enum class Tried { Failed, Started, Preempted, Killing };
+
 
 class Replay {
 public:
@@ -111,6 +113,9 @@ private:
     bool fits_free(int32_t p, uint32_t g) const;
     void allocate(uint32_t j, int32_t p);
     void release(uint32_t j);
+    void give(int32_t node, uint32_t g);
+    void hold_until(uint32_t j, int64_t t);
+    bool may_preempt(uint32_t j, int64_t t);
 
     // Pending classes.
     void enter_pending(uint32_t j);
@@ -167,6 +172,11 @@ private:
     size_t next_submit_ = 0;
     std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<EndEvent>> ends_;
     std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> eligible_;
+    std::multimap<int64_t, std::vector<std::pair<int32_t, uint32_t>>> completing_;  // kill ends
+    std::unordered_map<uint32_t, std::vector<uint32_t>> killing_victims_;  // preemptor -> its victims
+    bool backfill_walk_ = false;        // this walk is a backfill cycle (may preempt)
+    bool backfill_owed_ = false;        // a main walk left a job that a backfill cycle may preempt for
+    std::vector<uint8_t> part_blocked_; // main walk: partitions whose first job did not fit
     std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> timers_;
     std::unordered_set<int64_t> timer_set_;
 

@@ -75,7 +75,10 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
     walk_gen_++;
     SimJobState &s = w_.jobs[j];
     JobOutcome &o = result_.jobs[j];
-    release(j);
+    if (preempted && w_.options.kill_delay > 0)
+        hold_until(j, t + w_.options.kill_delay);
+    else
+        release(j);
     w_.part_used[static_cast<size_t>(s.part)] -= s.gpus;
     used_total_ -= s.gpus;
     const int32_t pool = w_.pool_of_part[static_cast<size_t>(s.part)];
@@ -122,18 +125,49 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
 
 // --- the walk ----------------------------------------------------------------------
 
+// May j preempt now?  Only in a backfill cycle when they are modelled,
+// and not while its last preemption's guard runs (kill_delay).
+bool Replay::may_preempt(uint32_t j, int64_t t) {
+    if (!policy_->preempts()) return false;
+    if (w_.options.backfill_interval > 0 && !backfill_walk_) {
+        backfill_owed_ = true;
+        return false;
+    }
+    const int64_t since = w_.jobs[j].preempted_at;
+    if (w_.options.kill_delay > 0 && since != INT64_MIN && t - since < w_.options.preempt_guard) {
+        add_timer(since + w_.options.preempt_guard);
+        backfill_owed_ = w_.options.backfill_interval > 0;
+        return false;
+    }
+    return true;
+}
+
 Tried Replay::try_start(uint32_t j, int64_t t) {
     std::vector<int32_t> &parts = parts_scratch_;
     policy_->start_partitions(j, parts);
     const uint32_t g = w_.jobs[j].gpus;
+    // The main scheduler between backfill cycles stops trying a partition
+    // at its first job that does not fit (Slurm's failed partitions).
+    const bool main_walk = w_.options.backfill_interval > 0 && !backfill_walk_;
+    auto record = [&](int32_t p, std::vector<uint32_t> victims) {
+        if (w_.options.start_log) result_.starts.push_back(StartRecord{t, j, p, std::move(victims)});
+    };
     for (int32_t p : parts) {
         if (!policy_->within_limits(j, p)) continue;
+        if (main_walk && part_blocked_[static_cast<size_t>(p)]) continue;
         if (fits_free(p, g)) {
+            std::vector<uint32_t> victims;  // its earlier preemption's, if it waited for a kill
+            if (auto it = killing_victims_.find(j); it != killing_victims_.end()) {
+                victims = std::move(it->second);
+                killing_victims_.erase(it);
+            }
+            w_.jobs[j].preempted_at = INT64_MIN;
             start(j, p, t);
-            if (w_.options.start_log) result_.starts.push_back(StartRecord{t, j, p, {}});
+            record(p, std::move(victims));
             return Tried::Started;
         }
-        if (!policy_->preempts()) continue;
+        if (main_walk) part_blocked_[static_cast<size_t>(p)] = 1;
+        if (!may_preempt(j, t)) continue;
         // A search that failed for a job of this tier in this partition
         // fails for any that asks more, until something starts or stops
         // (jobs on one node and jobs spanning nodes apart: three GPUs on
@@ -149,9 +183,16 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
             continue;
         }
         for (uint32_t v : victims) stop(v, t, true);
+        if (w_.options.kill_delay > 0) {
+            // It starts once its victims' kill ends, if their GPUs are
+            // still free then.
+            w_.jobs[j].preempted_at = t;
+            killing_victims_[j] = victims;
+            return Tried::Killing;
+        }
         if (!fits_free(p, g)) throw std::logic_error("sim: preemption freed too little");  // cannot happen
         start(j, p, t);
-        if (w_.options.start_log) result_.starts.push_back(StartRecord{t, j, p, victims});
+        record(p, victims);
         return Tried::Preempted;
     }
     return Tried::Failed;
@@ -170,7 +211,7 @@ bool Replay::reference_walk(int64_t t) {
         if (policy_->held(j)) continue;
         const uint32_t cls = w_.jobs[j].cls;
         const Tried r = try_start(j, t);
-        if (r == Tried::Failed) continue;
+        if (r == Tried::Failed || r == Tried::Killing) continue;
         PendingClass &pc = classes_[cls];
         pc.members.erase(Member{policy_->class_key(j), w_.jobs[j].id, j});
         w_.jobs[j].cls = UINT32_MAX;
@@ -183,6 +224,7 @@ bool Replay::reference_walk(int64_t t) {
 bool Replay::walk(int64_t t) {
     result_.stats.walks++;
     walk_gen_++;
+    std::fill(part_blocked_.begin(), part_blocked_.end(), 0);
     if (w_.options.reference_walk) return reference_walk(t);
     heap_.clear();
     failed_.clear();
@@ -208,6 +250,12 @@ bool Replay::walk(int64_t t) {
         const Tried r = try_start(j, t);
         if (r == Tried::Failed) {
             failed_.push_back(top.cls);
+            continue;
+        }
+        if (r == Tried::Killing) {
+            // It stays pending; the class's next job may preempt too.
+            ++pc.cursor;
+            push(top.cls);
             continue;
         }
         pc.cursor = pc.members.erase(pc.cursor);

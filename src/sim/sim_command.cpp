@@ -49,6 +49,12 @@ const char kSimUsage[] =
     "  --cred-expire=S          a requeued job may start S+1 s after (5)\n"
     "  --pass-interval=S        gpupool: full passes at least S s apart (1)\n"
     "  --sched-interval=S       scheduling walks at most every S s (0: every event)\n"
+    "  --kill-delay=S           a victim's GPUs free S s after its preemption; the\n"
+    "                           preemptor waits for them (0: at once)\n"
+    "  --backfill-interval=S    only walks every S s preempt (backfill); the ones\n"
+    "                           between stop a partition at its first misfit (0: off)\n"
+    "  --preempt-guard=S        with a kill delay, a job preempts again only S s\n"
+    "                           after its last preemption (15)\n"
     "  --max-requeues=N         a job preempted N times is held, not requeued (1000)\n"
     "  --order-tolerance=S      starts S s apart or less have no order when the\n"
     "                           replay is checked against recorded starts (2)\n"
@@ -114,7 +120,7 @@ void write_file(const std::string &path, F fill) {
 // gpupool sim's options (getopt_long).
 enum {
     OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
-    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
+    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_BACKFILL, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
     OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL, OPT_ACCOUNTS, OPT_ACCOUNT_CONF
 };
 const struct option kLongopts[] = {
@@ -133,6 +139,9 @@ const struct option kLongopts[] = {
     {"cred-expire", required_argument, nullptr, OPT_CRED},
     {"pass-interval", required_argument, nullptr, OPT_PASS},
     {"sched-interval", required_argument, nullptr, OPT_SCHED},
+    {"kill-delay", required_argument, nullptr, OPT_KILL_DELAY},
+    {"backfill-interval", required_argument, nullptr, OPT_BACKFILL},
+    {"preempt-guard", required_argument, nullptr, OPT_GUARD},
     {"max-requeues", required_argument, nullptr, OPT_MAX_REQUEUES},
     {"order-tolerance", required_argument, nullptr, OPT_ORDER_TOL},
     {"json", no_argument, nullptr, OPT_JSON},
@@ -301,6 +310,17 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
             break;
         case OPT_SCHED:
             if (!parse_number_opt("sched-interval", optarg, 0, 86400, &ro.sched_interval, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_KILL_DELAY:
+            if (!parse_number_opt("kill-delay", optarg, 0, 3600, &ro.kill_delay, &msg)) return usage_error(err, msg);
+            break;
+        case OPT_BACKFILL:
+            if (!parse_number_opt("backfill-interval", optarg, 0, 3600, &ro.backfill_interval, &msg))
+                return usage_error(err, msg);
+            break;
+        case OPT_GUARD:
+            if (!parse_number_opt("preempt-guard", optarg, 0, 86400, &ro.preempt_guard, &msg))
                 return usage_error(err, msg);
             break;
         case OPT_MAX_REQUEUES: {

@@ -400,6 +400,100 @@ TEST(SimMechanics, MinRuntimeDelaysTheReclaimToTheMomentItEnds) {
     }
 }
 
+TEST(SimMechanics, AKillDelayHoldsTheVictimsGpusAndThePreemptorStartsWhenItEnds) {
+    // As MinRuntime's case without it: n preempts y at 10; with a kill
+    // delay of 2 s y's GPU is completing until 12, when n starts.
+    SimCluster c;
+    c.nodes = {{"a", 1}, {"b", 1}};
+    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+    const Config cfg = parse_config(
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nUsageWeight=0\nPool=pool1 Quota=1\nPool=pool2 Quota=1\n",
+        "kill.conf");
+    const Workload w = workload_of(
+        {{"x", 0, 1000, "pool1", "low"}, {"y", 0, 1000, "pool1", "low"}, {"n", 10, 1000, "pool2", "normal"}});
+    ReplayOptions o;
+    o.kill_delay = 2;
+    for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
+        SCOPED_TRACE(policy_name(k));
+        const ReplayResult r = run(c, w, cfg, k, o);
+        EXPECT_EQ(starts_of(r, c, w, 3), k == PolicyKind::Gpupool ? "x@0 y@0 n@12-y" : "x@0 y@0 n@12-x");
+        EXPECT_EQ(r.metrics.pools[1].below_quota_seconds, 2);
+        // The victim lost 10 s of work and may start again at 16 (cred_expire 5).
+        const size_t v = k == PolicyKind::Gpupool ? 1 : 0;
+        EXPECT_EQ(r.jobs[v].lost_gpu_seconds, 10);
+        EXPECT_EQ(r.jobs[v].last_start, 1000);  // again when the other LOW job ends
+    }
+}
+
+TEST(SimMechanics, OnlyBackfillCyclesPreemptAndTheMainWalkStopsAPartitionAtItsFirstMisfit) {
+    // a has 2 GPUs, b 1.  pool1's LOW x (2 GPUs, all borrowed) runs on a.
+    // pool2's n2 (2 GPUs) comes at 10, n1 (1 GPU) at 11, when b is free.
+    SimCluster c;
+    c.nodes = {{"a", 2}, {"b", 1}};
+    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+    const Config cfg = parse_config(
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nUsageWeight=0\nPool=pool1 Quota=0\nPool=pool2 Quota=3\n",
+        "backfill.conf");
+    const Workload w = workload_of({{"x", 0, 1000, "pool1", "low", 2},
+                                    {"n2", 10, 1000, "pool2", "normal", 2},
+                                    {"n1", 11, 1000, "pool2", "normal", 1}});
+    ReplayOptions o;
+    // At once: n2 preempts x at 10, n1 takes b at 11.
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 3), "x@0 n2@10-x n1@11");
+    // Backfill every 4 s: at 10 and 11 the main walk stops at n2, so n1
+    // waits although b is free; the cycle at 12 preempts x for n2 and
+    // starts n1; x's kill ends at 14 and n2 starts.
+    o.kill_delay = 2;
+    o.backfill_interval = 4;
+    const ReplayResult r = run(c, w, cfg, PolicyKind::Gpupool, o);
+    EXPECT_EQ(starts_of(r, c, w, 3), "x@0 n1@12 n2@14-x");
+    EXPECT_EQ(r.jobs[0].lost_gpu_seconds, 2 * 12);
+}
+
+TEST(SimMechanics, PreemptBenchsScenarioStartsInTwoBackfillWavesPlusTheKillDelay) {
+    // scripts/preempt-bench-sim.sh's scenario, small: 4 x 8 GPUs busy with
+    // pool1's LOW jobs (16 borrowed from pool2), 16 NORMAL jobs of pool2
+    // come at 100 (10) and 101 (6).  As Slurm times it (kill 2 s, backfill
+    // every 2 s).  Native (borrow): the cycle at 100 preempts for the ten,
+    // which start at 102, the one at 102 for the six, which start at 104.
+    // gpupool: two preemptors never plan the same node, so a cycle
+    // preempts for four (one per node), each wave 2 s after the last (the
+    // live 32 x 13 run: 32 preemptors in its first cycle, 17 in the next).
+    SimCluster c;
+    for (int i = 1; i <= 4; ++i) c.nodes.push_back(SimNode{"node" + std::to_string(i), 8});
+    c.partitions = {{"pool1", {0, 1, 2, 3}}, {"pool2", {0, 1, 2, 3}}};
+    const Config cfg = parse_config(
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nUsageWeight=0\nPool=pool1 Quota=16\nPool=pool2 Quota=16\n",
+        "bench.conf");
+    std::vector<J> jobs;
+    for (int i = 0; i < 32; ++i) jobs.push_back({"l" + std::to_string(i), 0, 100000, "pool1", "low"});
+    for (int k = 0; k < 16; ++k) jobs.push_back({"n" + std::to_string(k), k < 10 ? 100 : 101, 100000, "pool2", "normal"});
+    const Workload w = workload_of(jobs);
+    ReplayOptions o;
+    o.kill_delay = 2;
+    o.backfill_interval = 2;
+    for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
+        SCOPED_TRACE(policy_name(k));
+        const ReplayResult r = run(c, w, cfg, k, o);
+        std::map<int64_t, int> starts;
+        for (size_t j = 32; j < 48; ++j) {
+            starts[r.jobs[j].first_start]++;
+            EXPECT_EQ(r.jobs[j].preemptions, 0);
+        }
+        EXPECT_EQ(starts, k == PolicyKind::Gpupool ? (std::map<int64_t, int>{{102, 4}, {104, 4}, {106, 4}, {108, 4}})
+                                                   : (std::map<int64_t, int>{{102, 10}, {104, 6}}));
+        // One victim per preemptor, named at its start.
+        for (const StartRecord &s : r.starts)
+            if (s.job >= 32) EXPECT_EQ(s.victims.size(), 1u) << w.jobs[s.job].label;
+    }
+}
+
 // --- metrics, by hand --------------------------------------------------------------------
 
 namespace {
