@@ -11,7 +11,12 @@
 # preemptor (a round: its victims within 2 s of each other; another round
 # means its first victims' GPUs went to some other job), how many
 # preemptors had all their victims on one node, and how many started on
-# the node of their (last round's) victims.
+# the node of their (last round's) victims.  And the timing that
+# scripts/preempt-bench-sim.sh replays it with: the median from a
+# preemption to its victim's requeue (the kill), the preempting backfill
+# cycles and the median time between their starts (a cycle: preemptions
+# less than 1 s apart) and the preemptors of each; BENCH_RECORD=DIR also writes the NORMAL jobs'
+# submit times (ms after the first) to DIR/MODE-submits.txt.
 #
 #   scripts/preempt-bench.sh [gpupool|native]...      (default: both)
 #
@@ -114,6 +119,7 @@ run_mode() {
   victims=$(sed -nE 's/.*preempted JobId=([0-9]+) has been .* to reclaim resources for .*/\1/p' "$where.log" | sort -u | paste -sd,)
   [[ -n $victims ]] &&
     sacct -X -D -n -P -o JobIDRaw,NodeList,State -j "$victims" | awk -F'|' '$3 == "PREEMPTED" { print "V", $1, $2 }' >>"$where"
+  [[ -z ${BENCH_RECORD:-} ]] || mkdir -p "$BENCH_RECORD"
   preemption_rounds "$mode" "$where" <"$where.log"
   rm -f "$where" "$where.log"
   scancel -u root >/dev/null 2>&1 || true
@@ -145,6 +151,38 @@ for line in sys.stdin:
     node = node_of["V"].get(m.group(2), "?")
     vnodes.setdefault(p, set()).add(node)
     last_nodes[p].add(node)
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else None
+# Timing: submits of the NORMAL jobs, kills, preempting cycles.
+sys.stdin.seek(0)
+stamp = re.compile(r"^\[([0-9T:.-]+)\] ")
+sub, pre_at, requeued, cycles = {}, {}, {}, []
+for line in sys.stdin:
+    m = stamp.match(line)
+    if not m:
+        continue
+    t = datetime.datetime.fromisoformat(m.group(1)).timestamp()
+    if (x := re.search(r"_slurm_rpc_submit_batch_job: JobId=(\d+)", line)) and x.group(1) in node_of["P"]:
+        sub[x.group(1)] = t
+    elif x := pat.match(line):
+        pre_at.setdefault(x.group(2), t)
+        if not cycles or t - cycles[-1][1] > 1:
+            cycles.append([t, t, set()])
+        cycles[-1][1] = t
+        cycles[-1][2].add(x.group(3))
+    elif (x := re.search(r"Requeuing JobId=(\d+)", line)) and x.group(1) in pre_at:
+        requeued.setdefault(x.group(1), t)
+kill = median([requeued[v] - pre_at[v] for v in requeued])
+period = median([b[0] - a[0] for a, b in zip(cycles, cycles[1:])])
+ms = lambda x: "-" if x is None else str(round(x * 1000))
+t0 = min(sub.values()) if sub else 0
+sizes = "+".join(str(len(c[2])) for c in cycles) or "-"
+print(f"{sys.argv[1]:<8} kill (preemption to requeue) median {ms(kill)} ms  preempting cycles {len(cycles)} (preemptors {sizes}), every {ms(period)} ms (median)"
+      f"  submits over {ms(max(sub.values()) - t0 if sub else None)} ms")
+if sys.argv[3]:
+    with open(sys.argv[3], "w") as f:
+        f.writelines(f"{round((t - t0) * 1000)}\n" for t in sorted(sub.values()))
 def hist(d):
     h = {}
     for v in d.values():
@@ -154,7 +192,7 @@ one_node = sum(1 for p in vnodes if len(vnodes[p]) == 1)
 on_freed = sum(1 for p in last_nodes if node_of["P"].get(p) in last_nodes[p])
 print(f"{sys.argv[1]:<8} preemptors {len(victims)}  victims per preemptor {hist(victims)}  rounds per preemptor {hist(rounds)}"
       f"  victims on one node {one_node}/{len(vnodes)}  started on its victims node {on_freed}/{len(last_nodes)}")
-' "$1" "$2"
+' "$1" "$2" "${BENCH_RECORD:+$BENCH_RECORD/$1-submits.txt}"
 }
 
 for m in "${modes[@]}"; do run_mode "$m"; done

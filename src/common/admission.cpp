@@ -204,7 +204,12 @@ std::string Engine::start_partitions(uint32_t job_id, std::string_view listed) c
     if (!r) throw std::invalid_argument("job " + std::to_string(job_id) + " has no gpupool result");
     std::string out;
     if (r->admission == Admission::Held) return out;
+    // A job that preempted starts where it freed GPUs: elsewhere it would
+    // borrow, and be reclaimed, while its victims' GPUs go to others.
+    auto in = preempted_in_.find(job_id);
+    const std::string *only = in != preempted_in_.end() && contains_listed(listed, in->second) ? &in->second : nullptr;
     for_each_listed(listed, [&](std::string_view name) {
+        if (only && name != *only) return;
         auto it = eval_.pool_index.find(std::string(name));
         if (it == eval_.pool_index.end() || !r->refuses(it->second)) {
             if (!out.empty()) out += ',';

@@ -213,7 +213,8 @@ public:
     uint32_t plan_rank(uint32_t preemptor_id, uint32_t victim_id) const;
     // Slurm preempted `victim` for `preemptor`: its plan is carried out, the
     // preemptor waits for the GPUs it freed, and until it starts the next
-    // passes put it first in its tier.
+    // passes put it first in its tier and it may start only in the
+    // partition it preempted in (start_partitions()).
     void note_preempted(uint32_t preemptor_id, uint32_t victim_id);
     // Running tasks of job array `array_job_id` as the engine counts them
     // (last pass, refresh_running, job_ended).
@@ -394,6 +395,7 @@ private:
     PlanBook plans_;
     PlanScratch plan_scratch_;
     FlatIdMap<uint32_t> preempted_first_;  // jobs that preempted, not started yet -> the node they freed
+    std::unordered_map<uint32_t, std::string> preempted_in_;  // those of them with a plan -> the partition it freed GPUs in
 
     // The preempt plugin asks about one preemptor against many victims.
     struct PreemptorCache {

@@ -108,6 +108,13 @@ void for_each_listed(std::string_view list, F &&f) {
     }
 }
 
+// Is `name` an item of the comma-separated list?
+inline bool contains_listed(std::string_view list, std::string_view name) {
+    bool found = false;
+    for_each_listed(list, [&](std::string_view item) { found |= item == name; });
+    return found;
+}
+
 // "a,b,,c" -> {"a","b","c"}
 std::vector<std::string> split_list(const std::string &text);
 

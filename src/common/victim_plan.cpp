@@ -66,6 +66,7 @@ VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions) {
     p.victims.clear();
     p.group_end.clear();
     p.carried_out = false;
+    p.carried_at = 0;
     index_.try_emplace(preemptor, static_cast<uint32_t>(count_++));
     return p;
 }
@@ -109,11 +110,18 @@ bool Engine::still_waiting(VictimPlan &plan) const {
     bool freeing = false;
     for (uint32_t i = 0; i < plan.planned_nodes && i < plan.nodes.size(); ++i)
         freeing |= nodes_.nodes()[size_t(plan.nodes[i])].completing;
-    // Its victims on the nodes planned first (fallbacks' were not taken).
+    // Its victims on the nodes planned first (fallbacks' were not taken),
+    // in the run it preempted: a requeued victim that started again is not
+    // freeing anything for it (else its preemptor would wait for that run's
+    // end, never planning again).
     const size_t planned = plan.planned_nodes && plan.planned_nodes <= plan.group_end.size()
                                ? plan.group_end[plan.planned_nodes - 1]
                                : 0;
-    for (size_t k = 0; k < planned; ++k) freeing |= !nodes_.job_nodes(plan.victims[k]).empty();
+    for (size_t k = 0; k < planned; ++k) {
+        if (nodes_.job_nodes(plan.victims[k]).empty()) continue;
+        auto run = eval_.running.find(plan.victims[k]);
+        if (run == eval_.running.end() || run->second.start <= plan.carried_at) freeing = true;
+    }
     if (freeing) plan.outcome = VictimPlan::Outcome::Waiting;
     return freeing;
 }
@@ -354,7 +362,9 @@ void Engine::note_preempted(uint32_t preemptor_id, uint32_t victim_id) {
     const bool planned = p && p->outcome == VictimPlan::Outcome::Victims && !p->nodes.empty();
     preempted_first_.try_emplace(preemptor_id, planned ? static_cast<uint32_t>(p->nodes.front()) : 0u);
     if (!p || p->carried_out || !p->place_of(victim_id)) return;
+    preempted_in_.try_emplace(preemptor_id, p->partitions);
     p->carried_out = true;
+    p->carried_at = plans_.now();
     plans_.hold_nodes(*p);
 }
 
@@ -366,7 +376,10 @@ void Engine::forget_started_preemptors() {
     preempted_first_.for_each([&](uint32_t id, uint32_t) {
         if (eval_.pending_index.find(id) == IdIndex::kNone) gone.push_back(id);
     });
-    for (uint32_t id : gone) preempted_first_.erase(id);
+    for (uint32_t id : gone) {
+        preempted_first_.erase(id);
+        preempted_in_.erase(id);
+    }
     plans_.forget_left([&](uint32_t id) { return eval_.pending_index.find(id) != IdIndex::kNone; });
 }
 

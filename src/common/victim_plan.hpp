@@ -68,6 +68,7 @@ struct VictimPlan {
     std::vector<uint32_t> victims;     // node group by node group, R6 order in each
     std::vector<uint32_t> group_end;   // end of each node's group in `victims`
     bool carried_out = false;          // Slurm preempted some of them for it
+    int64_t carried_at = 0;            // when (its plan's time)
 
     // 1-based place of a job in `victims`; 0: not planned.
     uint32_t place_of(uint32_t job_id) const {
@@ -172,6 +173,8 @@ public:
         count_ = kept;
         reindex();
     }
+    // The time of the plans now in the book.
+    int64_t now() const { return now_; }
     // The preemptor holding `node`; 0: none.
     uint32_t holder(int32_t node) const {
         const uint32_t *h = holder_.find(static_cast<uint32_t>(node));

@@ -54,6 +54,7 @@ struct SimJobState {
     uint32_t restarts = 0;
     int64_t preempted_at = INT64_MIN;  // pending: when it last preempted (kill_delay)
     uint32_t cls = UINT32_MAX;    // pending class (replay.cpp)
+    int64_t ckey = 0;             // its class key there
     uint32_t run_pos = UINT32_MAX;   // in World::running
     uint32_t p_pos = UINT32_MAX;     // in World::running_preemptible
 };
@@ -115,14 +116,19 @@ public:
     // Completed, or cancelled by preemption: its GPUs are free.
     virtual void on_end(uint32_t /*j*/, int64_t /*t*/) {}
     virtual void on_start(uint32_t /*j*/, int64_t /*t*/) {}
+    // j preempted `victims` and waits for their kill (kill_delay).
+    virtual void on_preempted(uint32_t /*j*/, const std::vector<uint32_t> & /*victims*/, int64_t /*t*/) {}
     virtual void before_walk(int64_t /*t*/) {}
+    // Pending jobs whose class_key may have changed since the last call.
+    virtual void take_rekeyed(std::vector<uint32_t> & /*out*/) {}
     // A time after `t` the policy wants to look again (a pass due); none:
     // INT64_MAX.
     virtual int64_t next_wakeup(int64_t /*t*/) const { return INT64_MAX; }
 
     // Scheduling order.  `class_key` orders jobs that ask the same (same
     // partitions, tier and GPUs), with the id; it must agree with
-    // order_key among them and not change while the job is pending.
+    // order_key among them, and may change while the job is pending only
+    // for the jobs take_rekeyed() names (the replay moves them).
     virtual OrderKey order_key(uint32_t j) const = 0;
     virtual int64_t class_key(uint32_t j) const = 0;
     // Held (gpupool: quota): not tried.

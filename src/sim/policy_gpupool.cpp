@@ -138,8 +138,32 @@ public:
         return k;
     }
 
-    // Same pools and tier: R1 orders by original submit time, then id.
-    int64_t class_key(uint32_t j) const override { return w_.jobs[j].submit; }
+    // Same pools and tier: R1 orders a job that preempted first (by the
+    // node it freed), then by original submit time, then id.
+    int64_t class_key(uint32_t j) const override {
+        const PendingResult *r = engine_.pending_result(w_.spec(j).id);
+        if (r && r->preempted) return INT64_MIN + r->freed_node;
+        return w_.jobs[j].submit;
+    }
+
+    // preempt/gpupool tells the core (gp_engine_note_preemption): its plan
+    // is carried out and holds its node, and the next pass puts it first
+    // in its tier.
+    void on_preempted(uint32_t j, const std::vector<uint32_t> &victims, int64_t) override {
+        for (uint32_t v : victims) engine_.note_preempted(w_.spec(j).id, w_.spec(v).id);
+        preemptors_.push_back(j);
+        dirty_ = true;
+    }
+    // Their place changes at a pass, or when a job end renumbers the queue.
+    void take_rekeyed(std::vector<uint32_t> &out) override {
+        size_t keep = 0;
+        for (uint32_t j : preemptors_) {
+            if (w_.jobs[j].state != SimState::Pending) continue;
+            out.push_back(j);
+            preemptors_[keep++] = j;
+        }
+        preemptors_.resize(keep);
+    }
 
     bool held(uint32_t j) const override {
         const PendingResult *r = engine_.pending_result(w_.spec(j).id);
@@ -308,6 +332,7 @@ private:
     bool dirty_ = false;            // a change the next pass has not seen
     bool running_changed_ = false;  // running jobs changed since the core looked
     bool admission_changed_ = false;
+    std::vector<uint32_t> preemptors_;   // jobs that preempted, maybe still pending
     std::string listed_;
     std::vector<std::pair<uint32_t, uint32_t>> ranked_;
 };

@@ -314,7 +314,9 @@ int64_t Replay::next_instant() const {
     // Timers (a pass or a walk due, a MinRuntime ending) matter only
     // while something else can still happen or a walk is owed: a queue
     // nothing can change ends the replay.
-    if (!timers_.empty() && (t != INT64_MAX || walk_owed_ || backfill_owed_)) t = std::min(t, timers_.top());
+    // A backfill cycle owed keeps the replay going while something happened
+    // since the last one (timers alone change nothing).
+    if (!timers_.empty() && (t != INT64_MAX || walk_owed_ || (backfill_owed_ && changed_since_backfill_))) t = std::min(t, timers_.top());
     return t;
 }
 
@@ -365,12 +367,13 @@ ReplayResult Replay::run() {
 // What happens at instant t, in its order: timers, kills that end, ends,
 // requeued jobs whose begin time came, submits.  True if anything did.
 bool Replay::take_events(int64_t t) {
-    bool changed = false;
+    bool timer = false;
     while (!timers_.empty() && timers_.top() <= t) {
         timer_set_.erase(timers_.top());
         timers_.pop();
-        changed = true;
+        timer = true;
     }
+    bool changed = false;
     while (!completing_.empty() && completing_.begin()->first == t) {
         for (const auto &[node, g] : completing_.begin()->second) {
             w_.completing_gpus[static_cast<size_t>(node)] -= g;
@@ -408,7 +411,8 @@ bool Replay::take_events(int64_t t) {
         enter_pending(j);
         changed = true;
     }
-    return changed;
+    changed_since_backfill_ |= changed;
+    return changed || timer;
 }
 
 // The owed walk, now or (sched_interval) when the last is far enough back.
@@ -416,9 +420,21 @@ void Replay::walk_if_due(int64_t t) {
     const int64_t sched = w_.options.sched_interval;
     if (sched == 0 || last_walk_ == INT64_MIN || t - last_walk_ >= sched) {
         policy_->before_walk(t);
+        rekey();
+        // A preemptor's reservation ends with its guard (it may preempt
+        // elsewhere then) or when it is no longer pending.
+        for (size_t i = reservations_.size(); i-- > 0;) {
+            if (i >= reservations_.size()) continue;
+            const SimJobState &s = w_.jobs[reservations_[i].second];
+            if (s.state != SimState::Pending || t - s.preempted_at >= w_.options.preempt_guard)
+                unreserve(reservations_[i].second);
+        }
         const int64_t bf = w_.options.backfill_interval;
         backfill_walk_ = bf > 0 && t % bf == 0;
-        if (backfill_walk_) backfill_owed_ = false;
+        if (backfill_walk_) {
+            backfill_owed_ = changed_since_backfill_ = false;
+            cycle_preemptors_ = 0;
+        }
         for (int k = 0; k < 64 && walk(t); ++k) {
         }
         last_walk_ = t;

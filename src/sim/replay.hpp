@@ -56,10 +56,16 @@ struct ReplayOptions {
     //   first job that does not fit.  On the live runs of
     //   scripts/preempt-bench.sh every preemption came from backfill.
     int64_t backfill_interval = 0;
+    // - backfill_preemptions: > 0, a backfill cycle preempts for at most
+    //   this many jobs (Slurm's backfill gives up its locks after
+    //   bf_yield_interval, 2 s, and each preemption takes some of it: on
+    //   the live 4-GPU bench about 0.1 s).  0: no cap.
+    uint32_t backfill_preemptions = 0;
     // - preempt_guard: a job that preempted less than this many seconds
     //   ago does not preempt again (Slurm's preempt_start_time guard:
     //   KillWait + MessageTimeout, 5 + 10 on the live cluster).  Only
-    //   with a kill_delay.
+    //   with a kill_delay.  `gpupool sim` refuses these with a
+    //   sched_interval (they need a walk at every event).
     int64_t preempt_guard = 15;
     // Pool samples (share, fairshare, Jain's index, the per-pool CSV)
     // every this many seconds; 0: about 1000 samples over the replay.

@@ -7,15 +7,47 @@ namespace gpupool::sim::replay_detail {
 
 // --- nodes ---------------------------------------------------------------
 
+// A node a preemptor waits on (kill_delay) offers no free GPUs to others.
 void Replay::node_changed(int32_t node) {
-    for (const auto &[p, pos] : node_parts_[static_cast<size_t>(node)]) trees_[static_cast<size_t>(p)].set(pos, free_[static_cast<size_t>(node)]);
+    const size_t n = static_cast<size_t>(node);
+    const uint32_t offered = reserved_by_.empty() || reserved_by_[n] == kNoJob ? free_[n] : 0;
+    for (const auto &[p, pos] : node_parts_[n]) trees_[static_cast<size_t>(p)].set(pos, offered);
 }
 
 bool Replay::fits_free(int32_t p, uint32_t g) const {
     const size_t pi = static_cast<size_t>(p);
     if (cluster_.partitions[pi].nodes.empty()) return false;
     if (g <= part_max_node_[pi]) return trees_[pi].max() >= g;
-    return part_free_[pi] >= g;
+    uint32_t held = 0;  // free GPUs of the partition on reserved nodes
+    for (const auto &[node, job] : reservations_)
+        if (w_.part_has_node[pi][static_cast<size_t>(node)]) held += free_[static_cast<size_t>(node)];
+    return part_free_[pi] - held >= g;
+}
+
+// Backfill plans a preemptor's start on the nodes its victims free, and
+// the main scheduler stops at it: no other job starts there meanwhile.
+void Replay::reserve(uint32_t j, const std::vector<int32_t> &nodes) {
+    if (reserved_by_.empty()) reserved_by_.assign(free_.size(), kNoJob);
+    for (int32_t node : nodes) {
+        if (reserved_by_[static_cast<size_t>(node)] != kNoJob) continue;
+        reserved_by_[static_cast<size_t>(node)] = j;
+        reservations_.emplace_back(node, j);
+        node_changed(node);
+    }
+}
+
+void Replay::unreserve(uint32_t j) {
+    for (size_t i = 0; i < reservations_.size();) {
+        if (reservations_[i].second != j) {
+            ++i;
+            continue;
+        }
+        const int32_t node = reservations_[i].first;
+        reserved_by_[static_cast<size_t>(node)] = kNoJob;
+        reservations_[i] = reservations_.back();
+        reservations_.pop_back();
+        node_changed(node);
+    }
 }
 
 void Replay::allocate(uint32_t j, int32_t p) {

@@ -90,7 +90,10 @@ struct Timed {
 };
 
 // Killing: it preempted and waits for its victims' kill (kill_delay).
-enum class Tried { Failed, Started, Preempted, Killing };
+// FailedAlone: it failed for a reason of its own, having preempted before
+// (its preemption's guard runs, or it may start only where it preempted):
+// the next job of its class may still start.
+enum class Tried { Failed, Started, Preempted, Killing, FailedAlone };
 
 
 class Replay {
@@ -114,12 +117,15 @@ private:
     void allocate(uint32_t j, int32_t p);
     void release(uint32_t j);
     void give(int32_t node, uint32_t g);
+    void reserve(uint32_t j, const std::vector<int32_t> &nodes);
+    void unreserve(uint32_t j);
     void hold_until(uint32_t j, int64_t t);
-    bool may_preempt(uint32_t j, int64_t t);
+    bool may_preempt(uint32_t j, int64_t t, bool *guarded);
 
     // Pending classes.
     void enter_pending(uint32_t j);
     void leave_pending(uint32_t j);
+    void rekey();
 
     // Walk.
     bool walk(int64_t t);
@@ -163,7 +169,8 @@ private:
     std::vector<HeapEntry> heap_;
     std::vector<uint32_t> failed_;
     std::vector<int32_t> parts_scratch_;
-    std::vector<uint32_t> cand_scratch_, victims_scratch_;
+    std::vector<uint32_t> cand_scratch_, victims_scratch_, rekey_scratch_;
+    std::unordered_set<uint32_t> first_keyed_;  // pending jobs with a class key below 0 (a preemptor's)
     // Failed preemption searches since the last start or stop: per
     // partition and tier, the fewest GPUs asked.
     std::vector<uint32_t> search_failed_, search_gen_;
@@ -174,8 +181,14 @@ private:
     std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> eligible_;
     std::multimap<int64_t, std::vector<std::pair<int32_t, uint32_t>>> completing_;  // kill ends
     std::unordered_map<uint32_t, std::vector<uint32_t>> killing_victims_;  // preemptor -> its victims
+    std::unordered_map<uint32_t, std::vector<int32_t>> reserved_nodes_;    // preemptor -> its victims' nodes
+    static constexpr uint32_t kNoJob = UINT32_MAX;
+    std::vector<uint32_t> reserved_by_;  // per node: the preemptor waiting on it, kNoJob
+    std::vector<std::pair<int32_t, uint32_t>> reservations_;  // (node, preemptor)
     bool backfill_walk_ = false;        // this walk is a backfill cycle (may preempt)
     bool backfill_owed_ = false;        // a main walk left a job that a backfill cycle may preempt for
+    uint32_t cycle_preemptors_ = 0;     // jobs this backfill cycle preempted for
+    bool changed_since_backfill_ = false;  // an event (not a timer) since the last backfill cycle
     std::vector<uint8_t> part_blocked_; // main walk: partitions whose first job did not fit
     std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> timers_;
     std::unordered_set<int64_t> timer_set_;

@@ -11,7 +11,9 @@ void Replay::enter_pending(uint32_t j) {
     SimJobState &s = w_.jobs[j];
     s.state = SimState::Pending;
     s.cls = class_of(j);
-    classes_[s.cls].members.insert(Member{policy_->class_key(j), s.id, j});
+    s.ckey = policy_->class_key(j);
+    if (s.ckey < 0) first_keyed_.insert(j);
+    classes_[s.cls].members.insert(Member{s.ckey, s.id, j});
     if (s.np)
         for (int32_t p : w_.part_lists[s.parts]) {
             int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
@@ -29,6 +31,34 @@ void Replay::leave_pending(uint32_t j) {
             auto it = m.find(s.gpus);
             if (it != m.end() && --it->second == 0) m.erase(it);
         }
+}
+
+// Jobs whose class key changed move within their class: those the policy
+// names, and those keyed first in their class (a job that preempted) that
+// may be no longer.
+void Replay::rekey() {
+    std::vector<uint32_t> &jobs = rekey_scratch_;
+    jobs.clear();
+    policy_->take_rekeyed(jobs);
+    if (jobs.empty() && first_keyed_.empty()) return;
+    jobs.insert(jobs.end(), first_keyed_.begin(), first_keyed_.end());
+    for (uint32_t j : jobs) {
+        SimJobState &s = w_.jobs[j];
+        if (s.state != SimState::Pending || s.cls == UINT32_MAX) {
+            first_keyed_.erase(j);
+            continue;
+        }
+        const int64_t key = policy_->class_key(j);
+        if (key < 0)
+            first_keyed_.insert(j);
+        else
+            first_keyed_.erase(j);
+        if (key == s.ckey) continue;
+        std::set<Member> &members = classes_[s.cls].members;
+        members.erase(Member{s.ckey, s.id, j});
+        s.ckey = key;
+        members.insert(Member{key, s.id, j});
+    }
 }
 
 // --- starting and stopping ------------------------------------------------------
@@ -125,11 +155,13 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
 
 // --- the walk ----------------------------------------------------------------------
 
-// May j preempt now?  Only in a backfill cycle when they are modelled,
-// and not while its last preemption's guard runs (kill_delay).
-bool Replay::may_preempt(uint32_t j, int64_t t) {
+// May j preempt now?  Only in a backfill cycle when they are modelled, and
+// within its cap; not while its last preemption's guard runs (kill_delay).
+bool Replay::may_preempt(uint32_t j, int64_t t, bool *guarded) {
     if (!policy_->preempts()) return false;
-    if (w_.options.backfill_interval > 0 && !backfill_walk_) {
+    if (w_.options.backfill_interval > 0 &&
+        (!backfill_walk_ ||
+         (w_.options.backfill_preemptions > 0 && cycle_preemptors_ >= w_.options.backfill_preemptions))) {
         backfill_owed_ = true;
         return false;
     }
@@ -137,6 +169,7 @@ bool Replay::may_preempt(uint32_t j, int64_t t) {
     if (w_.options.kill_delay > 0 && since != INT64_MIN && t - since < w_.options.preempt_guard) {
         add_timer(since + w_.options.preempt_guard);
         backfill_owed_ = w_.options.backfill_interval > 0;
+        *guarded = true;
         return false;
     }
     return true;
@@ -149,6 +182,40 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
     // The main scheduler between backfill cycles stops trying a partition
     // at its first job that does not fit (Slurm's failed partitions).
     const bool main_walk = w_.options.backfill_interval > 0 && !backfill_walk_;
+    // Reservations of preemptors it goes before (and its own) are lifted
+    // while it is tried: backfill plans jobs in order, and the main
+    // scheduler stops at a preemptor only for the jobs behind it.  Its own
+    // is kept while its guard runs.
+    const int64_t since = w_.jobs[j].preempted_at;
+    struct Lifted {
+        Replay &r;
+        uint32_t j;
+        std::vector<std::pair<int32_t, uint32_t>> others;  // restored after
+        bool own = false;
+        std::vector<int32_t> nodes;  // its own, restored or new
+        ~Lifted() {
+            for (const auto &[node, h] : others)
+                if (r.w_.jobs[h].state == SimState::Pending) r.reserve(h, {node});
+            if (own && r.w_.jobs[j].state == SimState::Pending) r.reserve(j, nodes);
+        }
+    } lifted{*this, j, {}, false, {}};
+    if (!reservations_.empty()) {
+        const OrderKey mine = policy_->order_key(j);
+        for (const auto &[node, h] : reservations_)
+            if (h != j && order_before(mine, policy_->order_key(h))) lifted.others.emplace_back(node, h);
+        for (const auto &[node, h] : lifted.others) {
+            (void)node;
+            unreserve(h);
+        }
+        if (since != INT64_MIN) {
+            unreserve(j);
+            if (t - since < w_.options.preempt_guard) {
+                lifted.own = true;
+                lifted.nodes = reserved_nodes_[j];
+            }
+        }
+    }
+    bool guarded = false;
     auto record = [&](int32_t p, std::vector<uint32_t> victims) {
         if (w_.options.start_log) result_.starts.push_back(StartRecord{t, j, p, std::move(victims)});
     };
@@ -162,12 +229,14 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
                 killing_victims_.erase(it);
             }
             w_.jobs[j].preempted_at = INT64_MIN;
+            lifted.own = false;
+            reserved_nodes_.erase(j);
             start(j, p, t);
             record(p, std::move(victims));
             return Tried::Started;
         }
         if (main_walk) part_blocked_[static_cast<size_t>(p)] = 1;
-        if (!may_preempt(j, t)) continue;
+        if (!may_preempt(j, t, &guarded)) continue;
         // A search that failed for a job of this tier in this partition
         // fails for any that asks more, until something starts or stops
         // (jobs on one node and jobs spanning nodes apart: three GPUs on
@@ -182,12 +251,25 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
             search_gen_[memo] = walk_gen_;
             continue;
         }
+        std::vector<int32_t> freed;
+        for (uint32_t v : victims) {
+            const SimJobState &vs = w_.jobs[v];
+            if (vs.node >= 0)
+                freed.push_back(vs.node);
+            else if (vs.multi != UINT32_MAX)
+                for (const auto &[node, g] : w_.multi_alloc[vs.multi]) freed.push_back(node);
+        }
         for (uint32_t v : victims) stop(v, t, true);
+        cycle_preemptors_++;
         if (w_.options.kill_delay > 0) {
+            reserved_nodes_[j] = freed;
+            lifted.own = true;
+            lifted.nodes = freed;
             // It starts once its victims' kill ends, if their GPUs are
             // still free then.
             w_.jobs[j].preempted_at = t;
             killing_victims_[j] = victims;
+            policy_->on_preempted(j, victims, t);
             return Tried::Killing;
         }
         if (!fits_free(p, g)) throw std::logic_error("sim: preemption freed too little");  // cannot happen
@@ -195,7 +277,7 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
         record(p, victims);
         return Tried::Preempted;
     }
-    return Tried::Failed;
+    return guarded || w_.jobs[j].preempted_at != INT64_MIN ? Tried::FailedAlone : Tried::Failed;
 }
 
 // Every pending job in order, each tried once: what the class walk below
@@ -211,9 +293,9 @@ bool Replay::reference_walk(int64_t t) {
         if (policy_->held(j)) continue;
         const uint32_t cls = w_.jobs[j].cls;
         const Tried r = try_start(j, t);
-        if (r == Tried::Failed || r == Tried::Killing) continue;
+        if (r == Tried::Failed || r == Tried::Killing || r == Tried::FailedAlone) continue;
         PendingClass &pc = classes_[cls];
-        pc.members.erase(Member{policy_->class_key(j), w_.jobs[j].id, j});
+        pc.members.erase(Member{w_.jobs[j].ckey, w_.jobs[j].id, j});
         w_.jobs[j].cls = UINT32_MAX;
         again |= r == Tried::Preempted;
     }
@@ -252,8 +334,8 @@ bool Replay::walk(int64_t t) {
             failed_.push_back(top.cls);
             continue;
         }
-        if (r == Tried::Killing) {
-            // It stays pending; the class's next job may preempt too.
+        if (r == Tried::Killing || r == Tried::FailedAlone) {
+            // It stays pending; the class's next job may preempt.
             ++pc.cursor;
             push(top.cls);
             continue;

@@ -53,6 +53,7 @@ const char kSimUsage[] =
     "                           preemptor waits for them (0: at once)\n"
     "  --backfill-interval=S    only walks every S s preempt (backfill); the ones\n"
     "                           between stop a partition at its first misfit (0: off)\n"
+    "  --backfill-preemptions=N a backfill cycle preempts for at most N jobs (0: any)\n"
     "  --preempt-guard=S        with a kill delay, a job preempts again only S s\n"
     "                           after its last preemption (15)\n"
     "  --max-requeues=N         a job preempted N times is held, not requeued (1000)\n"
@@ -120,7 +121,7 @@ void write_file(const std::string &path, F fill) {
 // gpupool sim's options (getopt_long).
 enum {
     OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
-    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_BACKFILL, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
+    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_BACKFILL, OPT_BF_PREEMPTIONS, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
     OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL, OPT_ACCOUNTS, OPT_ACCOUNT_CONF
 };
 const struct option kLongopts[] = {
@@ -142,6 +143,7 @@ const struct option kLongopts[] = {
     {"kill-delay", required_argument, nullptr, OPT_KILL_DELAY},
     {"backfill-interval", required_argument, nullptr, OPT_BACKFILL},
     {"preempt-guard", required_argument, nullptr, OPT_GUARD},
+    {"backfill-preemptions", required_argument, nullptr, OPT_BF_PREEMPTIONS},
     {"max-requeues", required_argument, nullptr, OPT_MAX_REQUEUES},
     {"order-tolerance", required_argument, nullptr, OPT_ORDER_TOL},
     {"json", no_argument, nullptr, OPT_JSON},
@@ -319,6 +321,12 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
             if (!parse_number_opt("backfill-interval", optarg, 0, 3600, &ro.backfill_interval, &msg))
                 return usage_error(err, msg);
             break;
+        case OPT_BF_PREEMPTIONS: {
+            int64_t v = 0;
+            if (!parse_number_opt("backfill-preemptions", optarg, 0, 1000000, &v, &msg)) return usage_error(err, msg);
+            ro.backfill_preemptions = static_cast<uint32_t>(v);
+            break;
+        }
         case OPT_GUARD:
             if (!parse_number_opt("preempt-guard", optarg, 0, 86400, &ro.preempt_guard, &msg))
                 return usage_error(err, msg);
@@ -350,6 +358,10 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
     if (optind < argc) return usage_error(err, std::string("unexpected argument '") + argv[optind] + "'");
     const int workloads = !sacct.empty() + !alibaba.empty() + !generate.empty();
     if (workloads != 1) return usage_error(err, "give one workload: --sacct=FILE, --alibaba=DIR or --generate=SPEC");
+    // Slurm's timing needs a walk at every event (its main scheduler's).
+    if (ro.sched_interval > 0 && (ro.kill_delay > 0 || ro.backfill_interval > 0))
+        return usage_error(err, "--sched-interval batches walks; --kill-delay and --backfill-interval model Slurm's "
+                                "scheduler, which runs at every event: use one or the other");
     if (!cluster_path.empty() && (!nodes.empty() || !pools.empty()))
         return usage_error(err, "--cluster and --nodes/--pools are two ways to give the cluster: use one");
     if (nodes.empty() != pools.empty()) return usage_error(err, "--nodes and --pools go together");

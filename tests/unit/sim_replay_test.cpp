@@ -492,6 +492,13 @@ TEST(SimMechanics, PreemptBenchsScenarioStartsInTwoBackfillWavesPlusTheKillDelay
         for (const StartRecord &s : r.starts)
             if (s.job >= 32) EXPECT_EQ(s.victims.size(), 1u) << w.jobs[s.job].label;
     }
+    // A backfill cycle that may preempt for 3 jobs at most (Slurm's cycle
+    // yields its locks): native's waves are 3 a cycle.
+    o.backfill_preemptions = 3;
+    const ReplayResult r = run(c, w, cfg, PolicyKind::Borrow, o);
+    std::map<int64_t, int> starts;
+    for (size_t j = 32; j < 48; ++j) starts[r.jobs[j].first_start]++;
+    EXPECT_EQ(starts, (std::map<int64_t, int>{{102, 3}, {104, 3}, {106, 3}, {108, 3}, {110, 3}, {112, 1}}));
 }
 
 // --- metrics, by hand --------------------------------------------------------------------
@@ -737,6 +744,14 @@ TEST(SimProperty, ClassWalkStartsWhatTheReferenceWalkStarts) {
                 fast.pass_interval = ref.pass_interval = 30;
                 fast.sched_interval = ref.sched_interval = 10;
             }
+            if (seed % 3 == 0 && seed % 5 != 0) {
+                // Preemption as Slurm times it (not with the caps: refused).
+                fast.kill_delay = ref.kill_delay = 2;
+                fast.backfill_interval = ref.backfill_interval = 2 + seed % 2;
+                fast.backfill_preemptions = ref.backfill_preemptions = seed % 4;
+                // Cycles end soon (see below).
+                fast.max_requeues = ref.max_requeues = 20;
+            }
             ref.reference_walk = true;
             const ReplayResult a = run(c, w, cfg, k, fast), b = run(c, w, cfg, k, ref);
             ASSERT_EQ(starts_of(a, c, w, SIZE_MAX, true), starts_of(b, c, w, SIZE_MAX, true));
@@ -744,7 +759,12 @@ TEST(SimProperty, ClassWalkStartsWhatTheReferenceWalkStarts) {
                 EXPECT_EQ(a.metrics.np_over_quota_seconds, 0);
             }
             // No preemption cycle (ReclaimBy=all: engine_test ReclaimCycle).
-            if (k == PolicyKind::Gpupool) EXPECT_EQ(a.metrics.requeue_limit, 0u);
+            // Timed as Slurm times it, some worlds still cycle: with
+            // ReclaimBy=all a LOW job reclaims from a MID borrower, a MID job
+            // takes GPUs a waiting preemptor freed, which then preempts again
+            // after its guard (doc/evaluation.md, "Preemption as Slurm times
+            // it": open).
+            if (k == PolicyKind::Gpupool && fast.kill_delay == 0) EXPECT_EQ(a.metrics.requeue_limit, 0u);
         }
     }
 }

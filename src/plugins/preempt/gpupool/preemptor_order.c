@@ -9,8 +9,12 @@
  * where backfill preempts and the main scheduler runs 0.2 s later).  So
  * preempt/gpupool notes each preemptor and the first node its victims free,
  * and the sort puts it before the jobs of its tier that did not preempt,
- * and preemptors among themselves by that node: Slurm gives a one-node job
- * the first node with room, so each then lands on the node it freed.
+ * and preemptors among themselves by the second they first preempted, then
+ * by that node: Slurm gives a one-node job the first node with room, so
+ * the preemptors of one cycle each land on the node they freed, and a
+ * later cycle's preemptors cannot take the GPUs an earlier one freed (the
+ * node alone let them: 4-GPU preemptors of the first cycle waited 8 s on
+ * 22.05 for GPUs the second cycle's took).
  *
  * Locks: notes are written with the job write lock held and read under the
  * job read or write lock, so no reader runs during a write.
@@ -27,6 +31,7 @@ typedef struct {
 	uint32_t job_id;	/* 0: free */
 	uint32_t restart_cnt;	/* the run it preempted for (a requeue ends it) */
 	uint32_t node;		/* the first node its victims free */
+	time_t when;		/* the second it first preempted (this run) */
 } preemptor_note_t;
 static preemptor_note_t notes[PREEMPTOR_SLOTS];
 
@@ -50,26 +55,31 @@ extern void gpe_preemptor_note(job_record_t *preemptor, job_record_t *victim)
 	n->job_id = preemptor->job_id;
 	n->restart_cnt = preemptor->restart_cnt;
 	n->node = (uint32_t) first;
+	n->when = time(NULL);
 }
 
-/* The node the pending job freed by preempting; -1: it did not preempt. */
-static int64_t _freed_node(job_record_t *job_ptr)
+/* The pending job's note; NULL: it did not preempt (for this run). */
+static const preemptor_note_t *_note_of(job_record_t *job_ptr)
 {
 	const preemptor_note_t *n = &notes[job_ptr->job_id % PREEMPTOR_SLOTS];
 
 	if ((n->job_id != job_ptr->job_id) ||
 	    (n->restart_cnt != job_ptr->restart_cnt) ||
 	    !IS_JOB_PENDING(job_ptr))
-		return -1;
-	return n->node;
+		return NULL;
+	return n;
 }
 
 extern bool gpe_preemptor_before(job_record_t *a, job_record_t *b)
 {
-	int64_t na = _freed_node(a), nb;
+	const preemptor_note_t *na = _note_of(a), *nb;
 
-	if (na < 0)
+	if (!na)
 		return false;
-	nb = _freed_node(b);
-	return (nb < 0) || (na < nb);
+	nb = _note_of(b);
+	if (!nb)
+		return true;
+	if (na->when != nb->when)
+		return na->when < nb->when;
+	return na->node < nb->node;
 }
