@@ -179,6 +179,41 @@ TEST(VictimPlan, TwoPreemptorsNeverPlanTheSameNode) {
     EXPECT_EQ(w.e.victim_plan(ref(a), 1002).outcome, VictimPlan::Outcome::FitsFree);
 }
 
+TEST(VictimPlan, AVictimRequeuedAndStartedAgainIsNotWaitedFor) {
+    TwoFullNodes w;
+    const SnapJob &a = w.a;
+    EXPECT_EQ(w.victims(a), (std::vector<uint32_t>{2}));
+    w.e.note_preempted(a.id, 2);
+    // Job 2 was requeued and, before a started, started again on n1 (its
+    // GPUs went to it): a no longer waits for it and plans again.
+    w.snap.jobs[1] = on(running(2, "pool1", "low", 4, 1008), 1);
+    settle(w.snap);
+    w.e.refresh_running(w.snap, 1010);
+    EXPECT_EQ(w.e.victim_plan(ref(a), 1010).outcome, VictimPlan::Outcome::Victims);
+    EXPECT_EQ(w.victims(a, 1010), (std::vector<uint32_t>{2})) << "the new run ran less than job 1";
+}
+
+TEST(VictimPlan, AJobThatPreemptedStartsOnlyInThePartitionItPreemptedIn) {
+    // pool1 and pool2 over the same two full nodes; job 9 lists both.
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=4\n");
+    Snapshot snap = cluster(2, 4);
+    partition(snap, "pool1", 0, 1);
+    partition(snap, "pool2", 0, 1);
+    snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
+    snap.add_job(on(running(2, "pool1", "low", 4, 600), 1));
+    const SnapJob pre = pending(9, "pool1,pool2", "normal", 4, 700);
+    snap.add_job(pre);
+    settle(snap);
+    e.evaluate(snap, 1000);
+    EXPECT_EQ(e.start_partitions(9, "pool1,pool2"), "pool1,pool2");
+    JobRef in_pool2 = ref(pre);
+    in_pool2.partitions = "pool2";
+    ASSERT_EQ(e.victim_plan(in_pool2, 1000).outcome, VictimPlan::Outcome::Victims);
+    e.note_preempted(9, e.victim_plan(in_pool2, 1000).victims.front());
+    EXPECT_EQ(e.start_partitions(9, "pool1,pool2"), "pool2") << "in pool1 it would borrow";
+    EXPECT_EQ(e.start_partitions(9, "pool1"), "pool1") << "a list without that partition is left as it is";
+}
+
 TEST(VictimPlan, AJobThatPreemptedGoesFirstInItsTierUntilItStarts) {
     TwoNodes w;
     w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=16\n");  // every NORMAL job admitted
