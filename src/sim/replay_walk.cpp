@@ -257,7 +257,10 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
             if (vs.node >= 0)
                 freed.push_back(vs.node);
             else if (vs.multi != UINT32_MAX)
-                for (const auto &[node, g] : w_.multi_alloc[vs.multi]) freed.push_back(node);
+                for (const auto &[node, held] : w_.multi_alloc[vs.multi]) {
+                    (void)held;
+                    freed.push_back(node);
+                }
         }
         for (uint32_t v : victims) stop(v, t, true);
         cycle_preemptors_++;
