@@ -490,7 +490,9 @@ TEST(SimMechanics, PreemptBenchsScenarioStartsInTwoBackfillWavesPlusTheKillDelay
                                                    : (std::map<int64_t, int>{{102, 10}, {104, 6}}));
         // One victim per preemptor, named at its start.
         for (const StartRecord &s : r.starts)
-            if (s.job >= 32) EXPECT_EQ(s.victims.size(), 1u) << w.jobs[s.job].label;
+            if (s.job >= 32) {
+                EXPECT_EQ(s.victims.size(), 1u) << w.jobs[s.job].label;
+            }
     }
     // A backfill cycle that may preempt for 3 jobs at most (Slurm's cycle
     // yields its locks): native's waves are 3 a cycle.
@@ -764,7 +766,9 @@ TEST(SimProperty, ClassWalkStartsWhatTheReferenceWalkStarts) {
             // takes GPUs a waiting preemptor freed, which then preempts again
             // after its guard (doc/evaluation.md, "Preemption as Slurm times
             // it": open).
-            if (k == PolicyKind::Gpupool && fast.kill_delay == 0) EXPECT_EQ(a.metrics.requeue_limit, 0u);
+            if (k == PolicyKind::Gpupool && fast.kill_delay == 0) {
+                EXPECT_EQ(a.metrics.requeue_limit, 0u);
+            }
         }
     }
 }
@@ -872,6 +876,11 @@ TEST(SimCommand, UsageErrorsAndAReplayFromFiles) {
     EXPECT_NE(err.find("give the cluster"), std::string::npos) << err;
     EXPECT_EQ(cmd({"--nodes=2x1", "--pools=p", "--generate=x", "--conf=x", "--pass-interval=0"}, &out, &err), 2);
     EXPECT_NE(err.find("--pass-interval"), std::string::npos) << err;
+    // Slurm's timing needs a walk at every event: refused with batched walks.
+    EXPECT_EQ(cmd({"--nodes=2x1", "--pools=p", "--generate=Seed=1", "--conf=x", "--sched-interval=10", "--kill-delay=2"},
+                  &out, &err),
+              2);
+    EXPECT_NE(err.find("use one or the other"), std::string::npos) << err;
     const std::string conf = srcdir() + "/etc/gpupool.conf.example";
     EXPECT_EQ(cmd({"--nodes=4x1", "--pools=pool1,pool2,pool3", "--generate=Seed=1", "--conf=" + conf,
                    "--policy=gpupool,nope"},
