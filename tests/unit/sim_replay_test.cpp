@@ -373,18 +373,23 @@ TEST(SimMechanics, RequeuedJobWaitsCredExpirePlusOneSecond) {
     EXPECT_EQ(r.jobs[0].first_start, 0);
 }
 
+// NORMAL over a preemptible LOW, no usage weight, and these pools.
+Config normal_and_low(const std::string &pools) {
+    return parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+                        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+                        "DefaultTier=normal\nUsageWeight=0\n" +
+                            pools,
+                        "normal_and_low.conf");
+}
+
 TEST(SimMechanics, MinRuntimeDelaysTheReclaimToTheMomentItEnds) {
     // pool1's LOW jobs borrow pool2's GPU; pool1's MinRuntime (100 s)
     // protects them: pool2's NORMAL job, submitted at 10, reclaims at 100.
     SimCluster c;
     c.nodes = {{"a", 1}, {"b", 1}};
     c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
-    const Config cfg = parse_config(
-        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-        "DefaultTier=normal\nUsageWeight=0\n"
-        "Pool=pool1 Quota=1 MinRuntime=01:40\nPool=pool2 Quota=1\n",
-        "minruntime.conf");
+    const Config cfg = normal_and_low(""
+        "Pool=pool1 Quota=1 MinRuntime=01:40\nPool=pool2 Quota=1\n");
     const Workload w = workload_of(
         {{"x", 0, 1000, "pool1", "low"}, {"y", 0, 1000, "pool1", "low"}, {"n", 10, 1000, "pool2", "normal"}});
     for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
@@ -406,11 +411,7 @@ TEST(SimMechanics, AKillDelayHoldsTheVictimsGpusAndThePreemptorStartsWhenItEnds)
     SimCluster c;
     c.nodes = {{"a", 1}, {"b", 1}};
     c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
-    const Config cfg = parse_config(
-        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-        "DefaultTier=normal\nUsageWeight=0\nPool=pool1 Quota=1\nPool=pool2 Quota=1\n",
-        "kill.conf");
+    const Config cfg = normal_and_low("Pool=pool1 Quota=1\nPool=pool2 Quota=1\n");
     const Workload w = workload_of(
         {{"x", 0, 1000, "pool1", "low"}, {"y", 0, 1000, "pool1", "low"}, {"n", 10, 1000, "pool2", "normal"}});
     ReplayOptions o;
@@ -433,11 +434,7 @@ TEST(SimMechanics, OnlyBackfillCyclesPreemptAndTheMainWalkStopsAPartitionAtItsFi
     SimCluster c;
     c.nodes = {{"a", 2}, {"b", 1}};
     c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
-    const Config cfg = parse_config(
-        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-        "DefaultTier=normal\nUsageWeight=0\nPool=pool1 Quota=0\nPool=pool2 Quota=3\n",
-        "backfill.conf");
+    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=3\n");
     const Workload w = workload_of({{"x", 0, 1000, "pool1", "low", 2},
                                     {"n2", 10, 1000, "pool2", "normal", 2},
                                     {"n1", 11, 1000, "pool2", "normal", 1}});
@@ -466,11 +463,7 @@ TEST(SimMechanics, PreemptBenchsScenarioStartsInTwoBackfillWavesPlusTheKillDelay
     SimCluster c;
     for (int i = 1; i <= 4; ++i) c.nodes.push_back(SimNode{"node" + std::to_string(i), 8});
     c.partitions = {{"pool1", {0, 1, 2, 3}}, {"pool2", {0, 1, 2, 3}}};
-    const Config cfg = parse_config(
-        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-        "DefaultTier=normal\nUsageWeight=0\nPool=pool1 Quota=16\nPool=pool2 Quota=16\n",
-        "bench.conf");
+    const Config cfg = normal_and_low("Pool=pool1 Quota=16\nPool=pool2 Quota=16\n");
     std::vector<J> jobs;
     for (int i = 0; i < 32; ++i) jobs.push_back({"l" + std::to_string(i), 0, 100000, "pool1", "low"});
     for (int k = 0; k < 16; ++k) jobs.push_back({"n" + std::to_string(k), k < 10 ? 100 : 101, 100000, "pool2", "normal"});
