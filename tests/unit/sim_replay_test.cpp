@@ -388,8 +388,7 @@ TEST(SimMechanics, MinRuntimeDelaysTheReclaimToTheMomentItEnds) {
     SimCluster c;
     c.nodes = {{"a", 1}, {"b", 1}};
     c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
-    const Config cfg = normal_and_low(""
-        "Pool=pool1 Quota=1 MinRuntime=01:40\nPool=pool2 Quota=1\n");
+    const Config cfg = normal_and_low("Pool=pool1 Quota=1 MinRuntime=01:40\nPool=pool2 Quota=1\n");
     const Workload w = workload_of(
         {{"x", 0, 1000, "pool1", "low"}, {"y", 0, 1000, "pool1", "low"}, {"n", 10, 1000, "pool2", "normal"}});
     for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
