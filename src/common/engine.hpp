@@ -345,8 +345,17 @@ private:
     void apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now, Verdict &v);
     void make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan);
     bool eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out);
-    void node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count);
+    void node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count, bool swaps);
     bool within_excess(const std::vector<uint32_t> &set) const;
+    // A swap (R5, victim plans only): an admitted NP preemptor may take a
+    // preemptible job of another pool within its quota (flat pools, one
+    // node, ReclaimTo=quota) where nothing else frees the node, giving as
+    // many GPUs of its own pool's preemptible jobs elsewhere, which then
+    // count past its quota.  swap_room: its pool's GPUs past its quota once
+    // it starts (<= 0: none to give).
+    bool may_swap(const RunningInfo &vi, const JobRef &preemptor, int64_t now);
+    int64_t swap_room(const JobRef &preemptor);
+    bool within_swap(const std::vector<uint32_t> &set) const;
     void make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count);
     void choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_fallbacks, VictimPlan &plan) const;
     bool still_waiting(VictimPlan &plan) const;

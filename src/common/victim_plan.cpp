@@ -9,7 +9,7 @@ namespace gpupool {
 
 namespace {
 
-const PlanCost kNoCost{UINT64_MAX, UINT64_MAX, UINT64_MAX};
+const PlanCost kNoCost{UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
 
 }  // namespace
 
@@ -174,14 +174,14 @@ bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) 
 // asked once per plan), in R6 order, into the scratch's candidates.  With
 // `by_count`, R5 as a count: also the borrowed jobs past their pool's walk
 // prefix (the set is then capped by within_excess).
-void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count) {
+void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count, bool swaps) {
     PlanScratch &s = plan_scratch_;
     s.candidates.clear();
     for (const JobOnNode &j : nodes_.jobs_on(node)) {
         auto it = eval_.running.find(j.job_id);
         if (j.gpus == 0 || it == eval_.running.end()) continue;  // started since the last look: not yet
         const RunningInfo &ri = it->second;
-        enum : uint8_t { kNot, kReclaim, kInPool, kByCount };
+        enum : uint8_t { kNot, kReclaim, kInPool, kByCount, kSwap };
         const uint8_t *known = s.allowed.find(j.job_id);
         uint8_t how = known ? *known : uint8_t(kNot);
         if (!known) {
@@ -197,16 +197,19 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now,
                             c.decided.amount > c.decided.bound ? int64_t(c.decided.amount - c.decided.bound) : 0;
                 }
             }
+            if (how == kNot && s.swap_room > 0 && may_swap(ri, preemptor, now)) how = kSwap;
             s.allowed.try_emplace(j.job_id, how);
         }
-        if (how == kNot || (how == kByCount && !by_count)) continue;
+        if (how == kNot || (how == kByCount && !by_count) || (how == kSwap && !swaps)) continue;
         // GPU-seconds lost is R6's `newest` (least work lost) for a set;
         // with `oldest` the site chose R6's order over work lost.
         const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
         const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
         s.candidates.push_back(NodeCandidate{j.job_id, j.gpus,
-                                             PlanCost{how == kInPool ? uint64_t(ri.gpus) : 0u, uint64_t(ri.gpus) * ran, ri.rank},
-                                             how == kInPool ? -1 : ri.pool, how == kByCount});
+                                             PlanCost{how == kSwap ? uint64_t(ri.gpus) : 0u,
+                                                      how == kInPool ? uint64_t(ri.gpus) : 0u, uint64_t(ri.gpus) * ran,
+                                                      ri.rank},
+                                             how == kInPool ? -1 : ri.pool, how == kByCount, how == kSwap});
     }
     std::sort(s.candidates.begin(), s.candidates.end(),
               [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });
@@ -273,6 +276,22 @@ bool Engine::within_excess(const std::vector<uint32_t> &set) const {
     return true;
 }
 
+// A swap (R5): the preemptor's pool gives as many GPUs of its own
+// preemptible jobs as it takes from pools within their quota, counted past
+// its quota once it starts (its borrowed excess, which they may reclaim).
+bool Engine::within_swap(const std::vector<uint32_t> &set) const {
+    const PlanScratch &s = plan_scratch_;
+    int64_t swapped = 0, own = 0;
+    for (uint32_t i : set) {
+        const NodeCandidate &c = s.candidates[i];
+        const auto it = eval_.running.find(c.job_id);
+        const int64_t g = it == eval_.running.end() ? c.gpus_here : it->second.gpus;
+        if (c.swap) swapped += g;
+        if (c.reclaimed_pool < 0) own += g;
+    }
+    return swapped <= s.swap_room - own;
+}
+
 void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count) {
     PlanScratch &s = plan_scratch_;
     const uint32_t per_node = (preemptor.gpus + node_count - 1) / node_count;
@@ -280,6 +299,7 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     s.excess.clear();
     s.choices.clear();
     s.sets.clear();
+    s.swap_room = node_count == 1 ? swap_room(preemptor) : 0;
     for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];
         if (u.completing || u.gpus < per_node) continue;  // Slurm starts nothing on a completing node
@@ -287,11 +307,16 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
         PlanCost cost;
         if (u.free_gpus < per_node) {
             const uint32_t need = per_node - u.free_gpus;
-            node_candidates(node, preemptor, now, true);
+            node_candidates(node, preemptor, now, true, false);
             bool found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
             if (found && !within_excess(s.set)) {  // over a pool's excess: the walk's prefix alone
-                node_candidates(node, preemptor, now, false);
+                node_candidates(node, preemptor, now, false, false);
                 found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
+            }
+            if (!found && s.swap_room > 0) {  // nothing else frees the node: a swap
+                node_candidates(node, preemptor, now, true, true);
+                found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost) && within_excess(s.set) &&
+                        within_swap(s.set);
             }
             if (!found) continue;
             for (uint32_t i : s.set) s.sets.push_back(s.candidates[i].job_id);

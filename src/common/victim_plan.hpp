@@ -20,16 +20,18 @@ namespace gpupool {
 // PreemptionOrder=newest, R6's "least work lost"; 0 with oldest), then R6's
 // order (the sum of the victims' ranks: sets of jobs earlier in it first).
 struct PlanCost {
+    uint64_t swapped = 0;  // GPUs of jobs taken by a swap (R5): only where nothing else frees the node
     uint64_t own = 0;  // GPUs of jobs of the preemptor's own line (R4): reclaim comes first (R5)
     uint64_t gpu_seconds = 0;
     uint64_t rank_sum = 0;
     friend bool operator<(const PlanCost &a, const PlanCost &b) {
+        if (a.swapped != b.swapped) return a.swapped < b.swapped;
         if (a.own != b.own) return a.own < b.own;
         if (a.gpu_seconds != b.gpu_seconds) return a.gpu_seconds < b.gpu_seconds;
         return a.rank_sum < b.rank_sum;
     }
     PlanCost operator+(const PlanCost &o) const {
-        return PlanCost{own + o.own, gpu_seconds + o.gpu_seconds, rank_sum + o.rank_sum};
+        return PlanCost{swapped + o.swapped, own + o.own, gpu_seconds + o.gpu_seconds, rank_sum + o.rank_sum};
     }
 };
 
@@ -42,6 +44,7 @@ struct NodeCandidate {
     // whether only R5 as a count allows it (past the walk's prefix).
     int32_t reclaimed_pool = -1;
     bool by_count = false;
+    bool swap = false;  // of a pool within its quota, taken by a swap (R5)
 };
 
 // The cheapest set of `c` (in R6 order) freeing at least `need` GPUs on the
@@ -97,7 +100,10 @@ struct PlanScratch {
     std::vector<PlanCost> best;
     std::vector<uint32_t> set, sets;
     std::vector<Choice> choices;
-    FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount
+    FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap
+    // A swap may take at most this many GPUs, less the preemptor's own it
+    // takes: its pool's GPUs past its quota once it starts (0: no swap).
+    int64_t swap_room = 0;
     // Per pool, its GPUs over the bound R5 reclaims to (-1: not known yet).
     std::vector<int64_t> excess;
     // Whom `choices` were made for: preemptors alike (partitions, tier,

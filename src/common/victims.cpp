@@ -288,11 +288,46 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     }
     // R5 as a count: a borrower past its pool's walk prefix, if the plan
     // took it (within the pool's excess; victim_plan.cpp).
-    if (!may_count(vi)) return v;
-    Verdict counted = verdict_for(counted_in_excess(vi), preemptor, now);
-    if (!counted.allowed || counted.rule != Rule::Reclaim) return v;
+    if (may_count(vi)) {
+        Verdict counted = verdict_for(counted_in_excess(vi), preemptor, now);
+        if (!counted.allowed || counted.rule != Rule::Reclaim) return v;
+        const VictimPlan &plan = victim_plan(preemptor, now);
+        return plan.outcome == VictimPlan::Outcome::Victims && plan.place_of(victim.id) ? counted : v;
+    }
+    // A swap, if the plan took it (victim_plan.cpp).
+    if (!may_swap(vi, preemptor, now)) return v;
     const VictimPlan &plan = victim_plan(preemptor, now);
-    return plan.outcome == VictimPlan::Outcome::Victims && plan.place_of(victim.id) ? counted : v;
+    if (plan.outcome != VictimPlan::Outcome::Victims || !plan.place_of(victim.id)) return v;
+    const int q = cached_preemptor(preemptor).pools.front();
+    const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
+    v.allowed = true;
+    v.rule = Rule::Reclaim;
+    v.preemptor_pool = q;
+    v.why.set("swap: %s within its quota, for as many GPUs of %s's preemptible jobs elsewhere",
+              eval_.pools[static_cast<size_t>(vi.pool)].name.c_str(), qps.name.c_str());
+    return v;
+}
+
+bool Engine::may_swap(const RunningInfo &vi, const JobRef &preemptor, int64_t now) {
+    if (config_->reclaim_to != ReclaimTo::Quota || vi.pool < 0 || !preemptible_tier(vi.tier)) return false;
+    const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];
+    if (vps.queues.tree || vps.used() > vps.quota || min_runtime_end(vps.min_runtime, vi.start, now) != 0)
+        return false;
+    PreemptorCache &pc = cached_preemptor(preemptor);
+    if (pc.pools.empty() || !pc.admitted || preemptible_tier(pc.who.tier)) return false;
+    const int q = pc.pools.front();
+    const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
+    return q != vi.pool && !qps.queues.tree && qps.domain >= 0 && qps.domain == vps.domain;
+}
+
+int64_t Engine::swap_room(const JobRef &preemptor) {
+    PreemptorCache &pc = cached_preemptor(preemptor);
+    if (config_->reclaim_to != ReclaimTo::Quota || pc.pools.empty() || !pc.admitted ||
+        preemptible_tier(pc.who.tier))
+        return 0;
+    const PoolState &qps = eval_.pools[static_cast<size_t>(pc.pools.front())];
+    if (qps.queues.tree) return 0;
+    return int64_t(qps.used()) + int64_t(preemptor.gpus) - int64_t(qps.quota);
 }
 
 Verdict Engine::verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now, bool with_why) {

@@ -144,6 +144,11 @@ public:
     // walk then tries the failed classes' later jobs, as the reference
     // walk tries every job.
     virtual bool start_opens_preemption(uint32_t /*j*/) const { return preempts(); }
+    // Does a victim search that failed for a job fail for every job of its
+    // partition and tier that asks more GPUs (until something starts or
+    // stops)?  Not with gpupool's swaps: a larger job takes its pool
+    // further past its quota, and so may give more in a swap.
+    virtual bool larger_fails_too() const { return true; }
     // Running jobs that may be preempted for j in partition p, in the
     // order they are to be taken.
     virtual void candidates(uint32_t /*j*/, int32_t /*p*/, int64_t /*t*/, std::vector<uint32_t> & /*out*/) {}

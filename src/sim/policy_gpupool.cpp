@@ -187,6 +187,7 @@ public:
     }
 
     bool preempts() const override { return true; }
+    bool larger_fails_too() const override { return false; }
     // A preemptible job that starts is a new candidate; any start in a
     // pool with account queues may take a queue over its quota, and one
     // that takes a flat pool over its quota makes its borrowers

@@ -286,6 +286,8 @@ void Replay::setup_metrics() {
     pool_np_used_.assign(npools, 0);
     pool_pending_gpus_.assign(npools, 0);
     pool_np_wait_.assign(npools, {});
+    pool_np_order_.assign(npools, {});
+    within_quota_at_.assign(njobs, -1);
     pool_now_.assign(npools, {});
     const int64_t begin = njobs ? workload_.jobs.front().submit : 0;
     int64_t sample = w_.options.sample_interval;
@@ -328,8 +330,98 @@ void Replay::record_interval(int64_t from, int64_t to) {
         pn.np_used = pool_np_used_[i];
         pn.pending_gpus = pool_pending_gpus_[i];
         pn.np_wait_min_gpus = pool_np_wait_[i].empty() ? 0 : pool_np_wait_[i].begin()->first;
+        pn.cause = BelowCause::Other;
+    }
+    bool rooms_known = false;
+    for (size_t i = 0; i < pool_now_.size(); ++i) {
+        MetricsRecorder::PoolNow &pn = pool_now_[i];
+        if (!MetricsRecorder::below_quota(pn, config_.pools[i].quota)) continue;
+        // The cause is judged for the first job in order that fits.
+        const uint32_t first = mark_within_quota(i, from);
+        if (w_.part_of_pool[i] < 0) continue;
+        if (!rooms_known) {
+            node_rooms();
+            rooms_known = true;
+        }
+        pn.cause = below_cause(i, w_.jobs[first].gpus);
     }
     recorder_->interval(from, to, used_total_, pool_now_);
+}
+
+// The pool's waiting NP jobs that fit its quota now, in order (each one
+// that fits takes its share: a later small job may fit past a large one),
+// are within quota from t on.  Returns the first (below_quota() holds:
+// there is one).
+uint32_t Replay::mark_within_quota(size_t pool, int64_t t) {
+    uint32_t first = kNoJob;
+    const uint32_t quota = config_.pools[pool].quota;
+    uint32_t left = quota - std::min(quota, pool_np_used_[pool]);
+    const uint32_t smallest = pool_np_wait_[pool].empty() ? 1 : pool_np_wait_[pool].begin()->first;
+    for (const QuotaOrder &q : pool_np_order_[pool]) {
+        if (left < smallest) break;
+        const uint32_t g = w_.jobs[q.job].gpus;
+        if (g > left) continue;
+        left -= g;
+        if (within_quota_at_[q.job] < 0) within_quota_at_[q.job] = t;
+        if (first == kNoJob) first = q.job;
+    }
+    return first;
+}
+
+// Each node's room for a job that may preempt: free GPUs, GPUs being
+// killed, and GPUs of preemptible jobs, those of pools over their quota
+// (borrowing) apart from those of pools within it, per pool.
+void Replay::node_rooms() {
+    const size_t nn = free_.size(), np = pool_now_.size();
+    node_room_.resize(nn);
+    node_room_pool_.assign(nn * np, 0);
+    for (size_t n = 0; n < nn; ++n) node_room_[n] = free_[n] + w_.completing_gpus[n];
+    for (uint32_t j : w_.running_preemptible) {
+        const SimJobState &s = w_.jobs[j];
+        const int32_t pool = w_.pool_of_part[static_cast<size_t>(s.part)];
+        const bool over = pool < 0 || pool_now_[static_cast<size_t>(pool)].used > config_.pools[static_cast<size_t>(pool)].quota;
+        auto add = [&](size_t n, uint32_t g) {
+            if (over)
+                node_room_[n] += g;
+            else
+                node_room_pool_[n * np + static_cast<size_t>(pool)] += g;
+        };
+        if (s.node >= 0)
+            add(static_cast<size_t>(s.node), s.gpus);
+        else if (s.multi != UINT32_MAX)
+            for (const auto &[node, g] : w_.multi_alloc[s.multi]) add(static_cast<size_t>(node), g);
+    }
+}
+
+// Why a job of `g` GPUs of pool q waits (BelowCause), on node_rooms().
+BelowCause Replay::below_cause(size_t q, uint32_t g) const {
+    const int32_t p = w_.part_of_pool[q];
+    for (const auto &[j, nodes] : reserved_nodes_) {
+        const SimJobState &s = w_.jobs[j];
+        if (!s.np || s.state != SimState::Pending) continue;
+        const std::vector<int32_t> &parts = w_.part_lists[s.parts];
+        if (std::find(parts.begin(), parts.end(), p) == parts.end()) continue;
+        for (int32_t node : nodes)
+            if (w_.completing_gpus[static_cast<size_t>(node)] > 0) return BelowCause::Kill;
+    }
+    const size_t np = pool_now_.size();
+    uint64_t all = 0;
+    uint32_t best = 0, best_open = 0;
+    for (uint32_t node : cluster_.partitions[static_cast<size_t>(p)].nodes) {
+        const size_t n = node;
+        uint32_t protected_gpus = 0;
+        for (size_t k = 0; k < np; ++k)
+            if (k != q) protected_gpus += node_room_pool_[n * np + k];
+        const uint32_t open = node_room_[n] + node_room_pool_[n * np + q];
+        all += open + protected_gpus;
+        best = std::max(best, open + protected_gpus);
+        best_open = std::max(best_open, open);
+    }
+    if (all < g) return BelowCause::CannotFree;
+    if (g > part_max_node_[static_cast<size_t>(p)]) return BelowCause::Other;
+    if (best < g) return BelowCause::NoSingleNode;
+    if (best_open < g) return BelowCause::Protected;
+    return BelowCause::Other;
 }
 
 ReplayResult Replay::run() {
@@ -477,6 +569,12 @@ void Replay::finish(int64_t last) {
         if (part >= 0) job_pool[j] = w_.pool_of_part[static_cast<size_t>(part)];
     }
     recorder_->finish(last, result_.jobs, job_pool, result_.metrics, &result_.samples);
+    for (size_t j = 0; j < njobs; ++j)
+        if (within_quota_at_[j] >= 0) within_quota_waits_.push_back(last - within_quota_at_[j]);
+    Metrics &m = result_.metrics;
+    m.prompt_window = w_.options.kill_delay + std::max(w_.options.backfill_interval, w_.options.sched_interval);
+    for (int64_t wq : within_quota_waits_) m.within_quota_prompt += wq <= m.prompt_window ? 1 : 0;
+    m.within_quota_wait = percentiles(within_quota_waits_);
     const Config &quotas = w_.options.account_quotas ? *w_.options.account_quotas : config_;
     result_.metrics.accounts = account_metrics(workload_, cluster_.account_parent, quotas, config_, result_.jobs, last);
     result_.order_check = check_start_order(workload_, result_.jobs, restarts_,

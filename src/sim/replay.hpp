@@ -7,6 +7,7 @@
 // Slurm's own behaviour (policy_*.cpp, each says what it models).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -139,6 +140,25 @@ struct Percentiles {
     double mean = 0;
 };
 
+// Why a pool under its quota with NP demand waits (issue 27), judged at
+// each instant for its smallest waiting NP job on its partition's nodes,
+// counting as room a node's free GPUs, the GPUs being killed there and
+// those of preemptible jobs running there (whoever's):
+//   Kill:         one of its NP jobs preempted and waits for the kill;
+//   CannotFree:   the room of all the nodes together is too small (NP
+//                 jobs of other pools hold the rest);
+//   NoSingleNode: enough room in all, but not on any one node;
+//   Protected:    a node has the room only with preemptible jobs of other
+//                 pools within their quota (which R5 keeps: a swap of
+//                 places would start it);
+//   Other:        a node has the room, the job has not started there yet
+//                 (jobs ordered before it, the next cycle, the policy's
+//                 choice of victims).
+enum class BelowCause : uint8_t { Kill, CannotFree, NoSingleNode, Protected, Other };
+constexpr size_t kBelowCauses = 5;
+const char *below_cause_name(BelowCause c);
+using BelowByCause = std::array<int64_t, kBelowCauses>;
+
 struct PoolMetrics {
     std::string name;
     uint32_t quota = 0;
@@ -147,6 +167,7 @@ struct PoolMetrics {
     double lost_gpu_hours = 0;
     int64_t np_over_quota_seconds = 0;   // NP GPUs running > quota
     int64_t below_quota_seconds = 0;     // an NP job waited that fit the quota left
+    BelowByCause below_by_cause{};       // below_quota_seconds split (BelowCause)
     double mean_used = 0;                // time-weighted GPUs
     double mean_share = 0;               // over samples with demand: used / min(fairshare, demand)
 };
@@ -191,6 +212,13 @@ struct Metrics {
     double lost_gpu_hours = 0;
     int64_t np_over_quota_seconds = 0;   // any pool's NP usage over its quota
     int64_t below_quota_seconds = 0;     // any pool kept below its quota with NP demand
+    BelowByCause below_by_cause{};       // the pools' below_quota_seconds, summed, by cause
+    // NP jobs from the instant they fit their pool's quota (after its
+    // running NP jobs and the waiting NP jobs before them in tier and
+    // submit order) to their start; never started: to the end.
+    Percentiles within_quota_wait;
+    int64_t prompt_window = 0;           // kill delay + one cycle (backfill or sched interval)
+    uint64_t within_quota_prompt = 0;    // of within_quota_wait.jobs: started within prompt_window
     double jain = 0;                     // mean over samples with 2+ pools asking
     uint64_t samples = 0;
     std::vector<TierMetrics> tiers;      // gpupool.conf order

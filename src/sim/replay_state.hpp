@@ -143,6 +143,8 @@ private:
     int64_t next_instant() const;
     void add_timer(int64_t t);
     void record_interval(int64_t from, int64_t to);
+    void node_rooms();
+    BelowCause below_cause(size_t pool, uint32_t g) const;
 
     const SimCluster &cluster_;
     const Workload &workload_;
@@ -174,6 +176,7 @@ private:
     // Failed preemption searches since the last start or stop: per
     // partition and tier, the fewest GPUs asked.
     std::vector<uint32_t> search_failed_, search_gen_;
+    std::unordered_map<uint64_t, uint32_t> search_failed_exact_;  // (memo, GPUs) -> walk (larger_fails_too false)
     uint32_t walk_gen_ = 1;
 
     size_t next_submit_ = 0;
@@ -199,6 +202,23 @@ private:
     std::vector<uint32_t> pool_pending_gpus_;
     std::vector<std::map<uint32_t, uint32_t>> pool_np_wait_;  // eligible NP jobs: GPUs -> count
     std::vector<MetricsRecorder::PoolNow> pool_now_;
+    std::vector<uint32_t> node_room_;       // per node, while a pool is below quota (node_rooms)
+    std::vector<uint32_t> node_room_pool_;  // per node and pool within its quota: its preemptible GPUs
+    // Eligible waiting NP jobs per pool in tier and submit order, and the
+    // instant each first fitted its pool's quota (-1: not yet).
+    struct QuotaOrder {
+        uint32_t rank;  // tier priority, inverted: higher first
+        int64_t submit;
+        uint32_t id, job;
+        bool operator<(const QuotaOrder &o) const {
+            return std::tie(rank, submit, id) < std::tie(o.rank, o.submit, o.id);
+        }
+    };
+    std::vector<std::set<QuotaOrder>> pool_np_order_;
+    std::vector<int64_t> within_quota_at_;
+    std::vector<int64_t> within_quota_waits_;
+    QuotaOrder quota_order(uint32_t j) const;
+    uint32_t mark_within_quota(size_t pool, int64_t t);
     std::unique_ptr<MetricsRecorder> recorder_;
     uint64_t done_ = 0;
     int64_t last_walk_ = INT64_MIN;

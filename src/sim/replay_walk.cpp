@@ -17,8 +17,15 @@ void Replay::enter_pending(uint32_t j) {
     if (s.np)
         for (int32_t p : w_.part_lists[s.parts]) {
             int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
-            if (pool >= 0) pool_np_wait_[static_cast<size_t>(pool)][s.gpus]++;
+            if (pool < 0) continue;
+            pool_np_wait_[static_cast<size_t>(pool)][s.gpus]++;
+            pool_np_order_[static_cast<size_t>(pool)].insert(quota_order(j));
         }
+}
+
+Replay::QuotaOrder Replay::quota_order(uint32_t j) const {
+    const SimJobState &s = w_.jobs[j];
+    return QuotaOrder{UINT32_MAX - w_.tiers[static_cast<size_t>(s.tier)].priority, s.submit, s.id, j};
 }
 
 void Replay::leave_pending(uint32_t j) {
@@ -30,6 +37,7 @@ void Replay::leave_pending(uint32_t j) {
             auto &m = pool_np_wait_[static_cast<size_t>(pool)];
             auto it = m.find(s.gpus);
             if (it != m.end() && --it->second == 0) m.erase(it);
+            pool_np_order_[static_cast<size_t>(pool)].erase(quota_order(j));
         }
 }
 
@@ -68,6 +76,14 @@ void Replay::start(uint32_t j, int32_t p, int64_t t) {
     SimJobState &s = w_.jobs[j];
     JobOutcome &o = result_.jobs[j];
     leave_pending(j);
+    if (s.np && within_quota_at_[j] >= 0) {
+        within_quota_waits_.push_back(t - within_quota_at_[j]);
+        within_quota_at_[j] = -1;
+    } else if (s.np && w_.pool_of_part[static_cast<size_t>(p)] >= 0) {
+        // Started in the instant it fitted its quota.
+        const size_t pool = static_cast<size_t>(w_.pool_of_part[static_cast<size_t>(p)]);
+        if (uint64_t(pool_np_used_[pool]) + s.gpus <= config_.pools[pool].quota) within_quota_waits_.push_back(0);
+    }
     for (int32_t q : w_.part_lists[s.parts]) {
         int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
         if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] -= s.gpus;
@@ -238,15 +254,28 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
         if (main_walk) part_blocked_[static_cast<size_t>(p)] = 1;
         if (!may_preempt(j, t, &guarded)) continue;
         // A search that failed for a job of this tier in this partition
-        // fails for any that asks more, until something starts or stops
-        // (jobs on one node and jobs spanning nodes apart: three GPUs on
-        // one node can be harder to find than five on two).
+        // fails for any that asks more (or, where the policy says not,
+        // as much), until something starts or stops (jobs on one node and
+        // jobs spanning nodes apart: three GPUs on one node can be harder
+        // to find than five on two).
         const bool spans = g > part_max_node_[static_cast<size_t>(p)];
         const size_t memo =
             (static_cast<size_t>(p) * w_.tiers.size() + static_cast<size_t>(w_.jobs[j].tier)) * 2 + (spans ? 1 : 0);
-        if (!w_.options.reference_walk && search_gen_[memo] == walk_gen_ && search_failed_[memo] <= g) continue;
+        const bool larger = policy_->larger_fails_too();
+        const uint64_t exact = (uint64_t(memo) << 32) | g;
+        if (!w_.options.reference_walk) {
+            if (larger && search_gen_[memo] == walk_gen_ && search_failed_[memo] <= g) continue;
+            if (!larger) {
+                auto it = search_failed_exact_.find(exact);
+                if (it != search_failed_exact_.end() && it->second == walk_gen_) continue;
+            }
+        }
         std::vector<uint32_t> &victims = victims_scratch_;
         if (!preempt_for(j, p, t, victims)) {
+            if (!larger) {
+                search_failed_exact_[exact] = walk_gen_;
+                continue;
+            }
             if (search_gen_[memo] != walk_gen_ || g < search_failed_[memo]) search_failed_[memo] = g;
             search_gen_[memo] = walk_gen_;
             continue;

@@ -89,6 +89,14 @@ json_t *percentiles_json(const Percentiles &p) {
     return o;
 }
 
+// Seconds under quota with NP demand by cause (BelowCause), by name.
+static json_t *below_by_cause_json(const BelowByCause &b) {
+    json_t *o = json_object();
+    for (size_t c = 0; c < kBelowCauses; ++c)
+        json_object_set_new(o, below_cause_name(static_cast<BelowCause>(c)), jint(b[c]));
+    return o;
+}
+
 // The figures a pool and an account both have, in the pools' order.
 template <typename Figures>
 void quota_figures_json(json_t *o, const Figures &f, const char *hours_key, double hours) {
@@ -121,6 +129,10 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
     json_object_set_new(p, "lost_gpu_hours", jreal(m.lost_gpu_hours));
     json_object_set_new(p, "np_over_quota_seconds", jint(m.np_over_quota_seconds));
     json_object_set_new(p, "below_quota_seconds", jint(m.below_quota_seconds));
+    json_object_set_new(p, "below_quota_by_cause", below_by_cause_json(m.below_by_cause));
+    json_object_set_new(p, "within_quota_wait", percentiles_json(m.within_quota_wait));
+    json_object_set_new(p, "prompt_window", jint(m.prompt_window));
+    json_object_set_new(p, "within_quota_prompt", jint(static_cast<int64_t>(m.within_quota_prompt)));
     json_object_set_new(p, "jain", jreal(m.jain));
     json_object_set_new(p, "samples", jint(static_cast<int64_t>(m.samples)));
     json_object_set_new(p, "tiers", jarray_of(m.tiers, [](json_t *to, const TierMetrics &tm) {
@@ -135,6 +147,7 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
         quota_figures_json(po, pm, "lost_gpu_hours", pm.lost_gpu_hours);
         json_object_set_new(po, "mean_used", jreal(pm.mean_used));
         json_object_set_new(po, "mean_share", jreal(pm.mean_share));
+        json_object_set_new(po, "below_quota_by_cause", below_by_cause_json(pm.below_by_cause));
     }));
     if (!m.accounts.empty())
         json_object_set_new(p, "accounts", jarray_of(m.accounts, [](json_t *ao, const AccountMetrics &am) {
@@ -252,6 +265,31 @@ void write_text(std::ostream &out, const SimCluster &cluster, const Workload &wo
                     dur(pm.np_over_quota_seconds), dur(pm.below_quota_seconds)});
         }
     tp.print(out, {false, false, true, true, true, true, true, true, true, true, true, true, true});
+
+    out << "\nBelow quota with NP demand, by cause, summed over the pools (KILL: waits for its victims' kill;\n"
+           "CANNOT_FREE: free, killed and preemptible GPUs together too few; NO_SINGLE_NODE: enough, on no one node;\n"
+           "PROTECTED: a node has them only with other pools' preemptible jobs within their quota; OTHER: a node has them;\n"
+           "see doc/evaluation.md)\n";
+    Table tc({"POLICY", "BELOW_QUOTA_SUM", "KILL", "CANNOT_FREE", "NO_SINGLE_NODE", "PROTECTED", "OTHER"});
+    for (const ReplayResult &r : results) {
+        const BelowByCause &b = r.metrics.below_by_cause;
+        tc.add({policy_name(r.policy), dur(b[0] + b[1] + b[2] + b[3] + b[4]), dur(b[0]), dur(b[1]), dur(b[2]),
+                dur(b[3]), dur(b[4])});
+    }
+    tc.print(out, {false, true, true, true, true, true, true});
+
+    out << "\nNP jobs within quota (from the instant one fits its pool's quota, after the NP jobs running and those\n"
+           "before it in tier and submit order, to its start; PROMPT: started within the kill delay and one cycle)\n";
+    Table tw({"POLICY", "JOBS", "WAIT_P50", "WAIT_P95", "WAIT_P99", "WAIT_MAX", "PROMPT_WINDOW", "PROMPT%"});
+    for (const ReplayResult &r : results) {
+        const Metrics &m = r.metrics;
+        const Percentiles &w = m.within_quota_wait;
+        tw.add({policy_name(r.policy), std::to_string(w.jobs), dur(w.p50), dur(w.p95), dur(w.p99), dur(w.max),
+                dur(m.prompt_window),
+                w.jobs ? fixed(100.0 * static_cast<double>(m.within_quota_prompt) / static_cast<double>(w.jobs), 1)
+                       : "-"});
+    }
+    tw.print(out, {false, true, true, true, true, true, true, true});
 
     write_accounts_text(out, results);
 

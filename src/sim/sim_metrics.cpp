@@ -10,6 +10,17 @@
 
 namespace gpupool::sim {
 
+const char *below_cause_name(BelowCause c) {
+    switch (c) {
+    case BelowCause::Kill: return "kill";
+    case BelowCause::CannotFree: return "cannot_free";
+    case BelowCause::NoSingleNode: return "no_single_node";
+    case BelowCause::Protected: return "protected";
+    case BelowCause::Other: return "other";
+    }
+    return "other";
+}
+
 Percentiles percentiles(std::vector<int64_t> &values) {
     Percentiles p;
     p.jobs = values.size();
@@ -161,6 +172,7 @@ MetricsRecorder::MetricsRecorder(const SimCluster &cluster, const Config &config
     const size_t n = config.pools.size();
     over_.assign(n, 0);
     below_.assign(n, 0);
+    below_by_cause_.assign(n, BelowByCause{});
     used_int_.assign(n, 0);
     share_sum_.assign(n, 0);
     share_n_.assign(n, 0);
@@ -180,8 +192,9 @@ void MetricsRecorder::interval(int64_t from, int64_t to, uint32_t cluster_used, 
             over_[i] += dt;
             any_over = true;
         }
-        if (p.np_wait_min_gpus > 0 && uint64_t(p.np_used) + p.np_wait_min_gpus <= quota) {
+        if (below_quota(p, quota)) {
             below_[i] += dt;
+            below_by_cause_[i][static_cast<size_t>(p.cause)] += dt;
             any_below = true;
         }
     }
@@ -251,6 +264,8 @@ void MetricsRecorder::finish(int64_t end, const std::vector<JobOutcome> &jobs, c
         pm.quota = config_.pools[p].quota;
         pm.np_over_quota_seconds = over_[p];
         pm.below_quota_seconds = below_[p];
+        pm.below_by_cause = below_by_cause_[p];
+        for (size_t c = 0; c < kBelowCauses; ++c) out.below_by_cause[c] += below_by_cause_[p][c];
         pm.mean_used = span > 0 ? used_int_[p] / span : 0;
         pm.mean_share = share_n_[p] ? share_sum_[p] / static_cast<double>(share_n_[p]) : 0;
     }

@@ -62,7 +62,13 @@ public:
         uint32_t used = 0, np_used = 0;
         uint32_t pending_gpus = 0;
         uint32_t np_wait_min_gpus = 0;  // smallest eligible waiting NP job; 0: none
+        BelowCause cause = BelowCause::Other;  // why, when below_quota()
     };
+    // An eligible NP job waits that fits the quota its pool's running NP
+    // jobs leave.
+    static bool below_quota(const PoolNow &p, uint32_t quota) {
+        return p.np_wait_min_gpus > 0 && uint64_t(p.np_used) + p.np_wait_min_gpus <= quota;
+    }
     void interval(int64_t from, int64_t to, uint32_t cluster_used, const std::vector<PoolNow> &pools);
 
     // Figures at the end (`end`: the last instant).
@@ -79,6 +85,7 @@ private:
     double busy_ = 0;
     int64_t any_over_ = 0, any_below_ = 0;
     std::vector<int64_t> over_, below_;
+    std::vector<BelowByCause> below_by_cause_;
     std::vector<double> used_int_;
     std::vector<double> share_sum_;
     std::vector<uint64_t> share_n_;

@@ -431,3 +431,60 @@ TEST(VictimPlan, APreemptorStillPending30sAfterItsFirstVictimsAlsoGetsFallbackNo
     w.pass(1032);
     EXPECT_EQ(w.victims(again, 1032), (std::vector<uint32_t>{4})) << "forgotten once it left the queue";
 }
+
+TEST(VictimPlan, ASwapTakesAPoolsInQuotaJobOnlyForAsManyGpusThePreemptorsPoolGivesBack) {
+    // pool1 and pool2 (quota 4 each) over n0 and n1 (4 GPUs each); pool1's
+    // NORMAL 2-GPU job 9 is admitted (NP 2 + 2 <= 4).
+    struct Case {
+        const char *sentence;
+        std::vector<SnapJob> running;
+        std::vector<uint32_t> victims;
+        Rule rule;
+    };
+    const std::vector<Case> cases = {
+        {"pool1's own LOW GPUs, one on each node, free neither node, and pool2's LOW job of 2 on n1 is within "
+         "pool2's quota: a swap takes it, and pool1's two LOW GPUs become its borrowed excess (4 + 2 - 4 = 2)",
+         {on(running(1, "pool1", "normal", 2, 100), 0), on(running(2, "pool1", "low", 1, 200), 0),
+          on(running(3, "pool2", "normal", 1, 100), 0), on(running(4, "pool1", "low", 1, 200), 1),
+          on(running(5, "pool2", "low", 2, 300), 1), on(running(6, "pool2", "normal", 1, 100), 1)},
+         {5},
+         Rule::Reclaim},
+        {"pool1's own LOW jobs sit together on n1: R4 alone frees it, no swap",
+         {on(running(1, "pool1", "normal", 2, 100), 0), on(running(3, "pool2", "normal", 2, 100), 0),
+          on(running(2, "pool1", "low", 1, 200), 1), on(running(4, "pool1", "low", 1, 200), 1),
+          on(running(5, "pool2", "low", 2, 300), 1)},
+         {4, 2},
+         Rule::InPool},
+        {"pool1 has no preemptible job to give (2 + 2 - 4 = 0): pool2's jobs within its quota stay, and job 9 "
+         "waits for a node (one GPU free on each)",
+         {on(running(1, "pool1", "normal", 2, 100), 0), on(running(2, "pool2", "low", 1, 200), 0),
+          on(running(3, "pool2", "normal", 2, 100), 1), on(running(4, "pool2", "low", 1, 200), 1)},
+         {},
+         Rule::None},
+        {"pool1 would give one GPU (3 + 2 - 4 = 1) and take pool2's 2-GPU job: no swap",
+         {on(running(1, "pool1", "normal", 2, 100), 0), on(running(2, "pool1", "low", 1, 200), 0),
+          on(running(3, "pool2", "normal", 1, 100), 0), on(running(5, "pool2", "low", 2, 300), 1),
+          on(running(6, "pool2", "normal", 1, 100), 1)},
+         {},
+         Rule::None},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        TwoNodes w;
+        w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=4\n");
+        partition(w.snap, "pool2", 0, 1);
+        for (const SnapJob &j : c.running) w.snap.add_job(j);
+        const SnapJob pre = pending(9, "pool1", "normal", 2, 900);
+        w.snap.add_job(pre);
+        w.pass();
+        std::vector<uint32_t> got = w.victims(pre);
+        EXPECT_EQ(got, c.victims);
+        if (got.empty()) continue;
+        for (const SnapJob &j : w.snap.jobs)
+            if (j.id == got.front()) {
+                const Verdict v = w.e.preemptable(ref(j), ref(pre), 1000);
+                EXPECT_EQ(v.rule, c.rule);
+                if (c.rule == Rule::Reclaim) EXPECT_NE(std::string(v.why.c_str()).find("swap: pool2"), std::string::npos) << v.why.c_str();
+            }
+    }
+}

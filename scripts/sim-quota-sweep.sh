@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Issue 27, acceptance 3: does a pool within its quota get its GPUs?
+# Replays generated workloads under gpupool and `borrow` (no quotas) and
+# prints, per world, utilisation, the time a pool waited under its quota
+# with non-preemptible demand (summed over the pools) split by cause, and
+# the share of within-quota NP jobs that started within one kill window
+# plus one cycle.  Needs only the built `gpupool` (no Slurm).
+#
+#   scripts/sim-quota-sweep.sh [--seeds "1 2 3"] [--sizes "64 512"]
+#                              [--mixes "124 1248"] [--timing "instant slurm"]
+#
+# World: 4 pools over every node (8-GPU nodes: 8 of them for 64 GPUs, 64 for
+# 512), quota a quarter each, tiers high/normal/low (low preemptible, 30 %
+# of the jobs), lognormal durations (median 30 min), offered load 1.0
+# (etc/sim/contended.gen), 5,000 jobs on 64 GPUs and 20,000 on 512.
+# Mixes: 124 = 1/2/4 GPUs (50/30/20 %, contended.gen's), 1248 = 1/2/4/8
+# GPUs (40/30/20/10 %).  Timing: instant (a preemption frees its GPUs at
+# once) or slurm (kill 2 s, preemption only in backfill cycles every 2 s,
+# as calibrated on preempt-bench, doc/evaluation.md).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GPUPOOL=${GPUPOOL:-$REPO/src/cli/gpupool}
+SEEDS="1 2 3" SIZES="64 512" MIXES="124 1248" TIMING="instant slurm"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --seeds) SEEDS=$2; shift 2 ;;
+    --sizes) SIZES=$2; shift 2 ;;
+    --mixes) MIXES=$2; shift 2 ;;
+    --timing) TIMING=$2; shift 2 ;;
+    *) echo "sim-quota-sweep: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[[ -x $GPUPOOL ]] || { echo "sim-quota-sweep: no $GPUPOOL (run scripts/build.sh)" >&2; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+printf '%-5s %-4s %-5s %-7s | %-8s %5s %9s %8s %8s %8s %8s %8s %7s\n' \
+  GPUS MIX SEED TIMING POLICY UTIL% BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT%
+for size in $SIZES; do
+  nodes=$((size / 8)) quota=$((size / 4)) jobs=$((size == 64 ? 5000 : 20000))
+  sed "s/Quota=16/Quota=$quota/" "$REPO/etc/sim/contended.conf" >"$TMP/q$size.conf"
+  for mix in $MIXES; do
+    case $mix in
+      124) gpus=1:0.5,2:0.3,4:0.2 ;;
+      1248) gpus=1:0.4,2:0.3,4:0.2,8:0.1 ;;
+      *) echo "sim-quota-sweep: unknown mix $mix" >&2; exit 2 ;;
+    esac
+    for seed in $SEEDS; do
+      for timing in $TIMING; do
+        opts=()
+        [[ $timing == slurm ]] && opts=(--kill-delay=2 --backfill-interval=2)
+        "$GPUPOOL" sim --nodes="${nodes}x8" --pools=pool1,pool2,pool3,pool4 \
+          --generate="@$REPO/etc/sim/contended.gen Seed=$seed Jobs=$jobs Gpus=$gpus" \
+          --conf="$TMP/q$size.conf" --policy=gpupool,borrow --no-progress --json "${opts[@]}" >"$TMP/out.json"
+        python3 - "$TMP/out.json" "$size" "$mix" "$seed" "$timing" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["policies"]:
+    b = p["below_quota_by_cause"]
+    h = lambda s: "%.1f" % (s / 3600.0)
+    w = p["within_quota_wait"]["jobs"]
+    prompt = "%.1f" % (100.0 * p["within_quota_prompt"] / w) if w else "-"
+    print("%-5s %-4s %-5s %-7s | %-8s %5.1f %9s %8s %8s %8s %8s %8s %7s" % (
+        sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], p["policy"], 100 * p["utilisation"],
+        h(sum(b.values())), h(b["kill"]), h(b["cannot_free"]), h(b["no_single_node"]),
+        h(b["protected"]), h(b["other"]), prompt))
+EOF
+      done
+    done
+  done
+done
+echo "(BELOW_H and the causes: hours a pool waited under its quota with NP demand, summed over the pools)"
