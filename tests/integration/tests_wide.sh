@@ -6,7 +6,7 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes)
+  test_ranks_departments test_victim_plan_nodes test_swap_places)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
@@ -244,4 +244,33 @@ Pool=wb Quota=0' || return 1
   sleep 15
   ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
   assert test "$(job_state "$n1") $(job_state "$n2")" = "RUNNING RUNNING"
+}
+
+# A swap (policy.md R5): wa and wb (quota 4 each) each hold 4 GPUs.  wa's
+# own LOW GPUs are one on each node, so R4 frees neither node for its
+# NORMAL job of 2; wb's LOW job of 2 on node2 is within wb's quota.  The
+# NORMAL job starts within 30 s taking that job alone (wa's two LOW GPUs
+# then count as its borrowed excess), and 15 s pass with no preemption.
+# Before, it waited until a job ended by itself.
+test_swap_places() {
+  local spec name part qos gpus node id n ids=()
+  wide_load 'Pool=wa Quota=4
+Pool=wb Quota=4' || return 1
+  for spec in "n1 wa normal 2 node1" "a1 wa low 1 node1" "b1 wb normal 1 node1" \
+              "a2 wa low 1 node2" "l wb low 2 node2" "b2 wb normal 1 node2"; do
+    read -r name part qos gpus node <<<"$spec"
+    id=$(submit_gpus "$name" "$part" "$qos" "$gpus" -w "$node") && assert wait_state "$id" RUNNING 30 || return 1
+    ids+=("$id")
+  done
+  mark_log
+  id=$(submit_gpus swap wa normal 2) || return 1
+  assert wait_state "$id" RUNNING 30 ||
+    { ilog "swap: $(job_state "$id"), reason $(job_reason "$id")"; gp why "$id" >&2; log_since | grep -a gpupool >&2; return 1; }
+  n=$(victims_since "$id")
+  assert test "$n" = "${ids[4]} " || { ilog "victims: $n (want ${ids[4]})"; return 1; }
+  log_has "swap: wb within its quota" || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$id") $(job_state "${ids[1]}") $(job_state "${ids[3]}")" = "RUNNING RUNNING RUNNING"
 }
