@@ -354,7 +354,7 @@ private:
     // count past its quota.  swap_room: its pool's GPUs past its quota once
     // it starts (<= 0: none to give).
     bool may_swap(const RunningInfo &vi, const JobRef &preemptor, int64_t now);
-    int64_t swap_room(const JobRef &preemptor);
+    SwapRoom swap_room(const JobRef &preemptor);
     bool within_swap(const std::vector<uint32_t> &set) const;
     void make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count);
     void choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_fallbacks, VictimPlan &plan) const;

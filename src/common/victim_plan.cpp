@@ -197,7 +197,7 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now,
                             c.decided.amount > c.decided.bound ? int64_t(c.decided.amount - c.decided.bound) : 0;
                 }
             }
-            if (how == kNot && s.swap_room > 0 && may_swap(ri, preemptor, now)) how = kSwap;
+            if (how == kNot && s.swap_room.any() && may_swap(ri, preemptor, now)) how = kSwap;
             s.allowed.try_emplace(j.job_id, how);
         }
         if (how == kNot || (how == kByCount && !by_count) || (how == kSwap && !swaps)) continue;
@@ -289,7 +289,7 @@ bool Engine::within_swap(const std::vector<uint32_t> &set) const {
         if (c.swap) swapped += g;
         if (c.reclaimed_pool < 0) own += g;
     }
-    return swapped <= s.swap_room - own;
+    return swapped <= std::max<int64_t>(0, s.swap_room.own - own) + s.swap_room.others;
 }
 
 void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count) {
@@ -299,7 +299,7 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     s.excess.clear();
     s.choices.clear();
     s.sets.clear();
-    s.swap_room = node_count == 1 ? swap_room(preemptor) : 0;
+    s.swap_room = node_count == 1 ? swap_room(preemptor) : SwapRoom{};
     for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];
         if (u.completing || u.gpus < per_node) continue;  // Slurm starts nothing on a completing node
@@ -313,7 +313,7 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
                 node_candidates(node, preemptor, now, false, false);
                 found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
             }
-            if (!found && s.swap_room > 0) {  // nothing else frees the node: a swap
+            if (!found && s.swap_room.any()) {  // nothing else frees the node: a swap
                 node_candidates(node, preemptor, now, true, true);
                 found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost) && within_excess(s.set) &&
                         within_swap(s.set);
@@ -321,9 +321,22 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
             if (!found) continue;
             for (uint32_t i : s.set) s.sets.push_back(s.candidates[i].job_id);
         }
-        s.choices.push_back(PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size())});
+        uint32_t np_room = u.gpus;
+        for (const JobOnNode &j : nodes_.jobs_on(node)) {
+            auto it = eval_.running.find(j.job_id);
+            if (it != eval_.running.end() && !preemptible_tier(it->second.tier)) np_room -= std::min(np_room, j.gpus);
+        }
+        s.choices.push_back(PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size()), np_room});
     }
+    // A node free enough first (no victim); then fewest GPUs by swap, then
+    // by R4 (PlanCost); then the node where non-preemptible jobs leave the
+    // least room: they gather, and nodes whole of preemptible jobs stay for
+    // jobs of a whole node; then the rest of the cost.
     std::sort(s.choices.begin(), s.choices.end(), [](const PlanScratch::Choice &a, const PlanScratch::Choice &b) {
+        if ((a.to > a.from) != (b.to > b.from)) return a.to == a.from;
+        if (a.cost.swapped != b.cost.swapped) return a.cost.swapped < b.cost.swapped;
+        if (a.cost.own != b.cost.own) return a.cost.own < b.cost.own;
+        if (a.np_room != b.np_room) return a.np_room < b.np_room;
         if (a.cost < b.cost || b.cost < a.cost) return a.cost < b.cost;
         return a.node < b.node;
     });

@@ -47,6 +47,15 @@ struct NodeCandidate {
     bool swap = false;  // of a pool within its quota, taken by a swap (R5)
 };
 
+// What a swap (R5) may take: the preemptor's pool's GPUs past its quota
+// once it starts (less its own jobs the set takes), and the other pools'
+// of its node set past theirs: borrowed GPUs the pools it takes from
+// reclaim in turn.
+struct SwapRoom {
+    int64_t own = 0, others = 0;
+    bool any() const { return own > 0 || others > 0; }
+};
+
 // The cheapest set of `c` (in R6 order) freeing at least `need` GPUs on the
 // node: indices into `c`, ascending, into `out`.  False if all of them
 // together free less.  `scratch` keeps its room between calls.
@@ -92,6 +101,7 @@ struct PlanScratch {
         PlanCost cost;
         int32_t node = -1;
         uint32_t from = 0, to = 0;  // its set in `sets`
+        uint32_t np_room = 0;       // the node's GPUs not held by non-preemptible jobs
     };
     std::vector<int32_t> eligible;
     std::vector<uint8_t> seen;
@@ -101,9 +111,7 @@ struct PlanScratch {
     std::vector<uint32_t> set, sets;
     std::vector<Choice> choices;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap
-    // A swap may take at most this many GPUs, less the preemptor's own it
-    // takes: its pool's GPUs past its quota once it starts (0: no swap).
-    int64_t swap_room = 0;
+    SwapRoom swap_room;
     // Per pool, its GPUs over the bound R5 reclaims to (-1: not known yet).
     std::vector<int64_t> excess;
     // Whom `choices` were made for: preemptors alike (partitions, tier,

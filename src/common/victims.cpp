@@ -320,14 +320,19 @@ bool Engine::may_swap(const RunningInfo &vi, const JobRef &preemptor, int64_t no
     return q != vi.pool && !qps.queues.tree && qps.domain >= 0 && qps.domain == vps.domain;
 }
 
-int64_t Engine::swap_room(const JobRef &preemptor) {
+SwapRoom Engine::swap_room(const JobRef &preemptor) {
     PreemptorCache &pc = cached_preemptor(preemptor);
+    SwapRoom r;
     if (config_->reclaim_to != ReclaimTo::Quota || pc.pools.empty() || !pc.admitted ||
         preemptible_tier(pc.who.tier))
-        return 0;
-    const PoolState &qps = eval_.pools[static_cast<size_t>(pc.pools.front())];
-    if (qps.queues.tree) return 0;
-    return int64_t(qps.used()) + int64_t(preemptor.gpus) - int64_t(qps.quota);
+        return r;
+    const int q = pc.pools.front();
+    const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
+    if (qps.queues.tree || qps.domain < 0) return r;
+    r.own = int64_t(qps.used()) + int64_t(preemptor.gpus) - int64_t(qps.quota);
+    for (size_t k = 0; k < eval_.pools.size(); ++k)
+        if (int(k) != q && eval_.pools[k].domain == qps.domain) r.others += eval_.pools[k].borrowed();
+    return r;
 }
 
 Verdict Engine::verdict_for(const RunningInfo &vi, const JobRef &preemptor, int64_t now, bool with_why) {

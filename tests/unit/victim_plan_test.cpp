@@ -433,8 +433,8 @@ TEST(VictimPlan, APreemptorStillPending30sAfterItsFirstVictimsAlsoGetsFallbackNo
 }
 
 TEST(VictimPlan, ASwapTakesAPoolsInQuotaJobOnlyForAsManyGpusThePreemptorsPoolGivesBack) {
-    // pool1 and pool2 (quota 4 each) over n0 and n1 (4 GPUs each); pool1's
-    // NORMAL 2-GPU job 9 is admitted (NP 2 + 2 <= 4).
+    // pool1 and pool2 (quota 4 each) and pool3 (quota 0) over n0 and n1 (4
+    // GPUs each); pool1's NORMAL 2-GPU job 9 is admitted (NP 2 + 2 <= 4).
     struct Case {
         const char *sentence;
         std::vector<SnapJob> running;
@@ -461,6 +461,13 @@ TEST(VictimPlan, ASwapTakesAPoolsInQuotaJobOnlyForAsManyGpusThePreemptorsPoolGiv
           on(running(3, "pool2", "normal", 2, 100), 1), on(running(4, "pool2", "low", 1, 200), 1)},
          {},
          Rule::None},
+        {"pool1 gives nothing (2 + 2 - 4 = 0), but pool3 (quota 0) borrows a GPU on n0, which pool2 can "
+         "reclaim: a swap takes one GPU of pool2's, on n1 where one is free (n0 would need pool3's job as well)",
+         {on(running(1, "pool1", "normal", 2, 100), 0), on(running(2, "pool2", "low", 1, 200), 0),
+          on(running(7, "pool3", "low", 1, 200), 0), on(running(3, "pool2", "normal", 2, 100), 1),
+          on(running(4, "pool2", "low", 1, 200), 1)},
+         {4},
+         Rule::Reclaim},
         {"pool1 would give one GPU (3 + 2 - 4 = 1) and take pool2's 2-GPU job: no swap",
          {on(running(1, "pool1", "normal", 2, 100), 0), on(running(2, "pool1", "low", 1, 200), 0),
           on(running(3, "pool2", "normal", 1, 100), 0), on(running(5, "pool2", "low", 2, 300), 1),
@@ -471,8 +478,9 @@ TEST(VictimPlan, ASwapTakesAPoolsInQuotaJobOnlyForAsManyGpusThePreemptorsPoolGiv
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);
         TwoNodes w;
-        w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=4\n");
+        w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=4\nPool=pool3 Quota=0\n");
         partition(w.snap, "pool2", 0, 1);
+        partition(w.snap, "pool3", 0, 1);
         for (const SnapJob &j : c.running) w.snap.add_job(j);
         const SnapJob pre = pending(9, "pool1", "normal", 2, 900);
         w.snap.add_job(pre);
@@ -487,4 +495,20 @@ TEST(VictimPlan, ASwapTakesAPoolsInQuotaJobOnlyForAsManyGpusThePreemptorsPoolGiv
                 if (c.rule == Rule::Reclaim) EXPECT_NE(std::string(v.why.c_str()).find("swap: pool2"), std::string::npos) << v.why.c_str();
             }
     }
+}
+
+TEST(VictimPlan, NonPreemptibleJobsGatherSoThatANodeOfPreemptibleJobsStaysWhole) {
+    // A NORMAL job of 1 GPU may take a LOW job on either node.  n1's started
+    // later (less work lost), but NORMAL jobs hold 3 GPUs of n0 and 2 of n1:
+    // the plan takes n0's, and n1 stays freeable for a job of 4.
+    TwoNodes w;
+    w.snap.add_job(on(running(1, "pool1", "normal", 3, 100), 0));
+    w.snap.add_job(on(running(2, "pool1", "low", 1, 100), 0));
+    w.snap.add_job(on(running(3, "pool1", "normal", 2, 100), 1));
+    w.snap.add_job(on(running(4, "pool1", "low", 1, 900), 1));
+    w.snap.add_job(on(running(5, "pool1", "low", 1, 900), 1));
+    const SnapJob pre = pending(9, "pool1", "normal", 1, 950);
+    w.snap.add_job(pre);
+    w.pass();
+    EXPECT_EQ(w.victims(pre), (std::vector<uint32_t>{2}));
 }
