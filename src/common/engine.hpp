@@ -349,10 +349,9 @@ private:
     bool within_excess(const std::vector<uint32_t> &set) const;
     // A swap (R5, victim plans only): an admitted NP preemptor may take a
     // preemptible job of another pool within its quota (flat pools, one
-    // node, ReclaimTo=quota) where nothing else frees the node, giving as
-    // many GPUs of its own pool's preemptible jobs elsewhere, which then
-    // count past its quota.  swap_room: its pool's GPUs past its quota once
-    // it starts (<= 0: none to give).
+    // node, ReclaimTo=quota) where nothing else frees the node, for at most
+    // the GPUs preemptible jobs hold past their pools' quotas once it
+    // starts (SwapRoom), which the pool it took from reclaims in turn.
     bool may_swap(const RunningInfo &vi, const JobRef &preemptor, int64_t now);
     SwapRoom swap_room(const JobRef &preemptor);
     bool within_swap(const std::vector<uint32_t> &set) const;

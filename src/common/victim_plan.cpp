@@ -276,9 +276,10 @@ bool Engine::within_excess(const std::vector<uint32_t> &set) const {
     return true;
 }
 
-// A swap (R5): the preemptor's pool gives as many GPUs of its own
-// preemptible jobs as it takes from pools within their quota, counted past
-// its quota once it starts (its borrowed excess, which they may reclaim).
+// A swap (R5): what it takes from pools within their quota is at most what
+// preemptible jobs hold past their pools' quotas once the preemptor starts
+// (its own pool's, less its jobs the set takes, and the other pools'),
+// which the pools it took from reclaim in turn.
 bool Engine::within_swap(const std::vector<uint32_t> &set) const {
     const PlanScratch &s = plan_scratch_;
     int64_t swapped = 0, own = 0;

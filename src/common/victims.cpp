@@ -303,8 +303,10 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     v.allowed = true;
     v.rule = Rule::Reclaim;
     v.preemptor_pool = q;
-    v.why.set("swap: %s within its quota, for as many GPUs of %s's preemptible jobs elsewhere",
-              eval_.pools[static_cast<size_t>(vi.pool)].name.c_str(), qps.name.c_str());
+    v.why.set("swap: %s within its quota; nothing else frees a node for %s, and %s may reclaim as many GPUs "
+              "borrowed elsewhere",
+              eval_.pools[static_cast<size_t>(vi.pool)].name.c_str(), qps.name.c_str(),
+              eval_.pools[static_cast<size_t>(vi.pool)].name.c_str());
     return v;
 }
 
