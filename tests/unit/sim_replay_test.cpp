@@ -757,8 +757,11 @@ TEST(SimProperty, ClassWalkStartsWhatTheReferenceWalkStarts) {
             // ReclaimBy=all a LOW job reclaims from a MID borrower, a MID job
             // takes GPUs a waiting preemptor freed, which then preempts again
             // after its guard (doc/evaluation.md, "Preemption as Slurm times
-            // it": open).
-            if (k == PolicyKind::Gpupool && fast.kill_delay == 0) {
+            // it": open).  Those four are known (seed 3 since plans gather NP
+            // jobs); no other world may cycle.
+            const bool known_cycle =
+                fast.kill_delay > 0 && (seed == 3 || seed == 21 || seed == 51 || seed == 63);
+            if (k == PolicyKind::Gpupool && !known_cycle) {
                 EXPECT_EQ(a.metrics.requeue_limit, 0u);
             }
         }
