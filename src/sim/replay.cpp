@@ -332,18 +332,12 @@ void Replay::record_interval(int64_t from, int64_t to) {
         pn.np_wait_min_gpus = pool_np_wait_[i].empty() ? 0 : pool_np_wait_[i].begin()->first;
         pn.cause = BelowCause::Other;
     }
-    bool rooms_known = false;
     for (size_t i = 0; i < pool_now_.size(); ++i) {
         MetricsRecorder::PoolNow &pn = pool_now_[i];
         if (!MetricsRecorder::below_quota(pn, config_.pools[i].quota)) continue;
         // The cause is judged for the first job in order that fits.
         const uint32_t first = mark_within_quota(i, from);
-        if (w_.part_of_pool[i] < 0) continue;
-        if (!rooms_known) {
-            node_rooms();
-            rooms_known = true;
-        }
-        pn.cause = below_cause(i, w_.jobs[first].gpus);
+        if (w_.part_of_pool[i] >= 0) pn.cause = below_cause(i, w_.jobs[first].gpus);
     }
     recorder_->interval(from, to, used_total_, pool_now_);
 }
@@ -368,32 +362,29 @@ uint32_t Replay::mark_within_quota(size_t pool, int64_t t) {
     return first;
 }
 
-// Each node's room for a job that may preempt: free GPUs, GPUs being
-// killed, and GPUs of preemptible jobs, those of pools over their quota
-// (borrowing) apart from those of pools within it, per pool.
-void Replay::node_rooms() {
-    const size_t nn = free_.size(), np = pool_now_.size();
-    node_room_.resize(nn);
-    node_room_pool_.assign(nn * np, 0);
-    for (size_t n = 0; n < nn; ++n) node_room_[n] = free_[n] + w_.completing_gpus[n];
-    for (uint32_t j : w_.running_preemptible) {
-        const SimJobState &s = w_.jobs[j];
-        const int32_t pool = w_.pool_of_part[static_cast<size_t>(s.part)];
-        const bool over = pool < 0 || pool_now_[static_cast<size_t>(pool)].used > config_.pools[static_cast<size_t>(pool)].quota;
-        auto add = [&](size_t n, uint32_t g) {
-            if (over)
-                node_room_[n] += g;
-            else
-                node_room_pool_[n * np + static_cast<size_t>(pool)] += g;
-        };
-        if (s.node >= 0)
-            add(static_cast<size_t>(s.node), s.gpus);
-        else if (s.multi != UINT32_MAX)
-            for (const auto &[node, g] : w_.multi_alloc[s.multi]) add(static_cast<size_t>(node), g);
-    }
+void Replay::note_preemptible_gpus(uint32_t j, int32_t part, int sign) {
+    const size_t np = pool_now_.size() + 1;
+    if (node_p_gpus_.empty()) node_p_gpus_.assign(free_.size() * np, 0);
+    const int32_t pool = w_.pool_of_part[static_cast<size_t>(part)];
+    const size_t col = pool >= 0 ? static_cast<size_t>(pool) : np - 1;
+    const SimJobState &s = w_.jobs[j];
+    if (node_p_total_.empty()) node_p_total_.assign(free_.size(), 0);
+    auto add = [&](int32_t node, uint32_t g) {
+        uint32_t &v = node_p_gpus_[static_cast<size_t>(node) * np + col];
+        uint32_t &total = node_p_total_[static_cast<size_t>(node)];
+        v = sign > 0 ? v + g : v - std::min(v, g);
+        total = sign > 0 ? total + g : total - std::min(total, g);
+    };
+    if (s.node >= 0)
+        add(s.node, s.gpus);
+    else if (s.multi != UINT32_MAX)
+        for (const auto &[node, g] : w_.multi_alloc[s.multi]) add(node, g);
 }
 
-// Why a job of `g` GPUs of pool q waits (BelowCause), on node_rooms().
+// Why a job of `g` GPUs of pool q waits (BelowCause).  A node's room:
+// free GPUs, GPUs being killed, and GPUs of preemptible jobs; those of
+// other pools within their quota are R5's to keep (Protected).  Stops at
+// the first node with open room (Other), the common case.
 BelowCause Replay::below_cause(size_t q, uint32_t g) const {
     const int32_t p = w_.part_of_pool[q];
     for (const auto &[j, nodes] : reserved_nodes_) {
@@ -404,24 +395,33 @@ BelowCause Replay::below_cause(size_t q, uint32_t g) const {
         for (int32_t node : nodes)
             if (w_.completing_gpus[static_cast<size_t>(node)] > 0) return BelowCause::Kill;
     }
-    const size_t np = pool_now_.size();
+    const size_t npools = pool_now_.size(), np = npools + 1;
+    const bool one_node = g <= part_max_node_[static_cast<size_t>(p)];
     uint64_t all = 0;
-    uint32_t best = 0, best_open = 0;
+    uint32_t best = 0;
     for (uint32_t node : cluster_.partitions[static_cast<size_t>(p)].nodes) {
         const size_t n = node;
-        uint32_t protected_gpus = 0;
-        for (size_t k = 0; k < np; ++k)
-            if (k != q) protected_gpus += node_room_pool_[n * np + k];
-        const uint32_t open = node_room_[n] + node_room_pool_[n * np + q];
-        all += open + protected_gpus;
-        best = std::max(best, open + protected_gpus);
-        best_open = std::max(best_open, open);
+        uint32_t open = free_[n] + w_.completing_gpus[n], kept = 0;
+        const uint32_t held = node_p_total_.empty() ? 0 : node_p_total_[n];
+        if (open + held < g) {  // too small whoever's jobs go
+            all += open + held;
+            best = std::max(best, open + held);
+            continue;
+        }
+        if (held > 0)
+            for (size_t k = 0; k < np; ++k) {
+                const uint32_t v = node_p_gpus_[n * np + k];
+                if (v == 0) continue;
+                const bool within = k < npools && k != q && pool_now_[k].used <= config_.pools[k].quota;
+                (within ? kept : open) += v;
+            }
+        if (one_node && open >= g) return BelowCause::Other;
+        all += open + kept;
+        best = std::max(best, open + kept);
     }
     if (all < g) return BelowCause::CannotFree;
-    if (g > part_max_node_[static_cast<size_t>(p)]) return BelowCause::Other;
-    if (best < g) return BelowCause::NoSingleNode;
-    if (best_open < g) return BelowCause::Protected;
-    return BelowCause::Other;
+    if (!one_node) return BelowCause::Other;
+    return best < g ? BelowCause::NoSingleNode : BelowCause::Protected;
 }
 
 ReplayResult Replay::run() {

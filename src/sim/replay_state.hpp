@@ -143,7 +143,7 @@ private:
     int64_t next_instant() const;
     void add_timer(int64_t t);
     void record_interval(int64_t from, int64_t to);
-    void node_rooms();
+    void note_preemptible_gpus(uint32_t j, int32_t part, int sign);
     BelowCause below_cause(size_t pool, uint32_t g) const;
 
     const SimCluster &cluster_;
@@ -202,8 +202,10 @@ private:
     std::vector<uint32_t> pool_pending_gpus_;
     std::vector<std::map<uint32_t, uint32_t>> pool_np_wait_;  // eligible NP jobs: GPUs -> count
     std::vector<MetricsRecorder::PoolNow> pool_now_;
-    std::vector<uint32_t> node_room_;       // per node, while a pool is below quota (node_rooms)
-    std::vector<uint32_t> node_room_pool_;  // per node and pool within its quota: its preemptible GPUs
+    // Per node and pool (the last column: no pool), GPUs of running
+    // preemptible jobs, kept as they start and stop (below_cause).
+    std::vector<uint32_t> node_p_gpus_;
+    std::vector<uint32_t> node_p_total_;  // per node: the sum of its row
     // Eligible waiting NP jobs per pool in tier and submit order, and the
     // instant each first fitted its pool's quota (-1: not yet).
     struct QuotaOrder {

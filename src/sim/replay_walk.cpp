@@ -109,6 +109,7 @@ void Replay::start(uint32_t j, int32_t p, int64_t t) {
     if (w_.tiers[static_cast<size_t>(s.tier)].preemptible) {
         s.p_pos = static_cast<uint32_t>(w_.running_preemptible.size());
         w_.running_preemptible.push_back(j);
+        note_preemptible_gpus(j, p, 1);
         const int64_t mr = w_.min_runtime_of_part[static_cast<size_t>(p)];
         if (mr > 0 && policy_->preempts()) add_timer(t + mr);
     }
@@ -121,6 +122,7 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
     walk_gen_++;
     SimJobState &s = w_.jobs[j];
     JobOutcome &o = result_.jobs[j];
+    if (s.p_pos != UINT32_MAX) note_preemptible_gpus(j, s.part, -1);
     if (preempted && w_.options.kill_delay > 0)
         hold_until(j, t + w_.options.kill_delay);
     else
