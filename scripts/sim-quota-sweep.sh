@@ -8,6 +8,7 @@
 #
 #   scripts/sim-quota-sweep.sh [--seeds "1 2 3"] [--sizes "64 512"]
 #                              [--mixes "124 1248"] [--timing "instant slurm"]
+#                              [--placement "conf"]
 #
 # World: 4 pools over every node (8-GPU nodes: 8 of them for 64 GPUs, 64 for
 # 512), quota a quarter each, tiers high/normal/low (low preemptible, 30 %
@@ -16,17 +17,22 @@
 # Mixes: 124 = 1/2/4 GPUs (50/30/20 %, contended.gen's), 1248 = 1/2/4/8
 # GPUs (40/30/20/10 %).  Timing: instant (a preemption frees its GPUs at
 # once) or slurm (kill 2 s, preemption only in backfill cycles every 2 s,
-# as calibrated on preempt-bench, doc/evaluation.md).
+# as calibrated on preempt-bench, doc/evaluation.md).  Placement: gpupool
+# sim --placement (conf: each pool's Placement= for gpupool, Slurm's own
+# order for borrow; first, pack, spread: both so).  W95_8: the p95
+# wait (minutes) of 8-GPU NP jobs from the moment they fit their pool's
+# quota to their start (within_quota_wait_by_gpus).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GPUPOOL=${GPUPOOL:-$REPO/src/cli/gpupool}
-SEEDS="1 2 3" SIZES="64 512" MIXES="124 1248" TIMING="instant slurm"
+SEEDS="1 2 3" SIZES="64 512" MIXES="124 1248" TIMING="instant slurm" PLACEMENT="conf"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --seeds) SEEDS=$2; shift 2 ;;
     --sizes) SIZES=$2; shift 2 ;;
     --mixes) MIXES=$2; shift 2 ;;
     --timing) TIMING=$2; shift 2 ;;
+    --placement) PLACEMENT=$2; shift 2 ;;
     *) echo "sim-quota-sweep: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -34,8 +40,8 @@ done
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-printf '%-5s %-4s %-5s %-7s | %-8s %5s %9s %8s %8s %8s %8s %8s %7s\n' \
-  GPUS MIX SEED TIMING POLICY UTIL% BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT%
+printf '%-5s %-4s %-5s %-7s %-6s | %-8s %5s %9s %8s %8s %8s %8s %8s %7s %6s\n' \
+  GPUS MIX SEED TIMING PLACE POLICY UTIL% BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT% W95_8
 for size in $SIZES; do
   nodes=$((size / 8)) quota=$((size / 4)) jobs=$((size == 64 ? 5000 : 20000))
   sed "s/Quota=16/Quota=$quota/" "$REPO/etc/sim/contended.conf" >"$TMP/q$size.conf"
@@ -47,12 +53,13 @@ for size in $SIZES; do
     esac
     for seed in $SEEDS; do
       for timing in $TIMING; do
-        opts=()
-        [[ $timing == slurm ]] && opts=(--kill-delay=2 --backfill-interval=2)
+       for place in $PLACEMENT; do
+        opts=(--placement="$place")
+        [[ $timing == slurm ]] && opts+=(--kill-delay=2 --backfill-interval=2)
         "$GPUPOOL" sim --nodes="${nodes}x8" --pools=pool1,pool2,pool3,pool4 \
           --generate="@$REPO/etc/sim/contended.gen Seed=$seed Jobs=$jobs Gpus=$gpus" \
           --conf="$TMP/q$size.conf" --policy=gpupool,borrow --no-progress --json "${opts[@]}" >"$TMP/out.json"
-        python3 - "$TMP/out.json" "$size" "$mix" "$seed" "$timing" <<'EOF'
+        python3 - "$TMP/out.json" "$size" "$mix" "$seed" "$timing" "$place" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for p in d["policies"]:
@@ -60,11 +67,13 @@ for p in d["policies"]:
     h = lambda s: "%.1f" % (s / 3600.0)
     w = p["within_quota_wait"]["jobs"]
     prompt = "%.1f" % (100.0 * p["within_quota_prompt"] / w) if w else "-"
-    print("%-5s %-4s %-5s %-7s | %-8s %5.1f %9s %8s %8s %8s %8s %8s %7s" % (
-        sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], p["policy"], 100 * p["utilisation"],
+    w8 = p["within_quota_wait_by_gpus"].get("8")
+    print("%-5s %-4s %-5s %-7s %-6s | %-8s %5.1f %9s %8s %8s %8s %8s %8s %7s %6s" % (
+        sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], p["policy"], 100 * p["utilisation"],
         h(sum(b.values())), h(b["kill"]), h(b["cannot_free"]), h(b["no_single_node"]),
-        h(b["protected"]), h(b["other"]), prompt))
+        h(b["protected"]), h(b["other"]), prompt, "%.1f" % (w8["p95"] / 60.0) if w8 else "-"))
 EOF
+       done
       done
     done
   done

@@ -90,6 +90,18 @@ GP_EXPORT int gp_engine_has_config(gp_engine_t *e) {
     return e->engine.has_config();
 }
 
+GP_EXPORT size_t gp_engine_node_weights(gp_engine_t *e, const uint32_t *current, uint32_t *want,
+                                        size_t count) {
+    if (!e || (count && (!current || !want))) return 0;
+    try {
+        std::lock_guard<std::mutex> lock(e->mu);
+        return e->engine.node_weights(current, want, count);
+    } catch (...) {
+        if (count) std::copy(current, current + count, want);
+        return 0;
+    }
+}
+
 GP_EXPORT size_t gp_engine_warnings(gp_engine_t *e, char *buf, size_t buf_len) {
     if (!e) return 0;
     std::string all;

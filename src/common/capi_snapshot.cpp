@@ -145,6 +145,12 @@ GP_EXPORT int gp_snapshot_set_node_usage(gp_snapshot_t *s, int32_t node_index, u
     return GP_OK;
 }
 
+GP_EXPORT int gp_snapshot_set_partition_lln(gp_snapshot_t *s) {
+    if (!s || s->snap.partitions.empty()) return GP_ERR_ARG;
+    s->snap.partitions.back().lln = true;
+    return GP_OK;
+}
+
 GP_EXPORT int gp_snapshot_set_job_nodes(gp_snapshot_t *s, const int32_t *node_index, const uint32_t *gpus,
                                         size_t count) {
     if (!s || s->snap.jobs.empty() || (count && (!node_index || !gpus))) return GP_ERR_ARG;

@@ -28,7 +28,7 @@ const ConfigKeys &config_keys() {
         {"QuotaTRES", "PreemptionOrder", "ReclaimBy", "ReclaimTo", "DecayHalfLife", "UsageWindow",
          "UsageWeight", "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier"},
         {"QOS", "Priority", "Preemptible", "PreemptMode", "GraceTime"},
-        {"Quota", "Weight", "Rank", "MinRuntime", "DecayHalfLife", "UsageWindow", "UsageWeight"},
+        {"Quota", "Weight", "Rank", "MinRuntime", "DecayHalfLife", "UsageWindow", "UsageWeight", "Placement"},
         {"Pool", "Quota", "Weight", "Rank", "Limit", "LendingLimit"},
     };
     return keys;
@@ -240,6 +240,9 @@ void Parser::pool_line(const std::vector<std::string> &words) {
             pool.usage_window = get_duration("UsageWindow", v, true);
         } else if (t.lkey == "usageweight") {
             pool.usage_weight = get_decimal("UsageWeight", v);
+        } else if (t.lkey == "placement") {
+            const std::string e = get_enum("Placement", v, {"slurm", "pack", "spread"}, "slurm, pack or spread");
+            pool.placement = e == "pack" ? Placement::Pack : e == "spread" ? Placement::Spread : Placement::Default;
         } else {
             fail("unknown key " + quote(t.key) + where);
         }

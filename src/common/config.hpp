@@ -21,6 +21,12 @@ enum class PreemptMode { Default, Requeue, Cancel, Suspend };
 // quota (today's R5, OSMO); Fairshare: up to its fairshare (Run:ai, KAI).
 enum class ReclaimTo { Quota, Fairshare };
 
+// Placement= (Run:ai's placement strategy for GPU jobs, placement.hpp):
+// Pack fills the nodes with the fewest free GPUs first, Spread the ones
+// with the most; Default (Placement=slurm) leaves Slurm's own order (first
+// fit, or least loaded where the partition has LLN=YES).
+enum class Placement { Default, Pack, Spread };
+
 struct Tier {
     std::string name;
     std::vector<std::string> qos;  // QOS names mapped to this tier (default: {name})
@@ -45,6 +51,7 @@ struct Pool {
     // global DecayHalfLife, UsageWindow, UsageWeight.
     int64_t decay_half_life = -1, usage_window = -1;
     double usage_weight = -1;
+    Placement placement = Placement::Default;
     int line = 0;
 };
 

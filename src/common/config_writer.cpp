@@ -86,6 +86,8 @@ void write_pool(const Pool &p, std::string &out) {
     if (p.decay_half_life >= 0) out += " DecayHalfLife=" + format_duration(p.decay_half_life);
     if (p.usage_window >= 0) out += " UsageWindow=" + format_duration(p.usage_window);
     if (p.usage_weight >= 0) out += " UsageWeight=" + decimal(p.usage_weight);
+    if (p.placement != Placement::Default)  // Placement=slurm
+        out += std::string(" Placement=") + (p.placement == Placement::Pack ? "pack" : "spread");
     out += "\n";
 }
 

@@ -485,7 +485,22 @@ uint32_t Engine::array_running(uint32_t array_job_id) const {
 std::vector<std::string> Engine::warnings() const {
     std::vector<std::string> w = config_warnings_;
     w.insert(w.end(), eval_.warnings.begin(), eval_.warnings.end());
+    w.insert(w.end(), placement_warnings_.begin(), placement_warnings_.end());
     return w;
+}
+
+size_t Engine::node_weights(const uint32_t *current, uint32_t *want, size_t count) {
+    std::copy(current, current + count, want);
+    if (!config_ || !nodes_.known() || count != nodes_.nodes().size()) return 0;
+    placement_warnings_.clear();
+    // GPUs of non-preemptible jobs per node: pack gathers them.
+    std::vector<uint32_t> np(count, 0);
+    for (size_t n = 0; n < count; ++n)
+        for (const JobOnNode &j : nodes_.jobs_on(int32_t(n))) {
+            auto it = eval_.running.find(j.job_id);
+            if (it != eval_.running.end() && !preemptible_tier(it->second.tier)) np[n] += j.gpus;
+        }
+    return node_weights_.want(*config_, nodes_, np, current, want, &placement_warnings_);
 }
 
 }  // namespace gpupool

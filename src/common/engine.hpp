@@ -21,6 +21,7 @@
 #include "min_runtime.hpp"
 #include "nodes.hpp"
 #include "pass.hpp"
+#include "placement.hpp"
 #include "snapshot.hpp"
 #include "usage.hpp"
 #include "victim_plan.hpp"
@@ -232,6 +233,9 @@ public:
 
     const Evaluation &last() const { return eval_; }
     std::vector<std::string> warnings() const;
+    // Placement= (placement.hpp): the Weight each node of the last layout
+    // should have; see gp_engine_node_weights.
+    size_t node_weights(const uint32_t *current, uint32_t *want, size_t count);
 
     // Reports (report.cpp).
     std::string report_json() const;
@@ -400,6 +404,8 @@ private:
     int64_t last_account_ = 0;
     std::vector<std::string> config_warnings_;
     NodeLayout nodes_;
+    NodeWeights node_weights_;
+    std::vector<std::string> placement_warnings_;  // of the last node_weights()
     PlanBook plans_;
     PlanScratch plan_scratch_;
     FlatIdMap<uint32_t> preempted_first_;  // jobs that preempted, not started yet -> the node they freed

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 12
+#define GP_ABI_VERSION 13
 
 typedef enum {
 	GP_OK = 0,
@@ -302,6 +302,24 @@ int gp_snapshot_set_node_usage(gp_snapshot_t *snap, int32_t node_index,
  */
 int gp_snapshot_set_job_nodes(gp_snapshot_t *snap, const int32_t *node_index,
 			      const uint32_t *gpus, size_t count);
+
+/*
+ * Since ABI 13: the partition added last (gp_snapshot_add_partition) has
+ * LLN=YES, or SelectTypeParameters has CR_LLN: Slurm puts each of its
+ * jobs on the least loaded node of the lowest Weight (Placement=).
+ */
+int gp_snapshot_set_partition_lln(gp_snapshot_t *snap);
+
+/*
+ * Since ABI 13, Placement= (placement.hpp): the Weight each node of the
+ * last evaluated snapshot with node usage should have, given its Weight
+ * now.  `current` and `want` have `count` entries in the snapshot's node
+ * order; `want` equals `current` where nothing is to change.  Returns how
+ * many differ (0 where the last snapshot had no node usage, or another
+ * count of nodes).  Its warnings join gp_engine_warnings().
+ */
+size_t gp_engine_node_weights(gp_engine_t *engine, const uint32_t *current,
+			      uint32_t *want, size_t count);
 
 /*
  * One account of Slurm's association tree and its parent account (NULL,

@@ -19,7 +19,11 @@ void NodeLayout::load(const Snapshot &snap) {
     if (!known_) return;
     if (!snap.partitions.empty() || !same_nodes(names_, snap.nodes)) {
         partitions_.clear();
-        for (const SnapPartition &p : snap.partitions) partitions_[p.name] = p.nodes;
+        lln_.clear();
+        for (const SnapPartition &p : snap.partitions) {
+            partitions_[p.name] = p.nodes;
+            if (p.lln) lln_[p.name] = true;
+        }
     }
     names_.resize(snap.nodes.size());
     nodes_.resize(snap.nodes.size());

@@ -56,6 +56,8 @@ public:
     Span<JobOnNode> jobs_on(int32_t node) const;
     // The nodes of a partition (indices into nodes()); null if unknown.
     const std::vector<int32_t> *partition_nodes(std::string_view name) const;
+    // The partition has LLN=YES (Slurm puts a job on its least loaded node).
+    bool partition_lln(std::string_view name) const { return lln_.count(std::string(name)) > 0; }
 
 private:
     bool known_ = false;
@@ -63,6 +65,7 @@ private:
     std::vector<std::string> names_;
     std::vector<NodeUse> nodes_;
     std::unordered_map<std::string, std::vector<int32_t>> partitions_;
+    std::unordered_map<std::string, bool> lln_;  // partitions with LLN=YES
     // Jobs' nodes, one range per running job found by id.
     FlatIdMap<std::pair<uint32_t, uint32_t>> job_range_;
     std::vector<NodeGpus> job_nodes_;

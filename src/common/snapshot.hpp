@@ -36,6 +36,7 @@ struct NodeGpus {
 struct SnapPartition {
     std::string name;
     std::vector<int32_t> nodes;  // indices into Snapshot::nodes
+    bool lln = false;            // LLN=YES (or CR_LLN): Slurm spreads its jobs
 };
 
 struct SnapJob {

@@ -42,6 +42,7 @@ struct SetDef {  // a partition or a NodeSet, resolved once every node is known
     std::string name;
     std::string nodes;      // Nodes= as written ("" = none)
     std::string feature;    // NodeSet Feature=
+    bool lln = false;       // partition LLN=YES
     std::string source;
     uint64_t line = 0;
 };
@@ -87,6 +88,7 @@ public:
                 continue;
             }
             new_index[i] = static_cast<int64_t>(c.nodes.size());
+            c.weights.push_back(static_cast<uint32_t>(nodes_[i].weight));
             c.nodes.push_back({nodes_[i].name, nodes_[i].gpus, static_cast<uint32_t>(nodes_[i].cpus), nodes_[i].mem_mb});
         }
         std::map<std::string, std::vector<size_t>> sets;  // NodeSet -> definition indices
@@ -94,6 +96,7 @@ public:
         for (const SetDef &p : partitions_) {
             SimPartition part;
             part.name = p.name;
+            part.lln = p.lln;
             for (size_t i : resolve(p, sets, "partition")) {
                 if (new_index[i] >= 0) part.nodes.push_back(static_cast<uint32_t>(new_index[i]));
             }
@@ -246,6 +249,8 @@ private:
             if (iequals(toks[i].key, "Nodes")) def.nodes = toks[i].value;
             else if (!partition && (iequals(toks[i].key, "Feature") || iequals(toks[i].key, "Features")))
                 def.feature = toks[i].value;
+            else if (partition && iequals(toks[i].key, "LLN"))
+                def.lln = iequals(toks[i].value, "yes");
         }
         const char *what = partition ? "partition" : "NodeSet";
         if (partition && iequals(def.name, "DEFAULT")) {

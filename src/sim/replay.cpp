@@ -6,10 +6,14 @@
 //   submits (workload order), then the policy's look (gpupool: a pass if
 //   due), then the scheduling walk.  Nothing happens between instants.
 // - GPUs are whole.  A job fits on one node of its partition when it asks
-//   for no more GPUs than the partition's largest node holds: the first
-//   node, in partition order, with enough free GPUs (first fit).  A larger
-//   job spans nodes, taking free GPUs node by node in partition order.
-//   CPUs and memory are not modelled.
+//   for no more GPUs than the partition's largest node holds.  Which node
+//   (ReplayOptions::placement, replay_nodes.cpp): first fit in partition
+//   order (Weight, then slurm.conf), as Slurm alone; pack, by the Weights
+//   gpupool gives (free GPUs as the last refresh before the walk saw them,
+//   and at once after GPUs are freed); or the node with the most free
+//   GPUs (LLN=YES, judged by GPUs, not CPUs).  A larger job spans nodes,
+//   taking free GPUs node by node in partition order.  CPUs and memory are
+//   not modelled.
 // - The walk tries pending jobs in the policy's order; for a job listing
 //   several partitions, the ones the policy lets it start in, in its
 //   order, as Slurm tries one queue record per partition: in each, the
@@ -168,6 +172,7 @@ void Replay::setup() {
     tiers.set_config(config_);
     setup_tiers();
     setup_partitions();
+    setup_placement();
     setup_jobs(tiers);
     search_failed_.assign(cluster_.partitions.size() * w_.tiers.size() * 2, 0);
     search_gen_.assign(cluster_.partitions.size() * w_.tiers.size() * 2, 0);
@@ -513,6 +518,7 @@ void Replay::walk_if_due(int64_t t) {
     if (sched == 0 || last_walk_ == INT64_MIN || t - last_walk_ >= sched) {
         policy_->before_walk(t);
         rekey();
+        refresh_keys();
         // A preemptor's reservation ends with its guard (it may preempt
         // elsewhere then) or when it is no longer pending.
         for (size_t i = reservations_.size(); i-- > 0;) {
@@ -570,11 +576,17 @@ void Replay::finish(int64_t last) {
     }
     recorder_->finish(last, result_.jobs, job_pool, result_.metrics, &result_.samples);
     for (size_t j = 0; j < njobs; ++j)
-        if (within_quota_at_[j] >= 0) within_quota_waits_.push_back(last - within_quota_at_[j]);
+        if (within_quota_at_[j] >= 0) {
+            within_quota_waits_.push_back(last - within_quota_at_[j]);
+            within_quota_gpus_.push_back(w_.jobs[j].gpus);
+        }
     Metrics &m = result_.metrics;
     m.prompt_window = w_.options.kill_delay + std::max(w_.options.backfill_interval, w_.options.sched_interval);
     for (int64_t wq : within_quota_waits_) m.within_quota_prompt += wq <= m.prompt_window ? 1 : 0;
     m.within_quota_wait = percentiles(within_quota_waits_);
+    std::map<uint32_t, std::vector<int64_t>> by_gpus;
+    for (size_t i = 0; i < within_quota_waits_.size(); ++i) by_gpus[within_quota_gpus_[i]].push_back(within_quota_waits_[i]);
+    for (auto &[g, waits] : by_gpus) m.within_quota_wait_by_gpus[g] = percentiles(waits);
     const Config &quotas = w_.options.account_quotas ? *w_.options.account_quotas : config_;
     result_.metrics.accounts = account_metrics(workload_, cluster_.account_parent, quotas, config_, result_.jobs, last);
     result_.order_check = check_start_order(workload_, result_.jobs, restarts_,

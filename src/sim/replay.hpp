@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,15 @@ struct ReplayOptions {
     // scheduler runs on every submit and end).  A cap for huge replays,
     // like Slurm's sched_interval.
     int64_t sched_interval = 0;
+    // Which node a one-node job gets (Placement=, placement.hpp).  Conf:
+    // the gpupool policy places each pool as its Placement= says (pack
+    // through node Weights refreshed before each scheduling walk, as the
+    // plugin sets them after each pass; by default Slurm's own order), and
+    // the other policies as Slurm alone does (first fit; least loaded where
+    // LLN=YES).  First, Pack, Spread: every partition
+    // so, whatever the policy, to compare strategies on one workload.
+    enum class Placement { Conf, First, Pack, Spread };
+    Placement placement = Placement::Conf;
     // Slurm's timing of a preemption (0, 0: the victims' GPUs are free and
     // the preemptor starts in the instant it preempts).  Measured on the
     // live cluster (doc/evaluation.md, "Preemption as Slurm times it"):
@@ -123,6 +133,7 @@ struct StartRecord {
     uint32_t job = 0;             // Workload index
     int32_t partition = -1;
     std::vector<uint32_t> victims;  // Workload indices preempted for it
+    int32_t node = -1;              // the node it got (cluster index); -1: several
 };
 
 // A pool (a partition gpupool.conf names) at one sample time.
@@ -217,6 +228,7 @@ struct Metrics {
     // running NP jobs and the waiting NP jobs before them in tier and
     // submit order) to their start; never started: to the end.
     Percentiles within_quota_wait;
+    std::map<uint32_t, Percentiles> within_quota_wait_by_gpus;  // the same per job size (GPUs)
     int64_t prompt_window = 0;           // kill delay + one cycle (backfill or sched interval)
     uint64_t within_quota_prompt = 0;    // of within_quota_wait.jobs: started within prompt_window
     double jain = 0;                     // mean over samples with 2+ pools asking

@@ -1,6 +1,8 @@
-// The replay's nodes: whole GPUs taken first fit in partition order, and
+// The replay's nodes: whole GPUs taken on the node the partition's
+// placement chooses (first fit, pack by node Weights, or least loaded), and
 // the preemption search on a copy of the nodes (cons_tres _run_now).  The
 // rules are at the top of replay.cpp.
+#include "placement.hpp"
 #include "replay_state.hpp"
 
 namespace gpupool::sim::replay_detail {
@@ -12,6 +14,168 @@ void Replay::node_changed(int32_t node) {
     const size_t n = static_cast<size_t>(node);
     const uint32_t offered = reserved_by_.empty() || reserved_by_[n] == kNoJob ? free_[n] : 0;
     for (const auto &[p, pos] : node_parts_[n]) trees_[static_cast<size_t>(p)].set(pos, offered);
+}
+
+// --- placement -------------------------------------------------------------
+
+// Which partitions pack or spread (ReplayOptions::placement), which nodes'
+// Weights follow their free GPUs (as NodeWeights sets them live: a node of
+// two GPUs or more under a packing pool and no spreading one), and how
+// each partition then chooses.
+void Replay::setup_placement() {
+    using P = ReplayOptions::Placement;
+    const size_t nparts = cluster_.partitions.size(), nnodes = cluster_.nodes.size();
+    enum Wish : uint8_t { None, Pack, Spread };
+    std::vector<uint8_t> wish(nparts, None);
+    for (size_t p = 0; p < nparts; ++p) {
+        const SimPartition &sp = cluster_.partitions[p];
+        const int32_t pool = w_.pool_of_part[p];
+        switch (w_.options.placement) {
+        case P::Pack: wish[p] = Pack; break;
+        case P::Spread: wish[p] = Spread; break;
+        case P::First: wish[p] = sp.lln ? Spread : None; break;
+        case P::Conf:
+            if (kind_ == PolicyKind::Gpupool && pool >= 0) {
+                const Placement pl = pool_placement(config_.pools[size_t(pool)], sp.lln);
+                wish[p] = pl == Placement::Pack ? Pack : pl == Placement::Spread ? Spread : None;
+            } else
+                wish[p] = sp.lln ? Spread : None;
+            break;
+        }
+    }
+    node_packs_.assign(nnodes, 0);
+    std::vector<uint8_t> spread(nnodes, 0);
+    for (size_t p = 0; p < nparts; ++p)
+        for (uint32_t n : cluster_.partitions[p].nodes) {
+            if (wish[p] == Pack && cluster_.nodes[n].gpus >= 2) node_packs_[n] = 1;
+            if (wish[p] == Spread) spread[n] = 1;
+        }
+    for (size_t n = 0; n < nnodes; ++n) node_packs_[n] &= uint8_t(!spread[n]);
+    // Ranks of the admin's Weights: nodes come in Weight order.
+    base_rank_.assign(nnodes, 0);
+    for (size_t n = 1; n < nnodes && cluster_.weights.size() == nnodes; ++n)
+        base_rank_[n] = base_rank_[n - 1] + (cluster_.weights[n] != cluster_.weights[n - 1] ? 1 : 0);
+    node_np_.assign(nnodes, 0);
+    uint32_t most = 0;
+    for (const SimNode &n : cluster_.nodes) most = std::max(most, n.gpus);
+    key_mod_ = most + 1;
+    key_.assign(nnodes, 0);
+    for (size_t n = 0; n < nnodes; ++n) key_[n] = pack_key(n);
+    key_dirty_.assign(nnodes, 0);
+    part_choice_.assign(nparts, Choice::First);
+    buckets_.assign(nparts, {});
+    for (size_t p = 0; p < nparts; ++p) {
+        bool packs = false;
+        for (uint32_t n : cluster_.partitions[p].nodes) packs |= node_packs_[n] != 0;
+        if (wish[p] == Spread) {
+            part_choice_[p] = Choice::Spread;
+        } else if (packs) {
+            part_choice_[p] = Choice::Keyed;
+            buckets_[p].resize(nnodes ? base_rank_.back() + 1 : 0);
+            for (KeyBuckets &b : buckets_[p]) b.by_key.resize(size_t(key_mod_) * key_mod_);
+        }
+    }
+    for (size_t n = 0; n < nnodes; ++n) place_key(n, true);
+}
+
+// A packing node's order under NodeWeights: first the nodes whose GPUs
+// non-preemptible jobs hold most, then the fewest free GPUs.
+uint32_t Replay::pack_key(size_t node) const {
+    const uint32_t gpus = cluster_.nodes[node].gpus;
+    return (gpus - std::min(gpus, node_np_[node])) * key_mod_ + free_[node];
+}
+
+// j's GPUs of a non-preemptible tier on its nodes, counted in or out
+// (before its GPUs are given back).
+void Replay::note_np_gpus(uint32_t j, int sign) {
+    const SimJobState &s = w_.jobs[j];
+    if (w_.tiers[size_t(s.tier)].preemptible) return;
+    auto add = [&](int32_t node, uint32_t g) {
+        uint32_t &v = node_np_[size_t(node)];
+        v = sign > 0 ? v + g : v - std::min(v, g);
+    };
+    if (s.node >= 0)
+        add(s.node, s.gpus);
+    else if (s.multi != UINT32_MAX)
+        for (const auto &[node, g] : w_.multi_alloc[s.multi]) add(node, g);
+}
+
+uint32_t Replay::offered(size_t node) const {
+    return reserved_by_.empty() || reserved_by_[node] == kNoJob ? free_[node] : 0;
+}
+
+// The node's place in a keyed partition's buckets, added or taken out.
+void Replay::place_key(size_t node, bool add) {
+    for (const auto &[p, pos] : node_parts_[node]) {
+        if (part_choice_[size_t(p)] != Choice::Keyed) continue;
+        KeyBuckets &b = buckets_[size_t(p)][base_rank_[node]];
+        std::set<uint32_t> &s =
+            node_packs_[node] ? b.by_key[std::min<size_t>(key_[node], b.by_key.size() - 1)] : b.level;
+        if (add)
+            s.insert(pos);
+        else
+            s.erase(pos);
+    }
+}
+
+// Before a walk, as the plugin sets Weights after each pass: the free GPUs
+// of packing nodes that jobs started on since.
+void Replay::refresh_keys() {
+    for (uint32_t n : dirty_nodes_) {
+        place_key(n, false);
+        key_[n] = pack_key(n);
+        place_key(n, true);
+        key_dirty_[n] = 0;
+    }
+    dirty_nodes_.clear();
+}
+
+// Where cons_tres puts a one-node job of g GPUs in partition pi (a node
+// with room exists): the lowest Weight, then first in partition order, or
+// the least loaded (LLN).  A position in the partition.
+size_t Replay::choose_node(size_t pi, uint32_t g) const {
+    const std::vector<uint32_t> &nodes = cluster_.partitions[pi].nodes;
+    switch (part_choice_[pi]) {
+    case Choice::First: return trees_[pi].find(0, g);
+    case Choice::Spread: {
+        if (nodes.empty() || base_rank_[nodes.front()] == base_rank_[nodes.back()])
+            return trees_[pi].find(0, trees_[pi].max());
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < nodes.size(); ++i)
+            if (offered(nodes[i]) >= g &&
+                (best == SIZE_MAX || node_order(pi, nodes[i], offered(nodes[i])) <
+                                         node_order(pi, nodes[best], offered(nodes[best]))))
+                best = i;
+        return best;
+    }
+    case Choice::Keyed:
+        for (const KeyBuckets &b : buckets_[pi]) {
+            for (uint32_t pos : b.level)
+                if (offered(nodes[pos]) >= g) return pos;
+            // A packing node offers no more free GPUs than its key says:
+            // keys of fewer cannot hold the job.
+            for (size_t k = 0; k < b.by_key.size(); ++k) {
+                if (k % key_mod_ < g) continue;
+                for (uint32_t pos : b.by_key[k])
+                    if (offered(nodes[pos]) >= g) return pos;
+            }
+        }
+        return SIZE_MAX;
+    }
+    return SIZE_MAX;
+}
+
+// The order cons_tres tries nodes in for a job of partition pi, a node
+// offering `avail` GPUs (lower first).
+uint64_t Replay::node_order(size_t pi, size_t node, uint32_t avail) const {
+    const uint64_t pos = uint64_t(part_pos_[pi][node]);
+    const uint64_t rank = uint64_t(base_rank_[node]) << 40;
+    switch (part_choice_[pi]) {
+    case Choice::First: return pos;
+    case Choice::Spread: return rank | (uint64_t(0xFFFF - std::min<uint32_t>(avail, 0xFFFF)) << 24) | pos;
+    case Choice::Keyed: return rank | (uint64_t(node_packs_[node] ? std::min<uint32_t>(key_[node], 0xFFFF) : 0) << 24) | pos;
+    }
+    return pos;
 }
 
 bool Replay::fits_free(int32_t p, uint32_t g) const {
@@ -56,11 +220,15 @@ void Replay::allocate(uint32_t j, int32_t p) {
     const std::vector<uint32_t> &nodes = cluster_.partitions[pi].nodes;
     auto take = [&](int32_t node, uint32_t g) {
         free_[static_cast<size_t>(node)] -= g;
+        if (node_packs_[size_t(node)] && !key_dirty_[size_t(node)]) {
+            key_dirty_[size_t(node)] = 1;
+            dirty_nodes_.push_back(uint32_t(node));
+        }
         for (const auto &[q, pos] : node_parts_[static_cast<size_t>(node)]) part_free_[static_cast<size_t>(q)] -= g;
         node_changed(node);
     };
     if (s.gpus <= part_max_node_[pi]) {
-        size_t pos = trees_[pi].find(0, s.gpus);
+        size_t pos = choose_node(pi, s.gpus);
         const int32_t node = static_cast<int32_t>(nodes[pos]);
         s.node = node;
         take(node, s.gpus);
@@ -89,8 +257,15 @@ void Replay::allocate(uint32_t j, int32_t p) {
     }
 }
 
+// Freed GPUs raise a packing node's key at once (the plugin's pass after
+// a job end), so a node never offers more than its key.
 void Replay::give(int32_t node, uint32_t g) {
     free_[static_cast<size_t>(node)] += g;
+    if (node_packs_[size_t(node)]) {
+        place_key(size_t(node), false);
+        key_[size_t(node)] = pack_key(size_t(node));
+        place_key(size_t(node), true);
+    }
     for (const auto &[q, pos] : node_parts_[static_cast<size_t>(node)]) part_free_[static_cast<size_t>(q)] += g;
     node_changed(node);
 }
@@ -165,13 +340,17 @@ bool Replay::find_victims(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t
             for (const auto &[node, gg] : w_.multi_alloc[v.multi]) add(node, gg);
         if (single) {
             // Free GPUs alone fit nowhere: only a node the prefix freed
-            // GPUs on can; the first one in partition order.
-            int32_t best_pos = INT32_MAX;
-            for (const auto &[node, gg] : extra)
-                if (free_[static_cast<size_t>(node)] + gg >= g && part_pos_[pi][static_cast<size_t>(node)] < best_pos) {
-                    best_pos = part_pos_[pi][static_cast<size_t>(node)];
+            // GPUs on can; the first one in the partition's node order.
+            uint64_t best = UINT64_MAX;
+            for (const auto &[node, gg] : extra) {
+                const uint32_t avail = free_[static_cast<size_t>(node)] + gg;
+                if (avail < g) continue;
+                const uint64_t order = node_order(pi, size_t(node), avail);
+                if (order < best) {
+                    best = order;
                     chosen = node;
                 }
+            }
             if (chosen >= 0) break;
         } else if (part_free_[pi] + freed_in_part >= g) {
             break;

@@ -113,6 +113,14 @@ private:
 
     // Nodes.
     void node_changed(int32_t node);
+    void setup_placement();
+    uint32_t offered(size_t node) const;
+    uint64_t node_order(size_t pi, size_t node, uint32_t avail) const;
+    void place_key(size_t node, bool add);
+    void refresh_keys();
+    uint32_t pack_key(size_t node) const;
+    void note_np_gpus(uint32_t j, int sign);
+    size_t choose_node(size_t pi, uint32_t g) const;
     bool fits_free(int32_t p, uint32_t g) const;
     void allocate(uint32_t j, int32_t p);
     void release(uint32_t j);
@@ -162,6 +170,27 @@ private:
     std::vector<uint32_t> part_free_;                  // per partition
     std::vector<uint32_t> part_max_node_;              // per partition: GPUs of its largest node
     std::vector<uint32_t> free_multi_;                 // free slots of World::multi_alloc
+    // Placement (replay_nodes.cpp): how each partition chooses a node.
+    // Keyed: by the node Weights gpupool gives for pack (base rank, then
+    // pack_key as the last refresh saw it on packing nodes, 0 on the
+    // others), then position; Spread: the node with the most free GPUs
+    // (LLN); First: first fit.
+    enum class Choice : uint8_t { First, Keyed, Spread };
+    std::vector<Choice> part_choice_;
+    std::vector<uint8_t> node_packs_;                  // per node: its Weight follows its free GPUs
+    std::vector<uint32_t> base_rank_;                  // per node: rank of its slurm.conf Weight
+    std::vector<uint32_t> key_;                        // per node: pack_key at the last refresh (packing nodes)
+    std::vector<uint32_t> node_np_;                    // per node: GPUs of non-preemptible jobs
+    uint32_t key_mod_ = 1;                             // pack_key = GPUs not held by NP jobs * key_mod_ + free
+    std::vector<uint8_t> key_dirty_;
+    std::vector<uint32_t> dirty_nodes_;
+    // Keyed partitions: per base rank, the level nodes (Weight base * scale)
+    // and the packing nodes by key_, each a set of positions.
+    struct KeyBuckets {
+        std::set<uint32_t> level;
+        std::vector<std::set<uint32_t>> by_key;
+    };
+    std::vector<std::vector<KeyBuckets>> buckets_;     // partition -> base rank
 
     std::unordered_map<std::string, uint32_t> parts_index_;
     // (partitions, tier, GPUs), and with Account= entries the account,
@@ -219,6 +248,7 @@ private:
     std::vector<std::set<QuotaOrder>> pool_np_order_;
     std::vector<int64_t> within_quota_at_;
     std::vector<int64_t> within_quota_waits_;
+    std::vector<uint32_t> within_quota_gpus_;  // the GPUs of each of those jobs
     QuotaOrder quota_order(uint32_t j) const;
     uint32_t mark_within_quota(size_t pool, int64_t t);
     std::unique_ptr<MetricsRecorder> recorder_;

@@ -78,17 +78,22 @@ void Replay::start(uint32_t j, int32_t p, int64_t t) {
     leave_pending(j);
     if (s.np && within_quota_at_[j] >= 0) {
         within_quota_waits_.push_back(t - within_quota_at_[j]);
+        within_quota_gpus_.push_back(s.gpus);
         within_quota_at_[j] = -1;
     } else if (s.np && w_.pool_of_part[static_cast<size_t>(p)] >= 0) {
         // Started in the instant it fitted its quota.
         const size_t pool = static_cast<size_t>(w_.pool_of_part[static_cast<size_t>(p)]);
-        if (uint64_t(pool_np_used_[pool]) + s.gpus <= config_.pools[pool].quota) within_quota_waits_.push_back(0);
+        if (uint64_t(pool_np_used_[pool]) + s.gpus <= config_.pools[pool].quota) {
+            within_quota_waits_.push_back(0);
+            within_quota_gpus_.push_back(s.gpus);
+        }
     }
     for (int32_t q : w_.part_lists[s.parts]) {
         int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
         if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] -= s.gpus;
     }
     allocate(j, p);
+    note_np_gpus(j, 1);
     s.state = SimState::Running;
     s.part = p;
     s.start = t;
@@ -123,6 +128,7 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
     SimJobState &s = w_.jobs[j];
     JobOutcome &o = result_.jobs[j];
     if (s.p_pos != UINT32_MAX) note_preemptible_gpus(j, s.part, -1);
+    note_np_gpus(j, -1);
     if (preempted && w_.options.kill_delay > 0)
         hold_until(j, t + w_.options.kill_delay);
     else
@@ -235,7 +241,8 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
     }
     bool guarded = false;
     auto record = [&](int32_t p, std::vector<uint32_t> victims) {
-        if (w_.options.start_log) result_.starts.push_back(StartRecord{t, j, p, std::move(victims)});
+        if (w_.options.start_log)
+            result_.starts.push_back(StartRecord{t, j, p, std::move(victims), w_.jobs[j].node});
     };
     for (int32_t p : parts) {
         if (!policy_->within_limits(j, p)) continue;
@@ -265,7 +272,11 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
             (static_cast<size_t>(p) * w_.tiers.size() + static_cast<size_t>(w_.jobs[j].tier)) * 2 + (spans ? 1 : 0);
         const bool larger = policy_->larger_fails_too();
         const uint64_t exact = (uint64_t(memo) << 32) | g;
-        if (!w_.options.reference_walk) {
+        // A job that preempted before searches with its own carried-out
+        // plan (gpupool: the nodes it freed, the partition it preempted
+        // in): what it finds says nothing of the others, nor theirs of it.
+        const bool own_search = w_.jobs[j].preempted_at != INT64_MIN;
+        if (!w_.options.reference_walk && !own_search) {
             if (larger && search_gen_[memo] == walk_gen_ && search_failed_[memo] <= g) continue;
             if (!larger) {
                 auto it = search_failed_exact_.find(exact);
@@ -274,6 +285,7 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
         }
         std::vector<uint32_t> &victims = victims_scratch_;
         if (!preempt_for(j, p, t, victims)) {
+            if (own_search) continue;
             if (!larger) {
                 search_failed_exact_[exact] = walk_gen_;
                 continue;

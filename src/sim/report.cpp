@@ -131,6 +131,10 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
     json_object_set_new(p, "below_quota_seconds", jint(m.below_quota_seconds));
     json_object_set_new(p, "below_quota_by_cause", below_by_cause_json(m.below_by_cause));
     json_object_set_new(p, "within_quota_wait", percentiles_json(m.within_quota_wait));
+    json_t *by_gpus = json_object();
+    for (const auto &[g, w] : m.within_quota_wait_by_gpus)
+        json_object_set_new(by_gpus, std::to_string(g).c_str(), percentiles_json(w));
+    json_object_set_new(p, "within_quota_wait_by_gpus", by_gpus);
     json_object_set_new(p, "prompt_window", jint(m.prompt_window));
     json_object_set_new(p, "within_quota_prompt", jint(static_cast<int64_t>(m.within_quota_prompt)));
     json_object_set_new(p, "jain", jreal(m.jain));

@@ -57,6 +57,9 @@ const char kSimUsage[] =
     "  --preempt-guard=S        with a kill delay, a job preempts again only S s\n"
     "                           after its last preemption (15)\n"
     "  --max-requeues=N         a job preempted N times is held, not requeued (1000)\n"
+    "  --placement=P            the node a one-node job gets: conf (gpupool: each\n"
+    "                           pool's Placement=; the others: Slurm's first fit, LLN\n"
+    "                           where set), first, pack or spread (conf)\n"
     "  --order-tolerance=S      starts S s apart or less have no order when the\n"
     "                           replay is checked against recorded starts (2)\n"
     "Output:\n"
@@ -122,7 +125,8 @@ void write_file(const std::string &path, F fill) {
 enum {
     OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
     OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_BACKFILL, OPT_BF_PREEMPTIONS, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
-    OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL, OPT_ACCOUNTS, OPT_ACCOUNT_CONF
+    OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL, OPT_ACCOUNTS, OPT_ACCOUNT_CONF,
+    OPT_PLACEMENT
 };
 const struct option kLongopts[] = {
     {"cluster", required_argument, nullptr, OPT_CLUSTER},
@@ -145,6 +149,7 @@ const struct option kLongopts[] = {
     {"preempt-guard", required_argument, nullptr, OPT_GUARD},
     {"backfill-preemptions", required_argument, nullptr, OPT_BF_PREEMPTIONS},
     {"max-requeues", required_argument, nullptr, OPT_MAX_REQUEUES},
+    {"placement", required_argument, nullptr, OPT_PLACEMENT},
     {"order-tolerance", required_argument, nullptr, OPT_ORDER_TOL},
     {"json", no_argument, nullptr, OPT_JSON},
     {"jobs-csv", required_argument, nullptr, OPT_JOBS_CSV},
@@ -317,6 +322,16 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
         case OPT_KILL_DELAY:
             if (!parse_number_opt("kill-delay", optarg, 0, 3600, &ro.kill_delay, &msg)) return usage_error(err, msg);
             break;
+        case OPT_PLACEMENT: {
+            const std::string v = optarg;
+            using P = ReplayOptions::Placement;
+            if (v == "conf") ro.placement = P::Conf;
+            else if (v == "first") ro.placement = P::First;
+            else if (v == "pack") ro.placement = P::Pack;
+            else if (v == "spread") ro.placement = P::Spread;
+            else return usage_error(err, "--placement: expected conf, first, pack or spread, not '" + v + "'");
+            break;
+        }
         case OPT_BACKFILL:
             if (!parse_number_opt("backfill-interval", optarg, 0, 3600, &ro.backfill_interval, &msg))
                 return usage_error(err, msg);

@@ -22,6 +22,7 @@ using SimNode = SnapNode;
 struct SimPartition {
     std::string name;
     std::vector<uint32_t> nodes;  // indices into SimCluster::nodes
+    bool lln = false;             // LLN=YES: a job goes to the least loaded node
 };
 
 // Slurm's account tree: each account's parent ("" or "root": top level).
@@ -30,6 +31,7 @@ using AccountTree = std::unordered_map<std::string, std::string>;
 struct SimCluster {
     std::vector<SimNode> nodes;
     std::vector<SimPartition> partitions;
+    std::vector<uint32_t> weights;    // each node's slurm.conf Weight (empty: all 1); nodes are in Weight order
     AccountTree account_parent;       // from sacctmgr (read_account_tree)
 };
 

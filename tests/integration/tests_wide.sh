@@ -6,14 +6,16 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_swap_places)
+  test_ranks_departments test_victim_plan_nodes test_swap_places
+  test_pack_places test_pack_keeps_a_node_whole test_spread_places)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
 PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
 PartitionName=pool1 Nodes=node1 MaxTime=INFINITE State=UP
 PartitionName=wa Nodes=node[1-2] MaxTime=INFINITE State=UP
-PartitionName=wb Nodes=node[1-2] MaxTime=INFINITE State=UP")
+PartitionName=wb Nodes=node[1-2] MaxTime=INFINITE State=UP
+PartitionName=ws Nodes=node[1-2] LLN=YES MaxTime=INFINITE State=UP")
 
 WIDE_CONF_HEAD='PreemptionOrder=newest
 RecalcInterval=2
@@ -273,4 +275,64 @@ Pool=wb Quota=4' || return 1
   sleep 15
   ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
   assert test "$(job_state "$id") $(job_state "${ids[1]}") $(job_state "${ids[3]}")" = "RUNNING RUNNING RUNNING"
+}
+
+# --- Placement= (placement.hpp) --------------------------------------------
+
+job_node() { squeue -h -j "$1" -o %N 2>/dev/null | head -n1; }
+node_weight() { scontrol show node "$1" 2>/dev/null | sed -n 's/.*Weight=\([0-9]*\).*/\1/p'; }
+weights_are() { [[ "$(node_weight node1) $(node_weight node2)" == "$1" ]]; }
+
+# placed_on NAME PART QOS GPUS NODE: the job starts within 20 s on NODE.
+placed_on() {
+  local id node=$5
+  id=$(submit_gpus "$1" "$2" "$3" "$4") || return 1
+  assert wait_state "$id" RUNNING 20 || { ilog "$1: $(job_state "$id"), reason $(job_reason "$id")"; return 1; }
+  [[ $(job_node "$id") == "$node" ]] || { ilog "$1 ($4 GPUs) started on $(job_node "$id"), not $node"; return 1; }
+}
+
+# Placement=pack: node1 has 3 GPUs free, node2 2, all held by NORMAL
+# jobs.  gpupool gives node1 Weight 4096 + 3*5+3 and node2 4096 + 2*5+2
+# (placement.hpp), so two 1-GPU jobs go to node2, the fullest node that
+# fits, and a 3-GPU job then starts at once on node1.
+# Before (and without Placement=, Slurm's own order), the 1-GPU jobs went
+# first fit to node1 and the 3-GPU job waited.
+test_pack_places() {
+  local id spec name gpus node
+  wide_load 'Pool=wa Quota=8 Placement=pack' || return 1
+  for spec in "a 1 node1" "b 2 node2"; do
+    read -r name gpus node <<<"$spec"
+    id=$(submit_gpus "$name" wa normal "$gpus" -w "$node") && assert wait_state "$id" RUNNING 30 || return 1
+  done
+  # Not fatal alone: what Slurm then does is the test.
+  wait_until 20 weights_are "4114 4108" || ilog "Weights: $(node_weight node1) $(node_weight node2), not 4114 4108"
+  placed_on c wa normal 1 node2 || return 1
+  placed_on d wa normal 1 node2 || return 1
+  placed_on e wa normal 3 node1
+}
+
+# Pack on empty nodes: four 1-GPU jobs submitted together land on one
+# node, and a 4-GPU job then starts at once on the other.
+test_pack_keeps_a_node_whole() {
+  local ids=() id i nodes
+  wide_load 'Pool=wa Quota=8 Placement=pack' || return 1
+  for i in 1 2 3 4; do ids+=("$(submit_gpus "s$i" wa normal 1)") || return 1; done
+  for id in "${ids[@]}"; do assert wait_state "$id" RUNNING 30 || return 1; done
+  nodes=$(for id in "${ids[@]}"; do job_node "$id"; done | sort -u | tr '\n' ' ')
+  assert test "$(wc -w <<<"$nodes")" = 1 || { ilog "1-GPU jobs on: $nodes"; return 1; }
+  if [[ $nodes == "node1 " ]]; then placed_on whole wa normal 4 node2; else placed_on whole wa normal 4 node1; fi
+}
+
+# Spread: a pool with Placement=spread over a partition with LLN=YES.
+# Four 1-GPU jobs submitted together land two on each node, and gpupool
+# leaves the nodes' Weights level (no pool packs).  Before, gpupool.conf
+# refused Placement=.
+test_spread_places() {
+  local ids=() id i
+  wide_load 'Pool=ws Quota=8 Placement=spread' || return 1
+  for i in 1 2 3 4; do ids+=("$(submit_gpus "s$i" ws normal 1)") || return 1; done
+  for id in "${ids[@]}"; do assert wait_state "$id" RUNNING 30 || return 1; done
+  assert test "$(for id in "${ids[@]}"; do job_node "$id"; done | sort | uniq -c | awk '{print $1}' | tr '\n' ' ')" = "2 2 " ||
+    { ilog "jobs on: $(for id in "${ids[@]}"; do job_node "$id"; done | tr '\n' ' ')"; return 1; }
+  assert wait_until 20 weights_are "1 1" || { ilog "Weights: $(node_weight node1) $(node_weight node2)"; return 1; }
 }

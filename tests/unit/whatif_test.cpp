@@ -144,7 +144,7 @@ TEST(WhatifSet, GlobalKeys) {
 TEST(WhatifSet, BadSettingsSayWhatIsWrong) {
     EXPECT_EQ(error_of(kConf, "pool9.Quota=4"), "--set 'pool9.Quota=4': no Pool=pool9 or Tier=pool9 in g.conf");
     EXPECT_EQ(error_of(kConf, "pool1.Priority=4"),
-              "--set 'pool1.Priority=4': unknown key 'Priority' for Pool=pool1 (pool keys: Quota, Weight, Rank, MinRuntime, DecayHalfLife, UsageWindow, UsageWeight)");
+              "--set 'pool1.Priority=4': unknown key 'Priority' for Pool=pool1 (pool keys: Quota, Weight, Rank, MinRuntime, DecayHalfLife, UsageWindow, UsageWeight, Placement)");
     EXPECT_EQ(error_of(kConf, "low.Quota=4"),
               "--set 'low.Quota=4': unknown key 'Quota' for Tier=low (tier keys: QOS, Priority, Preemptible, "
               "PreemptMode, GraceTime)");

@@ -76,6 +76,13 @@ typedef struct listIterator list_itr_t;
  */
 #define GPS_LIST_FOR_EACH_REENTRANT GPS_SLURM_AT_LEAST(25, 11)
 
+/* SelectTypeParameters=CR_LLN: CR_LLN, a macro, up to 23.x; SELECT_LLN since. */
+#ifdef CR_LLN
+#define GPS_SELECT_LLN CR_LLN
+#else
+#define GPS_SELECT_LLN SELECT_LLN
+#endif
+
 /* ------------------------------------------------------------------ */
 /* threads and timers */
 

@@ -54,6 +54,11 @@ GPS_WEAK void queue_job_scheduler(void)
 {
 }
 
+GPS_WEAK int update_node(update_node_msg_t *update_node_msg, uid_t auth_uid)
+{
+	return SLURM_ERROR;
+}
+
 GPS_WEAK bool validate_operator(uid_t uid)
 {
 	return false;

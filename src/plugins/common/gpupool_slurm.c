@@ -340,6 +340,9 @@ static void _add_partitions(gp_snapshot_t *snap, const int32_t *node_map,
 		    GP_OK)
 			error("gpupool: partition %s left out of the snapshot",
 			      part_ptr->name);
+		else if ((part_ptr->flags & PART_FLAG_LLN) ||
+			 (slurm_conf.select_type_param & GPS_SELECT_LLN))
+			(void) gp_snapshot_set_partition_lln(snap);
 	}
 	list_iterator_destroy(it);
 }

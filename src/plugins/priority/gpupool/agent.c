@@ -5,7 +5,9 @@
  * reconfigure and writes files with no slurmctld lock held.
  *
  * Locks: a pass takes conf read, job write, node read, part read; the
- * files take conf read alone to copy StateSaveLocation and SlurmUser.
+ * node Weights it asks for (Placement=, node_weights.c) are set after it
+ * under job, node and part write; the files take conf read alone to copy
+ * StateSaveLocation and SlurmUser.
  */
 #include "config.h"
 
@@ -100,8 +102,10 @@ static void _pass(gp_pass_time_t *pt, time_t *seen_job_update)
 		rc = gp_engine_evaluate(gp_shared_engine(), snap,
 					(int64_t) now);
 	pt->evaluate_usec = _usec_since(&mark);
-	if (rc == GP_OK)
+	if (rc == GP_OK) {
 		released = gpp_results_apply_pass(now, &held);
+		gpp_weights_plan(gp_shared_engine());
+	}
 	pt->apply_usec = _usec_since(&mark);
 	/*
 	 * What this pass leaves, for _jobs_changed().  None after a job whose
@@ -273,6 +277,7 @@ static void _timed_pass(agent_seen_t *seen, const agent_wake_t *w)
 	gettimeofday(&t0, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &pass_start);
 	_pass(&pt, &seen->job_update);
+	gpp_weights_apply(&seen->node_update);
 	pt.total_usec = _usec_since(&pass_start);
 	gettimeofday(&t1, NULL);
 	usec = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_usec - t0.tv_usec);
@@ -376,4 +381,5 @@ extern void gpp_agent_stop(void)
 	_tell(&stop, NULL);
 	gps_thread_join(agent_tid);
 	running = false;
+	gpp_weights_fini();
 }

@@ -123,6 +123,15 @@ extern list_t *gpp_factors_list(const gps_factors_filter_t *filter, uid_t uid);
 /* A job ended, was cancelled or requeued (job write lock held). */
 extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld);
 
+/*
+ * Placement= (node_weights.c): gpp_weights_plan() inside a pass (node
+ * read lock held) asks the core for node Weights; gpp_weights_apply()
+ * after it, with no lock held, sets them.  Agent thread only.
+ */
+extern void gpp_weights_plan(gp_engine_t *engine);
+extern void gpp_weights_apply(time_t *seen_node_update);
+extern void gpp_weights_fini(void);
+
 /* ------------------------------------------------------------------ */
 /* conf_files.c (no slurmctld lock held unless said)                    */
 

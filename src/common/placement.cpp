@@ -1,0 +1,112 @@
+// Placement=: each node's strategy and the Weights that carry it out
+// (placement.hpp).
+#include "placement.hpp"
+
+#include <algorithm>
+
+namespace gpupool {
+
+Placement pool_placement(const Pool &pool, bool lln) {
+    if (pool.placement != Placement::Default) return pool.placement;
+    return lln ? Placement::Spread : Placement::Default;
+}
+
+namespace {
+
+const char *word(Placement p) { return p == Placement::Spread ? "spread" : "pack"; }
+
+}  // namespace
+
+std::vector<NodePlacement> node_placements(const Config &cfg, const NodeLayout &nodes,
+                                           std::vector<std::string> *warnings) {
+    std::vector<NodePlacement> out(nodes.nodes().size(), NodePlacement::None);
+    // The first pool that set each node, for the conflict's message.
+    std::vector<int> setter(out.size(), -1);
+    std::vector<std::string> conflicts;
+    for (size_t i = 0; i < cfg.pools.size(); ++i) {
+        const Pool &pool = cfg.pools[i];
+        const std::vector<int32_t> *part = nodes.partition_nodes(pool.name);
+        if (!part) continue;
+        const bool lln = nodes.partition_lln(pool.name);
+        const Placement p = pool_placement(pool, lln);
+        if (p == Placement::Default) continue;
+        if (pool.placement == Placement::Spread && !lln)
+            warnings->push_back("Pool=" + pool.name + " Placement=spread: partition " + pool.name +
+                                " has no LLN=YES, so Slurm puts its jobs on the first node that fits; "
+                                "add LLN=YES to PartitionName=" + pool.name + " in slurm.conf");
+        if (pool.placement == Placement::Pack && lln)
+            warnings->push_back("Pool=" + pool.name + " Placement=pack: partition " + pool.name +
+                                " has LLN=YES, which puts a job on the least loaded of nodes with one "
+                                "Weight; remove LLN=YES from PartitionName=" + pool.name + " in slurm.conf");
+        const NodePlacement np = p == Placement::Pack ? NodePlacement::Pack : NodePlacement::Spread;
+        uint32_t clashes = 0;
+        std::string first, other;
+        for (int32_t n : *part) {
+            NodePlacement &cur = out[size_t(n)];
+            if (cur == NodePlacement::None) {
+                cur = np;
+                setter[size_t(n)] = int(i);
+            } else if (cur != np && cur != NodePlacement::Conflict) {
+                cur = NodePlacement::Conflict;
+                if (!clashes++) {
+                    first = nodes.name(n);
+                    other = cfg.pools[size_t(setter[size_t(n)])].name;
+                }
+            }
+        }
+        if (clashes)
+            conflicts.push_back("pools " + other + " (Placement=" + word(p == Placement::Pack ? Placement::Spread
+                                                                                            : Placement::Pack) +
+                                ") and " + pool.name + " (Placement=" + word(p) + ") share " +
+                                std::to_string(clashes) + " node(s) from " + first +
+                                ": Slurm orders a node by one Weight for every partition over it, so gpupool "
+                                "leaves their Weights level and jobs there go first fit; give both one Placement");
+    }
+    warnings->insert(warnings->end(), conflicts.begin(), conflicts.end());
+    return out;
+}
+
+uint32_t NodeWeights::pack_key(const NodeUse &use, uint32_t np_gpus, uint32_t most) {
+    const uint64_t mod = uint64_t(most) + 1;
+    const uint32_t free = std::min(use.free_gpus, use.gpus);
+    // Nodes this large leave no room for both: free GPUs alone.
+    if (mod * mod > kScale) return std::min(free, kScale - 1);
+    const uint32_t not_np = use.gpus - std::min(use.gpus, np_gpus);
+    return uint32_t(not_np * mod + free);
+}
+
+size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::vector<uint32_t> &np_gpus,
+                         const uint32_t *current, uint32_t *want, std::vector<std::string> *warnings) {
+    const std::vector<NodeUse> &use = nodes.nodes();
+    const std::vector<NodePlacement> how = node_placements(cfg, nodes, warnings);
+    // A node of one GPU is free or full: its free GPUs order nothing.
+    bool any_pack = false;
+    for (size_t n = 0; n < use.size(); ++n) any_pack |= how[n] == NodePlacement::Pack && use[n].gpus >= 2;
+    uint32_t most = 0;
+    for (const NodeUse &u : use) most = std::max(most, u.gpus);
+    size_t changed = 0, too_heavy = 0;
+    std::string heavy;
+    for (size_t n = 0; n < use.size(); ++n) {
+        auto [it, fresh] = seen_.try_emplace(nodes.name(int32_t(n)));
+        Seen &s = it->second;
+        if (fresh || current[n] != s.set) s.base = current[n];
+        uint32_t w = s.base;
+        if (any_pack && s.base <= kMaxBase) {
+            const uint32_t key =
+                how[n] == NodePlacement::Pack ? pack_key(use[n], n < np_gpus.size() ? np_gpus[n] : 0, most) : 0;
+            w = s.base * kScale + key;
+        } else if (any_pack && !too_heavy++) {
+            heavy = nodes.name(int32_t(n));
+        }
+        s.set = w;
+        want[n] = w;
+        if (w != current[n]) ++changed;
+    }
+    if (too_heavy)
+        warnings->push_back("Placement=pack: " + std::to_string(too_heavy) + " node(s) from " + heavy +
+                            " have a Weight over " + std::to_string(kMaxBase) +
+                            ", which leaves no room for the free GPUs below it; gpupool leaves their Weights");
+    return changed;
+}
+
+}  // namespace gpupool

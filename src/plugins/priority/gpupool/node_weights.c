@@ -1,0 +1,120 @@
+/*
+ * node_weights.c - Placement= (placement.hpp): after each pass, give nodes
+ * the Weights the core asks for, as `scontrol update NodeName= Weight=`
+ * would, so that cons_tres tries the fullest node that fits first (pack).
+ *
+ * Locks: gpp_weights_plan() runs inside the pass (node read lock held);
+ * gpp_weights_apply() runs after it with no lock held and takes what
+ * slurmctld's node update RPC takes: job, node and partition write, fed
+ * read.  Nothing here touches disk or network.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "src/common/log.h"
+#include "src/common/node_conf.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "gpupool_slurm.h"
+#include "priority_gpupool.h"
+
+/* Weights to set, by the agent thread only: names[i] gets weights[i]. */
+static char **names = NULL;
+static uint32_t *weights = NULL;
+static int count = 0, room = 0;
+
+static void _clear(void)
+{
+	int i;
+
+	for (i = 0; i < count; i++)
+		xfree(names[i]);
+	count = 0;
+}
+
+/* Node records in the snapshot's order (gps_snapshot_build: next_node). */
+extern void gpp_weights_plan(gp_engine_t *engine)
+{
+	node_record_t *node_ptr;
+	uint32_t *current, *want;
+	int i, n = 0;
+
+	_clear();
+	if (node_record_count <= 0)
+		return;
+	current = xcalloc(node_record_count, sizeof(uint32_t));
+	want = xcalloc(node_record_count, sizeof(uint32_t));
+	for (i = 0; (node_ptr = next_node(&i)); i++)
+		current[n++] = node_ptr->weight;
+	if (gp_engine_node_weights(engine, current, want, (size_t) n)) {
+		n = 0;
+		for (i = 0; (node_ptr = next_node(&i)); i++, n++) {
+			if (want[n] == current[n])
+				continue;
+			if (count == room) {
+				room = room ? room * 2 : 16;
+				xrecalloc(names, room, sizeof(char *));
+				xrecalloc(weights, room, sizeof(uint32_t));
+			}
+			names[count] = xstrdup(node_ptr->name);
+			weights[count++] = want[n];
+		}
+	}
+	xfree(current);
+	xfree(want);
+}
+
+/*
+ * Set what gpp_weights_plan() found, one update per Weight value (nodes of
+ * one Weight go in one list).  `seen_node_update` moves past the change
+ * this makes, so it wakes no pass of its own.
+ */
+extern void gpp_weights_apply(time_t *seen_node_update)
+{
+	slurmctld_lock_t locks = { .job = WRITE_LOCK, .node = WRITE_LOCK,
+				   .part = WRITE_LOCK, .fed = READ_LOCK };
+	update_node_msg_t msg;
+	int i, j, done = 0;
+	bool *sent;
+
+	if (!count)
+		return;
+	sent = xcalloc(count, sizeof(bool));
+	lock_slurmctld(locks);
+	for (i = 0; i < count; i++) {
+		if (sent[i])
+			continue;
+		slurm_init_update_node_msg(&msg);
+		msg.node_names = xstrdup(names[i]);
+		for (j = i + 1; j < count; j++)
+			if (!sent[j] && (weights[j] == weights[i])) {
+				xstrfmtcat(msg.node_names, ",%s", names[j]);
+				sent[j] = true;
+			}
+		msg.weight = weights[i];
+		if (update_node(&msg, slurm_conf.slurm_user_id) != SLURM_SUCCESS)
+			debug("gpupool: Weight=%u not set on %s",
+			      weights[i], msg.node_names);
+		else
+			done++;
+		xfree(msg.node_names);
+	}
+	*seen_node_update = last_node_update;
+	unlock_slurmctld(locks);
+	xfree(sent);
+	debug2("gpupool: Placement: %d node Weight(s) set in %d update(s)",
+	       count, done);
+	_clear();
+}
+
+extern void gpp_weights_fini(void)
+{
+	_clear();
+	xfree(names);
+	xfree(weights);
+	room = 0;
+}
