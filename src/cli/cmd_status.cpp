@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "command_pass.hpp"
+#include "placement.hpp"
 #include "queue_figures.hpp"
 #include "slurm_text.hpp"
 
@@ -80,6 +81,31 @@ json_t *queues_json(const Config &cfg, const std::vector<QueueRow> &rows) {
     return a;
 }
 
+// Placement= as the pool gets it, and where its free GPUs are (from each
+// node's free GPUs as slurmctld reports them).
+struct PoolPlacement {
+    const char *strategy = "slurm";
+    uint32_t free_gpus = 0, largest_free = 0, whole_nodes = 0;
+};
+
+PoolPlacement pool_placement_of(const Pass &p, const PoolState &ps) {
+    PoolPlacement out;
+    const Pool &cp = p.cfg().pools[size_t(ps.config_index)];
+    for (const SnapPartition &part : p.view.snap.partitions) {
+        if (part.name != ps.name) continue;
+        const Placement pl = pool_placement(cp, part.lln);
+        out.strategy = pl == Placement::Pack ? "pack" : pl == Placement::Spread ? "spread" : "slurm";
+        for (int32_t n : part.nodes) {
+            const SnapNode &node = p.view.snap.nodes[size_t(n)];
+            out.free_gpus += node.free_gpus;
+            out.largest_free = std::max(out.largest_free, node.free_gpus);
+            out.whole_nodes += node.gpus > 0 && node.free_gpus == node.gpus ? 1 : 0;
+        }
+        break;
+    }
+    return out;
+}
+
 json_t *pool_json(const Pass &p, size_t i) {
     const PoolState &ps = p.ev().pools[i];
     const PoolExplain &px = p.x.pools[i];
@@ -108,6 +134,12 @@ json_t *pool_json(const Pass &p, size_t i) {
         json_array_append_new(by_tier, bt);
     }
     put(o, "pending_by_tier", by_tier);
+    const PoolPlacement pl = pool_placement_of(p, ps);
+    json_t *place = json_object();
+    put(place, "strategy", jstr(pl.strategy));
+    put_ints(place, {{"free_gpus_on_nodes", pl.free_gpus}, {"largest_free_on_a_node", pl.largest_free},
+                     {"whole_free_nodes", pl.whole_nodes}});
+    put(o, "placement", place);
     // Only pools with Account= entries have queues; a flat pool shows none.
     if (ps.queues.tree) put(o, "queues", queues_json(p.cfg(), queue_rows(ps)));
     return o;
@@ -203,6 +235,9 @@ void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
     std::vector<std::string> tiers;
     for (const Tier &t : p.cfg().tiers) tiers.push_back(t.name);
     Table pend({"POOL", "PENDING_JOBS", "PENDING_GPUS", "HELD", "PENDING(" + joined(tiers, "/") + ")"}, "lrrrl");
+    // Where free GPUs are, shown where a pool asks for a strategy.
+    Table place({"POOL", "PLACEMENT", "FREE_GPUS", "LARGEST_FREE_ON_A_NODE", "WHOLE_FREE_NODES"}, "llrrr");
+    bool any_placement = false;
     bool any_shared = false;
     for (size_t i : s.pools) {
         const PoolState &ps = p.ev().pools[i];
@@ -221,6 +256,9 @@ void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
         for (size_t t = 0; t < px.pending_jobs_by_tier.size(); ++t)
             per_tier += (t ? "/" : "") + num(px.pending_jobs_by_tier[t]);
         pend.add({ps.name, num(ps.pending_jobs), num(ps.pending_gpus), num(ps.held_jobs), per_tier});
+        const PoolPlacement pl = pool_placement_of(p, ps);
+        any_placement |= std::string(pl.strategy) != "slurm";
+        place.add({ps.name, pl.strategy, num(pl.free_gpus), num(pl.largest_free), num(pl.whole_nodes)});
     }
     main.print(out);
     if (any_shared) print_node_sets(p, s, out);
@@ -229,6 +267,10 @@ void status_table(const Pass &p, const StatusModel &s, std::ostream &out) {
     borrow.print(out);
     out << "\n";
     pend.print(out);
+    if (any_placement) {
+        out << "\n";
+        place.print(out);
+    }
     print_passes(p.view, out);
 }
 

@@ -152,6 +152,12 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
         uint64_t gpus = 0;
         if (!gpr_node_unusable(n.node_state) && n.gres) gpus = gres_count(n.gres, gres, type).value_or(0);
         node_map[i] = snap.add_node(n.name, gpr_gpus_clamp(gpus));
+        // Free GPUs for `gpupool status`'s placement table only: without
+        // the jobs' nodes the snapshot does not claim node usage.
+        if (gpus > 0) {
+            const uint64_t used = n.gres_used ? gres_count(n.gres_used, gres, type).value_or(0) : 0;
+            snap.nodes.back().free_gpus = gpr_gpus_clamp(used >= gpus ? 0 : gpus - used);
+        }
         if (cpus_mem && !gpr_node_unusable(n.node_state)) {
             snap.nodes.back().cpus = n.cpus;
             snap.nodes.back().mem_mb = n.real_memory;
@@ -170,6 +176,7 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
             for (int32_t n = p.node_inx[k]; n <= p.node_inx[k + 1]; ++n)
                 if (n >= 0 && size_t(n) < node_map.size() && node_map[size_t(n)] >= 0) idx.push_back(node_map[size_t(n)]);
         snap.add_partition(p.name, std::move(idx));
+        snap.partitions.back().lln = (p.flags & PART_FLAG_LLN) != 0;
         if (priority_tier) (*priority_tier)[p.name] = p.priority_tier;
     }
     slurm_free_partition_info_msg(parts);

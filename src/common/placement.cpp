@@ -84,28 +84,39 @@ size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::
     for (size_t n = 0; n < use.size(); ++n) any_pack |= how[n] == NodePlacement::Pack && use[n].gpus >= 2;
     uint32_t most = 0;
     for (const NodeUse &u : use) most = std::max(most, u.gpus);
-    size_t changed = 0, too_heavy = 0;
-    std::string heavy;
+    // Each node's base first: a Weight that is not the one this set last
+    // is the admin's.
+    std::vector<uint32_t> base(use.size());
     for (size_t n = 0; n < use.size(); ++n) {
         auto [it, fresh] = seen_.try_emplace(nodes.name(int32_t(n)));
         Seen &s = it->second;
         if (fresh || current[n] != s.set) s.base = current[n];
+        base[n] = s.base;
+    }
+    std::vector<uint32_t> distinct = base;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const bool fits = distinct.size() <= kMaxRanks;
+    if (any_pack && !fits)
+        warnings->push_back("Placement=pack: the nodes have " + std::to_string(distinct.size()) +
+                            " different Weights, more than the " + std::to_string(kMaxRanks) +
+                            " that fit under Slurm's 24 bits with room for the pack order; gpupool leaves "
+                            "every Weight");
+    size_t changed = 0;
+    for (size_t n = 0; n < use.size(); ++n) {
+        Seen &s = seen_[nodes.name(int32_t(n))];
         uint32_t w = s.base;
-        if (any_pack && s.base <= kMaxBase) {
+        if (any_pack && fits) {
+            const uint32_t rank =
+                uint32_t(std::lower_bound(distinct.begin(), distinct.end(), base[n]) - distinct.begin());
             const uint32_t key =
                 how[n] == NodePlacement::Pack ? pack_key(use[n], n < np_gpus.size() ? np_gpus[n] : 0, most) : 0;
-            w = s.base * kScale + key;
-        } else if (any_pack && !too_heavy++) {
-            heavy = nodes.name(int32_t(n));
+            w = (rank + 1) * kScale + key;
         }
         s.set = w;
         want[n] = w;
         if (w != current[n]) ++changed;
     }
-    if (too_heavy)
-        warnings->push_back("Placement=pack: " + std::to_string(too_heavy) + " node(s) from " + heavy +
-                            " have a Weight over " + std::to_string(kMaxBase) +
-                            ", which leaves no room for the free GPUs below it; gpupool leaves their Weights");
     return changed;
 }
 

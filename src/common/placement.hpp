@@ -4,15 +4,19 @@
 // that fits, in node order, or the least loaded one where the partition
 // has LLN=YES.  So:
 //   pack:   gpupool gives each node of a packing pool the Weight
-//           base * 4096 + key, refreshed every pass, where key orders the
+//           (rank + 1) * 4096 + key, refreshed every pass, where key orders the
 //           nodes whose GPUs non-preemptible jobs hold most first, then
 //           those with the fewest free GPUs: (GPUs not held by NP jobs) *
 //           (most GPUs on a node + 1) + free GPUs.  The fullest node that
 //           fits comes first, whole nodes stay free for big jobs, and NP
 //           jobs gather, so that nodes of preemptible jobs stay clearable
-//           for a job within its quota.  `base` is the Weight slurm.conf or
-//           scontrol gave the node; every other node gets base * 4096, so
-//           the admin's order between nodes holds.
+//           for a job within its quota.  `rank` is the place of the node's
+//           base Weight (the one slurm.conf or scontrol gave it) among the
+//           nodes' distinct base Weights; every other node gets
+//           (rank + 1) * 4096, so the admin's order between nodes holds.
+//           Ranks, not bases: slurmctld shifts a Weight 8 bits left in 32
+//           (node_scheduler.c _set_sched_weight), so Weights must stay
+//           under 2^24.
 //   spread: Slurm's own LLN=YES, judged per job as it starts; gpupool
 //           leaves those nodes' Weights level.
 // A node has one Weight for every partition over it: pools that share
@@ -44,8 +48,9 @@ std::vector<NodePlacement> node_placements(const Config &cfg, const NodeLayout &
 
 class NodeWeights {
 public:
-    static constexpr uint32_t kScale = 4096;  // room for a node's key under the admin's Weight
-    static constexpr uint32_t kMaxBase = UINT32_MAX / kScale - 1;
+    static constexpr uint32_t kScale = 4096;  // room for a node's key under the admin's order
+    static constexpr uint32_t kMaxWeight = (1u << 24) - 1;  // Slurm's sched_weight keeps 24 bits of it
+    static constexpr uint32_t kMaxRanks = kMaxWeight / kScale - 1;
 
     // The pack key of a node (see above); `most`: the most GPUs on a node.
     static uint32_t pack_key(const NodeUse &use, uint32_t np_gpus, uint32_t most);
@@ -54,8 +59,9 @@ public:
     // Weight now (`current`) and its GPUs held by non-preemptible jobs
     // (`np_gpus`), all in the layout's node order.  A Weight
     // that is not the one this set last is the admin's: it becomes that
-    // node's base.  Where no node of two GPUs or more packs, every node
-    // gets its base back.
+    // node's base (gpupool's own Weights are read back as slurmctld has
+    // them: config_ptr's, what scontrol shows).  Where no node of two
+    // GPUs or more packs, every node gets its base back.
     // Returns how many differ from `current`.
     size_t want(const Config &cfg, const NodeLayout &nodes, const std::vector<uint32_t> &np_gpus,
                 const uint32_t *current, uint32_t *want, std::vector<std::string> *warnings);

@@ -47,10 +47,16 @@ void Replay::setup_placement() {
     std::vector<uint8_t> spread(nnodes, 0);
     for (size_t p = 0; p < nparts; ++p)
         for (uint32_t n : cluster_.partitions[p].nodes) {
-            if (wish[p] == Pack && cluster_.nodes[n].gpus >= 2) node_packs_[n] = 1;
+            if (wish[p] == Pack) node_packs_[n] = 1;
             if (wish[p] == Spread) spread[n] = 1;
         }
-    for (size_t n = 0; n < nnodes; ++n) node_packs_[n] &= uint8_t(!spread[n]);
+    // As NodeWeights: no Weight moves unless a node of two GPUs or more packs.
+    bool any = false;
+    for (size_t n = 0; n < nnodes; ++n) {
+        node_packs_[n] &= uint8_t(!spread[n]);
+        any |= node_packs_[n] && cluster_.nodes[n].gpus >= 2;
+    }
+    if (!any) node_packs_.assign(nnodes, 0);
     // Ranks of the admin's Weights: nodes come in Weight order.
     base_rank_.assign(nnodes, 0);
     for (size_t n = 1; n < nnodes && cluster_.weights.size() == nnodes; ++n)
@@ -59,6 +65,8 @@ void Replay::setup_placement() {
     uint32_t most = 0;
     for (const SimNode &n : cluster_.nodes) most = std::max(most, n.gpus);
     key_mod_ = most + 1;
+    // NodeWeights::pack_key: nodes this large leave room for the free GPUs alone.
+    if (uint64_t(key_mod_) * key_mod_ > NodeWeights::kScale) key_mod_ = 1;
     key_.assign(nnodes, 0);
     for (size_t n = 0; n < nnodes; ++n) key_[n] = pack_key(n);
     key_dirty_.assign(nnodes, 0);
@@ -72,7 +80,8 @@ void Replay::setup_placement() {
         } else if (packs) {
             part_choice_[p] = Choice::Keyed;
             buckets_[p].resize(nnodes ? base_rank_.back() + 1 : 0);
-            for (KeyBuckets &b : buckets_[p]) b.by_key.resize(size_t(key_mod_) * key_mod_);
+            for (KeyBuckets &b : buckets_[p])
+                b.by_key.resize(key_mod_ == 1 ? size_t(most) + 1 : size_t(key_mod_) * key_mod_);
         }
     }
     for (size_t n = 0; n < nnodes; ++n) place_key(n, true);
@@ -82,6 +91,7 @@ void Replay::setup_placement() {
 // non-preemptible jobs hold most, then the fewest free GPUs.
 uint32_t Replay::pack_key(size_t node) const {
     const uint32_t gpus = cluster_.nodes[node].gpus;
+    if (key_mod_ == 1) return free_[node];  // nodes too large for both (NodeWeights::pack_key)
     return (gpus - std::min(gpus, node_np_[node])) * key_mod_ + free_[node];
 }
 
@@ -155,7 +165,7 @@ size_t Replay::choose_node(size_t pi, uint32_t g) const {
             // A packing node offers no more free GPUs than its key says:
             // keys of fewer cannot hold the job.
             for (size_t k = 0; k < b.by_key.size(); ++k) {
-                if (k % key_mod_ < g) continue;
+                if ((key_mod_ == 1 ? k : k % key_mod_) < g) continue;
                 for (uint32_t pos : b.by_key[k])
                     if (offered(nodes[pos]) >= g) return pos;
             }

@@ -193,6 +193,45 @@ TEST(CliStatus, OsmoBorrowingTable) {
     EXPECT_NE(t.find("* shared"), std::string::npos);
 }
 
+// Placement=: the pool's strategy and where its free GPUs are.  pool1
+// packs over two 8-GPU nodes with 3 and 2 GPUs free (5 in all, at most 3 on
+// one node: fragmented for a 4-GPU job); pool2 (LLN=YES) spreads over a
+// whole free node.  Without any Placement=, no such table.
+TEST(CliStatus, PlacementShowsTheStrategyAndWhereFreeGpusAre) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=8 Placement=pack\nPool=pool2 Quota=8\n");
+    ClusterView v;
+    v.cluster = "test";
+    v.conf_path = "test.conf";
+    v.now = T0;
+    v.snap = cluster(3, 8);
+    partition(v.snap, "pool1", 0, 1);
+    partition(v.snap, "pool2", 2, 2);
+    v.snap.partitions.back().lln = true;
+    v.snap.nodes[0].free_gpus = 3;
+    v.snap.nodes[1].free_gpus = 2;
+    v.snap.nodes[2].free_gpus = 8;
+    std::ostringstream out, err, js;
+    ASSERT_EQ(cmd_status(e, v, Options{}, out, err), 0) << err.str();
+    EXPECT_NE(out.str().find("\nPOOL   PLACEMENT  FREE_GPUS  LARGEST_FREE_ON_A_NODE  WHOLE_FREE_NODES\n"
+                             "pool1  pack               5                       3                 0\n"
+                             "pool2  spread             8                       8                 1\n"),
+              std::string::npos)
+        << out.str();
+    Options o;
+    o.json = true;
+    ASSERT_EQ(cmd_status(e, v, o, js, err), 0) << err.str();
+    JsonPtr root(json_loads(js.str().c_str(), 0, nullptr));
+    json_t *p1 = json_object_get(json_array_get(json_object_get(root.get(), "pools"), 0), "placement");
+    EXPECT_EQ(str_at(p1, "strategy"), "pack");
+    EXPECT_EQ(int_at(p1, "free_gpus_on_nodes"), 5);
+    EXPECT_EQ(int_at(p1, "largest_free_on_a_node"), 3);
+    EXPECT_EQ(int_at(p1, "whole_free_nodes"), 0);
+    Engine plain = engine_with(kTwoPools);
+    std::ostringstream none;
+    ASSERT_EQ(cmd_status(plain, osmo_view(), Options{}, none, err), 0);
+    EXPECT_EQ(none.str().find("PLACEMENT"), std::string::npos);
+}
+
 // Without the usage history, what depends on it is unknown (null), the
 // rest is still there.
 TEST(CliStatus, UnknownUsageWithoutHistory) {

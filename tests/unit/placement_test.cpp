@@ -64,7 +64,7 @@ TEST(Placement, WeightsPerStrategy) {
     auto pk = [](uint32_t free) { return 8 * 9 + free; };
     const uint32_t S = NodeWeights::kScale;
     const std::vector<Row> rows = {
-        {"Placement=pack: each node's Weight is its base times 4096 plus its key (free GPUs last)",
+        {"Placement=pack: each node's Weight is (its base's rank + 1) times 4096 plus its key (free GPUs last)",
          {"Pool=a Quota=8 Placement=pack\n", {"a 0 2"}, {7, 3, 8}},
          {1, 1, 1},
          {S + pk(7), S + pk(3), S + pk(8)},
@@ -107,13 +107,14 @@ TEST(Placement, WeightsPerStrategy) {
         {"nodes in no pool keep the admin's order under pack's scale",
          {"Pool=a Quota=8 Placement=pack\n", {"a 0 0", "other 1 1"}, {7, 3}},
          {1, 3},
-         {S + pk(7), 3 * S},
+         {S + pk(7), 2 * S},
          ""},
-        {"a Weight too large for the scale is left, and warned",
+        {"ranks, not bases: a node of Weight 20000000 stays after one of Weight 1 and under 2^24 (Slurm shifts "
+         "Weights 8 bits in 32)",
          {"Pool=a Quota=8 Placement=pack\n", {"a 0 1"}, {7, 3}},
          {1, 20000000},
-         {S + pk(7), 20000000},
-         "have a Weight over"},
+         {S + pk(7), 2 * S + pk(3)},
+         ""},
     };
     for (const Row &r : rows) {
         SCOPED_TRACE(r.sentence);
@@ -134,17 +135,17 @@ TEST(Placement, AWeightTheAdminChangesBecomesTheBaseAndOneGpupoolSetIsNot) {
     p.set_free({6, 3});
     EXPECT_EQ(p.weights({S + k7, S + k3}), (std::vector<uint32_t>{S + k6, S + k3}));
     // scontrol update NodeName=node2 Weight=5: node2's base is now 5.
-    EXPECT_EQ(p.weights({S + k6, 5}), (std::vector<uint32_t>{S + k6, 5 * S + k3}));
+    EXPECT_EQ(p.weights({S + k6, 5}), (std::vector<uint32_t>{S + k6, 2 * S + k3}));
 }
 
 TEST(Placement, WhenNoPoolPacksAnyMoreEveryNodeGetsItsBaseBack) {
     Placed p({"Pool=a Quota=8 Placement=pack\n", {"a 0 1"}, {7, 3}});
     const uint32_t S = NodeWeights::kScale;
-    EXPECT_EQ(p.weights({1, 4}), (std::vector<uint32_t>{S + 79, 4 * S + 75}));
+    EXPECT_EQ(p.weights({1, 4}), (std::vector<uint32_t>{S + 79, 2 * S + 75}));
     p.e.set_config(parse_config(kOsmoTiers + "Pool=a Quota=8 Placement=spread\n", "test.conf"));
     p.snap.partitions[0].lln = true;
     p.set_free({7, 3});
-    EXPECT_EQ(p.weights({S + 79, 4 * S + 75}), (std::vector<uint32_t>{1, 4}));
+    EXPECT_EQ(p.weights({S + 79, 2 * S + 75}), (std::vector<uint32_t>{1, 4}));
 }
 
 TEST(Placement, NoWeightsWithoutNodeUsage) {

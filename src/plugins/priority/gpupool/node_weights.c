@@ -48,8 +48,13 @@ extern void gpp_weights_plan(gp_engine_t *engine)
 		return;
 	current = xcalloc(node_record_count, sizeof(uint32_t));
 	want = xcalloc(node_record_count, sizeof(uint32_t));
+	/*
+	 * What scheduling and scontrol read: update_node() sets the config
+	 * record's Weight (node_ptr->weight follows only at a reconfigure).
+	 */
 	for (i = 0; (node_ptr = next_node(&i)); i++)
-		current[n++] = node_ptr->weight;
+		current[n++] = node_ptr->config_ptr ?
+			node_ptr->config_ptr->weight : node_ptr->weight;
 	if (gp_engine_node_weights(engine, current, want, (size_t) n)) {
 		n = 0;
 		for (i = 0; (node_ptr = next_node(&i)); i++, n++) {
@@ -71,7 +76,8 @@ extern void gpp_weights_plan(gp_engine_t *engine)
 /*
  * Set what gpp_weights_plan() found, one update per Weight value (nodes of
  * one Weight go in one list).  `seen_node_update` moves past the change
- * this makes, so it wakes no pass of its own.
+ * this makes, so it wakes no pass of its own, unless another change came
+ * since the pass (then the agent still sees that one).
  */
 extern void gpp_weights_apply(time_t *seen_node_update)
 {
@@ -79,12 +85,13 @@ extern void gpp_weights_apply(time_t *seen_node_update)
 				   .part = WRITE_LOCK, .fed = READ_LOCK };
 	update_node_msg_t msg;
 	int i, j, done = 0;
-	bool *sent;
+	bool *sent, unchanged;
 
 	if (!count)
 		return;
 	sent = xcalloc(count, sizeof(bool));
 	lock_slurmctld(locks);
+	unchanged = (last_node_update == *seen_node_update);
 	for (i = 0; i < count; i++) {
 		if (sent[i])
 			continue;
@@ -103,7 +110,8 @@ extern void gpp_weights_apply(time_t *seen_node_update)
 			done++;
 		xfree(msg.node_names);
 	}
-	*seen_node_update = last_node_update;
+	if (unchanged)
+		*seen_node_update = last_node_update;
 	unlock_slurmctld(locks);
 	xfree(sent);
 	debug2("gpupool: Placement: %d node Weight(s) set in %d update(s)",
