@@ -346,6 +346,11 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     build_candidates(eval_);
     rank_victims(eval_);
     nodes_.load(snap);
+    // Placement= that Slurm cannot honour here (placement.hpp).
+    if (!snap.partitions.empty()) {
+        placement_warnings_.clear();
+        (void)node_placements(*config_, snap, &placement_warnings_);
+    }
     forget_started_preemptors();
     preemptor_cache_.valid = false;
     // Room for a preemptor's figures in each pool, so that preemptable()
@@ -486,13 +491,13 @@ std::vector<std::string> Engine::warnings() const {
     std::vector<std::string> w = config_warnings_;
     w.insert(w.end(), eval_.warnings.begin(), eval_.warnings.end());
     w.insert(w.end(), placement_warnings_.begin(), placement_warnings_.end());
+    w.insert(w.end(), weight_warnings_.begin(), weight_warnings_.end());
     return w;
 }
 
 size_t Engine::node_weights(const uint32_t *current, uint32_t *want, size_t count) {
     std::copy(current, current + count, want);
     if (!config_ || !nodes_.known() || count != nodes_.nodes().size()) return 0;
-    placement_warnings_.clear();
     // GPUs of non-preemptible jobs per node: pack gathers them.
     std::vector<uint32_t> np(count, 0);
     for (size_t n = 0; n < count; ++n)
@@ -500,7 +505,8 @@ size_t Engine::node_weights(const uint32_t *current, uint32_t *want, size_t coun
             auto it = eval_.running.find(j.job_id);
             if (it != eval_.running.end() && !preemptible_tier(it->second.tier)) np[n] += j.gpus;
         }
-    return node_weights_.want(*config_, nodes_, np, current, want, &placement_warnings_);
+    weight_warnings_.clear();
+    return node_weights_.want(*config_, nodes_, np, current, want, &weight_warnings_);
 }
 
 }  // namespace gpupool

@@ -405,7 +405,8 @@ private:
     std::vector<std::string> config_warnings_;
     NodeLayout nodes_;
     NodeWeights node_weights_;
-    std::vector<std::string> placement_warnings_;  // of the last node_weights()
+    std::vector<std::string> placement_warnings_;  // Placement= Slurm cannot honour (last pass)
+    std::vector<std::string> weight_warnings_;     // of the last node_weights()
     PlanBook plans_;
     PlanScratch plan_scratch_;
     FlatIdMap<uint32_t> preempted_first_;  // jobs that preempted, not started yet -> the node they freed

@@ -17,19 +17,27 @@ const char *word(Placement p) { return p == Placement::Spread ? "spread" : "pack
 
 }  // namespace
 
-std::vector<NodePlacement> node_placements(const Config &cfg, const NodeLayout &nodes,
-                                           std::vector<std::string> *warnings) {
-    std::vector<NodePlacement> out(nodes.nodes().size(), NodePlacement::None);
+namespace {
+
+// A partition as node_placements() reads it: its nodes and LLN flag.
+struct PartitionView {
+    const std::vector<int32_t> *nodes = nullptr;
+    bool lln = false;
+};
+
+template <typename Part, typename Name>
+std::vector<NodePlacement> placements(const Config &cfg, size_t node_count, Part part, Name name,
+                                      std::vector<std::string> *warnings) {
+    std::vector<NodePlacement> out(node_count, NodePlacement::None);
     // The first pool that set each node, for the conflict's message.
     std::vector<int> setter(out.size(), -1);
     std::vector<std::string> conflicts;
     for (size_t i = 0; i < cfg.pools.size(); ++i) {
         const Pool &pool = cfg.pools[i];
-        const std::vector<int32_t> *part = nodes.partition_nodes(pool.name);
-        if (!part) continue;
-        const bool lln = nodes.partition_lln(pool.name);
+        const PartitionView pv = part(pool.name);
+        if (!pv.nodes) continue;
+        const bool lln = pv.lln;
         const Placement p = pool_placement(pool, lln);
-        if (p == Placement::Default) continue;
         if (pool.placement == Placement::Spread && !lln)
             warnings->push_back("Pool=" + pool.name + " Placement=spread: partition " + pool.name +
                                 " has no LLN=YES, so Slurm puts its jobs on the first node that fits; "
@@ -38,10 +46,12 @@ std::vector<NodePlacement> node_placements(const Config &cfg, const NodeLayout &
             warnings->push_back("Pool=" + pool.name + " Placement=pack: partition " + pool.name +
                                 " has LLN=YES, which puts a job on the least loaded of nodes with one "
                                 "Weight; remove LLN=YES from PartitionName=" + pool.name + " in slurm.conf");
+        if (p == Placement::Default) continue;
         const NodePlacement np = p == Placement::Pack ? NodePlacement::Pack : NodePlacement::Spread;
         uint32_t clashes = 0;
         std::string first, other;
-        for (int32_t n : *part) {
+        for (int32_t n : *pv.nodes) {
+            if (n < 0 || size_t(n) >= out.size()) continue;
             NodePlacement &cur = out[size_t(n)];
             if (cur == NodePlacement::None) {
                 cur = np;
@@ -49,7 +59,7 @@ std::vector<NodePlacement> node_placements(const Config &cfg, const NodeLayout &
             } else if (cur != np && cur != NodePlacement::Conflict) {
                 cur = NodePlacement::Conflict;
                 if (!clashes++) {
-                    first = nodes.name(n);
+                    first = name(n);
                     other = cfg.pools[size_t(setter[size_t(n)])].name;
                 }
             }
@@ -66,6 +76,28 @@ std::vector<NodePlacement> node_placements(const Config &cfg, const NodeLayout &
     return out;
 }
 
+}  // namespace
+
+std::vector<NodePlacement> node_placements(const Config &cfg, const NodeLayout &nodes,
+                                           std::vector<std::string> *warnings) {
+    return placements(
+        cfg, nodes.nodes().size(),
+        [&](const std::string &p) { return PartitionView{nodes.partition_nodes(p), nodes.partition_lln(p)}; },
+        [&](int32_t n) { return nodes.name(n); }, warnings);
+}
+
+std::vector<NodePlacement> node_placements(const Config &cfg, const Snapshot &snap,
+                                           std::vector<std::string> *warnings) {
+    return placements(
+        cfg, snap.nodes.size(),
+        [&](const std::string &p) {
+            for (const SnapPartition &sp : snap.partitions)
+                if (sp.name == p) return PartitionView{&sp.nodes, sp.lln};
+            return PartitionView{};
+        },
+        [&](int32_t n) { return snap.nodes[size_t(n)].name; }, warnings);
+}
+
 uint32_t NodeWeights::pack_key(const NodeUse &use, uint32_t np_gpus, uint32_t most) {
     const uint64_t mod = uint64_t(most) + 1;
     const uint32_t free = std::min(use.free_gpus, use.gpus);
@@ -78,7 +110,9 @@ uint32_t NodeWeights::pack_key(const NodeUse &use, uint32_t np_gpus, uint32_t mo
 size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::vector<uint32_t> &np_gpus,
                          const uint32_t *current, uint32_t *want, std::vector<std::string> *warnings) {
     const std::vector<NodeUse> &use = nodes.nodes();
-    const std::vector<NodePlacement> how = node_placements(cfg, nodes, warnings);
+    // Strategy warnings come with every pass (Engine::evaluate): none here.
+    std::vector<std::string> said;
+    const std::vector<NodePlacement> how = node_placements(cfg, nodes, &said);
     // A node of one GPU is free or full: its free GPUs order nothing.
     bool any_pack = false;
     for (size_t n = 0; n < use.size(); ++n) any_pack |= how[n] == NodePlacement::Pack && use[n].gpus >= 2;

@@ -42,8 +42,12 @@ Placement pool_placement(const Pool &pool, bool lln);
 enum class NodePlacement : uint8_t { None, Pack, Spread, Conflict };
 
 // Each node's strategy from the pools over it (None: no pool).  Warnings
-// for what Slurm cannot honour go to `warnings`.
+// for what Slurm cannot honour go to `warnings`.  From the last node
+// layout, or from a snapshot (every pass, with node usage or not: what
+// `gpupool` and the plugin's log warn of).
 std::vector<NodePlacement> node_placements(const Config &cfg, const NodeLayout &nodes,
+                                           std::vector<std::string> *warnings);
+std::vector<NodePlacement> node_placements(const Config &cfg, const Snapshot &snap,
                                            std::vector<std::string> *warnings);
 
 class NodeWeights {
