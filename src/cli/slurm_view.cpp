@@ -143,7 +143,8 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
     split_quota_tres(cfg.quota_tres, gres, type);
 
     node_info_msg_t *nodes = nullptr;
-    if (slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS) fail("cannot read nodes");
+    // SHOW_DETAIL: slurmctld sends each node's GRES in use (gres_used) only then.
+    if (slurm_load_node(0, &nodes, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) fail("cannot read nodes");
     // Node table index -> snapshot index (-1: an empty slot of the table).
     std::vector<int32_t> node_map(nodes->record_count, -1);
     for (uint32_t i = 0; i < nodes->record_count; ++i) {
@@ -155,7 +156,13 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
         // Free GPUs for `gpupool status`'s placement table only: without
         // the jobs' nodes the snapshot does not claim node usage.
         if (gpus > 0) {
-            const uint64_t used = n.gres_used ? gres_count(n.gres_used, gres, type).value_or(0) : 0;
+            // "gpu:1(IDX:0)", "gpu:tesla:2(IDX:0-1)": counts without the indexes.
+            std::string in_use = n.gres_used ? n.gres_used : "";
+            for (size_t open; (open = in_use.find('(')) != std::string::npos;) {
+                const size_t close = in_use.find(')', open);
+                in_use.erase(open, close == std::string::npos ? std::string::npos : close - open + 1);
+            }
+            const uint64_t used = gres_count(in_use, gres, type).value_or(0);
             snap.nodes.back().free_gpus = gpr_gpus_clamp(used >= gpus ? 0 : gpus - used);
         }
         if (cpus_mem && !gpr_node_unusable(n.node_state)) {

@@ -304,6 +304,8 @@ test_pack_places() {
     read -r name gpus node <<<"$spec"
     id=$(submit_gpus "$name" wa normal "$gpus" -w "$node") && assert wait_state "$id" RUNNING 30 || return 1
   done
+  # gpupool status: 5 GPUs free, at most 3 on one node, no node whole.
+  assert wait_until 10 eval 'gp status 2>/dev/null | grep -qE "^wa +pack +5 +3 +0$"' || { gp status >&2; return 1; }
   # Not fatal alone: what Slurm then does is the test.
   wait_until 20 weights_are "4114 4108" || ilog "Weights: $(node_weight node1) $(node_weight node2), not 4114 4108"
   placed_on c wa normal 1 node2 || return 1
