@@ -121,11 +121,13 @@ size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::
     // Each node's base first: a Weight that is not the one this set last
     // is the admin's.
     std::vector<uint32_t> base(use.size());
+    std::vector<Seen *> seen(use.size());
     for (size_t n = 0; n < use.size(); ++n) {
         auto [it, fresh] = seen_.try_emplace(nodes.name(int32_t(n)));
         Seen &s = it->second;
         if (fresh || current[n] != s.set) s.base = current[n];
         base[n] = s.base;
+        seen[n] = &s;  // unordered_map keeps its elements in place
     }
     std::vector<uint32_t> distinct = base;
     std::sort(distinct.begin(), distinct.end());
@@ -138,7 +140,7 @@ size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::
                             "every Weight");
     size_t changed = 0;
     for (size_t n = 0; n < use.size(); ++n) {
-        Seen &s = seen_[nodes.name(int32_t(n))];
+        Seen &s = *seen[n];
         uint32_t w = s.base;
         if (any_pack && fits) {
             const uint32_t rank =

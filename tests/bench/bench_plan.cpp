@@ -56,6 +56,15 @@ Snapshot plan_snapshot(std::mt19937 &rng, int partitions) {
     return s;
 }
 
+// pool1 and pool2 of plan_snapshot(), with `extra` after each Pool line.
+Config two_pools(const std::string &extra = "") {
+    return parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+                        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+                        "DefaultTier=normal\n"
+                        "Pool=pool1 Quota=8000" + extra + "\nPool=pool2 Quota=8000" + extra + "\n",
+                        "bench.conf");
+}
+
 // State: (partitions, alike).  alike 0: each preemptor in a new second,
 // planning from nothing; alike 1: preemptors alike in one layout and second,
 // as Slurm tries pending jobs of one kind in a row (a new second every 4,096,
@@ -65,11 +74,7 @@ void BM_VictimPlan(benchmark::State &state) {
     const bool alike = state.range(1) != 0;
     std::mt19937 rng(27);
     Engine e;
-    e.set_config(parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-                              "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-                              "DefaultTier=normal\n"
-                              "Pool=pool1 Quota=8000\nPool=pool2 Quota=8000\n",
-                              "bench.conf"));
+    e.set_config(two_pools());
     Snapshot s = plan_snapshot(rng, partitions);
     e.evaluate(s, 5000);
     std::vector<std::string> parts;
@@ -103,11 +108,7 @@ void BM_NodeWeights(benchmark::State &state) {
     const bool first = state.range(0) != 0;
     std::mt19937 rng(29);
     Engine e;
-    e.set_config(parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-                              "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-                              "DefaultTier=normal\n"
-                              "Pool=pool1 Quota=8000 Placement=pack\nPool=pool2 Quota=8000 Placement=pack\n",
-                              "bench.conf"));
+    e.set_config(two_pools(" Placement=pack"));
     Snapshot s = plan_snapshot(rng, 1);
     e.evaluate(s, 5000);
     std::vector<uint32_t> base(kPlanNodes, 1), want(kPlanNodes);
