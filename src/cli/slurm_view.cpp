@@ -213,6 +213,10 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.submit_time = gpr_submit_time(j.submit_time, view.now);
         sj.start_time = j.start_time;
         sj.restart_cnt = j.restart_cnt;
+        // As the plugin's GP_JOB_STAYS: consolidation would not move it.
+        sj.stays = sj.state == JobState::Running &&
+                   (!j.requeue || !j.batch_flag || (j.req_nodes && *j.req_nodes) || (j.exc_nodes && *j.exc_nodes) ||
+                    (j.features && *j.features));
         bool pending = sj.state == JobState::Pending;
         sj.array_tasks = array_tasks(j, pending);
         sj.array_job_id = j.array_job_id;

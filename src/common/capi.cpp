@@ -132,7 +132,10 @@ GP_EXPORT int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_
 }
 
 GP_EXPORT const char *gp_rule_name(int rule) {
-    return rule_name(rule == GP_RULE_INPOOL ? Rule::InPool : rule == GP_RULE_RECLAIM ? Rule::Reclaim : Rule::None);
+    return rule_name(rule == GP_RULE_INPOOL        ? Rule::InPool
+                     : rule == GP_RULE_RECLAIM     ? Rule::Reclaim
+                     : rule == GP_RULE_CONSOLIDATE ? Rule::Consolidate
+                                                   : Rule::None);
 }
 
 GP_EXPORT gp_engine_t *gp_engine_create(void) { return new (std::nothrow) gp_engine; }

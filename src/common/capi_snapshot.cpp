@@ -42,6 +42,7 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s) {
     s.mem_mb = j->mem_mb;
     s.nodes.clear();
     s.node_count = j->nodes;
+    s.stays = (j->flags & GP_JOB_STAYS) != 0;
 }
 
 // One emptied snapshot kept for the next gp_snapshot_create(), with its

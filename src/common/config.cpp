@@ -26,7 +26,8 @@ namespace gpupool {
 const ConfigKeys &config_keys() {
     static const ConfigKeys keys{
         {"QuotaTRES", "PreemptionOrder", "ReclaimBy", "ReclaimTo", "DecayHalfLife", "UsageWindow",
-         "UsageWeight", "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier"},
+         "UsageWeight", "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier",
+         "Consolidation", "ConsolidationTries"},
         {"QOS", "Priority", "Preemptible", "PreemptMode", "GraceTime"},
         {"Quota", "Weight", "Rank", "MinRuntime", "DecayHalfLife", "UsageWindow", "UsageWeight", "Placement"},
         {"Pool", "Quota", "Weight", "Rank", "Limit", "LendingLimit"},
@@ -97,6 +98,15 @@ void Parser::global_line(const std::vector<std::string> &words) {
         } else if (t.lkey == "preemptiblepriority") {
             cfg_.preemptible_priority = get_u32("PreemptiblePriority", v);
             cfg_.has_preemptible_priority = true;
+        } else if (t.lkey == "consolidation") {
+            std::string e = get_enum("Consolidation", v, {"yes", "no", "true", "false", "1", "0"},
+                                     "yes, no, true, false, 1 or 0");
+            cfg_.consolidation = e == "yes" || e == "true" || e == "1";
+        } else if (t.lkey == "consolidationtries") {
+            uint64_t out = 0;
+            if (!parse_digits(v, 100000, out) || out < 1)
+                fail("bad value " + quote(v) + " for ConsolidationTries: expected an integer 1..100000");
+            cfg_.consolidation_tries = static_cast<uint32_t>(out);
         } else if (t.lkey == "defaulttier") {
             check_name("DefaultTier", v);
             cfg_.default_tier = v;

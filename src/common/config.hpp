@@ -91,6 +91,12 @@ struct Config {
     std::array<bool, kResources> counted{{true, false, false}};
     std::vector<AccountQuota> accounts;     // in file order
     ReclaimTo reclaim_to = ReclaimTo::Quota;
+    // Run:ai's consolidation: a job entitled to GPUs that fits on no node
+    // although enough are free across nodes first moves preemptible jobs
+    // that can start again at once elsewhere (victim_plan.cpp); at most
+    // `consolidation_tries` nodes are weighed per preemptor and pass.
+    bool consolidation = true;
+    uint32_t consolidation_tries = 64;
 
     // Linear: for lookups once per load; the parser and the engine keep
     // their own indexes for lookups per record or per job.

@@ -57,6 +57,8 @@ void write_globals(const Config &c, std::string &out) {
     out += "MinRuntime=" + format_duration(c.min_runtime) + "\n";
     out += "RecalcInterval=" + std::to_string(c.recalc_interval) + "\n";
     out += "StateSaveInterval=" + std::to_string(c.state_save_interval) + "\n";
+    out += std::string("Consolidation=") + (c.consolidation ? "yes" : "no") + "\n";
+    out += "ConsolidationTries=" + std::to_string(c.consolidation_tries) + "\n";
     if (c.has_preemptible_priority) out += "PreemptiblePriority=" + std::to_string(c.preemptible_priority) + "\n";
     out += "DefaultTier=" + c.default_tier + "\n";
 }

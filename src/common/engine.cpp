@@ -16,6 +16,7 @@ const char *rule_name(Rule r) {
     switch (r) {
     case Rule::InPool: return "InPool";
     case Rule::Reclaim: return "Reclaim";
+    case Rule::Consolidate: return "Consolidation";
     default: return "None";
     }
 }
@@ -214,6 +215,7 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
         r.tier = tier_of_qos(j.qos);
         r.gpus = j.gpus;
         r.start = j.start_time;
+        r.stays = j.stays;
         r.array_job_id = j.array_job_id;
         if (r.array_job_id) ev.array_running[r.array_job_id]++;
         if (!j.partitions.empty()) {

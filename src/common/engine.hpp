@@ -360,6 +360,15 @@ private:
     SwapRoom swap_room(const JobRef &preemptor);
     bool within_swap(const std::vector<uint32_t> &set) const;
     void make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count);
+    // Consolidation (Run:ai, victim_plan.cpp): may this preemptor move
+    // others' jobs (a non-preemptible job within its quota); may `vi` be moved; each eligible node's cheapest
+    // move, where every moved job can start again at once elsewhere.
+    bool entitled_to_move(const JobRef &preemptor);
+    bool movable(const RunningInfo &vi, uint32_t gpus_here, int64_t now) const;
+    void consolidation_choices(const JobRef &preemptor, int64_t now, uint32_t per_node);
+    bool place_moved(int32_t from_node, const std::vector<uint32_t> &set);
+    void moved(const VictimPlan &plan, uint32_t place, Verdict &v) const;
+    uint32_t np_room(int32_t node) const;
     void choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_fallbacks, VictimPlan &plan) const;
     bool still_waiting(VictimPlan &plan) const;
     // Jobs that preempted go first in their tier until they start, by the

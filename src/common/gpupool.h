@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 13
+#define GP_ABI_VERSION 14
 
 typedef enum {
 	GP_OK = 0,
@@ -252,7 +252,19 @@ typedef struct {
 	 * gp_snapshot_set_job_nodes().
 	 */
 	uint32_t nodes;
+	/*
+	 * Since ABI 14, running jobs: GP_JOB_* flags.
+	 */
+	uint32_t flags;
 } gp_job_t;
+
+/*
+ * The job would not start again elsewhere at once if preempted: it would not
+ * be requeued (--no-requeue, not a batch job), or it asks for given nodes
+ * (-w), excludes nodes (-x) or asks for features (-C).  Consolidation does
+ * not move it.
+ */
+#define GP_JOB_STAYS 1u
 
 gp_snapshot_t *gp_snapshot_create(void);
 void gp_snapshot_destroy(gp_snapshot_t *snap);
@@ -519,6 +531,7 @@ typedef enum {
 	GP_RULE_NONE = 0,
 	GP_RULE_INPOOL = 1,  /* R4: lower preemptible tier of the same pool */
 	GP_RULE_RECLAIM = 2, /* R5: borrowed excess of another pool */
+	GP_RULE_CONSOLIDATE = 3, /* moved: it can start again at once elsewhere */
 } gp_rule_t;
 
 typedef struct {

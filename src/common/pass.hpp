@@ -21,7 +21,9 @@
 namespace gpupool {
 
 enum class Admission { Free, Quota, Held };
-enum class Rule { None, InPool, Reclaim };
+// Consolidate: a preemptible job moved so that an entitled job fits (Run:ai's
+// consolidation), allowed only where it can start again at once elsewhere.
+enum class Rule { None, InPool, Reclaim, Consolidate };
 // R6 class of a running preemptible job within its pool's victim walk.
 enum class VictimClass { OverFairshare = 0, OverQuota = 1, InQuota = 2, Never = 3 };
 
@@ -285,6 +287,7 @@ struct RunningInfo {
     uint32_t cpus = 0, mem_mb = 0;
     static constexpr uint32_t kNoWalk = UINT32_MAX;
     uint32_t queue_walk = kNoWalk;
+    bool stays = false;  // SnapJob::stays
 };
 
 // Jobs placed by provisional() since the last pass: results in one array

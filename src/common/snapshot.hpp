@@ -65,6 +65,9 @@ struct SnapJob {
     // Pending: the nodes it asks for (0: one).
     std::vector<NodeGpus> nodes;
     uint32_t node_count = 0;
+    // Running: Slurm would not start it again elsewhere at once
+    // (GP_JOB_STAYS): consolidation does not move it.
+    bool stays = false;
 };
 
 // Tasks a pending record stands for: an array meta record's pending tasks,

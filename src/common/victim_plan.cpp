@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine.hpp"
+#include "min_runtime.hpp"
 
 namespace gpupool {
 
@@ -67,6 +68,8 @@ VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions) {
     p.group_end.clear();
     p.carried_out = false;
     p.carried_at = 0;
+    p.consolidation = false;
+    p.moved_to.clear();
     index_.try_emplace(preemptor, static_cast<uint32_t>(count_++));
     return p;
 }
@@ -77,6 +80,11 @@ void PlanBook::hold_nodes(const VictimPlan &plan) {
     if (!plan.carried_out) return;
     for (uint32_t i = 0; i < plan.planned_nodes && i < plan.nodes.size(); ++i)
         holder_.try_emplace(static_cast<uint32_t>(plan.nodes[i]), plan.preemptor);
+    // A consolidation's moved jobs start again on the free GPUs it counted
+    // on: no other preemptor plans those nodes either.
+    if (plan.consolidation)
+        for (int32_t n : plan.moved_to)
+            if (n >= 0) holder_.try_emplace(static_cast<uint32_t>(n), plan.preemptor);
 }
 
 void PlanBook::reindex() {
@@ -133,7 +141,10 @@ void Engine::apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now
     switch (plan.outcome) {
     case VictimPlan::Outcome::Unplanned: return;
     case VictimPlan::Outcome::Victims:
-        if (plan.place_of(victim_id)) return;
+        if (const uint32_t place = plan.place_of(victim_id)) {
+            if (plan.consolidation) moved(plan, place, v);
+            return;
+        }
         v.why.set("not in the preemptor's victim plan (node %s first)", node.c_str());
         break;
     case VictimPlan::Outcome::FitsFree: v.why.set("free GPUs on node %s fit the preemptor", node.c_str()); break;
@@ -300,6 +311,8 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     s.excess.clear();
     s.choices.clear();
     s.sets.clear();
+    s.dests.clear();
+    bool fits_free = false;
     s.swap_room = node_count == 1 ? swap_room(preemptor) : SwapRoom{};
     for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];
@@ -320,21 +333,27 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
                         within_swap(s.set);
             }
             if (!found) continue;
-            for (uint32_t i : s.set) s.sets.push_back(s.candidates[i].job_id);
+            for (uint32_t i : s.set) {
+                s.sets.push_back(s.candidates[i].job_id);
+                s.dests.push_back(-1);
+            }
+        } else {
+            fits_free = true;
         }
-        uint32_t np_room = u.gpus;
-        for (const JobOnNode &j : nodes_.jobs_on(node)) {
-            auto it = eval_.running.find(j.job_id);
-            if (it != eval_.running.end() && !preemptible_tier(it->second.tier)) np_room -= std::min(np_room, j.gpus);
-        }
-        s.choices.push_back(PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size()), np_room});
+        s.choices.push_back(
+            PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size()), np_room(node), false});
     }
-    // A node free enough first (no victim); then fewest GPUs by swap, then
+    // Consolidation before any reclaim (Run:ai's order), where no node fits.
+    if (node_count == 1 && config_->consolidation && !fits_free && entitled_to_move(preemptor))
+        consolidation_choices(preemptor, now, per_node);
+    // A node free enough first (no victim); then a consolidation (nothing
+    // lost but the moved jobs' run so far); then fewest GPUs by swap, then
     // by R4 (PlanCost); then the node where non-preemptible jobs leave the
     // least room: they gather, and nodes whole of preemptible jobs stay for
     // jobs of a whole node; then the rest of the cost.
     std::sort(s.choices.begin(), s.choices.end(), [](const PlanScratch::Choice &a, const PlanScratch::Choice &b) {
         if ((a.to > a.from) != (b.to > b.from)) return a.to == a.from;
+        if (a.moves != b.moves) return a.moves;
         if (a.cost.swapped != b.cost.swapped) return a.cost.swapped < b.cost.swapped;
         if (a.cost.own != b.cost.own) return a.cost.own < b.cost.own;
         if (a.np_room != b.np_room) return a.np_room < b.np_room;
@@ -350,9 +369,19 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
 void Engine::choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_fallbacks, VictimPlan &plan) const {
     const uint32_t kFallbacks = with_fallbacks ? 2 : 0;
     const PlanScratch &s = plan_scratch_;
-    auto free_to_take = [&](const PlanScratch::Choice &c) {
-        const uint32_t holder = plans_.holder(c.node);
+    auto mine = [&](int32_t node) {
+        const uint32_t holder = plans_.holder(node);
         return holder == 0 || holder == preemptor_id;
+    };
+    // A consolidation needs its destinations too.  A node whose free GPUs
+    // fit the job is taken whoever holds it: Slurm starts the job there.
+    auto free_to_take = [&](const PlanScratch::Choice &c) {
+        if (c.to == c.from) return true;
+        if (!mine(c.node)) return false;
+        if (c.moves)
+            for (uint32_t k = c.from; k < c.to; ++k)
+                if (!mine(s.dests[k])) return false;
+        return true;
     };
     // The first node_count choices free to take decide the outcome.
     bool victims = false;
@@ -374,16 +403,138 @@ void Engine::choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_
         const PlanScratch::Choice &c = s.choices[i];
         if (!free_to_take(c)) continue;
         if (chosen >= node_count) {
-            if (c.to == c.from) continue;  // free there already: no fallback victims
+            // A consolidation has no fallback; a fallback is no move.
+            if (plan.consolidation) break;
+            if (c.to == c.from || c.moves) continue;  // free there already: no fallback victims
             ++fallbacks;
         }
         ++chosen;
         plan.nodes.push_back(c.node);
         if (!victims) continue;
+        if (chosen == 1) plan.consolidation = c.moves;
         for (uint32_t k = c.from; k < c.to; ++k)
-            if (!plan.place_of(s.sets[k])) plan.victims.push_back(s.sets[k]);
+            if (!plan.place_of(s.sets[k])) {
+                plan.victims.push_back(s.sets[k]);
+                if (plan.consolidation) plan.moved_to.push_back(s.dests[k]);
+            }
         plan.group_end.push_back(static_cast<uint32_t>(plan.victims.size()));
     }
+}
+
+// The node's GPUs not held by non-preemptible jobs.
+uint32_t Engine::np_room(int32_t node) const {
+    uint32_t room = nodes_.nodes()[size_t(node)].gpus;
+    for (const JobOnNode &j : nodes_.jobs_on(node)) {
+        auto it = eval_.running.find(j.job_id);
+        if (it != eval_.running.end() && !preemptible_tier(it->second.tier)) room -= std::min(room, j.gpus);
+    }
+    return room;
+}
+
+// A non-preemptible job within its quota (R2 admitted it).  Run:ai also
+// consolidates for a preemptible job within its fairshare; in Slurm a job
+// of a higher tier takes the GPUs freed for it in the next pass, and the
+// moved jobs lost their run for nothing (10 of the 800 node-loop worlds).
+bool Engine::entitled_to_move(const JobRef &preemptor) {
+    PreemptorCache &pc = cached_preemptor(preemptor);
+    return !pc.pools.empty() && pc.admitted && !preemptible_tier(pc.who.tier);
+}
+
+// A job Slurm can move: preemptible, requeued when preempted (a cancelled
+// one would be lost, a suspended one keeps its GPUs), free to start on
+// other nodes (not SnapJob::stays), all its GPUs on one node, past its
+// MinRuntime.  Its pool's partition must be known to place
+// it again (place_moved).
+bool Engine::movable(const RunningInfo &vi, uint32_t gpus_here, int64_t now) const {
+    if (vi.pool < 0 || vi.stays || !preemptible_tier(vi.tier) || gpus_here != vi.gpus) return false;
+    const PreemptMode mode = config_->tiers[static_cast<size_t>(vi.tier)].preempt_mode;
+    if (mode == PreemptMode::Cancel || mode == PreemptMode::Suspend) return false;
+    if (nodes_.job_nodes(vi.job_id).size() != 1) return false;
+    return min_runtime_end(eval_.pools[static_cast<size_t>(vi.pool)].min_runtime, vi.start, now) == 0;
+}
+
+// Per eligible node (ConsolidationTries at most), the movable jobs there
+// that free enough for the preemptor at least work lost (R6's `newest`;
+// then R6's order), if every one of them can start again at once on
+// another node of its partition (place_moved).
+void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_t per_node) {
+    PlanScratch &s = plan_scratch_;
+    uint32_t tries = config_->consolidation_tries;
+    const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
+    for (int32_t node : s.eligible) {
+        if (tries == 0) break;
+        const NodeUse &u = nodes_.nodes()[size_t(node)];
+        if (u.completing || u.gpus < per_node || u.free_gpus >= per_node) continue;
+        s.candidates.clear();
+        for (const JobOnNode &j : nodes_.jobs_on(node)) {
+            auto it = eval_.running.find(j.job_id);
+            if (j.gpus == 0 || it == eval_.running.end() || j.job_id == preemptor.id) continue;
+            const RunningInfo &ri = it->second;
+            if (!movable(ri, j.gpus, now)) continue;
+            const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
+            s.candidates.push_back(
+                NodeCandidate{j.job_id, j.gpus, PlanCost{0, 0, uint64_t(j.gpus) * ran, ri.rank}, -1, false, false});
+        }
+        std::sort(s.candidates.begin(), s.candidates.end(),
+                  [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });
+        PlanCost cost;
+        if (!cheapest_set(s.candidates, per_node - u.free_gpus, s.prev, s.best, s.set, cost)) continue;
+        --tries;
+        const uint32_t from = static_cast<uint32_t>(s.sets.size());
+        if (!place_moved(node, s.set)) continue;
+        s.choices.push_back(
+            PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size()), np_room(node), true});
+    }
+}
+
+// Places the set's jobs (candidates on `from_node`) on free GPUs of other
+// nodes of their partitions, as Slurm places a one-node job of equal node
+// weights: the largest first, each on the first node in order where it
+// fits.  All placed: appended to the scratch's sets and dests.
+bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
+    PlanScratch &s = plan_scratch_;
+    const std::vector<NodeUse> &nodes = nodes_.nodes();
+    s.dest_free.resize(nodes.size());
+    // Not a node another preemptor holds (its victims' or its moved jobs').
+    for (size_t n = 0; n < nodes.size(); ++n)
+        s.dest_free[n] = nodes[n].completing || plans_.holder(int32_t(n)) ? 0 : nodes[n].free_gpus;
+    s.dest_free[size_t(from_node)] = 0;
+    std::vector<uint32_t> &order = s.order;
+    order.assign(set.begin(), set.end());
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return s.candidates[a].gpus_here > s.candidates[b].gpus_here;
+    });
+    const size_t first = s.sets.size();
+    for (uint32_t i : order) {
+        const NodeCandidate &c = s.candidates[i];
+        const RunningInfo &ri = eval_.running.find(c.job_id)->second;
+        const std::vector<int32_t> *part = nodes_.partition_nodes(eval_.pools[static_cast<size_t>(ri.pool)].name);
+        int32_t to = -1;
+        if (part)
+            for (int32_t m : *part)
+                if (m >= 0 && size_t(m) < nodes.size() && m != from_node && s.dest_free[size_t(m)] >= c.gpus_here) {
+                    to = m;
+                    break;
+                }
+        if (to < 0) {
+            s.sets.resize(first);
+            s.dests.resize(first);
+            return false;
+        }
+        s.dest_free[size_t(to)] -= c.gpus_here;
+        s.sets.push_back(c.job_id);
+        s.dests.push_back(to);
+    }
+    return true;
+}
+
+// A planned move: allowed, by rule Consolidation.
+void Engine::moved(const VictimPlan &plan, uint32_t place, Verdict &v) const {
+    const int32_t to = place <= plan.moved_to.size() ? plan.moved_to[place - 1] : -1;
+    v.allowed = true;
+    v.rule = Rule::Consolidate;
+    v.why.set("consolidation: it can start again at once on node %s, and the preemptor then fits on node %s",
+              to >= 0 ? nodes_.name(to).c_str() : "?", nodes_.name(plan.nodes.front()).c_str());
 }
 
 uint32_t Engine::plan_rank(uint32_t preemptor_id, uint32_t victim_id) const {

@@ -81,6 +81,11 @@ struct VictimPlan {
     std::vector<uint32_t> group_end;   // end of each node's group in `victims`
     bool carried_out = false;          // Slurm preempted some of them for it
     int64_t carried_at = 0;            // when (its plan's time)
+    // Consolidation (Run:ai): the victims are moved, not reclaimed: each
+    // can start again at once on its node in `moved_to` (same order as
+    // `victims`), where free GPUs wait for it.
+    bool consolidation = false;
+    std::vector<int32_t> moved_to;
 
     // 1-based place of a job in `victims`; 0: not planned.
     uint32_t place_of(uint32_t job_id) const {
@@ -102,6 +107,7 @@ struct PlanScratch {
         int32_t node = -1;
         uint32_t from = 0, to = 0;  // its set in `sets`
         uint32_t np_room = 0;       // the node's GPUs not held by non-preemptible jobs
+        bool moves = false;         // consolidation: its set moves to `dests`
     };
     std::vector<int32_t> eligible;
     std::vector<uint8_t> seen;
@@ -109,6 +115,9 @@ struct PlanScratch {
     std::vector<int32_t> prev;
     std::vector<PlanCost> best;
     std::vector<uint32_t> set, sets;
+    std::vector<int32_t> dests;      // per entry of `sets`: where a moved job starts again; -1: not moved
+    std::vector<uint32_t> order;      // consolidation: the moved jobs, largest first
+    std::vector<uint32_t> dest_free;  // consolidation: free GPUs per node while moved jobs are placed
     std::vector<Choice> choices;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap
     SwapRoom swap_room;
@@ -194,6 +203,7 @@ public:
         const uint32_t *h = holder_.find(static_cast<uint32_t>(node));
         return h ? *h : 0;
     }
+
     void clear() {
         count_ = 0;
         reindex();

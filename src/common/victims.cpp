@@ -286,6 +286,18 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
         apply_plan(victim.id, preemptor, now, v);
         return v;
     }
+    // A move the plan chose (consolidation, victim_plan.cpp): R4 and R5
+    // need not allow it, as the job starts again at once elsewhere.
+    if (config_->consolidation && preemptible_tier(vi.tier) && entitled_to_move(preemptor)) {
+        const VictimPlan &plan = victim_plan(preemptor, now);
+        if (const uint32_t place =
+                plan.consolidation && plan.outcome == VictimPlan::Outcome::Victims ? plan.place_of(victim.id) : 0) {
+            v.victim_pool = vi.pool;
+            v.preemptor_pool = cached_preemptor(preemptor).pools.front();
+            moved(plan, place, v);
+            return v;
+        }
+    }
     // R5 as a count: a borrower past its pool's walk prefix, if the plan
     // took it (within the pool's excess; victim_plan.cpp).
     if (may_count(vi)) {

@@ -375,7 +375,8 @@ TEST(ConfigKeys, EveryListedKeyParses) {
         {"PreemptiblePriority", "1"}, {"DefaultTier", "t"}, {"QOS", "q1,q2"},
         {"Priority", "7"}, {"Preemptible", "yes"}, {"PreemptMode", "cancel"},
         {"GraceTime", "30"}, {"Quota", "3"}, {"Weight", "2"}, {"Rank", "1"}, {"Pool", "p"}, {"Limit", "4"},
-        {"LendingLimit", "2"}, {"Placement", "pack"}};
+        {"LendingLimit", "2"}, {"Placement", "pack"},
+        {"Consolidation", "no"}, {"ConsolidationTries", "8"}};
     auto render = [](const std::string &head, const std::map<std::string, std::string> &kv) {
         std::string line = head;
         for (const auto &[k, v] : kv) line += " " + k + "=" + v;

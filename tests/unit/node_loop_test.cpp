@@ -38,6 +38,7 @@ public:
         uint32_t started = 0;
         std::vector<uint32_t> evicted;
         std::map<uint32_t, std::vector<uint32_t>> preempted_for;  // preemptor -> its victims
+        uint32_t moves = 0;  // preemptions that were consolidations
     };
 
     NodeLoop(Engine &e, Snapshot &s) : e_(e), s_(s) {}
@@ -60,6 +61,10 @@ public:
             }
             std::vector<uint32_t> victims = run_now(j, now);
             if (victims.empty()) continue;
+            {
+                std::string pp;
+                out.moves += e_.victim_plan(job_ref(j, pp), now).consolidation;
+            }
             for (uint32_t v : victims) {
                 e_.note_preempted(j.id, v);
                 for (const NodeGpus &g : job(v).nodes) {
@@ -218,7 +223,7 @@ NodeWorld random_node_world(std::mt19937 &rng) {
 
 TEST(VictimPlanLoop, PlannedSetsFreeEnoughAndWorldsComeToRest) {
     std::mt19937 rng(2027);
-    int preemptions = 0, worlds_with_preemption = 0;
+    int preemptions = 0, worlds_with_preemption = 0, moves = 0;
     for (int world = 0; world < 800; ++world) {
         SCOPED_TRACE("world " + std::to_string(world));
         NodeWorld w = random_node_world(rng);
@@ -239,6 +244,7 @@ TEST(VictimPlanLoop, PlannedSetsFreeEnoughAndWorldsComeToRest) {
             waiting_since.clear();
             for (const auto &pf : p.preempted_for) waiting_since[pf.first] = pass;
             preemptions += int(p.preempted_for.size());
+            moves += int(p.moves);
             any |= !p.preempted_for.empty();
             if (pass >= 6 && p.started == 0 && p.evicted.empty()) {
                 at_rest = pass;
@@ -256,5 +262,7 @@ TEST(VictimPlanLoop, PlannedSetsFreeEnoughAndWorldsComeToRest) {
     // The worlds exercise the plan: many preempt, some several times.
     EXPECT_GT(worlds_with_preemption, 250);
     EXPECT_GT(preemptions, 350);
-    std::printf("node worlds: %d with a preemption, %d preemptions\n", worlds_with_preemption, preemptions);
+    EXPECT_GT(moves, 0) << "no world consolidated";
+    std::printf("node worlds: %d with a preemption, %d preemptions (%d consolidations)\n", worlds_with_preemption,
+                preemptions, moves);
 }

@@ -478,7 +478,9 @@ TEST(VictimPlan, ASwapTakesAPoolsInQuotaJobOnlyForAsManyGpusThePreemptorsPoolGiv
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);
         TwoNodes w;
-        w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=4\nPool=pool3 Quota=0\n");
+        // Consolidation=no: the swap alone (a move would take the third row's
+        // LOW job of n0 to n1; consolidation_test.cpp).
+        w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=4\nPool=pool3 Quota=0\nConsolidation=no\n");
         partition(w.snap, "pool2", 0, 1);
         partition(w.snap, "pool3", 0, 1);
         for (const SnapJob &j : c.running) w.snap.add_job(j);

@@ -224,6 +224,15 @@ static const char *_job_partitions(job_record_t *job_ptr, int state,
 	return job_ptr->partition;
 }
 
+/* Requeued, would it start again on any node of its partition? */
+static bool _stays(job_record_t *job_ptr)
+{
+	struct job_details *d = job_ptr->details;
+
+	return !d || !d->requeue || !job_ptr->batch_flag || d->req_nodes ||
+	       d->exc_nodes || d->features;
+}
+
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
 			 time_t now, gp_job_t *out, char **part_buf,
@@ -246,6 +255,8 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->array_job_id = job_ptr->array_job_id;
 	if ((state == GP_JOB_PENDING) && job_ptr->details)
 		out->nodes = job_ptr->details->min_nodes;
+	if ((state == GP_JOB_RUNNING) && _stays(job_ptr))
+		out->flags |= GP_JOB_STAYS;
 	if (t->needs & GP_NEEDS_ACCOUNTS)
 		out->account = job_ptr->account;
 	if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))

@@ -260,6 +260,8 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 }
 
 /* Note the order of the arguments (as preempt/qos). */
+static uint16_t _job_mode(job_record_t *job_ptr);
+
 extern bool preempt_p_preemptable(job_record_t *preemptee,
 				  job_record_t *preemptor)
 {
@@ -304,6 +306,13 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 		       preemptor->job_id, v.allowed ? "may" : "may not",
 		       preemptee->job_id, v.victim_pool, v.victim_pool_used,
 		       v.victim_pool_quota, gp_rule_name(v.rule), v.why);
+	}
+	/* A move must not lose the job: only one Slurm requeues. */
+	if (v.allowed && (v.rule == GP_RULE_CONSOLIDATE) &&
+	    (_job_mode(preemptee) != PREEMPT_MODE_REQUEUE)) {
+		debug2("gpupool: JobId=%u may not move JobId=%u: it would not be requeued (--no-requeue or PreemptMode)",
+		       preemptor->job_id, preemptee->job_id);
+		v.allowed = 0;
 	}
 	if (v.allowed)
 		gpe_record_verdict(preemptee->job_id, preemptor->job_id,
