@@ -8,7 +8,7 @@
 #
 #   scripts/sim-quota-sweep.sh [--seeds "1 2 3"] [--sizes "64 512"]
 #                              [--mixes "124 1248"] [--timing "instant slurm"]
-#                              [--placement "conf"]
+#                              [--placement "conf"] [--set "Consolidation=no"]
 #
 # World: 4 pools over every node (8-GPU nodes: 8 of them for 64 GPUs, 64 for
 # 512), quota a quarter each, tiers high/normal/low (low preemptible, 30 %
@@ -21,11 +21,12 @@
 # sim --placement (conf: each pool's Placement= for gpupool, Slurm's own
 # order for borrow; first, pack, spread: both so).  W95_8: the p95
 # wait (minutes) of 8-GPU NP jobs from the moment they fit their pool's
-# quota to their start (within_quota_wait_by_gpus).
+# quota to their start (within_quota_wait_by_gpus).  --set: lines added to
+# gpupool.conf (both policies), one per ';'.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GPUPOOL=${GPUPOOL:-$REPO/src/cli/gpupool}
-SEEDS="1 2 3" SIZES="64 512" MIXES="124 1248" TIMING="instant slurm" PLACEMENT="conf"
+SEEDS="1 2 3" SIZES="64 512" MIXES="124 1248" TIMING="instant slurm" PLACEMENT="conf" SET=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --seeds) SEEDS=$2; shift 2 ;;
@@ -33,6 +34,7 @@ while [[ $# -gt 0 ]]; do
     --mixes) MIXES=$2; shift 2 ;;
     --timing) TIMING=$2; shift 2 ;;
     --placement) PLACEMENT=$2; shift 2 ;;
+    --set) SET=$2; shift 2 ;;
     *) echo "sim-quota-sweep: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -45,6 +47,7 @@ printf '%-5s %-4s %-5s %-7s %-6s | %-8s %5s %9s %8s %8s %8s %8s %8s %7s %6s\n' \
 for size in $SIZES; do
   nodes=$((size / 8)) quota=$((size / 4)) jobs=$((size == 64 ? 5000 : 20000))
   sed "s/Quota=16/Quota=$quota/" "$REPO/etc/sim/contended.conf" >"$TMP/q$size.conf"
+  [[ -z $SET ]] || tr ';' '\n' <<<"$SET" >>"$TMP/q$size.conf"
   for mix in $MIXES; do
     case $mix in
       124) gpus=1:0.5,2:0.3,4:0.2 ;;

@@ -7,7 +7,8 @@
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
   test_ranks_departments test_victim_plan_nodes test_swap_places
-  test_pack_places test_pack_keeps_a_node_whole test_spread_places)
+  test_pack_places test_pack_keeps_a_node_whole test_spread_places test_consolidation_moves
+  test_consolidation_off)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
@@ -344,4 +345,67 @@ test_spread_places() {
   [[ $(scontrol --version) == *" 22."* ]] || want="4 "
   assert test "$(for id in "${ids[@]}"; do job_node "$id"; done | sort | uniq -c | awk '{print $1}' | tr '\n' ' ')" = "$want" ||
     { ilog "jobs on: $(for id in "${ids[@]}"; do job_node "$id"; done | tr '\n' ' ') (want counts $want)"; return 1; }
+}
+
+# --- Consolidation (victim_plan.cpp) -----------------------------------------
+
+# Two LOW 2-GPU jobs of wb (quota 4, within it), one per node: node1 and
+# node2 each have 2 GPUs free.  Echoes "A B" (node1's, node2's).
+two_low_apart() {
+  local a b f
+  a=$(submit_gpus ca wb low 2) && assert wait_state "$a" RUNNING 30 || return 1
+  f=$(submit_gpus cf wb low 2) && assert wait_state "$f" RUNNING 30 || return 1
+  b=$(submit_gpus cb wb low 2) && assert wait_state "$b" RUNNING 30 || return 1
+  scancel "$f"
+  assert wait_until 30 eval '[[ -z $(squeue -h -j '"$f"' -o %T 2>/dev/null) ]]' || return 1
+  [[ "$(job_node "$a") $(job_node "$b")" == "node1 node2" ]] ||
+    { ilog "LOW jobs on $(job_node "$a") $(job_node "$b"), not node1 node2"; return 1; }
+  echo "$a $b"
+}
+
+# wa's NORMAL job of 4 GPUs (quota 4) fits on no node though 4 are free.
+# One LOW job is requeued and starts again on the other node, the NORMAL
+# job starts within 30 s, nothing is cancelled, and 15 s pass with no
+# preemption.  Before, it waited for a LOW job to end by itself (wb is
+# within its quota: nothing to reclaim).
+test_consolidation_moves() {
+  local a b n moved stay
+  wide_load 'Pool=wa Quota=4
+Pool=wb Quota=4' || return 1
+  read -r a b < <(two_low_apart) && [[ -n $b ]] || return 1
+  mark_log
+  n=$(submit_gpus cn wa normal 4) || return 1
+  assert wait_state "$n" RUNNING 30 ||
+    { ilog "cn: $(job_state "$n"), reason $(job_reason "$n")"; gp why "$n" >&2; log_since | grep -a gpupool >&2; return 1; }
+  moved=$(victims_since "$n")
+  moved=${moved% }
+  [[ $moved == "$a" || $moved == "$b" ]] || { ilog "victims: '$moved' (want one of $a $b)"; return 1; }
+  stay=$a; [[ $moved == "$a" ]] && stay=$b
+  log_has "JobId=$moved .*rule Consolidation: consolidation: it can start again at once on node" ||
+    { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  # Requeued (cred_expire=5: it may start 6 s later), then running on the
+  # node the NORMAL job left free.
+  assert wait_state "$moved" RUNNING 30 || { ilog "moved: $(job_state "$moved"), reason $(job_reason "$moved")"; return 1; }
+  assert test "$(job_restarts "$moved")" = 1 || return 1
+  assert test "$(job_node "$moved")" = "$(job_node "$stay")" ||
+    { ilog "moved to $(job_node "$moved"), NORMAL on $(job_node "$n"), the other on $(job_node "$stay")"; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$n") $(job_state "$a") $(job_state "$b")" = "RUNNING RUNNING RUNNING"
+}
+
+# Consolidation=no: the same NORMAL job waits (Resources) and nothing is
+# preempted for 15 s.
+test_consolidation_off() {
+  local a b n
+  wide_load 'Consolidation=no
+Pool=wa Quota=4
+Pool=wb Quota=4' || return 1
+  read -r a b < <(two_low_apart) && [[ -n $b ]] || return 1
+  mark_log
+  n=$(submit_gpus cn wa normal 4) || return 1
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$n") $(job_state "$a") $(job_state "$b")" = "PENDING RUNNING RUNNING"
 }

@@ -1,7 +1,7 @@
-// Consolidation (Run:ai): a job entitled to GPUs that fits on no node,
-// although enough GPUs are free across nodes, moves preemptible jobs that
-// can start again at once elsewhere, before any reclaim; never a job that
-// would be lost or would wait.
+// Consolidation (Run:ai): a non-preemptible job within its quota that fits
+// on no node, although enough GPUs are free across nodes, moves preemptible
+// jobs that can start again at once elsewhere, where R4 and R5 free no node
+// for it; never a job that would be lost or would wait.
 #include <gtest/gtest.h>
 
 #include "engine.hpp"
@@ -127,16 +127,16 @@ TEST(Consolidation, MovesAJobThatCanStartAgainAtOnce) {
          {},
          {},
          Rule::None},
-        {"the 1-GPU LOW job on n1 moves to n0 before pool1 reclaims the 2 GPUs pool2 borrows on n0 "
-         "(consolidation comes before reclaim)",
+        {"pool2 borrows 2 GPUs; its newest job, 1 GPU on n1, could move to n0's free GPU, but pool1 reclaims it "
+         "instead (reclaim comes first: moving first made pools wait longer in the simulator)",
          "Pool=pool1 Quota=6\nPool=pool2 Quota=2\n",
          {{"pool1", 1}, {"pool2", 1}},
          {on(running(1, "pool2", "low", 3, 100), 0), on(running(2, "pool2", "low", 1, 500), 1),
           on(running(3, "pool1", "normal", 2, 100), 1)},
          pending(9, "pool1", "normal", 2, 700),
          {2},
-         {"n0"},
-         Rule::Consolidate},
+         {},
+         Rule::Reclaim},
     };
     for (const Row &row : rows) {
         SCOPED_TRACE(row.sentence);
