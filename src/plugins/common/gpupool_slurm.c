@@ -227,10 +227,10 @@ static const char *_job_partitions(job_record_t *job_ptr, int state,
 /* Requeued, would it start again on any node of its partition? */
 static bool _stays(job_record_t *job_ptr)
 {
-	struct job_details *d = job_ptr->details;
-
-	return !d || !d->requeue || !job_ptr->batch_flag || d->req_nodes ||
-	       d->exc_nodes || d->features;
+	/* (the details' type is named differently across releases) */
+	return !job_ptr->details || !job_ptr->details->requeue ||
+	       !job_ptr->batch_flag || job_ptr->details->req_nodes ||
+	       job_ptr->details->exc_nodes || job_ptr->details->features;
 }
 
 extern void gps_job_fill(job_record_t *job_ptr, int state,
