@@ -7,7 +7,7 @@
 #                        [--malloc "jemalloc glibc"] [--repeat R]
 #                        [--accounts DxP] [--parts 1|4] [--conf-accounts 0|1]
 #                        [--submit api|sbatch] [--probe K] [--perf]
-#                        [--deadline S]
+#                        [--deadline S] [--placement slurm|pack|spread]
 #                        [--layout] [N...]
 #
 # Modes: native, gpupool, native-held: native scheduling with the
@@ -30,6 +30,8 @@
 #     each caps, none is a guarantee), the projects Weight=1..3.  The cluster then lives in its own directory
 #     (/var/tmp/gpupool-cluster-livecost, its own accounting database), so
 #     that the accounts stay out of the other live tests' database.
+# --placement P: every pool's Placement= (default slurm: gpupool sets no
+#   node Weight; pack: it sets them after each pass, placement.hpp).
 # Each run:
 #   1. 8 NORMAL 1-GPU jobs fill the cluster (all running; with accounts,
 #      in the first project of departments d0..d(Q-1) in turn, Q a pool's
@@ -164,7 +166,7 @@ one_run() {
   export GPUPOOL_PARTITIONS=$PART_LINES
   sed -e '/^Pool=/d' "$REPO/etc/gpupool.conf.example" >"$dir/gpupool.conf"
   for part in "${POOLS[@]}"; do
-    echo "Pool=$part Quota=$QUOTA Weight=1" >>"$dir/gpupool.conf"
+    echo "Pool=$part Quota=$QUOTA Weight=1 Placement=${LIVE_COST_PLACEMENT:-slurm}" >>"$dir/gpupool.conf"
   done
   if [[ -n ${LIVE_COST_ACCOUNTS:-} ]]; then
     export GPUPOOL_CLUSTER_DIR=/var/tmp/gpupool-cluster-livecost
@@ -425,6 +427,7 @@ while (( $# )); do
     --perf) PERF=1; shift ;;
     --deadline) export LIVE_COST_DEADLINE=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
+    --placement) export LIVE_COST_PLACEMENT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
     *) usage >&2; exit 2 ;;
@@ -434,6 +437,8 @@ done
   || { echo "live-cost.sh: --accounts DxP (e.g. 10x20), not '$ACCOUNTS'" >&2; exit 2; }
 [[ -n $PARTS ]] || { [[ -n $ACCOUNTS ]] && PARTS=1 || PARTS=4; }
 [[ $PARTS == 1 || $PARTS == 4 ]] || { echo "live-cost.sh: --parts 1 or 4" >&2; exit 2; }
+[[ ${LIVE_COST_PLACEMENT:-slurm} =~ ^(slurm|pack|spread)$ ]] \
+  || { echo "live-cost.sh: --placement slurm, pack or spread" >&2; exit 2; }
 [[ $SUBMIT == api || $SUBMIT == sbatch ]] || { echo "live-cost.sh: --submit api or sbatch" >&2; exit 2; }
 JEMALLOC_LIB=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
 for m in $MALLOCS; do
@@ -479,6 +484,7 @@ summary() {
   local accts_label=
   [[ -n $ACCOUNTS ]] && accts_label=", accounts $ACCOUNTS"
   [[ -n $ACCOUNTS && $CONF_ACCOUNTS == 0 ]] && accts_label+=" (the pool only in gpupool.conf)"
+  [[ ${LIVE_COST_PLACEMENT:-slurm} == slurm ]] || accts_label+=", Placement=$LIVE_COST_PLACEMENT"
   printf '\nN=%s pending (4 nodes x 2 GPUs, %s partition(s)%s; %s; then %s s idle; slurmctld with %s malloc; %s run(s) each: median [min-max])\n' \
     "$n" "$PARTS" "$accts_label" \
     "$( [[ $SUBMIT == api ]] && echo "libslurm submits, the last $PROBE by sbatch" || echo "sbatch one at a time")" \
