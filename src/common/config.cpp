@@ -227,6 +227,12 @@ void Parser::pool_line(const std::vector<std::string> &words) {
     bool has_quota = false;
     std::string quota_text;
     for (size_t i = 1; i < words.size(); ++i) {
+        // Run:ai's strategy for CPU-only jobs: refused, with what to do instead.
+        if (split(words[i]).lkey == "cpuplacement")
+            fail("CpuPlacement= is not supported" + where +
+                 ": Slurm orders a partition's nodes by one Weight (then LLN=YES) for all its jobs, so CPU-only "
+                 "jobs follow Placement=; to place them otherwise give them a partition of their own over these "
+                 "nodes (LLN=YES spreads them, MaxCPUsPerNode keeps CPUs for GPU jobs)");
         Token t = record_key(words[i], config_keys().pool, where, seen);
         const std::string &v = t.value;
         if (t.lkey == "quota") {

@@ -343,8 +343,12 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
         s.choices.push_back(
             PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size()), np_room(node), false});
     }
-    // Consolidation, where no node fits (its place in the order: below).
-    if (node_count == 1 && config_->consolidation && !fits_free && entitled_to_move(preemptor))
+    // Consolidation, where no node fits and R4 and R5 free no node that no
+    // preemptor holds (moves come after them: the order below).
+    if (node_count == 1 && config_->consolidation && !fits_free && entitled_to_move(preemptor) &&
+        std::none_of(s.choices.begin(), s.choices.end(), [&](const PlanScratch::Choice &c) {
+            return !c.cost.swapped && plans_.holder(c.node) == 0;
+        }))
         consolidation_choices(preemptor, now, per_node);
     // A node free enough first (no victim); then R4 and R5's sets; then a
     // consolidation (nothing lost but the moved jobs' run so far), before

@@ -387,6 +387,9 @@ Pool=wb Quota=4' || return 1
   # node the NORMAL job left free.
   assert wait_state "$moved" RUNNING 30 || { ilog "moved: $(job_state "$moved"), reason $(job_reason "$moved")"; return 1; }
   assert test "$(job_restarts "$moved")" = 1 || return 1
+  # Its record says why it was requeued.
+  gp why "$moved" | grep -q "preempted by JobId=$n (pool wa) rule Consolidation" ||
+    { gp why "$moved" >&2; return 1; }
   assert test "$(job_node "$moved")" = "$(job_node "$stay")" ||
     { ilog "moved to $(job_node "$moved"), NORMAL on $(job_node "$n"), the other on $(job_node "$stay")"; return 1; }
   mark_log

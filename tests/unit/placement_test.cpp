@@ -177,6 +177,15 @@ TEST(Placement, ConfigReadsAndWritesPlacement) {
                   std::string::npos)
             << e.what();
     }
+    try {
+        parse_config(kOsmoTiers + "Pool=a Quota=8 Placement=pack CpuPlacement=spread\n", "test.conf");
+        FAIL() << "accepted CpuPlacement=";
+    } catch (const ConfigError &e) {
+        EXPECT_NE(std::string(e.what()).find("test.conf:6: CpuPlacement= is not supported in Pool=a: Slurm orders a "
+                                             "partition's nodes by one Weight"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(Placement, NodesOfOneGpuAreLeftAlone) {
