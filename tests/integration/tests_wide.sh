@@ -7,7 +7,7 @@
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
   test_ranks_departments test_victim_plan_nodes test_swap_places
-  test_pack_places test_pack_keeps_a_node_whole test_spread_places test_consolidation_moves
+  test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_spread_places test_consolidation_moves
   test_consolidation_off)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8
@@ -314,6 +314,23 @@ test_pack_places() {
   placed_on e wa normal 3 node1
 }
 
+# CPU-only jobs follow the pool's Placement= (one Weight per node for all
+# the partition's jobs; CpuPlacement= is refused): a NORMAL job holds a GPU
+# of node2, so node2 gets the lower Weight and a job asking no GPU goes
+# there too.  Slurm's own order (and gpupool before Placement=) put it on
+# node1.
+test_pack_cpu_jobs_follow() {
+  local id
+  wide_load 'Pool=wa Quota=8 Placement=pack' || return 1
+  id=$(submit_gpus g wa normal 1 -w node2) && assert wait_state "$id" RUNNING 30 || return 1
+  assert wait_until 20 eval '(( $(node_weight node2) < $(node_weight node1) ))' ||
+    { ilog "Weights: $(node_weight node1) $(node_weight node2)"; return 1; }
+  id=$(sbatch --parsable -J cpu -p wa --qos=normal -N1 -n1 -o /dev/null -e /dev/null --wrap 'sleep 600') || return 1
+  id=${id%%;*}
+  assert wait_state "$id" RUNNING 20 || return 1
+  [[ $(job_node "$id") == node2 ]] || { ilog "the CPU-only job started on $(job_node "$id"), not node2"; return 1; }
+}
+
 # Pack on empty nodes: four 1-GPU jobs submitted together land on one
 # node, and a 4-GPU job then starts at once on the other.
 test_pack_keeps_a_node_whole() {
@@ -388,7 +405,7 @@ Pool=wb Quota=4' || return 1
   assert wait_state "$moved" RUNNING 30 || { ilog "moved: $(job_state "$moved"), reason $(job_reason "$moved")"; return 1; }
   assert test "$(job_restarts "$moved")" = 1 || return 1
   # Its record says why it was requeued.
-  gp why "$moved" | grep -q "preempted by JobId=$n (pool wa) rule Consolidation" ||
+  gp why "$moved" | grep -q "by job $n (pool wa, tier normal) under rule Consolidation (consolidation: it can" ||
     { gp why "$moved" >&2; return 1; }
   assert test "$(job_node "$moved")" = "$(job_node "$stay")" ||
     { ilog "moved to $(job_node "$moved"), NORMAL on $(job_node "$n"), the other on $(job_node "$stay")"; return 1; }
