@@ -189,6 +189,35 @@ void queue_checks_json(const QueueTree &tree, const QuotaLine &q, json_t *o) {
         }));
 }
 
+// The moves a pending job's victim plan makes now (consolidation, as
+// preempt/gpupool would offer them to Slurm); null where it makes none.
+const VictimPlan *consolidation_of(const Pass &p, uint32_t id) {
+    if (!p.cfg().consolidation || !p.view.snap.node_usage) return nullptr;
+    for (const SnapJob &j : p.view.snap.jobs) {
+        if (j.id != id || j.state != JobState::Pending) continue;
+        std::string parts;
+        const VictimPlan &plan = p.engine.victim_plan(job_ref(j, parts), p.view.now);
+        const bool moves = plan.consolidation && plan.outcome == VictimPlan::Outcome::Victims &&
+                           !plan.nodes.empty() && plan.moved_to.size() == plan.victims.size();
+        return moves ? &plan : nullptr;
+    }
+    return nullptr;
+}
+
+std::string node_name(const Pass &p, int32_t n) {
+    return n >= 0 && size_t(n) < p.view.snap.nodes.size() ? p.view.snap.nodes[size_t(n)].name : std::string("?");
+}
+
+void consolidation_text(const Pass &p, const PendingExplain &pe, std::ostream &s) {
+    const VictimPlan *plan = consolidation_of(p, pe.job_id);
+    if (!plan) return;
+    s << "Consolidation: it fits on node " << node_name(p, plan->nodes.front()) << " once";
+    for (size_t i = 0; i < plan->victims.size(); ++i)
+        s << (i ? ", " : " ") << "job " << p.job_label(plan->victims[i]) << " moves to node "
+          << node_name(p, plan->moved_to[i]);
+    s << " (requeued, each starts again at once on free GPUs there).\n";
+}
+
 // A pending job's quota lines, the jobs using the quota, the jobs ahead
 // and those it may preempt.
 void pending_detail_json(const Pass &p, const WhyModel &w, const PendingExplain &pe, json_t *job) {
@@ -202,6 +231,19 @@ void pending_detail_json(const Pass &p, const WhyModel &w, const PendingExplain 
                          {"needed", q.needed}});
             if (const QueueTree *tree = tree_of(p, q.pool)) queue_checks_json(*tree, q, o);
         }));
+    if (const VictimPlan *plan = consolidation_of(p, pe.job_id)) {
+        json_t *c = json_object();
+        put(c, "node", jstr(node_name(p, plan->nodes.front())));
+        json_t *moves = json_array();
+        for (size_t i = 0; i < plan->victims.size(); ++i) {
+            json_t *m = json_object();
+            put(m, "job_id", jint(plan->victims[i]));
+            put(m, "to", jstr(node_name(p, plan->moved_to[i])));
+            json_array_append_new(moves, m);
+        }
+        put(c, "moves", moves);
+        put(job, "consolidation", c);
+    }
     put(job, "quota_users", jarray_of(w.quota_users, [&](json_t *o, const QuotaUser &u) {
             put(o, "job_id", jint(u.job_id));
             put(o, "user", jstr(p.user_of(u.job_id)));
@@ -444,6 +486,7 @@ void pending_text(const Pass &p, const WhyModel &w, const PendingExplain &pe, st
             s << ": it fits.\n";
         if (const QueueTree *tree = tree_of(p, q.pool)) queue_checks_text(p, *tree, q, s);
     }
+    consolidation_text(p, pe, s);
     pending_tables(p, w, pe, s);
 }
 

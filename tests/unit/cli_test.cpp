@@ -530,6 +530,45 @@ TEST(CliWhy, PreemptionCannotFreeEnough) {
               "victim pool q1 is not over its quota for this job (2/2)");
 }
 
+// A NORMAL job within its quota that fits on no node, wb's LOW jobs within
+// wb's quota one per node: why names the move that makes it fit.
+TEST(CliWhy, ConsolidationSaysWhatMoves) {
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=4\nPool=wb Quota=4\n");
+    ClusterView v;
+    v.now = T0 + 30;
+    v.history.available = true;
+    v.snap = cluster(2, 4);
+    partition(v.snap, "wa", 0, 1);
+    partition(v.snap, "wb", 0, 1);
+    SnapJob a = running(1, "wb", "low", 2, T0), b = running(2, "wb", "low", 2, T0 + 1);
+    a.nodes = {NodeGpus{0, 2}};
+    b.nodes = {NodeGpus{1, 2}};
+    v.snap.add_job(a);
+    v.snap.add_job(b);
+    v.snap.add_job(pending(5, "wa", "normal", 4, T0 + 2));
+    v.snap.node_usage = true;
+    v.snap.nodes[0].free_gpus = v.snap.nodes[1].free_gpus = 2;
+    meta(v, 1, "l1", "alice", "wb", "RUNNING", T0);
+    meta(v, 2, "l2", "bob", "wb", "RUNNING", T0 + 1);
+    meta(v, 5, "n5", "carol", "wa", "PENDING", T0 + 2);
+    Options o;
+    o.job_id = 5;
+    std::ostringstream text, err;
+    ASSERT_EQ(cmd_why(e, v, o, text, err), 0) << err.str();
+    EXPECT_NE(text.str().find("Consolidation: it fits on node n1 once job 2 moves to node n0 (requeued, each starts "
+                              "again at once on free GPUs there).\n"),
+              std::string::npos)
+        << text.str();
+    o.json = true;
+    std::ostringstream js;
+    ASSERT_EQ(cmd_why(e, v, o, js, err), 0);
+    Json root = parse(js.str());
+    json_t *c = json_object_get(json_object_get(root.get(), "job"), "consolidation");
+    EXPECT_EQ(str_at(c, "node"), "n1");
+    EXPECT_EQ(int_at(json_array_get(json_object_get(c, "moves"), 0), "job_id"), 2);
+    EXPECT_EQ(str_at(json_array_get(json_object_get(c, "moves"), 0), "to"), "n0");
+}
+
 TEST(CliWhy, UnknownJob) {
     Engine e = engine_with(kTwoPools);
     ClusterView v = osmo_view();
