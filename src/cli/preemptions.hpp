@@ -19,7 +19,7 @@ struct PreemptionRecord {
     std::string preemptor_pool;
     std::string preemptor_tier;
     std::string victim_pool;
-    std::string rule;           // "InPool", "Reclaim"
+    std::string rule;           // "InPool", "Reclaim", "Consolidation"
     std::string mode;           // "requeue", "cancel", ...
     std::optional<uint32_t> gpus;
     uint64_t gpu_seconds_lost = 0;

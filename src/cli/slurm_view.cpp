@@ -213,10 +213,13 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.submit_time = gpr_submit_time(j.submit_time, view.now);
         sj.start_time = j.start_time;
         sj.restart_cnt = j.restart_cnt;
-        // As the plugin's GP_JOB_STAYS: consolidation would not move it.
+        // As the plugin's GP_JOB_STAYS (gpupool_slurm.c), but for the
+        // tier's and slurm.conf's PreemptMode and --exclusive: consolidation
+        // would not move it.
         sj.stays = sj.state == JobState::Running &&
                    (!j.requeue || !j.batch_flag || (j.req_nodes && *j.req_nodes) || (j.exc_nodes && *j.exc_nodes) ||
-                    (j.features && *j.features));
+                    (j.features && *j.features) || (j.resv_name && *j.resv_name) ||
+                    (j.het_job_id && j.het_job_id != NO_VAL));
         bool pending = sj.state == JobState::Pending;
         sj.array_tasks = array_tasks(j, pending);
         sj.array_job_id = j.array_job_id;

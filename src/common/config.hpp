@@ -91,10 +91,11 @@ struct Config {
     std::array<bool, kResources> counted{{true, false, false}};
     std::vector<AccountQuota> accounts;     // in file order
     ReclaimTo reclaim_to = ReclaimTo::Quota;
-    // Run:ai's consolidation: a job entitled to GPUs that fits on no node
-    // although enough are free across nodes first moves preemptible jobs
-    // that can start again at once elsewhere (victim_plan.cpp); at most
-    // `consolidation_tries` nodes are weighed per preemptor and pass.
+    // Run:ai's consolidation: a non-preemptible job within its quota that
+    // fits on no node although enough GPUs are free across nodes, and for
+    // which R4 and R5 free no node, moves preemptible jobs that can start
+    // again elsewhere (victim_plan.cpp); at most `consolidation_tries`
+    // nodes are weighed per victim plan.
     bool consolidation = true;
     uint32_t consolidation_tries = 64;
 

@@ -28,7 +28,7 @@ struct PreemptionEvent {
     uint32_t victim_pool_used = 0, victim_pool_quota = 0;
     uint32_t preemptor_job_id = 0;
     std::string preemptor_pool, preemptor_tier;
-    std::string rule;   // "InPool", "Reclaim"
+    std::string rule;   // "InPool", "Reclaim", "Consolidation"
     std::string mode;   // "requeue", "cancel", "suspend", "preempt"
     uint32_t grace_time = 0;
     std::string why;

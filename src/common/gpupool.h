@@ -531,7 +531,7 @@ typedef enum {
 	GP_RULE_NONE = 0,
 	GP_RULE_INPOOL = 1,  /* R4: lower preemptible tier of the same pool */
 	GP_RULE_RECLAIM = 2, /* R5: borrowed excess of another pool */
-	GP_RULE_CONSOLIDATE = 3, /* moved: it can start again at once elsewhere */
+	GP_RULE_CONSOLIDATE = 3, /* moved: it can start again elsewhere */
 } gp_rule_t;
 
 typedef struct {
@@ -544,7 +544,7 @@ typedef struct {
 	char why[128];        /* short reason, also when not allowed */
 } gp_verdict_t;
 
-/* Name of a rule for logs and records: "InPool", "Reclaim", "None". */
+/* Name of a rule for logs and records: "InPool", "Reclaim", "Consolidation", "None". */
 const char *gp_rule_name(int rule);
 
 /*

@@ -460,7 +460,9 @@ bool Engine::movable(const RunningInfo &vi, uint32_t gpus_here, int64_t now) con
     return min_runtime_end(eval_.pools[static_cast<size_t>(vi.pool)].min_runtime, vi.start, now) == 0;
 }
 
-// Per eligible node (ConsolidationTries at most), the movable jobs there
+// Per eligible node that could hold the job (ConsolidationTries at most per
+// plan: a plan is made once per node layout and second for each kind of
+// preemptor), the movable jobs there
 // that free enough for the preemptor at least work lost (R6's `newest`;
 // then R6's order), if every one of them can start again at once on
 // another node of its partition (place_moved).
@@ -472,6 +474,7 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
         if (tries == 0) break;
         const NodeUse &u = nodes_.nodes()[size_t(node)];
         if (u.completing || u.gpus < per_node || u.free_gpus >= per_node) continue;
+        --tries;
         s.candidates.clear();
         for (const JobOnNode &j : nodes_.jobs_on(node)) {
             auto it = eval_.running.find(j.job_id);
@@ -486,7 +489,6 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
                   [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });
         PlanCost cost;
         if (!cheapest_set(s.candidates, per_node - u.free_gpus, s.prev, s.best, s.set, cost)) continue;
-        --tries;
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
         if (!place_moved(node, s.set)) continue;
         s.choices.push_back(
@@ -495,9 +497,11 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
 }
 
 // Places the set's jobs (candidates on `from_node`) on free GPUs of other
-// nodes of their partitions, as Slurm places a one-node job of equal node
-// weights: the largest first, each on the first node in order where it
-// fits.  All placed: appended to the scratch's sets and dests.
+// nodes of their partitions, as Slurm starts them again: in its order
+// (tier, then original submit time, which job ids follow), each on the
+// first node in node order where it fits (equal node Weights; CPUs and
+// memory are not checked).  All placed: appended to the scratch's sets
+// and dests.
 bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
     PlanScratch &s = plan_scratch_;
     const std::vector<NodeUse> &nodes = nodes_.nodes();
@@ -508,8 +512,10 @@ bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
     s.dest_free[size_t(from_node)] = 0;
     std::vector<uint32_t> &order = s.order;
     order.assign(set.begin(), set.end());
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        return s.candidates[a].gpus_here > s.candidates[b].gpus_here;
+    auto priority = [&](uint32_t i) { return tier_priority(eval_.running.find(s.candidates[i].job_id)->second.tier); };
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        if (priority(a) != priority(b)) return priority(a) > priority(b);
+        return s.candidates[a].job_id < s.candidates[b].job_id;
     });
     const size_t first = s.sets.size();
     for (uint32_t i : order) {

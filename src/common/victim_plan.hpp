@@ -116,7 +116,7 @@ struct PlanScratch {
     std::vector<PlanCost> best;
     std::vector<uint32_t> set, sets;
     std::vector<int32_t> dests;      // per entry of `sets`: where a moved job starts again; -1: not moved
-    std::vector<uint32_t> order;      // consolidation: the moved jobs, largest first
+    std::vector<uint32_t> order;      // consolidation: the moved jobs, in Slurm's order
     std::vector<uint32_t> dest_free;  // consolidation: free GPUs per node while moved jobs are placed
     std::vector<Choice> choices;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap

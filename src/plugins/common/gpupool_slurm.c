@@ -224,13 +224,51 @@ static const char *_job_partitions(job_record_t *job_ptr, int state,
 	return job_ptr->partition;
 }
 
-/* Requeued, would it start again on any node of its partition? */
-static bool _stays(job_record_t *job_ptr)
+extern int gps_site_preempt_mode(void)
 {
+	switch (slurm_conf.preempt_mode & (PREEMPT_MODE_SUSPEND |
+					   PREEMPT_MODE_REQUEUE |
+					   PREEMPT_MODE_CANCEL)) {
+	case PREEMPT_MODE_REQUEUE:
+		return GP_MODE_REQUEUE;
+	case PREEMPT_MODE_CANCEL:
+		return GP_MODE_CANCEL;
+	case PREEMPT_MODE_SUSPEND:
+		return GP_MODE_SUSPEND;
+	default:
+		return GP_MODE_OFF;
+	}
+}
+
+static bool _given(const char *s)
+{
+	return s && *s;
+}
+
+/*
+ * Would the job, preempted, be requeued and free to start again on another
+ * node of its partition (consolidation moves only such jobs)?  Not if its
+ * tier or slurm.conf cancels it, --no-requeue, not a batch job, given or
+ * excluded nodes, features, --exclusive, a reservation, a HetJob.
+ */
+static bool _stays(job_record_t *job_ptr, const char *qos)
+{
+	gp_tier_info_t t;
+	bool found = gp_engine_tier_of_qos(gp_shared_engine(), qos, &t) ==
+		     GP_OK;
 	/* (the details' type is named differently across releases) */
-	return !job_ptr->details || !job_ptr->details->requeue ||
-	       !job_ptr->batch_flag || job_ptr->details->req_nodes ||
-	       job_ptr->details->exc_nodes || job_ptr->details->features;
+	bool requeueable = job_ptr->details && job_ptr->details->requeue &&
+			   job_ptr->batch_flag;
+
+	if (gp_preempt_mode(found ? &t : NULL, gps_site_preempt_mode(),
+			    requeueable) != GP_MODE_REQUEUE)
+		return true;
+	return !job_ptr->details || _given(job_ptr->details->req_nodes) ||
+	       _given(job_ptr->details->exc_nodes) ||
+	       _given(job_ptr->details->features) ||
+	       (job_ptr->details->whole_node & WHOLE_NODE_REQUIRED) ||
+	       _given(job_ptr->resv_name) ||
+	       (job_ptr->het_job_id && (job_ptr->het_job_id != NO_VAL));
 }
 
 extern void gps_job_fill(job_record_t *job_ptr, int state,
@@ -255,7 +293,7 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->array_job_id = job_ptr->array_job_id;
 	if ((state == GP_JOB_PENDING) && job_ptr->details)
 		out->nodes = job_ptr->details->min_nodes;
-	if ((state == GP_JOB_RUNNING) && _stays(job_ptr))
+	if ((state == GP_JOB_RUNNING) && _stays(job_ptr, out->qos))
 		out->flags |= GP_JOB_STAYS;
 	if (t->needs & GP_NEEDS_ACCOUNTS)
 		out->account = job_ptr->account;

@@ -159,4 +159,7 @@ extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
  */
 extern int gps_abi_check(const char *plugin_type);
 
+/* slurm.conf's PreemptMode as GP_MODE_* (GANG, WITHIN, PRIORITY: flags). */
+extern int gps_site_preempt_mode(void);
+
 #endif /* GPUPOOL_SLURM_H */

@@ -322,21 +322,10 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 	return v.allowed ? true : false;
 }
 
-/* slurm.conf's PreemptMode as GP_MODE_* (GANG, WITHIN, PRIORITY: flags). */
+/* slurm.conf's PreemptMode as GP_MODE_* (gpupool_slurm.c). */
 static int _site_mode(void)
 {
-	switch (slurm_conf.preempt_mode & (PREEMPT_MODE_SUSPEND |
-					   PREEMPT_MODE_REQUEUE |
-					   PREEMPT_MODE_CANCEL)) {
-	case PREEMPT_MODE_REQUEUE:
-		return GP_MODE_REQUEUE;
-	case PREEMPT_MODE_CANCEL:
-		return GP_MODE_CANCEL;
-	case PREEMPT_MODE_SUSPEND:	/* refused by init(): kept for clarity */
-		return GP_MODE_SUSPEND;
-	default:
-		return GP_MODE_OFF;
-	}
+	return gps_site_preempt_mode();
 }
 
 static uint16_t _job_mode(job_record_t *job_ptr)
