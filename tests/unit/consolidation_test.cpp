@@ -12,19 +12,6 @@ using namespace gpupool::test;
 
 namespace {
 
-SnapJob on(SnapJob job, int32_t node) {
-    job.nodes = {NodeGpus{node, job.gpus}};
-    return job;
-}
-
-void settle(Snapshot &s) {
-    s.node_usage = true;
-    for (SnapNode &n : s.nodes) n.free_gpus = n.gpus;
-    for (const SnapJob &j : s.jobs)
-        if (j.state == JobState::Running)
-            for (const NodeGpus &g : j.nodes) s.nodes[size_t(g.node)].free_gpus -= g.gpus;
-}
-
 struct Row {
     const char *sentence;
     std::string conf;                                 // after the tiers

@@ -64,6 +64,21 @@ inline SnapJob pending(uint32_t id, const std::string &parts, const std::string 
     return j;
 }
 
+// `job` runs on `node` with all its GPUs.
+inline SnapJob on(SnapJob job, int32_t node) {
+    job.nodes = {NodeGpus{node, job.gpus}};
+    return job;
+}
+
+// Each node's free GPUs from the running jobs placed on it (node usage known).
+inline void settle(Snapshot &s) {
+    s.node_usage = true;
+    for (SnapNode &n : s.nodes) n.free_gpus = n.gpus;
+    for (const SnapJob &j : s.jobs)
+        if (j.state == JobState::Running)
+            for (const NodeGpus &g : j.nodes) s.nodes[size_t(g.node)].free_gpus -= g.gpus;
+}
+
 inline JobRef ref(const SnapJob &j) {
     JobRef r;
     r.id = j.id;

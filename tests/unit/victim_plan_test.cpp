@@ -14,21 +14,6 @@ using namespace gpupool::test;
 
 namespace {
 
-// `job` runs on `node` with all its GPUs.
-SnapJob on(SnapJob job, int32_t node) {
-    job.nodes = {NodeGpus{node, job.gpus}};
-    return job;
-}
-
-// Each node's free GPUs from the running jobs placed on it.
-void settle(Snapshot &s) {
-    s.node_usage = true;
-    for (SnapNode &n : s.nodes) n.free_gpus = n.gpus;
-    for (const SnapJob &j : s.jobs)
-        if (j.state == JobState::Running)
-            for (const NodeGpus &g : j.nodes) s.nodes[size_t(g.node)].free_gpus -= g.gpus;
-}
-
 // One pool of two 4-GPU nodes: NORMAL jobs take LOW ones by R4.
 struct TwoNodes {
     Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=8\n");
