@@ -8,7 +8,7 @@
 #                        [--accounts DxP] [--parts 1|4] [--conf-accounts 0|1]
 #                        [--submit api|sbatch] [--probe K] [--perf]
 #                        [--deadline S] [--placement slurm|pack|spread]
-#                        [--layout] [N...]
+#                        [--layout] [--heaptrack] [N...]
 #
 # Modes: native, gpupool, native-held: native scheduling with the
 # NORMAL jobs submitted held (`sbatch -H`), the same jobs that gpupool
@@ -81,6 +81,11 @@
 # --perf: `perf record -a -g` (200 Hz) while submitting, reported for
 # slurmctld's pid (all its threads, the request threads included), perf.submit.data in each run's directory (with perf report
 # --no-children text beside it).  Its overhead is in that run's figures.
+#
+# --heaptrack: heaptrack attached to slurmctld from the first filler job
+# to its shutdown (its allocations by call site: heaptrack.txt in each
+# run's directory, `heaptrack_print --print-peaks`; the raw file beside).
+# Slows slurmctld down: its CPU figures are not comparable.
 #
 # Takes /tmp/gpupool-live.lock itself (do not wrap it in flock).  Always
 # leaves its cluster down. GPUPOOL_BUILD: the build whose plugins gpupool
@@ -228,6 +233,12 @@ PreemptType=preempt/qos"
   if [[ $LIVE_COST_MALLOC != glibc ]] && ! grep -qF "$LIVE_COST_MALLOC_LIB" "/proc/$pid/maps"; then
     clog "$mode: slurmctld did not load $LIVE_COST_MALLOC_LIB"
     return 1
+  fi
+
+  if [[ ${LIVE_COST_HEAPTRACK:-0} == 1 ]]; then
+    # Until slurmctld exits (the trap above shuts it down).
+    heaptrack -o "$dir/heaptrack" -p "$pid" >"$dir/heaptrack.log" 2>&1 &
+    sleep 5
   fi
 
   # 1. A full cluster, each pair running before the next is submitted.
@@ -394,6 +405,20 @@ sdiag_means() {
     }' "$1"
 }
 
+# heaptrack_report DIR: with --heaptrack, once slurmctld has exited, its
+# allocations by call site (peaks, and what it still held at exit).
+heaptrack_report() {
+  [[ ${LIVE_COST_HEAPTRACK:-0} == 1 ]] || return 0
+  local f deadline=$(( SECONDS + 120 ))
+  until f=$(ls "$1"/heaptrack*.zst "$1"/heaptrack*.gz 2>/dev/null | head -1) && [[ -n $f ]] \
+      && ! pgrep -f "heaptrack.*-o $1/heaptrack" >/dev/null; do
+    (( SECONDS < deadline )) || { clog "heaptrack: no output in $1"; return 0; }
+    sleep 2
+  done
+  heaptrack_print --print-peaks 1 --print-allocators 0 --print-temporary 0 --print-leaks 1 \
+    --peak-limit 40 --sub-peak-limit 6 "$f" >"$1/heaptrack.txt" 2>&1 || true
+}
+
 if [[ ${1:-} == --one ]]; then
   shift
   one_run "$@"
@@ -404,6 +429,7 @@ if [[ ${1:-} == --each ]]; then
   rc=0
   for mode in $2; do
     bash "$0" --one "$mode" "$3" "$4/$mode" "$5" || { clog "N=$3 $mode: FAILED (see $4/$mode)"; rc=1; }
+    heaptrack_report "$4/$mode"
   done
   exit $rc
 fi
@@ -427,6 +453,7 @@ while (( $# )); do
     --perf) PERF=1; shift ;;
     --deadline) export LIVE_COST_DEADLINE=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
+    --heaptrack) export LIVE_COST_HEAPTRACK=1; shift ;;
     --placement) export LIVE_COST_PLACEMENT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;

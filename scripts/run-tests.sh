@@ -223,6 +223,7 @@ step "benchmarks build and run (make bench, make bench-sim: each case once, brie
 if make -j"$(nproc)" bench BENCH_ARGS='--benchmark_min_time=0.001 --benchmark_repetitions=1' \
     >bench.log 2>&1; then
   echo "make bench: $(grep -c '^BM_' bench.log) cases ran"; passed=$(( passed + 1 ))
+  grep -A2 '^pass_memory:' bench.log || true
 else
   tail -5 bench.log; echo "make bench: FAILED (bench.log)"; failed=$(( failed + 1 ))
 fi

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <new>
 #include <string>
@@ -38,10 +39,27 @@ struct gp_engine {
 };
 
 struct gp_snapshot {
-    gpupool::Snapshot snap;
-    // Jobs of an earlier snapshot, moved here with the room of their
-    // partition lists, for gp_snapshot_add_job to fill again.
-    std::vector<gpupool::SnapJob> spare;
+    // snap.jobs beyond `filled` are an earlier snapshot's, kept in place
+    // with the room of their lists for gp_snapshot_add_job to fill again
+    // (no second array of them); built() cuts them off before use.
+    mutable gpupool::Snapshot snap;
+    size_t filled = 0;
+    // A few jobs built in a big snapshot's room (a refresh of running
+    // jobs): the room waits here, in place, for the next full snapshot.
+    mutable std::vector<gpupool::SnapJob> room;
+    const gpupool::Snapshot &built() const {
+        std::vector<gpupool::SnapJob> &jobs = snap.jobs;
+        if (jobs.size() <= filled) return snap;
+        if (2 * filled >= jobs.size()) {
+            jobs.resize(filled);
+        } else {
+            std::vector<gpupool::SnapJob> few(std::make_move_iterator(jobs.begin()),
+                                              std::make_move_iterator(jobs.begin() + static_cast<ptrdiff_t>(filled)));
+            room.swap(jobs);
+            jobs.swap(few);
+        }
+        return snap;
+    }
 };
 
 namespace gpupool::capi {

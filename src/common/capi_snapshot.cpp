@@ -10,7 +10,7 @@ using namespace gpupool::capi;
 
 namespace {
 
-// Into `s` (a spare job's partition list keeps its room: no allocation).
+// Into `s` (an earlier job's partition list keeps its room: no allocation).
 void fill_snap_job(const gp_job_t *j, SnapJob &s) {
     s.id = j->job_id;
     s.state = j->state == GP_JOB_RUNNING ? JobState::Running
@@ -46,7 +46,7 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s) {
 }
 
 // One emptied snapshot kept for the next gp_snapshot_create(), with its
-// jobs' lists as spares.  Every pass builds a snapshot of all jobs: a list
+// jobs in place to be filled again.  Every pass builds a snapshot of all jobs: a list
 // allocated and freed per job each time churned the heap that slurmctld's
 // own job records and job_list nodes come from, scattering them
 // (doc/performance.md, live cost).
@@ -68,22 +68,19 @@ GP_EXPORT gp_snapshot_t *gp_snapshot_create(void) {
 
 GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) {
     if (!s) return;
-    try {
-        s->snap.nodes.clear();
-        s->snap.partitions.clear();
-        s->snap.account_parent.clear();
-        s->snap.node_usage = false;
-        s->spare.reserve(s->spare.size() + s->snap.jobs.size());
-        for (SnapJob &j : s->snap.jobs) s->spare.push_back(std::move(j));
-        s->snap.jobs.clear();
-    } catch (...) {
-        delete s;
-        return;
+    s->snap.nodes.clear();
+    s->snap.partitions.clear();
+    s->snap.account_parent.clear();
+    s->snap.node_usage = false;
+    if (!s->room.empty()) {
+        s->snap.jobs.swap(s->room);
+        s->room = std::vector<SnapJob>();
     }
+    s->filled = 0;  // the jobs stay, to be filled again
     {
         // Keep the one with more room (a pass's, not a refresh's).
         std::lock_guard<std::mutex> lock(recycle_mu);
-        if (!recycled || recycled->spare.size() < s->spare.size()) std::swap(recycled, s);
+        if (!recycled || recycled->snap.jobs.size() < s->snap.jobs.size()) std::swap(recycled, s);
     }
     delete s;
 }
@@ -117,13 +114,10 @@ GP_EXPORT int gp_snapshot_add_partition(gp_snapshot_t *s, const char *name, cons
 GP_EXPORT int gp_snapshot_add_job(gp_snapshot_t *s, const gp_job_t *job) {
     if (!s || !job) return GP_ERR_ARG;
     return guarded(GP_ERR_ARG, nullptr, 0, [&] {
-        SnapJob j;
-        if (!s->spare.empty()) {
-            j = std::move(s->spare.back());
-            s->spare.pop_back();
-        }
-        fill_snap_job(job, j);
-        s->snap.add_job(std::move(j));
+        std::vector<SnapJob> &jobs = s->snap.jobs;
+        if (s->filled == jobs.size()) jobs.emplace_back();
+        fill_snap_job(job, jobs[s->filled]);
+        ++s->filled;
     });
 }
 
@@ -154,11 +148,11 @@ GP_EXPORT int gp_snapshot_set_partition_lln(gp_snapshot_t *s) {
 
 GP_EXPORT int gp_snapshot_set_job_nodes(gp_snapshot_t *s, const int32_t *node_index, const uint32_t *gpus,
                                         size_t count) {
-    if (!s || s->snap.jobs.empty() || (count && (!node_index || !gpus))) return GP_ERR_ARG;
+    if (!s || s->filled == 0 || (count && (!node_index || !gpus))) return GP_ERR_ARG;
     for (size_t i = 0; i < count; ++i)
         if (node_index[i] < 0 || size_t(node_index[i]) >= s->snap.nodes.size()) return GP_ERR_ARG;
     return guarded(GP_ERR_ARG, nullptr, 0, [&] {
-        std::vector<NodeGpus> &nodes = s->snap.jobs.back().nodes;  // a spare's room, kept
+        std::vector<NodeGpus> &nodes = s->snap.jobs[s->filled - 1].nodes;  // an earlier job's room, kept
         nodes.clear();
         for (size_t i = 0; i < count; ++i) nodes.push_back(NodeGpus{node_index[i], gpus[i]});
     });

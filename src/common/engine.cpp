@@ -286,6 +286,13 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     changes_.clear();
     Evaluation ev;
     ev.now = now;
+    // The last pass's per-job arrays lend their room to this one (nothing
+    // reads them while it is built): one copy of each in memory, not two.
+    ev.pending = std::move(eval_.pending);
+    ev.pending.clear();
+    ev.pending_index = std::move(eval_.pending_index);
+    eval_.pending_index.clear();
+    eval_.valid = false;
     eval_.pool_index.clear();
     resolve_pools(snap, ev);
     build_queue_trees(*config_, snap, ev);
@@ -320,7 +327,8 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
         r.group_standing = job_standing(ev, r);
         mark_preempted(r);
     }
-    // Sort compact keys (R1's), then move each result once.
+    // Sort compact keys (R1's), then move each result once, in place
+    // (cycle by cycle: no second array of results).
     struct Key {
         PendingOrderKey key;
         uint32_t index;
@@ -332,11 +340,20 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
         keys.push_back(Key{pending_order_key(r, tier_priority(r.tier)), static_cast<uint32_t>(i)});
     }
     std::sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) { return a.key < b.key; });
-    {
-        std::vector<PendingResult> sorted;
-        sorted.reserve(keys.size());
-        for (const Key &k : keys) sorted.push_back(std::move(ev.pending[k.index]));
-        ev.pending.swap(sorted);
+    for (uint32_t start = 0; start < keys.size(); ++start) {
+        // Position p takes the result at keys[p].index; a done position
+        // points at itself.
+        if (keys[start].index == start) continue;
+        PendingResult first = std::move(ev.pending[start]);
+        uint32_t p = start;
+        while (keys[p].index != start) {
+            uint32_t from = keys[p].index;
+            ev.pending[p] = std::move(ev.pending[from]);
+            keys[p].index = p;
+            p = from;
+        }
+        ev.pending[p] = std::move(first);
+        keys[p].index = p;
     }
 
     ev.pending_index.build(ev.pending.size());
