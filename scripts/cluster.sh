@@ -30,6 +30,8 @@
 #                        node[5-6]), e.g. for fewer nodes               []
 #   CPUS_PER_NODE        CPUs each node claims (config_overrides)      [2]
 #   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
+#   GPUPOOL_SCHED_PARAMS_EXTRA  ,-led options added to SchedulerParameters
+#                        (e.g. ",defer")                              []
 #   GPUPOOL_NODE_HOSTNAMES  shared: every node NodeHostname=localhost, for
 #                        a Slurm built with --enable-multiple-slurmd
 #                        (Debian's, scripts/build-slurm.sh's); distinct:
@@ -382,7 +384,7 @@ SchedulerType=sched/backfill
 # Short passes so tests don't wait for the default 60 s main loop.
 # gpupool: preempt_strict_order keeps its victim plan's order (node group by
 # node group) through cons_tres's retry passes.
-SchedulerParameters=sched_interval=2,bf_interval=2,sched_min_interval=100000$strict_order
+SchedulerParameters=sched_interval=2,bf_interval=2,sched_min_interval=100000$strict_order${GPUPOOL_SCHED_PARAMS_EXTRA:-}
 PriorityType=$priority
 # sprio shows a factor's column only when its weight is non-zero; gpupool
 # maps tier -> QOS, pool standing -> Fairshare, submit order -> Age.

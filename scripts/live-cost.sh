@@ -8,7 +8,7 @@
 #                        [--accounts DxP] [--parts 1|4] [--conf-accounts 0|1]
 #                        [--submit api|sbatch] [--probe K] [--perf]
 #                        [--deadline S] [--placement slurm|pack|spread]
-#                        [--layout] [--heaptrack] [N...]
+#                        [--layout] [--heaptrack] [--defer] [N...]
 #
 # Modes: native, gpupool, native-held: native scheduling with the
 # NORMAL jobs submitted held (`sbatch -H`), the same jobs that gpupool
@@ -81,6 +81,11 @@
 # --perf: `perf record -a -g` (200 Hz) while submitting, reported for
 # slurmctld's pid (all its threads, the request threads included), perf.submit.data in each run's directory (with perf report
 # --no-children text beside it).  Its overhead is in that run's figures.
+#
+# --defer: SchedulerParameters=defer in both modes: a submit does not try
+# the new job at once (what sites with 100,000-job queues set; without it
+# one submission at a time cannot reach 100,000 within a lock hold here,
+# doc/performance.md).
 #
 # --heaptrack: heaptrack attached to slurmctld from the first filler job
 # to its shutdown (its allocations by call site: heaptrack.txt in each
@@ -345,6 +350,10 @@ PreemptType=preempt/qos"
     echo "held $(squeue -h -t PENDING -o %Q | grep -cx 0 || true)"
     echo "ctld_anon_huge_kb $(awk '/^AnonHugePages:/ { print $2 }' "/proc/$pid/smaps_rollup")"
     echo "ctld_rss_kb $(awk '/^Rss:/ { print $2 }' "/proc/$pid/smaps_rollup")"
+    # RSS of the heap and of mapped files (code: libstdc++ and the core
+    # are gpupool's own, loaded once).
+    awk '/^Rss:/ { r = $2 } /^Anonymous:/ { a = $2 } END { print "ctld_anon_kb " a; print "ctld_file_kb " r - a }' \
+      "/proc/$pid/smaps_rollup"
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "submit_wall %.1f\n", b - a }'
     awk -v a="$c0" -v b="$c1" 'BEGIN { printf "cpu_submit %.2f\n", b - a }'
     awk -v a="$c1" -v b="$c2" -v s="$idle" 'BEGIN { printf "cpu_idle %.2f\n", (b - a) * 60 / s }'
@@ -454,6 +463,7 @@ while (( $# )); do
     --deadline) export LIVE_COST_DEADLINE=$2; shift 2 ;;
     --layout) export LIVE_COST_LAYOUT=1; shift ;;
     --heaptrack) export LIVE_COST_HEAPTRACK=1; shift ;;
+    --defer) export GPUPOOL_SCHED_PARAMS_EXTRA=,defer; shift ;;
     --placement) export LIVE_COST_PLACEMENT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     [0-9]*) NS+=("$1"); shift ;;
@@ -512,6 +522,7 @@ summary() {
   [[ -n $ACCOUNTS ]] && accts_label=", accounts $ACCOUNTS"
   [[ -n $ACCOUNTS && $CONF_ACCOUNTS == 0 ]] && accts_label+=" (the pool only in gpupool.conf)"
   [[ ${LIVE_COST_PLACEMENT:-slurm} == slurm ]] || accts_label+=", Placement=$LIVE_COST_PLACEMENT"
+  [[ -z ${GPUPOOL_SCHED_PARAMS_EXTRA:-} ]] || accts_label+=", SchedulerParameters+=${GPUPOOL_SCHED_PARAMS_EXTRA#,}"
   printf '\nN=%s pending (4 nodes x 2 GPUs, %s partition(s)%s; %s; then %s s idle; slurmctld with %s malloc; %s run(s) each: median [min-max])\n' \
     "$n" "$PARTS" "$accts_label" \
     "$( [[ $SUBMIT == api ]] && echo "libslurm submits, the last $PROBE by sbatch" || echo "sbatch one at a time")" \
@@ -524,7 +535,7 @@ summary() {
   done
   printf '\n'
   for key in cpu_submit cpu_idle main_mean_submit bf_mean_submit main_mean_idle bf_mean_idle \
-             api_p50_us api_p99_us sbatch_p50_us sbatch_p99_us ctld_rss_kb \
+             api_p50_us api_p99_us sbatch_p50_us sbatch_p99_us ctld_rss_kb ctld_anon_kb ctld_file_kb \
              submit_wall main_cycles_submit bf_cycles_submit main_cycles_idle bf_cycles_idle \
              gpupool_passes_submit pending held held_quota sbatch_failed deadline_stopped_at; do
     case $key in
@@ -539,6 +550,8 @@ summary() {
       sbatch_p50_us) label="sbatch latency p50 (us)" ;;
       sbatch_p99_us) label="sbatch latency p99 (us)" ;;
       ctld_rss_kb) label="slurmctld RSS at the end (KiB)" ;;
+      ctld_anon_kb) label="  of it anonymous (heap) (KiB)" ;;
+      ctld_file_kb) label="  of it mapped files (KiB)" ;;
       submit_wall) label="submit wall time (s)" ;;
       main_cycles_submit) label="main cycles, submitting" ;;
       bf_cycles_submit) label="backfill cycles, submitting" ;;

@@ -158,6 +158,45 @@ TEST(PassPath, SnapshotRebuiltWithoutAnAllocationPerJob) {
     gp_engine_destroy(e);
 }
 
+// A refresh of running jobs (preempt/gpupool, between passes) takes the
+// same recycled snapshot: its few jobs must not cost the next pass its
+// room (one allocation per job again), nor lose the refresh's jobs or the
+// pass's.
+TEST(PassPath, ARefreshBetweenPassesKeepsThePassesRoom) {
+    gp_engine_t *e = two_pools();
+    ASSERT_NE(e, nullptr);
+    auto build = [&](int pending) {
+        gp_snapshot_t *s = two_nodes();
+        gp_snapshot_reserve(s, 2, 4 + pending);
+        uint32_t id = 1;
+        for (int i = 0; i < 4; ++i) {
+            gp_job_t r = job(id++, GP_JOB_RUNNING, i < 2 ? "pool1" : "pool2", i % 2 ? "low" : "normal", 100);
+            EXPECT_EQ(gp_snapshot_add_job(s, &r), GP_OK);
+        }
+        for (int i = 0; i < pending; ++i) {
+            gp_job_t p = job(id++, GP_JOB_PENDING, i % 2 ? "pool1" : "pool2", "low", 200 + i);
+            EXPECT_EQ(gp_snapshot_add_job(s, &p), GP_OK);
+        }
+        return s;
+    };
+    gp_snapshot_t *s = build(5000);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 20000), GP_OK);
+    gp_snapshot_destroy(s);
+    s = build(0);  // the refresh: running jobs only
+    ASSERT_EQ(gp_engine_refresh_running(e, s, 20005), GP_OK);
+    gp_snapshot_destroy(s);
+    long before = allocations.load();
+    s = build(5000);
+    EXPECT_LT(allocations.load() - before, 50);  // the pass's room was kept
+    ASSERT_EQ(gp_engine_evaluate(e, s, 20010), GP_OK);
+    gp_snapshot_destroy(s);
+    EXPECT_EQ(gp_engine_pending_count(e), 5000u);
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 5004, &r), GP_OK);  // the last one
+    EXPECT_EQ(r.admission, GP_ADMIT_FREE);
+    gp_engine_destroy(e);
+}
+
 // preempt_p_preemptable asks about every running job for each job Slurm
 // tests (request threads at submit, the scheduler, backfill): its answer,
 // the why text included, allocates nothing.
