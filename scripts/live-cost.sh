@@ -51,7 +51,9 @@
 # Printed per mode: slurmctld's CPU seconds (utime + stime of all its
 # threads, /proc/PID/stat) while submitting and per idle minute, sdiag's
 # mean main and backfill cycle in each phase (sdiag is reset at each
-# phase's start), latencies p50/p99, slurmctld's RSS at the end; with
+# phase's start), latencies p50/p99, slurmctld's RSS at the end (heap and
+# mapped files apart, and again once the allocator has given its free
+# pages back: malloc_trim(0) or jemalloc's purge, called through gdb); with
 # --repeat R the median and the spread (min-max) of the R runs, and the
 # ratio of the medians gpupool/native.
 #
@@ -368,6 +370,15 @@ PreemptType=preempt/qos"
       [[ -s $dir/stats.$f ]] && printf 'gpupool_passes_%s %s\n' "$f" "$(grep -o '"passes":[0-9]*' "$dir/stats.$f" | cut -d: -f2)"
     done
   } >>"$dir/figures"
+  # What of the RSS is free memory the allocator keeps: the RSS again once
+  # it has given free pages back (glibc: malloc_trim(0); jemalloc: purge
+  # every arena), called in slurmctld through gdb after every figure above.
+  local give_back='call (int) malloc_trim(0)'
+  [[ $LIVE_COST_MALLOC == glibc ]] \
+    || give_back='call (int) mallctl("arena.4096.purge", (void *) 0, (void *) 0, (void *) 0, 0)'
+  if timeout 60 gdb -p "$pid" -batch -ex "$give_back" >"$dir/give-back.log" 2>&1; then
+    echo "ctld_rss_trimmed_kb $(awk '/^Rss:/ { print $2 }' "/proc/$pid/smaps_rollup")" >>"$dir/figures"
+  fi
   cp "$GPUPOOL_CLUSTER_DIR/log/slurmctld.log" "$dir/" 2>/dev/null || true
   if [[ -s $dir/perf.submit.data ]]; then
     perf report -i "$dir/perf.submit.data" --pid "$pid" --no-children --sort comm,dso,symbol -g none --stdio 2>/dev/null \
@@ -535,7 +546,7 @@ summary() {
   done
   printf '\n'
   for key in cpu_submit cpu_idle main_mean_submit bf_mean_submit main_mean_idle bf_mean_idle \
-             api_p50_us api_p99_us sbatch_p50_us sbatch_p99_us ctld_rss_kb ctld_anon_kb ctld_file_kb \
+             api_p50_us api_p99_us sbatch_p50_us sbatch_p99_us ctld_rss_kb ctld_anon_kb ctld_file_kb ctld_rss_trimmed_kb \
              submit_wall main_cycles_submit bf_cycles_submit main_cycles_idle bf_cycles_idle \
              gpupool_passes_submit pending held held_quota sbatch_failed deadline_stopped_at; do
     case $key in
@@ -552,6 +563,7 @@ summary() {
       ctld_rss_kb) label="slurmctld RSS at the end (KiB)" ;;
       ctld_anon_kb) label="  of it anonymous (heap) (KiB)" ;;
       ctld_file_kb) label="  of it mapped files (KiB)" ;;
+      ctld_rss_trimmed_kb) label="RSS, free pages given back (KiB)" ;;
       submit_wall) label="submit wall time (s)" ;;
       main_cycles_submit) label="main cycles, submitting" ;;
       bf_cycles_submit) label="backfill cycles, submitting" ;;

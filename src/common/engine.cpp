@@ -276,6 +276,17 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
 
 void Engine::evaluate(const Snapshot &snap, int64_t now) {
     if (!config_) throw std::logic_error("no configuration loaded");
+    try {
+        evaluate_pass(snap, now);
+    } catch (...) {
+        // Half a pass is none: the last one lent it its arrays, and one
+        // that failed after taking effect lacks its candidates.
+        eval_ = Evaluation{};
+        throw;
+    }
+}
+
+void Engine::evaluate_pass(const Snapshot &snap, int64_t now) {
     if (staged_) {
         LoadedConfig next = std::move(*staged_);
         staged_.reset();
@@ -290,6 +301,7 @@ void Engine::evaluate(const Snapshot &snap, int64_t now) {
     // reads them while it is built): one copy of each in memory, not two.
     ev.pending = std::move(eval_.pending);
     ev.pending.clear();
+    eval_.pending.clear();
     ev.pending_index = std::move(eval_.pending_index);
     eval_.pending_index.clear();
     eval_.valid = false;

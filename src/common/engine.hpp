@@ -154,6 +154,7 @@ public:
     int64_t note_job(uint32_t job_id, int64_t submit_time, uint32_t restart_cnt, int64_t now);
 
     // Full pass: usage accounting, fairshare, order, admission, victims.
+    // If it throws (no memory), no pass is in force until the next one.
     void evaluate(const Snapshot &snap, int64_t now);
     // Running jobs only: usage, victim walk and ranks; order, admission and
     // pending demand stay from the last full pass.
@@ -373,6 +374,7 @@ private:
     bool still_waiting(VictimPlan &plan) const;
     // Jobs that preempted go first in their tier until they start, by the
     // order of the node they freed (R1).
+    void evaluate_pass(const Snapshot &snap, int64_t now);
     void mark_preempted(PendingResult &r) const {
         const uint32_t *node = preempted_first_.find(r.job_id);
         r.preempted = node != nullptr;

@@ -361,6 +361,27 @@ static void _node_cpus_mem(gp_snapshot_t *snap, int32_t node,
 }
 
 /*
+ * Slurm 26.05's select/cons_tres places a job capped at one node (-N1)
+ * by Weight and node order alone (_get_one_res never reaches LLN), so an
+ * LLN partition (Placement=spread) spreads only jobs that may span nodes:
+ * said once per slurmctld.
+ */
+static void _lln_one_node_note(const char *part)
+{
+#if GPS_SLURM_AT_LEAST(26, 5)
+	static bool said = false;
+
+	if (said)
+		return;
+	said = true;
+	info("gpupool: partition %s has LLN: Slurm 26.05 places jobs capped at one node (-N1, MaxNodes=1) by Weight and node order, without LLN; Placement=spread spreads jobs that leave -N1 out or give a range (-N1-4)",
+	     part);
+#else
+	(void) part;
+#endif
+}
+
+/*
  * Every partition with its nodes as snapshot indexes (`node_map`: a node
  * record's index, -1 for none); `idx` is scratch of node_record_count.
  */
@@ -390,8 +411,10 @@ static void _add_partitions(gp_snapshot_t *snap, const int32_t *node_map,
 			error("gpupool: partition %s left out of the snapshot",
 			      part_ptr->name);
 		else if ((part_ptr->flags & PART_FLAG_LLN) ||
-			 (slurm_conf.select_type_param & GPS_SELECT_LLN))
+			 (slurm_conf.select_type_param & GPS_SELECT_LLN)) {
 			(void) gp_snapshot_set_partition_lln(snap);
+			_lln_one_node_note(part_ptr->name);
+		}
 	}
 	list_iterator_destroy(it);
 }
