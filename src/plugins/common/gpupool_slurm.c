@@ -361,10 +361,10 @@ static void _node_cpus_mem(gp_snapshot_t *snap, int32_t node,
 }
 
 /*
- * Slurm 26.05's select/cons_tres places a job capped at one node (-N1)
- * by Weight and node order alone (_get_one_res never reaches LLN), so an
- * LLN partition (Placement=spread) spreads only jobs that may span nodes:
- * said once per slurmctld.
+ * Slurm 26.05's select/cons_tres places a job capped at one node (-N1) by
+ * Weight and node order alone (_get_one_res never reaches LLN), and in
+ * our tests jobs with -N1-4 did not spread either: an LLN partition
+ * (Placement=spread) may not spread there.  Said once per slurmctld.
  */
 static void _lln_one_node_note(const char *part)
 {
@@ -374,7 +374,7 @@ static void _lln_one_node_note(const char *part)
 	if (said)
 		return;
 	said = true;
-	info("gpupool: partition %s has LLN: Slurm 26.05 places jobs capped at one node (-N1, MaxNodes=1) by Weight and node order, without LLN; Placement=spread spreads jobs that leave -N1 out or give a range (-N1-4)",
+	info("gpupool: partition %s has LLN: Slurm 26.05 may not spread its jobs: it places a job capped at one node (-N1) by Weight and node order alone, without LLN, so Placement=spread may not hold there (gpupool admin guide, Placement)",
 	     part);
 #else
 	(void) part;
