@@ -19,44 +19,28 @@
 #include <string>
 #include <vector>
 
+#include "../counted_new.hpp"
 #include "gpupool.h"
 
 namespace {
 std::atomic<long long> live{0}, peak{0};
+}  // namespace
 
-void *counted(std::size_t n) noexcept {
+void *counted_new(std::size_t n) noexcept {
     void *p = std::malloc(n ? n : 1);
     if (!p) return nullptr;
-    long long now = live.fetch_add(static_cast<long long>(malloc_usable_size(p))) +
-                    static_cast<long long>(malloc_usable_size(p));
+    const long long size = static_cast<long long>(malloc_usable_size(p));
+    const long long now = live.fetch_add(size) + size;
     long long was = peak.load();
     while (now > was && !peak.compare_exchange_weak(was, now)) {
     }
     return p;
 }
-void uncounted(void *p) noexcept {
+void counted_delete(void *p) noexcept {
     if (!p) return;
     live.fetch_sub(static_cast<long long>(malloc_usable_size(p)));
     std::free(p);
 }
-}  // namespace
-
-void *operator new(std::size_t n) {
-    if (void *p = counted(n)) return p;
-    throw std::bad_alloc();
-}
-void *operator new[](std::size_t n) {
-    if (void *p = counted(n)) return p;
-    throw std::bad_alloc();
-}
-void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return counted(n); }
-void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return counted(n); }
-void operator delete(void *p) noexcept { uncounted(p); }
-void operator delete[](void *p) noexcept { uncounted(p); }
-void operator delete(void *p, std::size_t) noexcept { uncounted(p); }
-void operator delete[](void *p, std::size_t) noexcept { uncounted(p); }
-void operator delete(void *p, const std::nothrow_t &) noexcept { uncounted(p); }
-void operator delete[](void *p, const std::nothrow_t &) noexcept { uncounted(p); }
 
 namespace {
 

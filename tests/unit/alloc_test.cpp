@@ -13,38 +13,18 @@
 #include <new>
 #include <string>
 
+#include "../counted_new.hpp"
 #include "gpupool.h"
 
 namespace {
 std::atomic<long> allocations{0};
 }  // namespace
 
-// Every form that a plain delete may free, so that each pair stays malloc
-// and free (under ASan the forms not replaced are its own: the standard
-// library's temporary buffers take the nothrow form, and ASan reports new
-// vs free).  The aligned forms are left to pair among themselves.
-namespace {
-void *counted(std::size_t n) noexcept {
+void *counted_new(std::size_t n) noexcept {
     allocations.fetch_add(1, std::memory_order_relaxed);
     return std::malloc(n ? n : 1);
 }
-}  // namespace
-void *operator new(std::size_t n) {
-    if (void *p = counted(n)) return p;
-    throw std::bad_alloc();
-}
-void *operator new[](std::size_t n) {
-    if (void *p = counted(n)) return p;
-    throw std::bad_alloc();
-}
-void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return counted(n); }
-void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return counted(n); }
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete[](void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
-void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
-void operator delete[](void *p, const std::nothrow_t &) noexcept { std::free(p); }
+void counted_delete(void *p) noexcept { std::free(p); }
 
 namespace {
 gp_job_t job(uint32_t id, int state, const char *part, const char *qos, int64_t t) {
