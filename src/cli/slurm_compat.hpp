@@ -29,6 +29,10 @@ char *slurm_job_reason_string(enum job_state_reason inx);
 
 namespace gpupool::cli::compat {
 
+// 26.05's cons_tres places a job capped at one node by Weight alone, without
+// LLN (_get_one_res): Snapshot::one_node_by_weight.
+constexpr bool kOneNodeByWeight = GPC_SLURM_AT_LEAST(26, 5);
+
 // List / ListIterator until 23.11; list_t / list_itr_t since (both in 23.11).
 #if GPC_SLURM_AT_LEAST(23, 11)
 using list_ptr = list_t *;

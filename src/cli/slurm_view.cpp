@@ -186,6 +186,7 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
         snap.partitions.back().lln = (p.flags & PART_FLAG_LLN) != 0;
         if (priority_tier) (*priority_tier)[p.name] = p.priority_tier;
     }
+    snap.one_node_by_weight = compat::kOneNodeByWeight;
     slurm_free_partition_info_msg(parts);
 }
 

@@ -72,6 +72,7 @@ GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) {
     s->snap.partitions.clear();
     s->snap.account_parent.clear();
     s->snap.node_usage = false;
+    s->snap.one_node_by_weight = false;
     if (!s->room.empty()) {
         s->snap.jobs.swap(s->room);
         s->room = std::vector<SnapJob>();
@@ -143,6 +144,12 @@ GP_EXPORT int gp_snapshot_set_node_usage(gp_snapshot_t *s, int32_t node_index, u
 GP_EXPORT int gp_snapshot_set_partition_lln(gp_snapshot_t *s) {
     if (!s || s->snap.partitions.empty()) return GP_ERR_ARG;
     s->snap.partitions.back().lln = true;
+    return GP_OK;
+}
+
+GP_EXPORT int gp_snapshot_set_one_node_by_weight(gp_snapshot_t *s) {
+    if (!s) return GP_ERR_ARG;
+    s->snap.one_node_by_weight = true;
     return GP_OK;
 }
 

@@ -111,7 +111,7 @@ public:
     bool contains(uint32_t id) const { return find(id) != nullptr; }
     // The entry of `id`, added as `v` if there was none; true if added.
     std::pair<V *, bool> try_emplace(uint32_t id, const V &v) {
-        if (2 * (size_ + 1) > slots_.size()) rehash(2 * (size_ + 1));
+        if (2 * (size_ + 1) > slots_.size()) rehash(size_ + 1);  // rehash doubles: at most half full
         size_t i = slot_of(id);
         if (slots_[i].used) return {&slots_[i].value, false};
         slots_[i].id = id;

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 14
+#define GP_ABI_VERSION 15
 
 typedef enum {
 	GP_OK = 0,
@@ -321,6 +321,14 @@ int gp_snapshot_set_job_nodes(gp_snapshot_t *snap, const int32_t *node_index,
  * jobs on the least loaded node of the lowest Weight (Placement=).
  */
 int gp_snapshot_set_partition_lln(gp_snapshot_t *snap);
+
+/*
+ * Since ABI 15: this Slurm places a job capped at one node by node Weight
+ * alone, first fit, without LLN (Slurm 26.05's one-node path in
+ * select/cons_tres, _get_one_res).  Placement=spread is then carried by
+ * Weights (gp_engine_node_weights) as well as LLN.
+ */
+int gp_snapshot_set_one_node_by_weight(gp_snapshot_t *snap);
 
 /*
  * Since ABI 13, Placement= (placement.hpp): the Weight each node of the

@@ -20,6 +20,7 @@ void NodeLayout::load(const Snapshot &snap) {
     if (!snap.partitions.empty() || !same_nodes(names_, snap.nodes)) {
         partitions_.clear();
         lln_.clear();
+        one_node_by_weight_ = snap.one_node_by_weight;
         for (const SnapPartition &p : snap.partitions) {
             partitions_[p.name] = p.nodes;
             if (p.lln) lln_[p.name] = true;

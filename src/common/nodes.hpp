@@ -58,6 +58,8 @@ public:
     const std::vector<int32_t> *partition_nodes(std::string_view name) const;
     // The partition has LLN=YES (Slurm puts a job on its least loaded node).
     bool partition_lln(std::string_view name) const { return lln_.count(std::string(name)) > 0; }
+    // Slurm places a one-node job by Weight alone (Snapshot::one_node_by_weight).
+    bool one_node_by_weight() const { return one_node_by_weight_; }
 
 private:
     bool known_ = false;
@@ -66,6 +68,7 @@ private:
     std::vector<NodeUse> nodes_;
     std::unordered_map<std::string, std::vector<int32_t>> partitions_;
     std::unordered_map<std::string, bool> lln_;  // partitions with LLN=YES
+    bool one_node_by_weight_ = false;
     // Jobs' nodes, one range per running job found by id.
     FlatIdMap<std::pair<uint32_t, uint32_t>> job_range_;
     std::vector<NodeGpus> job_nodes_;

@@ -107,15 +107,30 @@ uint32_t NodeWeights::pack_key(const NodeUse &use, uint32_t np_gpus, uint32_t mo
     return uint32_t(not_np * mod + free);
 }
 
+uint32_t NodeWeights::spread_key(const NodeUse &use, uint32_t most) {
+    return std::min(most - std::min(use.free_gpus, use.gpus), kScale - 1);
+}
+
 size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::vector<uint32_t> &np_gpus,
                          const uint32_t *current, uint32_t *want, std::vector<std::string> *warnings) {
     const std::vector<NodeUse> &use = nodes.nodes();
     // Strategy warnings come with every pass (Engine::evaluate): none here.
     std::vector<std::string> said;
     const std::vector<NodePlacement> how = node_placements(cfg, nodes, &said);
+    // Spread by Weights too where Slurm places a one-node job by Weight
+    // alone (26.05): the nodes of pools that ask for it (Placement=spread).
+    std::vector<uint8_t> spread(use.size(), 0);
+    if (nodes.one_node_by_weight())
+        for (const Pool &pool : cfg.pools)
+            if (pool.placement == Placement::Spread)
+                if (const std::vector<int32_t> *pn = nodes.partition_nodes(pool.name))
+                    for (int32_t n : *pn)
+                        if (n >= 0 && size_t(n) < use.size() && how[size_t(n)] == NodePlacement::Spread)
+                            spread[size_t(n)] = 1;
     // A node of one GPU is free or full: its free GPUs order nothing.
-    bool any_pack = false;
-    for (size_t n = 0; n < use.size(); ++n) any_pack |= how[n] == NodePlacement::Pack && use[n].gpus >= 2;
+    bool any_keyed = false;
+    for (size_t n = 0; n < use.size(); ++n)
+        any_keyed |= (how[n] == NodePlacement::Pack || spread[n]) && use[n].gpus >= 2;
     uint32_t most = 0;
     for (const NodeUse &u : use) most = std::max(most, u.gpus);
     // Each node's base first: a Weight that is not the one this set last
@@ -133,7 +148,7 @@ size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     const bool fits = distinct.size() <= kMaxRanks;
-    if (any_pack && !fits)
+    if (any_keyed && !fits)
         warnings->push_back("Placement=pack: the nodes have " + std::to_string(distinct.size()) +
                             " different Weights, more than the " + std::to_string(kMaxRanks) +
                             " that fit under Slurm's 24 bits with room for the pack order; gpupool leaves "
@@ -142,11 +157,12 @@ size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::
     for (size_t n = 0; n < use.size(); ++n) {
         Seen &s = *seen[n];
         uint32_t w = s.base;
-        if (any_pack && fits) {
+        if (any_keyed && fits) {
             const uint32_t rank =
                 uint32_t(std::lower_bound(distinct.begin(), distinct.end(), base[n]) - distinct.begin());
-            const uint32_t key =
-                how[n] == NodePlacement::Pack ? pack_key(use[n], n < np_gpus.size() ? np_gpus[n] : 0, most) : 0;
+            const uint32_t key = how[n] == NodePlacement::Pack ? pack_key(use[n], n < np_gpus.size() ? np_gpus[n] : 0, most)
+                                 : spread[n]                   ? spread_key(use[n], most)
+                                                               : 0;
             w = (rank + 1) * kScale + key;
         }
         s.set = w;

@@ -18,7 +18,14 @@
 //           (node_scheduler.c _set_sched_weight), so Weights must stay
 //           under 2^24.
 //   spread: Slurm's own LLN=YES, judged per job as it starts; gpupool
-//           leaves those nodes' Weights level.
+//           leaves those nodes' Weights level.  Except where Slurm places
+//           a job capped at one node by Weight alone, first fit, never
+//           reaching LLN (26.05's one-node path, cons_tres _get_one_res;
+//           sbatch caps -N1-4 -n1 at one node too): there the nodes of a
+//           pool with Placement=spread get (rank + 1) * 4096 + (most GPUs
+//           on a node - its free GPUs), refreshed every pass, so the node
+//           with the most free GPUs comes first.  Jobs that start between
+//           two passes all see the same order.
 // A node has one Weight for every partition over it: pools that share
 // nodes and ask for opposite strategies cannot both hold (a warning says
 // so, and those nodes are left level).
@@ -58,6 +65,8 @@ public:
 
     // The pack key of a node (see above); `most`: the most GPUs on a node.
     static uint32_t pack_key(const NodeUse &use, uint32_t np_gpus, uint32_t most);
+    // The spread key: the node with the most free GPUs first.
+    static uint32_t spread_key(const NodeUse &use, uint32_t most);
 
     // The Weight each node of `nodes` should have (`want`), given its
     // Weight now (`current`) and its GPUs held by non-preemptible jobs

@@ -92,6 +92,9 @@ struct Snapshot {
     // given: the victim plan (victim_plan.hpp) places preemptions on nodes.
     // Without them preemption judges pools' GPU counts alone.
     bool node_usage = false;
+    // Slurm places a job capped at one node by Weight alone, first fit,
+    // without LLN (26.05's one-node path): spread needs Weights too.
+    bool one_node_by_weight = false;
 
     int32_t add_node(std::string name, uint32_t gpus);
     // Node indices out of range are a std::invalid_argument.

@@ -343,28 +343,38 @@ test_pack_keeps_a_node_whole() {
   if [[ $nodes == "node1 " ]]; then placed_on whole wa normal 4 node2; else placed_on whole wa normal 4 node1; fi
 }
 
-# Spread: a pool with Placement=spread over a partition with LLN=YES.
-# With the nodes' Weights level (no pool packs; gpupool gives back those
-# an earlier test's pack set), four 1-GPU jobs submitted together land two
-# on each node.  Before, gpupool.conf
-# refused Placement=.
+# Spread: a pool with Placement=spread over a partition with LLN=YES; four
+# 1-GPU -N1 jobs land two on each node.  On 22.05 Slurm's LLN does it
+# (the nodes' Weights level: gpupool gives back those an earlier test's
+# pack set), even for jobs submitted together.  Slurm 26.05 places a job
+# capped at one node by Weight alone (cons_tres _get_one_res, never LLN;
+# all four went to node1, natively too): there gpupool gives the pool's
+# nodes Weights, the node with the most free GPUs first, refreshed every
+# pass, so the jobs go one at a time, each after the Weights followed the
+# last.  Before, on 26.05, all four went to node1.
 test_spread_places() {
   local ids=() id i
   wide_load 'Pool=ws Quota=8 Placement=spread' || return 1
-  # No pool packs now: the Weights an earlier test left go back first.
-  assert wait_until 20 weights_are "1 1" || { ilog "Weights: $(node_weight node1) $(node_weight node2)"; return 1; }
-  # Slurm 26.05 put all four on node1, natively too (its one-node path,
-  # _get_one_res, skips LLN for -N1 jobs; -N1-4 jobs landed there as well,
-  # not traced), which gpupool's log says once (admin-guide.md).
-  for i in 1 2 3 4; do ids+=("$(submit_gpus "t$i" ws normal 1)") || return 1; done
-  for id in "${ids[@]}"; do assert wait_state "$id" RUNNING 30 || return 1; done
-  local want="2 2 "
+  local by_weight=false level="1 1"
   if [[ $(scontrol --version) == *" 26."* ]]; then
-    want="4 "
-    assert grep -q "has LLN: Slurm 26.05 may not spread its jobs" "$CTLD_LOG" || return 1
+    by_weight=true level="4096 4096"  # (rank 0 + 1) * 4096 + (4 - 4 free)
   fi
-  assert test "$(for id in "${ids[@]}"; do job_node "$id"; done | sort | uniq -c | awk '{print $1}' | tr '\n' ' ')" = "$want" ||
-    { ilog "-N1 jobs on: $(for id in "${ids[@]}"; do job_node "$id"; done | tr '\n' ' ') (want counts $want)"; return 1; }
+  assert wait_until 20 weights_are "$level" || { ilog "Weights: $(node_weight node1) $(node_weight node2)"; return 1; }
+  for i in 1 2 3 4; do
+    ids+=("$(submit_gpus "t$i" ws normal 1)") || return 1
+    if $by_weight; then
+      assert wait_state "${ids[-1]}" RUNNING 30 || return 1
+      # The pass after the start raises that node's Weight by one.
+      assert wait_until 20 eval '(( $(node_weight node1) + $(node_weight node2) == 8192 + '"$i"' ))' ||
+        { ilog "Weights after t$i: $(node_weight node1) $(node_weight node2)"; return 1; }
+    fi
+  done
+  for id in "${ids[@]}"; do assert wait_state "$id" RUNNING 30 || return 1; done
+  if $by_weight; then
+    assert grep -q "has LLN: Slurm 26.05 places a job capped at one node" "$CTLD_LOG" || return 1
+  fi
+  assert test "$(for id in "${ids[@]}"; do job_node "$id"; done | sort | uniq -c | awk '{print $1}' | tr '\n' ' ')" = "2 2 " ||
+    { ilog "-N1 jobs on: $(for id in "${ids[@]}"; do job_node "$id"; done | tr '\n' ' ') (want two on each)"; return 1; }
 }
 
 # --- Consolidation (victim_plan.cpp) -----------------------------------------

@@ -15,6 +15,7 @@ struct World {
     std::string pools;                  // Pool= lines
     std::vector<std::string> parts;     // "name first last [lln]"
     std::vector<uint32_t> free;         // free GPUs per 8-GPU node
+    bool one_node_by_weight = false;    // Slurm 26.05: one-node jobs by Weight alone
 };
 
 // The engine after one pass over `w` (nodes of 8 GPUs).
@@ -29,6 +30,7 @@ struct Placed {
             partition(snap, name, first, last);
             snap.partitions.back().lln = std::string(lln) == "lln";
         }
+        snap.one_node_by_weight = w.one_node_by_weight;
         set_free(w.free);
     }
     void set_free(const std::vector<uint32_t> &free) {
@@ -114,6 +116,52 @@ TEST(Placement, WeightsPerStrategy) {
          {"Pool=a Quota=8 Placement=pack\n", {"a 0 1"}, {7, 3}},
          {1, 20000000},
          {S + pk(7), 2 * S + pk(3)},
+         ""},
+    };
+    for (const Row &r : rows) {
+        SCOPED_TRACE(r.sentence);
+        Placed p(r.world);
+        EXPECT_EQ(p.weights(r.current), r.want);
+        if (*r.warning)
+            EXPECT_NE(p.warnings().find(r.warning), std::string::npos) << p.warnings();
+        else
+            EXPECT_EQ(p.warnings().find("Placement"), std::string::npos) << p.warnings();
+    }
+}
+
+// Slurm 26.05 places a job capped at one node by Weight alone, never
+// reaching LLN (cons_tres _get_one_res): spread needs Weights there.
+TEST(Placement, WhereSlurmPlacesOneNodeJobsByWeightAloneSpreadSetsWeights) {
+    auto pk = [](uint32_t free) { return 8 * 9 + free; };
+    const uint32_t S = NodeWeights::kScale;
+    const std::vector<Row> rows = {
+        {"Placement=spread: each node's Weight is (its base's rank + 1) times 4096 plus 8 less its free GPUs: "
+         "the node with the most free GPUs first",
+         {"Pool=a Quota=8 Placement=spread\n", {"a 0 2 lln"}, {7, 3, 8}, true},
+         {1, 1, 1},
+         {S + 1, S + 5, S + 0},
+         ""},
+        {"a pool without Placement= over an LLN partition keeps level Weights (LLN alone, as Slurm does)",
+         {"Pool=a Quota=8\n", {"a 0 1 lln"}, {7, 3}, true},
+         {1, 1},
+         {1, 1},
+         ""},
+        {"a spreading pool and a packing one on their own nodes each get their own key",
+         {"Pool=a Quota=8 Placement=pack\nPool=b Quota=8 Placement=spread\n", {"a 0 1", "b 2 3 lln"}, {7, 3, 7, 3},
+          true},
+         {1, 1, 1, 1},
+         {S + pk(7), S + pk(3), S + 1, S + 5},
+         ""},
+        {"pools sharing nodes with opposite strategies still leave the shared nodes level, and are warned",
+         {"Pool=a Quota=8 Placement=pack\nPool=b Quota=8 Placement=spread\n", {"a 0 2", "b 1 2 lln"}, {7, 3, 5},
+          true},
+         {1, 1, 1},
+         {S + pk(7), S, S},
+         "pools a (Placement=pack) and b (Placement=spread) share 2 node(s) from n1"},
+        {"the admin's Weights stay the first key under spread too",
+         {"Pool=a Quota=8 Placement=spread\n", {"a 0 1 lln"}, {8, 2}, true},
+         {2, 1},
+         {2 * S + 0, S + 6},
          ""},
     };
     for (const Row &r : rows) {

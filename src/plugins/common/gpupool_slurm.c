@@ -361,10 +361,11 @@ static void _node_cpus_mem(gp_snapshot_t *snap, int32_t node,
 }
 
 /*
- * Slurm 26.05's select/cons_tres places a job capped at one node (-N1) by
- * Weight and node order alone (_get_one_res never reaches LLN), and in
- * our tests jobs with -N1-4 did not spread either: an LLN partition
- * (Placement=spread) may not spread there.  Said once per slurmctld.
+ * Slurm 26.05's select/cons_tres places a job capped at one node by Weight
+ * and node order alone (_get_one_res never reaches LLN); sbatch caps
+ * -N1-4 -n1 at one node too (opt.c: max_nodes = ntasks).  LLN alone does
+ * not spread those jobs; Placement=spread does, by Weights.  Said once
+ * per slurmctld.
  */
 static void _lln_one_node_note(const char *part)
 {
@@ -374,7 +375,7 @@ static void _lln_one_node_note(const char *part)
 	if (said)
 		return;
 	said = true;
-	info("gpupool: partition %s has LLN: Slurm 26.05 may not spread its jobs: it places a job capped at one node (-N1) by Weight and node order alone, without LLN, so Placement=spread may not hold there (gpupool admin guide, Placement)",
+	info("gpupool: partition %s has LLN: Slurm 26.05 places a job capped at one node (-N1, or -n1 with -N1-4) by Weight and node order alone, without LLN; gpupool spreads such jobs by node Weights only for pools with Placement=spread, refreshed every pass (gpupool admin guide, Placement)",
 	     part);
 #else
 	(void) part;
@@ -471,8 +472,13 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 		idx = xcalloc(node_record_count, sizeof(int32_t));
 		node_gpus = xcalloc(node_record_count, sizeof(uint32_t));
 		_add_nodes(snap, t, usage, node_map);
-		if (!running_only && part_list)
+		if (!running_only && part_list) {
 			_add_partitions(snap, node_map, idx);
+#if GPS_SLURM_AT_LEAST(26, 5)
+			/* cons_tres _get_one_res: Weight alone, no LLN. */
+			(void) gp_snapshot_set_one_node_by_weight(snap);
+#endif
+		}
 	}
 	if (!running_only && (t->needs & GP_NEEDS_ACCOUNTS))
 		gps_account_tree_add(snap);
