@@ -7,34 +7,67 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace gpupool {
 
 // A short list kept inline (almost always one or two entries), to spare an
-// allocation per pending job and pass.
+// allocation per pending job and pass.  Past kInline entries they move to
+// the heap, whose pointer takes the inline room's place: every pending
+// result carries two of these lists, so their size is memory per job.
 template <typename T, uint32_t kInline>
 class InlineList {
+    static_assert(std::is_trivially_copyable<T>::value, "entries are copied as bytes");
+    static_assert(sizeof(T) * kInline >= sizeof(T *), "the heap pointer shares the inline room");
+
 public:
+    InlineList() = default;
+    InlineList(const InlineList &o) { copy_from(o); }
+    InlineList(InlineList &&o) noexcept : n_(o.n_) {
+        std::memcpy(&u_, &o.u_, sizeof u_);
+        o.n_ = 0;
+    }
+    InlineList &operator=(const InlineList &o) {
+        if (this != &o) {
+            release();
+            copy_from(o);
+        }
+        return *this;
+    }
+    InlineList &operator=(InlineList &&o) noexcept {
+        if (this != &o) {
+            release();
+            n_ = o.n_;
+            std::memcpy(&u_, &o.u_, sizeof u_);
+            o.n_ = 0;
+        }
+        return *this;
+    }
+    ~InlineList() { release(); }
+
     void push_back(const T &p) {
         if (n_ < kInline) {
-            inline_[n_] = p;
-        } else {
-            if (n_ == kInline) spill_.assign(inline_, inline_ + kInline);
-            spill_.push_back(p);
+            u_.inline_[n_++] = p;
+            return;
         }
-        ++n_;
+        const uint32_t cap = capacity(n_);
+        if (n_ == cap) {  // full: twice the room (the inline entries move out at the first)
+            T *bigger = new T[size_t(cap) * 2];
+            std::memcpy(bigger, begin(), sizeof(T) * n_);
+            if (n_ > kInline) delete[] u_.heap_;
+            u_.heap_ = bigger;
+        }
+        u_.heap_[n_++] = p;
     }
-    const T *begin() const { return n_ <= kInline ? inline_ : spill_.data(); }
+    const T *begin() const { return n_ <= kInline ? u_.inline_ : u_.heap_; }
     const T *end() const { return begin() + n_; }
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
     const T &front() const { return *begin(); }
-    void clear() {
-        n_ = 0;
-        spill_.clear();
-    }
+    void clear() { release(); }
     bool contains(const T &p) const {
         for (const T &x : *this)
             if (x == p) return true;
@@ -45,9 +78,32 @@ public:
     }
 
 private:
+    // The heap room for n > kInline entries: kInline doubled until it holds them.
+    static uint32_t capacity(uint32_t n) {
+        uint32_t c = kInline;
+        while (c < n) c *= 2;
+        return c;
+    }
+    void release() {
+        if (n_ > kInline) delete[] u_.heap_;
+        n_ = 0;
+    }
+    void copy_from(const InlineList &o) {
+        if (o.n_ > kInline) {
+            T *mine = new T[capacity(o.n_)];
+            std::memcpy(mine, o.u_.heap_, sizeof(T) * o.n_);
+            u_.heap_ = mine;
+        } else {
+            std::memcpy(&u_, &o.u_, sizeof u_);
+        }
+        n_ = o.n_;
+    }
+    union Room {
+        T inline_[kInline];
+        T *heap_;
+        Room() : inline_{} {}
+    } u_;
     uint32_t n_ = 0;
-    T inline_[kInline] = {};
-    std::vector<T> spill_;
 };
 
 // Job id -> position, rebuilt every pass: open addressing in one array, so

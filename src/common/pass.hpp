@@ -199,6 +199,12 @@ struct PendingResult {
     uint32_t priority = 0;      // 0 when held
     uint32_t nominal = 0;       // the priority it has when not held
     Admission admission = Admission::Free;
+    // It preempted and has not started yet: first in its tier (R1), so
+    // that it gets the GPUs it freed; among such jobs, the one whose freed
+    // node comes first in node order first (`freed_node`: that node's
+    // index), so that Slurm's first fit puts each on its own node.
+    bool preempted = false;
+    Hold hold = Hold::None;
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;
     int tier = -1;
@@ -208,13 +214,7 @@ struct PendingResult {
     PoolList pools;             // managed pools it may run in
     uint32_t gpus = 0;
     uint32_t group_standing = 0;
-    // It preempted and has not started yet: first in its tier (R1), so
-    // that it gets the GPUs it freed; among such jobs, the one whose freed
-    // node comes first in node order first (`freed_node`: that node's
-    // index), so that Slurm's first fit puts each on its own node.
-    bool preempted = false;
     uint32_t freed_node = 0;
-    Hold hold = Hold::None;
     uint32_t cpus = 0;
     // R2 over several pools: the listed pools whose quota it does not fit.
     // Held: all of them.  Admitted: Slurm must not start it there, only in

@@ -329,6 +329,32 @@ TEST(Property, PrioritiesAtLargeQueueLength) {
     for (size_t k = 1; k < p.size(); ++k) ASSERT_GT(p[k - 1].priority, p[k].priority);
 }
 
+// InlineList (every pending result's pools and refusals): against
+// std::vector over random pushes, clears, copies and moves, across the
+// inline room and the heap's growth; ASan checks the heap pointer that
+// shares the inline room.
+TEST(Property, InlineListMatchesVector) {
+    std::mt19937 rng(11);
+    InlineList<int, 4> a, b;
+    std::vector<int> ra, rb;
+    for (int step = 0; step < 20000; ++step) {
+        const int v = std::uniform_int_distribution<int>(0, 99)(rng);
+        switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
+        case 0: a.clear(); ra.clear(); break;
+        case 1: b = a; rb = ra; break;                    // copy
+        case 2: a = std::move(b); ra = rb; b = InlineList<int, 4>(); rb.clear(); break;
+        case 3: { InlineList<int, 4> c(a); a = std::move(c); break; }  // copy, then move back
+        case 4: std::swap(a, b); std::swap(ra, rb); break;
+        default: a.push_back(v); ra.push_back(v); break;
+        }
+        ASSERT_EQ(std::vector<int>(a.begin(), a.end()), ra) << "step " << step;
+        ASSERT_EQ(std::vector<int>(b.begin(), b.end()), rb) << "step " << step;
+        ASSERT_EQ(a == b, ra == rb);
+        if (!ra.empty()) ASSERT_EQ(a.contains(ra.back()), true);
+    }
+    static_assert(sizeof(InlineList<int, 4>) == 24, "a pointer's room, not a vector's");
+}
+
 // FlatIdMap (the engine's job memory and the provisional placements' index)
 // against std::map over random adds and erases: ids crowd a few home slots
 // so that erasing shifts probe chains.  Then the same for ProvisionalSet.
