@@ -48,7 +48,8 @@ public:
     }
     ~InlineList() { release(); }
 
-    void push_back(const T &p) {
+    void push_back(const T &entry) {
+        const T p = entry;  // it may be one of ours: growing moves or frees it
         if (n_ < kInline) {
             u_.inline_[n_++] = p;
             return;

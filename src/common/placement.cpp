@@ -149,9 +149,9 @@ size_t NodeWeights::want(const Config &cfg, const NodeLayout &nodes, const std::
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     const bool fits = distinct.size() <= kMaxRanks;
     if (any_keyed && !fits)
-        warnings->push_back("Placement=pack: the nodes have " + std::to_string(distinct.size()) +
+        warnings->push_back("Placement=pack or spread: the nodes have " + std::to_string(distinct.size()) +
                             " different Weights, more than the " + std::to_string(kMaxRanks) +
-                            " that fit under Slurm's 24 bits with room for the pack order; gpupool leaves "
+                            " that fit under Slurm's 24 bits with room for the pack or spread order; gpupool leaves "
                             "every Weight");
     size_t changed = 0;
     for (size_t n = 0; n < use.size(); ++n) {

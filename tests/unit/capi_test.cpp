@@ -280,3 +280,39 @@ TEST(CApi, APreemptibleJobHeldAtItsLimitComesOutHeldWithPriorityZero) {
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
 }
+
+// Since ABI 15: where Slurm places a one-node job by Weight alone (26.05),
+// a spreading pool's nodes get Weights, the node with the most free GPUs
+// first; a snapshot recycled without the flag gives the Weights back.
+TEST(CApi, OneNodeByWeightSpreadsByWeightsAndARecycledSnapshotForgetsIt) {
+    EXPECT_EQ(gp_snapshot_set_one_node_by_weight(nullptr), GP_ERR_ARG);
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e,
+                                         "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+                                         "DefaultTier=normal\nPool=ws Quota=8 Placement=spread\n",
+                                         "test.conf", err, sizeof err),
+              GP_OK)
+        << err;
+    auto pass = [&](bool by_weight) {
+        gp_snapshot_t *s = gp_snapshot_create();
+        int32_t idx[2] = {gp_snapshot_add_node(s, "n1", 4), gp_snapshot_add_node(s, "n2", 4)};
+        EXPECT_EQ(gp_snapshot_add_partition(s, "ws", idx, 2), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_partition_lln(s), GP_OK);
+        if (by_weight) EXPECT_EQ(gp_snapshot_set_one_node_by_weight(s), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[0], 3, 0), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[1], 4, 0), GP_OK);
+        EXPECT_EQ(gp_engine_evaluate(e, s, 1000), GP_OK);
+        gp_snapshot_destroy(s);  // kept for the next gp_snapshot_create()
+    };
+    uint32_t current[2] = {1, 1}, want[2] = {0, 0};
+    pass(true);
+    EXPECT_EQ(gp_engine_node_weights(e, current, want, 2), 2u);
+    EXPECT_EQ(want[0], 4096u + 1);  // one GPU fewer free than n2
+    EXPECT_EQ(want[1], 4096u + 0);
+    pass(false);
+    EXPECT_EQ(gp_engine_node_weights(e, want, current, 2), 2u);
+    EXPECT_EQ(current[0], 1u);
+    EXPECT_EQ(current[1], 1u);
+    gp_engine_destroy(e);
+}

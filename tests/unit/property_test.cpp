@@ -345,6 +345,12 @@ TEST(Property, InlineListMatchesVector) {
         case 2: a = std::move(b); ra = rb; b = InlineList<int, 4>(); rb.clear(); break;
         case 3: { InlineList<int, 4> c(a); a = std::move(c); break; }  // copy, then move back
         case 4: std::swap(a, b); std::swap(ra, rb); break;
+        case 5:  // one of its own entries, as the list grows past its room
+            if (!ra.empty()) {
+                a.push_back(a.front());
+                ra.push_back(ra.front());
+            }
+            break;
         default: a.push_back(v); ra.push_back(v); break;
         }
         ASSERT_EQ(std::vector<int>(a.begin(), a.end()), ra) << "step " << step;
