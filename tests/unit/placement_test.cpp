@@ -58,6 +58,19 @@ struct Row {
     const char *warning;             // part of a warning, or "" for none
 };
 
+// Each row's Weights after one pass, and its warning (or none).
+void check(const std::vector<Row> &rows) {
+    for (const Row &r : rows) {
+        SCOPED_TRACE(r.sentence);
+        Placed p(r.world);
+        EXPECT_EQ(p.weights(r.current), r.want);
+        if (*r.warning)
+            EXPECT_NE(p.warnings().find(r.warning), std::string::npos) << p.warnings();
+        else
+            EXPECT_EQ(p.warnings().find("Placement"), std::string::npos) << p.warnings();
+    }
+}
+
 }  // namespace
 
 TEST(Placement, WeightsPerStrategy) {
@@ -118,15 +131,7 @@ TEST(Placement, WeightsPerStrategy) {
          {S + pk(7), 2 * S + pk(3)},
          ""},
     };
-    for (const Row &r : rows) {
-        SCOPED_TRACE(r.sentence);
-        Placed p(r.world);
-        EXPECT_EQ(p.weights(r.current), r.want);
-        if (*r.warning)
-            EXPECT_NE(p.warnings().find(r.warning), std::string::npos) << p.warnings();
-        else
-            EXPECT_EQ(p.warnings().find("Placement"), std::string::npos) << p.warnings();
-    }
+    check(rows);
 }
 
 // Slurm 26.05 places a job capped at one node by Weight alone, never
@@ -164,15 +169,7 @@ TEST(Placement, WhereSlurmPlacesOneNodeJobsByWeightAloneSpreadSetsWeights) {
          {2 * S + 0, S + 6},
          ""},
     };
-    for (const Row &r : rows) {
-        SCOPED_TRACE(r.sentence);
-        Placed p(r.world);
-        EXPECT_EQ(p.weights(r.current), r.want);
-        if (*r.warning)
-            EXPECT_NE(p.warnings().find(r.warning), std::string::npos) << p.warnings();
-        else
-            EXPECT_EQ(p.warnings().find("Placement"), std::string::npos) << p.warnings();
-    }
+    check(rows);
 }
 
 TEST(Placement, AWeightTheAdminChangesBecomesTheBaseAndOneGpupoolSetIsNot) {
