@@ -64,7 +64,8 @@ struct ReplayOptions {
     //   (sched/backfill's cycles, bf_interval) preempt, trying every
     //   pending job; the walks between (the main scheduler, on every
     //   event) start what fits free and stop trying a partition at its
-    //   first job that does not fit.  On the live runs of
+    //   first job that does not fit, whose nodes no later job of any
+    //   partition gets in that walk (Slurm's fail_by_part).  On the live runs of
     //   scripts/preempt-bench.sh every preemption came from backfill.
     int64_t backfill_interval = 0;
     // - backfill_preemptions: > 0, a backfill cycle preempts for at most

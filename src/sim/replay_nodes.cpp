@@ -9,11 +9,11 @@ namespace gpupool::sim::replay_detail {
 
 // --- nodes ---------------------------------------------------------------
 
-// A node a preemptor waits on (kill_delay) offers no free GPUs to others.
+// A node a preemptor waits on (kill_delay), or one the main walk has
+// blocked, offers no free GPUs to others.
 void Replay::node_changed(int32_t node) {
-    const size_t n = static_cast<size_t>(node);
-    const uint32_t offered = reserved_by_.empty() || reserved_by_[n] == kNoJob ? free_[n] : 0;
-    for (const auto &[p, pos] : node_parts_[n]) trees_[static_cast<size_t>(p)].set(pos, offered);
+    const uint32_t g = offered(static_cast<size_t>(node));
+    for (const auto &[p, pos] : node_parts_[static_cast<size_t>(node)]) trees_[static_cast<size_t>(p)].set(pos, g);
 }
 
 // --- placement -------------------------------------------------------------
@@ -111,6 +111,7 @@ void Replay::note_np_gpus(uint32_t j, int sign) {
 }
 
 uint32_t Replay::offered(size_t node) const {
+    if (!node_blocked_.empty() && node_blocked_[node]) return 0;
     return reserved_by_.empty() || reserved_by_[node] == kNoJob ? free_[node] : 0;
 }
 
@@ -192,9 +193,13 @@ bool Replay::fits_free(int32_t p, uint32_t g) const {
     const size_t pi = static_cast<size_t>(p);
     if (cluster_.partitions[pi].nodes.empty()) return false;
     if (g <= part_max_node_[pi]) return trees_[pi].max() >= g;
-    uint32_t held = 0;  // free GPUs of the partition on reserved nodes
+    uint32_t held = 0;  // free GPUs of the partition on reserved or blocked nodes
     for (const auto &[node, job] : reservations_)
         if (w_.part_has_node[pi][static_cast<size_t>(node)]) held += free_[static_cast<size_t>(node)];
+    for (int32_t node : blocked_nodes_) {
+        const size_t n = static_cast<size_t>(node);
+        if (w_.part_has_node[pi][n] && (reserved_by_.empty() || reserved_by_[n] == kNoJob)) held += free_[n];
+    }
     return part_free_[pi] - held >= g;
 }
 
@@ -208,6 +213,27 @@ void Replay::reserve(uint32_t j, const std::vector<int32_t> &nodes) {
         reservations_.emplace_back(node, j);
         node_changed(node);
     }
+}
+
+// Slurm's main scheduler, at a partition's first job that does not fit,
+// takes that partition's nodes out of the cycle for every later job, of
+// any partition (job_scheduler.c, fail_by_part: 22.05 to 26.05).
+void Replay::block_nodes_of(int32_t p) {
+    if (node_blocked_.empty()) node_blocked_.assign(free_.size(), 0);
+    for (uint32_t node : cluster_.partitions[static_cast<size_t>(p)].nodes) {
+        if (node_blocked_[node]) continue;
+        node_blocked_[node] = 1;
+        blocked_nodes_.push_back(static_cast<int32_t>(node));
+        node_changed(static_cast<int32_t>(node));
+    }
+}
+
+void Replay::unblock_nodes() {
+    for (int32_t node : blocked_nodes_) {
+        node_blocked_[static_cast<size_t>(node)] = 0;
+        node_changed(node);
+    }
+    blocked_nodes_.clear();
 }
 
 void Replay::unreserve(uint32_t j) {

@@ -127,6 +127,8 @@ private:
     void give(int32_t node, uint32_t g);
     void reserve(uint32_t j, const std::vector<int32_t> &nodes);
     void unreserve(uint32_t j);
+    void block_nodes_of(int32_t p);
+    void unblock_nodes();
     void hold_until(uint32_t j, int64_t t);
     bool may_preempt(uint32_t j, int64_t t, bool *guarded);
 
@@ -222,6 +224,11 @@ private:
     uint32_t cycle_preemptors_ = 0;     // jobs this backfill cycle preempted for
     bool changed_since_backfill_ = false;  // an event (not a timer) since the last backfill cycle
     std::vector<uint8_t> part_blocked_; // main walk: partitions whose first job did not fit
+    // Main walk: nodes of those partitions, which no job of any partition
+    // gets until the walk ends (Slurm's failed partitions' nodes leave
+    // avail_node_bitmap).
+    std::vector<uint8_t> node_blocked_;
+    std::vector<int32_t> blocked_nodes_;
     std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> timers_;
     std::unordered_set<int64_t> timer_set_;
 

@@ -204,7 +204,9 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
     policy_->start_partitions(j, parts);
     const uint32_t g = w_.jobs[j].gpus;
     // The main scheduler between backfill cycles stops trying a partition
-    // at its first job that does not fit (Slurm's failed partitions).
+    // at its first job that does not fit, and no later job of any
+    // partition gets that partition's nodes in the walk (Slurm's failed
+    // partitions: block_nodes_of).
     const bool main_walk = w_.options.backfill_interval > 0 && !backfill_walk_;
     // Reservations of preemptors it goes before (and its own) are lifted
     // while it is tried: backfill plans jobs in order, and the main
@@ -260,7 +262,10 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
             record(p, std::move(victims));
             return Tried::Started;
         }
-        if (main_walk) part_blocked_[static_cast<size_t>(p)] = 1;
+        if (main_walk && !part_blocked_[static_cast<size_t>(p)]) {
+            part_blocked_[static_cast<size_t>(p)] = 1;
+            block_nodes_of(p);
+        }
         if (!may_preempt(j, t, &guarded)) continue;
         // A search that failed for a job of this tier in this partition
         // fails for any that asks more (or, where the policy says not,
@@ -353,6 +358,10 @@ bool Replay::walk(int64_t t) {
     result_.stats.walks++;
     walk_gen_++;
     std::fill(part_blocked_.begin(), part_blocked_.end(), 0);
+    struct Unblock {
+        Replay &r;
+        ~Unblock() { r.unblock_nodes(); }
+    } unblock{*this};
     if (w_.options.reference_walk) return reference_walk(t);
     heap_.clear();
     failed_.clear();
