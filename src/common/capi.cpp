@@ -166,7 +166,7 @@ GP_EXPORT int gp_engine_evaluate(gp_engine_t *e, const gp_snapshot_t *s, int64_t
     if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
     int rc = guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.evaluate(s->built(), now); });
     // A staged configuration took effect at the start of the pass.
-    e->config_serial.store(e->engine.config_serial(), std::memory_order_release);
+    e->note_config();
     return rc;
 }
 

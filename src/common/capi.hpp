@@ -24,6 +24,12 @@ struct gp_engine {
     // engine.config_serial() as of the last call under mu that may have
     // applied a configuration, readable without mu (gp_engine_config_serial).
     std::atomic<uint64_t> config_serial{0};
+    // engine.waiting_preemptor_priority() of that configuration, the same way.
+    std::atomic<uint32_t> waiting_preemptor_priority{0};
+    void note_config() {
+        waiting_preemptor_priority.store(engine.waiting_preemptor_priority(), std::memory_order_relaxed);
+        config_serial.store(engine.config_serial(), std::memory_order_release);
+    }
     std::mutex mu;       // the engine; slurmctld's hooks take it under their locks
     std::mutex save_mu;  // one state save at a time, in the order of their copies
     gpupool::Engine engine;

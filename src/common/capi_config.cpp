@@ -20,7 +20,7 @@ namespace {
 void take_config(gp_engine *e, Config cfg, std::string text) {
     std::lock_guard<std::mutex> lock(e->mu);
     e->engine.set_config(std::move(cfg));
-    e->config_serial.store(e->engine.config_serial(), std::memory_order_release);
+    e->note_config();
     e->config_text = std::move(text);
 }
 
@@ -180,6 +180,10 @@ GP_EXPORT uint32_t gp_engine_snapshot_needs(gp_engine_t *e) {
 
 GP_EXPORT uint64_t gp_engine_config_serial(gp_engine_t *e) {
     return e ? e->config_serial.load(std::memory_order_acquire) : 0;
+}
+
+GP_EXPORT uint32_t gp_engine_waiting_preemptor_priority(gp_engine_t *e) {
+    return e ? e->waiting_preemptor_priority.load(std::memory_order_relaxed) : 0;
 }
 
 GP_EXPORT int gp_tier_preempts(const gp_tier_info_t *preemptor, const gp_tier_info_t *preemptee) {

@@ -80,6 +80,24 @@ uint32_t Engine::tier_priority(int tier) const {
     return tier >= 0 ? config_->tiers[static_cast<size_t>(tier)].priority : 0;
 }
 
+uint32_t Engine::waiting_preemptor_priority() const {
+    if (!config_) return 0;
+    uint32_t top = 0, lowest_np = UINT32_MAX;
+    for (const Tier &t : config_->tiers) {
+        if (t.preemptible)
+            top = std::max(top, t.priority);
+        else
+            lowest_np = std::min(lowest_np, t.priority);
+    }
+    return lowest_np > top ? top : 0;
+}
+
+uint32_t Engine::order_priority(const PendingResult &r) const {
+    const uint32_t prio = tier_priority(r.tier);
+    if (!r.preempted || !preemptible_tier(r.tier)) return prio;
+    return std::max(prio, waiting_preemptor_priority());
+}
+
 int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, uint32_t restart_cnt, int64_t now) {
     // Kept times stay in [0, kMaxTime]: the state file takes them back and
     // order keys subtract them.
@@ -349,7 +367,7 @@ void Engine::evaluate_pass(const Snapshot &snap, int64_t now) {
     keys.reserve(ev.pending.size());
     for (size_t i = 0; i < ev.pending.size(); ++i) {
         const PendingResult &r = ev.pending[i];
-        keys.push_back(Key{pending_order_key(r, tier_priority(r.tier)), static_cast<uint32_t>(i)});
+        keys.push_back(Key{pending_order_key(r, order_priority(r)), static_cast<uint32_t>(i)});
     }
     std::sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) { return a.key < b.key; });
     for (uint32_t start = 0; start < keys.size(); ++start) {
@@ -460,7 +478,7 @@ void Engine::number_pending(Evaluation &ev) const {
         PendingResult &r = ev.pending[pos];
         if (pos >= tier_end) {
             tier_end = pos;
-            while (tier_end + 1 < n && tier_priority(ev.pending[tier_end + 1].tier) == tier_priority(r.tier)) ++tier_end;
+            while (tier_end + 1 < n && order_priority(ev.pending[tier_end + 1]) == order_priority(r)) ++tier_end;
             ++tier_end;
         }
         if (pos >= group_end) {

@@ -201,6 +201,16 @@ public:
     AdmissionTrace admission_trace() const;
     // Pass result or provisional placement of a pending job; null if none.
     const PendingResult *pending_result(uint32_t job_id) const;
+    // The tier priority R1 orders a pending job by: its tier's, except that
+    // a preemptible job that preempted (ReclaimBy=all) and waits for the
+    // GPUs it freed goes at waiting_preemptor_priority(): a job of a higher
+    // preemptible tier would otherwise take them first and be reclaimed
+    // again.
+    uint32_t order_priority(const PendingResult &r) const;
+    // The highest preemptible tier's priority, where every NP tier is above
+    // it (else 0: no preemptible preemptor moves up, so that no tier lands
+    // among NP ones).
+    uint32_t waiting_preemptor_priority() const;
     uint32_t victim_rank(uint32_t job_id) const;
 
     // Where GPUs are, as the last pass or refresh saw them.

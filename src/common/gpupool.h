@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 15
+#define GP_ABI_VERSION 16
 
 typedef enum {
 	GP_OK = 0,
@@ -177,6 +177,17 @@ uint64_t gp_engine_config_serial(gp_engine_t *engine);
  */
 int gp_tier_preempts(const gp_tier_info_t *preemptor,
 		     const gp_tier_info_t *preemptee);
+
+/*
+ * The tier priority a job of a preemptible tier is ordered at while it
+ * waits for the GPUs its preemption freed (R1.1, ReclaimBy=all): the
+ * highest preemptible tier's, so that no job of a higher preemptible tier
+ * takes them and is reclaimed again; 0 where it keeps its own (no
+ * configuration, or an NP tier below a preemptible one).  As
+ * gp_engine_config_serial(): lock-free, right for the configuration of
+ * that serial.
+ */
+uint32_t gp_engine_waiting_preemptor_priority(gp_engine_t *engine);
 
 /*
  * How a victim of tier `t` is stopped (R7), as a GP_MODE_*:

@@ -213,7 +213,7 @@ bool Engine::job_ended(uint32_t job_id, int64_t now) {
     for (PendingResult &r : eval_.provisional)
         if (may_gain(r)) placed.push_back(&r);
     auto before = [&](const PendingResult &a, const PendingResult &b) {
-        return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
+        return order_before(a, order_priority(a), b, order_priority(b));
     };
     std::sort(placed.begin(), placed.end(), [&](const PendingResult *a, const PendingResult *b) { return before(*a, *b); });
     size_t from = 0, next = next_fit(0), y = 0;
@@ -275,7 +275,7 @@ void Engine::fold_provisional() {
     // The pass's jobs are in order already: sort the few placed since and
     // merge, rather than sort the whole queue at every job end.
     auto before = [&](const PendingResult &a, const PendingResult &b) {
-        return order_before(a, tier_priority(a.tier), b, tier_priority(b.tier));
+        return order_before(a, order_priority(a), b, order_priority(b));
     };
     std::vector<PendingResult> placed;
     placed.reserve(eval_.provisional.size());
@@ -316,9 +316,9 @@ PendingResult Engine::provisional(const SnapJob &job, int64_t now) {
 // before the first job that orders after it, in the numbers left free
 // between that job's and the one before (number_pending).
 void Engine::place_between(PendingResult &r) const {
-    const uint32_t prio = tier_priority(r.tier);
+    const uint32_t prio = order_priority(r);
     auto it = std::partition_point(eval_.pending.begin(), eval_.pending.end(), [&](const PendingResult &x) {
-        return order_before(x, tier_priority(x.tier), r, prio);
+        return order_before(x, order_priority(x), r, prio);
     });
     r.position = static_cast<uint32_t>(it - eval_.pending.begin());
     uint32_t tiers_below = 0;
@@ -328,7 +328,7 @@ void Engine::place_between(PendingResult &r) const {
         r.nominal = r.factor_tier = std::max<uint32_t>(1, above);
     } else {
         r.nominal = it->nominal + above;
-        if (tier_priority(it->tier) == prio) {
+        if (order_priority(*it) == prio) {
             r.factor_tier = it->factor_tier;
             r.factor_fairshare = it->factor_fairshare;
             r.factor_age = it->factor_age + above;

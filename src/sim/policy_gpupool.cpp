@@ -132,7 +132,7 @@ public:
         OrderKey k;
         k.id = w_.spec(j).id;
         if (!r) return k;
-        const PendingOrderKey pk = pending_order_key(*r, w_.tiers[static_cast<size_t>(r->tier)].priority);
+        const PendingOrderKey pk = pending_order_key(*r, engine_.order_priority(*r));
         k.major = ~pk.major;
         k.minor = pk.submit;
         return k;

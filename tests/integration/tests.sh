@@ -1318,6 +1318,43 @@ runai_scenario() {
   assert no_warnings_since_load
 }
 
+# etc/gpupool-runai.conf, a reclaim by a lower preemptible tier
+# (ReclaimBy=all): pool1's Interactive jobs hold all 4 GPUs (2 borrowed)
+# and another waits; pool2's Train job reclaims pool1's newest.  The GPU it
+# freed is the Train job's: it starts within 30 s, the waiting Interactive
+# job (a higher tier, which would borrow it back) stays pending, and 15 s
+# pass with no preemption.  Before, the Interactive job took the GPU and
+# the Train job reclaimed again after its guard, round after round.
+test_reclaim_keeps_its_gpus() {
+  local rc=0
+  example_qos_add inference build interactive train || return 1
+  reclaim_keeps_scenario || rc=$?
+  cancel_all 30
+  example_qos_remove inference build interactive train || rc=1
+  return $rc
+}
+reclaim_keeps_scenario() {
+  local i1 i2 i3 i4 i5 tr prev= j
+  use_example gpupool-runai.conf || return 1
+  for j in i1 i2 i3 i4; do
+    [[ -z $prev ]] || assert past_start_second "$prev" || return 1
+    prev=$(submit "$j" pool1 interactive) && assert wait_state "$prev" RUNNING 30 || return 1
+    printf -v "$j" %s "$prev"
+  done
+  i5=$(submit i5 pool1 interactive) || return 1
+  sleep 3
+  assert test "$(job_state "$i5")" = PENDING || return 1
+  mark_log
+  tr=$(submit tr pool2 train) || return 1
+  assert wait_state "$tr" RUNNING 30 ||
+    { ilog "tr: $(job_state "$tr"), i5: $(job_state "$i5")"; log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(victims_since "$tr")" = "$i4 " || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$tr") $(job_restarts "$tr") $(job_state "$i5")" = "RUNNING 0 PENDING"
+}
+
 # etc/gpupool-backendai.conf (PreemptiblePriority=5, PreemptionOrder=oldest,
 # preempted jobs cancelled): of two batch (5) jobs the older is preempted,
 # cancelled and never requeued; of an older batch job and a newer

@@ -126,7 +126,7 @@ TEST(CApi, NoConfigAndNullArgumentsAreErrorsNotCrashes) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 15u);
+    EXPECT_EQ(gp_abi_version(), 16u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -135,7 +135,7 @@ TEST(CApi, LibraryReportsItsAbiVersion) {
 // preempt/gpupool caches tier answers per QOS under the configuration
 // serial: it must change exactly when another configuration takes effect
 // (at once before the first pass; a reload after it at the next pass).
-TEST(CApi, ConfigSerialChangesWhenAConfigurationTakesEffect) {
+TEST(CApi, ConfigSerialAndTheWaitingPreemptorsPriorityChangeWhenAConfigurationTakesEffect) {
     const char *other =
         "Tier=normal QOS=normal Priority=200 Preemptible=yes\n"
         "Tier=low QOS=low Priority=100 Preemptible=yes\n"
@@ -144,9 +144,12 @@ TEST(CApi, ConfigSerialChangesWhenAConfigurationTakesEffect) {
     char err[256];
     EXPECT_EQ(gp_engine_config_serial(nullptr), 0u);
     EXPECT_EQ(gp_engine_config_serial(e), 0u);
+    EXPECT_EQ(gp_engine_waiting_preemptor_priority(nullptr), 0u);
+    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 0u) << "no configuration";
     ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
     const uint64_t first = gp_engine_config_serial(e);
     EXPECT_NE(first, 0u);
+    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 100u) << "low, the only preemptible tier";
     // A refused file changes nothing.
     EXPECT_EQ(gp_engine_load_config_text(e, "Tier=x Priority=abc\n", "gpupool.conf", err, sizeof err),
               GP_ERR_CONFIG);
@@ -162,9 +165,11 @@ TEST(CApi, ConfigSerialChangesWhenAConfigurationTakesEffect) {
     ASSERT_EQ(gp_engine_tier_of_qos(e, "normal", &t), GP_OK);
     EXPECT_EQ(t.preemptible, 0);
     EXPECT_EQ(gp_engine_config_serial(e), first);
+    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 100u);
     ASSERT_EQ(gp_engine_evaluate(e, s, 120), GP_OK);
     const uint64_t second = gp_engine_config_serial(e);
     EXPECT_NE(second, first);
+    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 200u) << "normal is preemptible now";
     ASSERT_EQ(gp_engine_tier_of_qos(e, "normal", &t), GP_OK);
     EXPECT_EQ(t.preemptible, 1);
     // A pass with nothing staged keeps it.

@@ -784,19 +784,14 @@ TEST(SimProperty, ClassWalkStartsWhatTheReferenceWalkStarts) {
             if (k != PolicyKind::Borrow && k != PolicyKind::Fifo) {
                 EXPECT_EQ(a.metrics.np_over_quota_seconds, 0);
             }
-            // No preemption cycle (ReclaimBy=all: engine_test ReclaimCycle).
-            // Timed as Slurm times it, some worlds still cycle, all of them
-            // ReclaimBy=all (odd seeds): a LOW job reclaims from a MID
-            // borrower, a job ordered before it takes the GPUs it freed,
-            // and it preempts again after its guard (doc/evaluation.md,
-            // "Preemption as Slurm times it": open).  Since the main walk
-            // takes a failed partition's nodes from every partition, as
-            // Slurm's does, preemptors wait for a backfill cycle more often
-            // and 8 of the 27 timed worlds cycle (63 no longer; 9, 39, 69,
-            // 87, 93 now).  No other world may cycle.
-            const bool known_cycle = fast.kill_delay > 0 && (seed == 3 || seed == 9 || seed == 21 || seed == 39 ||
-                                                             seed == 51 || seed == 69 || seed == 87 || seed == 93);
-            if (k == PolicyKind::Gpupool && !known_cycle) {
+            // No preemption cycle, also timed as Slurm times it (ReclaimBy=all:
+            // engine_test ReclaimCycle).  Timed worlds used to cycle with
+            // ReclaimBy=all, 4 of 27 and 8 once the main walk took a failed
+            // partition's nodes from every partition: a LOW job reclaimed
+            // from a MID borrower, a MID job ordered before it took the GPUs
+            // it freed and was reclaimed in turn.  A waiting preemptible
+            // preemptor now goes before every preemptible tier (R1.1).
+            if (k == PolicyKind::Gpupool) {
                 EXPECT_EQ(a.metrics.requeue_limit, 0u);
             }
         }

@@ -228,6 +228,61 @@ TEST(VictimPlan, AJobThatPreemptedGoesFirstInItsTierUntilItStarts) {
     EXPECT_EQ(order(), (std::vector<uint32_t>{10, 8, 9}));
 }
 
+TEST(VictimPlan, APreemptibleJobThatReclaimedGoesBeforeEveryPreemptibleTierUntilItStarts) {
+    // ReclaimBy=all: pool2's LOW job 9 reclaims from pool1's MID borrower.
+    // Until 9 starts, pool1's waiting MID job 8 must not go first: it would
+    // take the GPUs 9 freed, borrow them, and be reclaimed in turn.
+    Engine e = engine_with(
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=mid QOS=mid Priority=150 Preemptible=yes\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nReclaimBy=all\nPool=pool1 Quota=4\nPool=pool2 Quota=4\n");
+    Snapshot snap = cluster(2, 4);
+    partition(snap, "pool1", 0, 1);
+    partition(snap, "pool2", 0, 1);
+    snap.add_job(on(running(1, "pool1", "mid", 4, 500), 0));
+    snap.add_job(on(running(2, "pool1", "mid", 4, 600), 1));  // borrowed from pool2
+    snap.add_job(pending(8, "pool1", "mid", 4, 650));
+    snap.add_job(pending(9, "pool2", "low", 4, 700));
+    snap.add_job(pending(10, "pool2", "normal", 4, 800));
+    settle(snap);
+    e.evaluate(snap, 1000);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{10, 8, 9}));
+    const VictimPlan &plan = e.victim_plan(ref(snap.jobs[3]), 1000);
+    ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
+    ASSERT_EQ(plan.victims, (std::vector<uint32_t>{2}));
+    e.note_preempted(9, 2);
+    snap.jobs.erase(snap.jobs.begin() + 1);  // job 2 requeued: gone from the running
+    settle(snap);
+    e.evaluate(snap, 1002);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{10, 9, 8})) << "before every preemptible tier, never above an NP one";
+    EXPECT_GT(e.pending_result(9)->priority, e.pending_result(8)->priority);
+    // Started: a LOW job again if it is ever pending again.
+    snap.jobs[2] = on(running(9, "pool2", "low", 4, 1003), 1);
+    settle(snap);
+    e.evaluate(snap, 1004);
+    snap.jobs[2] = pending(9, "pool2", "low", 4, 700);
+    settle(snap);
+    e.evaluate(snap, 1005);
+    EXPECT_EQ(order_of(e), (std::vector<uint32_t>{10, 8, 9}));
+    EXPECT_EQ(e.waiting_preemptor_priority(), 150u) << "mid's";
+}
+
+TEST(VictimPlan, NoPreemptibleTierMovesUpWhereAnNpTierIsBelowAPreemptibleOne) {
+    // A waiting LOW preemptor at MID's priority would go before the jobs
+    // of the NP tier between them: it keeps its own.
+    Engine e = engine_with(
+        "Tier=mid QOS=mid Priority=150 Preemptible=yes\n"
+        "Tier=normal QOS=normal Priority=120 Preemptible=no\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nReclaimBy=all\nPool=pool1 Quota=4\n");
+    EXPECT_EQ(e.waiting_preemptor_priority(), 0u);
+    PendingResult r;
+    r.tier = 2;
+    r.preempted = true;
+    EXPECT_EQ(e.order_priority(r), 100u);
+}
+
 // Random layouts: a planned set always frees enough on its node, and no job
 // is offered while free GPUs on a node that is not completing fit.
 TEST(VictimPlan, PropertyOverRandomNodeLayouts) {

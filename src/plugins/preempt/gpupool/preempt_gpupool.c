@@ -238,6 +238,23 @@ static bool _qos_tier(job_record_t *job_ptr, gp_tier_info_t *tier)
 }
 
 /*
+ * A preemptible job that preempted (ReclaimBy=all) is sorted at the
+ * highest preemptible tier's priority until it starts (R1.1), as the core
+ * orders it: a job of a higher preemptible tier would take the GPUs it
+ * freed and be reclaimed again.
+ */
+static void _waiting_tier(job_record_t *job_ptr, gp_tier_info_t *tier)
+{
+	uint32_t waits_at;
+
+	if (!tier->preemptible || !gpe_preemptor_waits(job_ptr))
+		return;
+	waits_at = gp_engine_waiting_preemptor_priority(gp_shared_engine());
+	if (waits_at > tier->priority)
+		tier->priority = waits_at;
+}
+
+/*
  * Return true if the first job sorts before the second (the job queue's
  * sort asks before it compares priorities): a tier that may preempt the
  * other's, or within one tier a job that preempted (R1.1).
@@ -253,6 +270,8 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 	if (!_qos_tier(preemptor->job_ptr, &a) ||
 	    !_qos_tier(preemptee->job_ptr, &b))
 		return false;
+	_waiting_tier(preemptor->job_ptr, &a);
+	_waiting_tier(preemptee->job_ptr, &b);
 	if (gp_tier_preempts(&a, &b))
 		return true;
 	return (a.priority == b.priority) &&

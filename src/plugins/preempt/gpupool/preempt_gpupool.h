@@ -43,4 +43,7 @@ extern void gpe_preemptor_note(job_record_t *preemptor, job_record_t *victim);
  */
 extern bool gpe_preemptor_before(job_record_t *a, job_record_t *b);
 
+/* Whether the pending job preempted and waits to start (R1.1).  Same locks. */
+extern bool gpe_preemptor_waits(job_record_t *job_ptr);
+
 #endif /* PREEMPT_GPUPOOL_H */

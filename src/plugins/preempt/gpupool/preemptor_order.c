@@ -70,6 +70,11 @@ static const preemptor_note_t *_note_of(job_record_t *job_ptr)
 	return n;
 }
 
+extern bool gpe_preemptor_waits(job_record_t *job_ptr)
+{
+	return _note_of(job_ptr) != NULL;
+}
+
 extern bool gpe_preemptor_before(job_record_t *a, job_record_t *b)
 {
 	const preemptor_note_t *na = _note_of(a), *nb;
