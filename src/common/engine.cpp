@@ -81,7 +81,10 @@ uint32_t Engine::tier_priority(int tier) const {
 }
 
 uint32_t Engine::waiting_preemptor_priority() const {
-    if (!config_) return 0;
+    // Only where preemptible jobs reclaim from other pools (reclaims()):
+    // in its own pool (R4) a preemptible preemptor loses nothing a higher
+    // preemptible tier would give back.
+    if (!config_ || (config_->reclaim_by != ReclaimBy::All && config_->reclaim_to != ReclaimTo::Fairshare)) return 0;
     uint32_t top = 0, lowest_np = UINT32_MAX;
     for (const Tier &t : config_->tiers) {
         if (t.preemptible)

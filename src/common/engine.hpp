@@ -207,9 +207,10 @@ public:
     // preemptible tier would otherwise take them first and be reclaimed
     // again.
     uint32_t order_priority(const PendingResult &r) const;
-    // The highest preemptible tier's priority, where every NP tier is above
-    // it (else 0: no preemptible preemptor moves up, so that no tier lands
-    // among NP ones).
+    // The highest preemptible tier's priority where preemptible jobs reclaim
+    // (ReclaimBy=all or ReclaimTo=fairshare) and every NP tier is above it;
+    // else 0: no preemptible preemptor moves up (none reclaims, or it would
+    // land among NP tiers).
     uint32_t waiting_preemptor_priority() const;
     uint32_t victim_rank(uint32_t job_id) const;
 

@@ -180,12 +180,13 @@ int gp_tier_preempts(const gp_tier_info_t *preemptor,
 
 /*
  * The tier priority a job of a preemptible tier is ordered at while it
- * waits for the GPUs its preemption freed (R1.1, ReclaimBy=all): the
- * highest preemptible tier's, so that no job of a higher preemptible tier
- * takes them and is reclaimed again; 0 where it keeps its own (no
- * configuration, or an NP tier below a preemptible one).  As
- * gp_engine_config_serial(): lock-free, right for the configuration of
- * that serial.
+ * waits for the GPUs its preemption freed (R1.1): the highest preemptible
+ * tier's, so that no job of a higher preemptible tier takes them and is
+ * reclaimed again; 0 where it keeps its own (no configuration, preemptible
+ * jobs do not reclaim: neither ReclaimBy=all nor ReclaimTo=fairshare, or an
+ * NP tier below a preemptible one).  Lock-free, as
+ * gp_engine_config_serial(), and read apart from it: during a reload one
+ * caller may see the new value with the old serial, for one sort.
  */
 uint32_t gp_engine_waiting_preemptor_priority(gp_engine_t *engine);
 

@@ -215,6 +215,23 @@ void Replay::reserve(uint32_t j, const std::vector<int32_t> &nodes) {
     }
 }
 
+// Would g GPUs fit partition p's nodes not blocked in this walk, were they
+// idle?  Slurm fails a partition (fail_by_part) only for a job that would
+// (ESLURM_NODES_BUSY); one that would not (ESLURM_REQUESTED_NODE_CONFIG_-
+// UNAVAILABLE, ESLURM_NODE_NOT_AVAIL) leaves it and its nodes open.
+bool Replay::fits_idle(int32_t p, uint32_t g) const {
+    const size_t pi = static_cast<size_t>(p);
+    const bool one_node = g <= part_max_node_[pi];
+    uint64_t sum = 0;
+    for (uint32_t node : cluster_.partitions[pi].nodes) {
+        if (!node_blocked_.empty() && node_blocked_[node]) continue;
+        const uint32_t gpus = cluster_.nodes[node].gpus;
+        if (one_node && gpus >= g) return true;
+        sum += gpus;
+    }
+    return !one_node && sum >= g;
+}
+
 // Slurm's main scheduler, at a partition's first job that does not fit,
 // takes that partition's nodes out of the cycle for every later job, of
 // any partition (job_scheduler.c, fail_by_part: 22.05 to 26.05).

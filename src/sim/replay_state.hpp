@@ -127,6 +127,7 @@ private:
     void give(int32_t node, uint32_t g);
     void reserve(uint32_t j, const std::vector<int32_t> &nodes);
     void unreserve(uint32_t j);
+    bool fits_idle(int32_t p, uint32_t g) const;
     void block_nodes_of(int32_t p);
     void unblock_nodes();
     void hold_until(uint32_t j, int64_t t);

@@ -262,7 +262,7 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
             record(p, std::move(victims));
             return Tried::Started;
         }
-        if (main_walk && !part_blocked_[static_cast<size_t>(p)]) {
+        if (main_walk && fits_idle(p, g)) {
             part_blocked_[static_cast<size_t>(p)] = 1;
             block_nodes_of(p);
         }

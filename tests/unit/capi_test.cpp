@@ -139,7 +139,7 @@ TEST(CApi, ConfigSerialAndTheWaitingPreemptorsPriorityChangeWhenAConfigurationTa
     const char *other =
         "Tier=normal QOS=normal Priority=200 Preemptible=yes\n"
         "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-        "DefaultTier=normal\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
+        "DefaultTier=normal\nReclaimBy=all\nPool=pool1 Quota=2\nPool=pool2 Quota=2\n";
     gp_engine_t *e = gp_engine_create();
     char err[256];
     EXPECT_EQ(gp_engine_config_serial(nullptr), 0u);
@@ -149,7 +149,7 @@ TEST(CApi, ConfigSerialAndTheWaitingPreemptorsPriorityChangeWhenAConfigurationTa
     ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
     const uint64_t first = gp_engine_config_serial(e);
     EXPECT_NE(first, 0u);
-    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 100u) << "low, the only preemptible tier";
+    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 0u) << "ReclaimBy=nonpreemptible: low never reclaims";
     // A refused file changes nothing.
     EXPECT_EQ(gp_engine_load_config_text(e, "Tier=x Priority=abc\n", "gpupool.conf", err, sizeof err),
               GP_ERR_CONFIG);
@@ -165,11 +165,11 @@ TEST(CApi, ConfigSerialAndTheWaitingPreemptorsPriorityChangeWhenAConfigurationTa
     ASSERT_EQ(gp_engine_tier_of_qos(e, "normal", &t), GP_OK);
     EXPECT_EQ(t.preemptible, 0);
     EXPECT_EQ(gp_engine_config_serial(e), first);
-    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 100u);
+    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 0u);
     ASSERT_EQ(gp_engine_evaluate(e, s, 120), GP_OK);
     const uint64_t second = gp_engine_config_serial(e);
     EXPECT_NE(second, first);
-    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 200u) << "normal is preemptible now";
+    EXPECT_EQ(gp_engine_waiting_preemptor_priority(e), 200u) << "ReclaimBy=all, normal preemptible now";
     ASSERT_EQ(gp_engine_tier_of_qos(e, "normal", &t), GP_OK);
     EXPECT_EQ(t.preemptible, 1);
     // A pass with nothing staged keeps it.

@@ -477,6 +477,26 @@ TEST(SimMechanics, TheMainWalksFirstMisfitKeepsItsPartitionsNodesFromEveryPartit
     EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 4), "x@0 k@11 m@12 n2@14-x");
 }
 
+TEST(SimMechanics, AJobThatCouldNeverFitAPartitionDoesNotFailIt) {
+    // Slurm fails a partition only for a job that would fit its nodes were
+    // they idle (ESLURM_NODES_BUSY).  a, c and d have 1 GPU each; pool1
+    // and pool3 have a, pool2 c and d.  x holds pool2's two GPUs; big (2
+    // GPUs) lists pool1, which it can never fit, and pool2, where it waits;
+    // k (pool3) comes at 6.  Only pool2's nodes leave the main walk, so k
+    // starts at once on a, not at the backfill cycle at 30.
+    SimCluster c;
+    c.nodes = {{"a", 1}, {"c", 1}, {"d", 1}};
+    c.partitions = {{"pool1", {0}}, {"pool2", {1, 2}}, {"pool3", {0}}};
+    const Config cfg = normal_and_low("Pool=pool1 Quota=1\nPool=pool2 Quota=2\nPool=pool3 Quota=1\n");
+    const Workload w = workload_of({{"x", 0, 1000, "pool2", "normal", 2},
+                                    {"big", 5, 1000, "pool1,pool2", "normal", 2},
+                                    {"k", 6, 1000, "pool3", "normal", 1}});
+    ReplayOptions o;
+    o.kill_delay = 2;
+    o.backfill_interval = 30;
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Borrow, o), c, w, 2), "x@0 k@6");
+}
+
 TEST(SimMechanics, PreemptBenchsScenarioStartsInTwoBackfillWavesPlusTheKillDelay) {
     // scripts/preempt-bench-sim.sh's scenario, small: 4 x 8 GPUs busy with
     // pool1's LOW jobs (16 borrowed from pool2), 16 NORMAL jobs of pool2

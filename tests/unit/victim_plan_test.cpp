@@ -268,7 +268,7 @@ TEST(VictimPlan, APreemptibleJobThatReclaimedGoesBeforeEveryPreemptibleTierUntil
     EXPECT_EQ(e.waiting_preemptor_priority(), 150u) << "mid's";
 }
 
-TEST(VictimPlan, NoPreemptibleTierMovesUpWhereAnNpTierIsBelowAPreemptibleOne) {
+TEST(VictimPlan, NoPreemptibleTierMovesUpWhereAnNpTierIsBelowAPreemptibleOneOrNoneReclaims) {
     // A waiting LOW preemptor at MID's priority would go before the jobs
     // of the NP tier between them: it keeps its own.
     Engine e = engine_with(
@@ -281,6 +281,14 @@ TEST(VictimPlan, NoPreemptibleTierMovesUpWhereAnNpTierIsBelowAPreemptibleOne) {
     r.tier = 2;
     r.preempted = true;
     EXPECT_EQ(e.order_priority(r), 100u);
+    // Nor where preemptible jobs never reclaim (they preempt only in their
+    // own pool, R4): MID would hand nothing back.
+    Engine in_pool = engine_with(
+        "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+        "Tier=mid QOS=mid Priority=150 Preemptible=yes\n"
+        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+        "DefaultTier=normal\nPool=pool1 Quota=4\n");
+    EXPECT_EQ(in_pool.waiting_preemptor_priority(), 0u);
 }
 
 // Random layouts: a planned set always frees enough on its node, and no job
