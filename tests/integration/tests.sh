@@ -1283,22 +1283,32 @@ test_example_osmo() {
 # 4 shared GPUs; an Interactive job of pool2 (preemptible, but pool2 is
 # under its quota) reclaims pool1's newest Train job; then a Build job of
 # pool1 evicts pool1's newest remaining Train job, never pool2's job.
-test_example_runai() {
+test_example_runai() { with_runai_qos runai_scenario; }
+# with_runai_qos SCENARIO: SCENARIO with etc/gpupool-runai.conf's QOS, removed after.
+with_runai_qos() {
   local rc=0
   example_qos_add inference build interactive train || return 1
-  runai_scenario || rc=$?
+  "$1" || rc=$?
   cancel_all 30
   example_qos_remove inference build interactive train || rc=1
   return $rc
 }
-runai_scenario() {
-  local t1 t2 t3 t4 p2 b1 prev= j
-  use_example gpupool-runai.conf || return 1
-  for j in t1 t2 t3 t4; do
-    [[ -z $prev ]] || assert past_start_second "$prev" || return 1
-    prev=$(submit "$j" pool1 train) && assert wait_state "$prev" RUNNING 30 || return 1
-    printf -v "$j" %s "$prev"
+# start_in_turn PART QOS VAR...: one running job per VAR (its id into VAR),
+# each started in a later second than the one before (victims go newest
+# first).
+start_in_turn() {
+  local part_=$1 qos_=$2 prev_= var_
+  shift 2
+  for var_ in "$@"; do
+    [[ -z $prev_ ]] || assert past_start_second "$prev_" || return 1
+    prev_=$(submit "$var_" "$part_" "$qos_") && assert wait_state "$prev_" RUNNING 30 || return 1
+    printf -v "$var_" %s "$prev_"
   done
+}
+runai_scenario() {
+  local t1 t2 t3 t4 p2 b1
+  use_example gpupool-runai.conf || return 1
+  start_in_turn pool1 train t1 t2 t3 t4 || return 1
   ilog "pool1 trains on 4 GPUs (quota 2): $t1 $t2 $t3 $t4"
   mark_log
   p2=$(submit p2 pool2 interactive) || return 1
@@ -1325,22 +1335,11 @@ runai_scenario() {
 # job (a higher tier, which would borrow it back) stays pending, and 15 s
 # pass with no preemption.  Before, the Interactive job took the GPU and
 # the Train job reclaimed again after its guard, round after round.
-test_reclaim_keeps_its_gpus() {
-  local rc=0
-  example_qos_add inference build interactive train || return 1
-  reclaim_keeps_scenario || rc=$?
-  cancel_all 30
-  example_qos_remove inference build interactive train || rc=1
-  return $rc
-}
+test_reclaim_keeps_its_gpus() { with_runai_qos reclaim_keeps_scenario; }
 reclaim_keeps_scenario() {
-  local i1 i2 i3 i4 i5 tr prev= j
+  local i1 i2 i3 i4 i5 tr
   use_example gpupool-runai.conf || return 1
-  for j in i1 i2 i3 i4; do
-    [[ -z $prev ]] || assert past_start_second "$prev" || return 1
-    prev=$(submit "$j" pool1 interactive) && assert wait_state "$prev" RUNNING 30 || return 1
-    printf -v "$j" %s "$prev"
-  done
+  start_in_turn pool1 interactive i1 i2 i3 i4 || return 1
   i5=$(submit i5 pool1 interactive) || return 1
   sleep 3
   assert test "$(job_state "$i5")" = PENDING || return 1
