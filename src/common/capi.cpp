@@ -164,7 +164,7 @@ GP_EXPORT int gp_engine_evaluate(gp_engine_t *e, const gp_snapshot_t *s, int64_t
     if (!e || !s) return GP_ERR_ARG;
     std::lock_guard<std::mutex> lock(e->mu);
     if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
-    int rc = guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.evaluate(s->built(), now); });
+    int rc = guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.evaluate(s->snap, now); });
     // A staged configuration took effect at the start of the pass.
     e->note_config();
     return rc;
@@ -174,7 +174,7 @@ GP_EXPORT int gp_engine_refresh_running(gp_engine_t *e, const gp_snapshot_t *s, 
     if (!e || !s) return GP_ERR_ARG;
     std::lock_guard<std::mutex> lock(e->mu);
     if (!e->engine.has_config()) return GP_ERR_NOCONFIG;
-    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.refresh_running(s->built(), now); });
+    return guarded(GP_ERR_INTERNAL, nullptr, 0, [&] { e->engine.refresh_running(s->snap, now); });
 }
 
 GP_EXPORT int gp_engine_pending_result(gp_engine_t *e, uint32_t job_id, gp_pending_result_t *out) {

@@ -45,27 +45,11 @@ struct gp_engine {
 };
 
 struct gp_snapshot {
-    // snap.jobs beyond `filled` are an earlier snapshot's, kept in place
-    // with the room of their lists for gp_snapshot_add_job to fill again
-    // (no second array of them); built() cuts them off before use.
-    mutable gpupool::Snapshot snap;
-    size_t filled = 0;
-    // A few jobs built in a big snapshot's room (a refresh of running
-    // jobs): the room waits here, in place, for the next full snapshot.
-    mutable std::vector<gpupool::SnapJob> room;
-    const gpupool::Snapshot &built() const {
-        std::vector<gpupool::SnapJob> &jobs = snap.jobs;
-        if (jobs.size() <= filled) return snap;
-        if (2 * filled >= jobs.size()) {
-            jobs.resize(filled);
-        } else {
-            std::vector<gpupool::SnapJob> few(std::make_move_iterator(jobs.begin()),
-                                              std::make_move_iterator(jobs.begin() + static_cast<ptrdiff_t>(filled)));
-            room.swap(jobs);
-            jobs.swap(few);
-        }
-        return snap;
-    }
+    // Built for one pass or refresh, then freed whole: its job array is
+    // mapped (PageAllocator) and a job's lists are inline, so building it
+    // allocates nothing per job from the heap that slurmctld's own job
+    // records come from, and nothing of it stays between passes.
+    gpupool::Snapshot snap;
 };
 
 namespace gpupool::capi {

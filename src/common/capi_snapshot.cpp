@@ -10,7 +10,7 @@ using namespace gpupool::capi;
 
 namespace {
 
-// Into `s` (an earlier job's partition list keeps its room: no allocation).
+// Into `s`, a new job (a short partition name stays inline: no allocation).
 void fill_snap_job(const gp_job_t *j, SnapJob &s) {
     s.id = j->job_id;
     s.state = j->state == GP_JOB_RUNNING ? JobState::Running
@@ -45,46 +45,11 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s) {
     s.stays = (j->flags & GP_JOB_STAYS) != 0;
 }
 
-// One emptied snapshot kept for the next gp_snapshot_create(), with its
-// jobs in place to be filled again.  Every pass builds a snapshot of all jobs: a list
-// allocated and freed per job each time churned the heap that slurmctld's
-// own job records and job_list nodes come from, scattering them
-// (doc/performance.md, live cost).
-std::mutex recycle_mu;
-gp_snapshot *recycled = nullptr;
-
 }  // namespace
 
-GP_EXPORT gp_snapshot_t *gp_snapshot_create(void) {
-    {
-        std::lock_guard<std::mutex> lock(recycle_mu);
-        if (gp_snapshot *s = recycled) {
-            recycled = nullptr;
-            return s;
-        }
-    }
-    return new (std::nothrow) gp_snapshot;
-}
+GP_EXPORT gp_snapshot_t *gp_snapshot_create(void) { return new (std::nothrow) gp_snapshot; }
 
-GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) {
-    if (!s) return;
-    s->snap.nodes.clear();
-    s->snap.partitions.clear();
-    s->snap.account_parent.clear();
-    s->snap.node_usage = false;
-    s->snap.one_node_by_weight = false;
-    if (!s->room.empty()) {
-        s->snap.jobs.swap(s->room);
-        s->room = std::vector<SnapJob>();
-    }
-    s->filled = 0;  // the jobs stay, to be filled again
-    {
-        // Keep the one with more room (a pass's, not a refresh's).
-        std::lock_guard<std::mutex> lock(recycle_mu);
-        if (!recycled || recycled->snap.jobs.size() < s->snap.jobs.size()) std::swap(recycled, s);
-    }
-    delete s;
-}
+GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) { delete s; }
 
 GP_EXPORT void gp_snapshot_reserve(gp_snapshot_t *s, size_t nodes, size_t jobs) {
     if (!s) return;
@@ -115,10 +80,8 @@ GP_EXPORT int gp_snapshot_add_partition(gp_snapshot_t *s, const char *name, cons
 GP_EXPORT int gp_snapshot_add_job(gp_snapshot_t *s, const gp_job_t *job) {
     if (!s || !job) return GP_ERR_ARG;
     return guarded(GP_ERR_ARG, nullptr, 0, [&] {
-        std::vector<SnapJob> &jobs = s->snap.jobs;
-        if (s->filled == jobs.size()) jobs.emplace_back();
-        fill_snap_job(job, jobs[s->filled]);
-        ++s->filled;
+        s->snap.jobs.emplace_back();
+        fill_snap_job(job, s->snap.jobs.back());
     });
 }
 
@@ -155,11 +118,11 @@ GP_EXPORT int gp_snapshot_set_one_node_by_weight(gp_snapshot_t *s) {
 
 GP_EXPORT int gp_snapshot_set_job_nodes(gp_snapshot_t *s, const int32_t *node_index, const uint32_t *gpus,
                                         size_t count) {
-    if (!s || s->filled == 0 || (count && (!node_index || !gpus))) return GP_ERR_ARG;
+    if (!s || s->snap.jobs.empty() || (count && (!node_index || !gpus))) return GP_ERR_ARG;
     for (size_t i = 0; i < count; ++i)
         if (node_index[i] < 0 || size_t(node_index[i]) >= s->snap.nodes.size()) return GP_ERR_ARG;
     return guarded(GP_ERR_ARG, nullptr, 0, [&] {
-        std::vector<NodeGpus> &nodes = s->snap.jobs[s->filled - 1].nodes;  // an earlier job's room, kept
+        std::vector<NodeGpus> &nodes = s->snap.jobs.back().nodes;
         nodes.clear();
         for (size_t i = 0; i < count; ++i) nodes.push_back(NodeGpus{node_index[i], gpus[i]});
     });

@@ -117,7 +117,7 @@ int64_t Engine::note_job(uint32_t job_id, int64_t submit_time, uint32_t restart_
     return m->orig_submit;
 }
 
-PoolList Engine::managed_pools(const std::vector<std::string> &parts) const {
+PoolList Engine::managed_pools(const PartitionList &parts) const {
     PoolList out;
     for (const std::string &p : parts) {
         auto it = eval_.pool_index.find(p);

@@ -325,7 +325,7 @@ private:
     void number_pending(Evaluation &ev) const;
     void place_between(PendingResult &r) const;
     uint64_t priority_slot(size_t pending) const;
-    PoolList managed_pools(const std::vector<std::string> &parts) const;
+    PoolList managed_pools(const PartitionList &parts) const;
     PoolList managed_pools(std::string_view parts) const;
     bool names_pool(std::string_view parts) const;
     // R2, the one home of its arithmetic, and Limit and LendingLimit

@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 #include <string_view>
 #include <vector>
+
+#include "containers.hpp"
 
 namespace gpupool {
 
@@ -39,10 +42,70 @@ struct SnapPartition {
     bool lln = false;            // LLN=YES (or CR_LLN): Slurm spreads its jobs
 };
 
+// A job's partitions.  Nearly every job lists one: that one is kept inline
+// (a short name in the string's own room), so a snapshot of 10,000 jobs
+// is one array and no allocation per job.  Two or more live in `many_`.
+class PartitionList {
+public:
+    PartitionList() = default;
+    PartitionList(std::initializer_list<std::string> names) { assign(names.begin(), names.end()); }
+    PartitionList(const std::vector<std::string> &names) { assign(names.begin(), names.end()); }
+    PartitionList &operator=(std::initializer_list<std::string> names) {
+        assign(names.begin(), names.end());
+        return *this;
+    }
+    PartitionList &operator=(const std::vector<std::string> &names) {
+        assign(names.begin(), names.end());
+        return *this;
+    }
+    template <typename It>
+    void assign(It first, It last) {
+        clear();
+        for (; first != last; ++first) push_back(*first);
+    }
+    void assign(size_t n, const std::string &name) {
+        clear();
+        for (size_t i = 0; i < n; ++i) push_back(name);
+    }
+    void push_back(std::string name) {
+        if (many_.empty() && one_.empty() && !name.empty()) {
+            one_ = std::move(name);
+            return;
+        }
+        if (many_.empty() && !one_.empty()) {
+            many_.push_back(std::move(one_));
+            one_.clear();
+        }
+        many_.push_back(std::move(name));
+    }
+    template <typename... A>
+    void emplace_back(A &&...a) {
+        push_back(std::string(std::forward<A>(a)...));
+    }
+    void clear() {
+        one_.clear();
+        many_.clear();
+    }
+    const std::string *begin() const { return many_.empty() ? &one_ : many_.data(); }
+    const std::string *end() const { return begin() + size(); }
+    size_t size() const { return many_.empty() ? (one_.empty() ? 0 : 1) : many_.size(); }
+    bool empty() const { return size() == 0; }
+    const std::string &front() const { return *begin(); }
+    const std::string &operator[](size_t i) const { return begin()[i]; }
+    bool operator==(const PartitionList &o) const {
+        return size() == o.size() && std::equal(begin(), end(), o.begin());
+    }
+    bool operator!=(const PartitionList &o) const { return !(*this == o); }
+
+private:
+    std::string one_;                // the only one, where there is one
+    std::vector<std::string> many_;  // all of them, where there are more (or an empty name)
+};
+
 struct SnapJob {
     uint32_t id = 0;
     JobState state = JobState::Pending;
-    std::vector<std::string> partitions;  // running: exactly one
+    PartitionList partitions;  // running: exactly one
     std::string qos;                      // empty: DefaultTier
     uint32_t gpus = 0;
     int64_t submit_time = 0;              // Slurm's (reset on requeue)
@@ -84,7 +147,8 @@ inline uint64_t pending_gpus(uint32_t gpus_per_task, uint32_t array_tasks) {
 struct Snapshot {
     std::vector<SnapNode> nodes;
     std::vector<SnapPartition> partitions;
-    std::vector<SnapJob> jobs;
+    // Mapped, not from malloc: it goes back when the snapshot does.
+    std::vector<SnapJob, PageAllocator<SnapJob>> jobs;
     // Slurm's account tree (the queues' tree), each account's parent ("" or "root"
     // for a top-level one), as slurmctld's association manager has it now.
     std::unordered_map<std::string, std::string> account_parent;

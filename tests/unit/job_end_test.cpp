@@ -204,7 +204,7 @@ private:
         const char *q[] = {"high", "normal", "normal", "low", ""};
         return q[rng_() % 5];
     }
-    static std::string join(const std::vector<std::string> &v) {
+    static std::string join(const PartitionList &v) {
         std::string s;
         for (const std::string &x : v) s += (s.empty() ? "" : ",") + x;
         return s;

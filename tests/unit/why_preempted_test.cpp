@@ -131,7 +131,7 @@ ClusterView reclaimed_view() {
 // slurmctld no longer has the job.
 void forget(ClusterView &v, uint32_t id) {
     v.meta.erase(id);
-    std::vector<SnapJob> left;
+    decltype(v.snap.jobs) left;
     for (const SnapJob &j : v.snap.jobs)
         if (j.id != id) left.push_back(j);
     v.snap.jobs = left;
