@@ -44,12 +44,26 @@ struct gp_engine {
     gpupool::PassStats stats;
 };
 
+namespace gpupool::capi {
+
+// The heap rooms of a finished snapshot's names longer than a string keeps
+// in itself (QOS, account) and of its running jobs' node lists, taken out
+// before its job array is unmapped and handed to the next snapshot: a pass
+// over every job then allocates nothing per job from the heap where
+// slurmctld's own job records live (an allocation and a free per job and
+// pass scattered them: doc/performance.md, "Live cost inside slurmctld").
+struct SnapshotSpares {
+    std::vector<std::string> names;
+    std::vector<std::vector<NodeGpus>> node_lists;
+};
+
+}  // namespace gpupool::capi
+
 struct gp_snapshot {
-    // Built for one pass or refresh, then freed whole: its job array is
-    // mapped (PageAllocator) and a job's lists are inline, so building it
-    // allocates nothing per job from the heap that slurmctld's own job
-    // records come from, and nothing of it stays between passes.
+    // Built for one pass or refresh, then freed: its job array is mapped
+    // (PageAllocator), so nothing of it stays between passes but `spares`.
     gpupool::Snapshot snap;
+    gpupool::capi::SnapshotSpares spares;
 };
 
 namespace gpupool::capi {

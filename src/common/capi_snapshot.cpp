@@ -10,23 +10,33 @@ using namespace gpupool::capi;
 
 namespace {
 
-// Into `s`, a new job (a short partition name stays inline: no allocation).
-void fill_snap_job(const gp_job_t *j, SnapJob &s) {
+// `dst` = `src`, in a spare room where `src` is too long for the string's own.
+void set_name(std::string &dst, const char *src, std::vector<std::string> &spares) {
+    if (!src) {
+        dst.clear();
+        return;
+    }
+    const size_t len = std::strlen(src);
+    if (len > dst.capacity() && !spares.empty()) {
+        dst = std::move(spares.back());
+        spares.pop_back();
+    }
+    dst.assign(src, len);
+}
+
+// Into `s`, a new job.
+void fill_snap_job(const gp_job_t *j, SnapJob &s, SnapshotSpares &spares) {
     s.id = j->job_id;
     s.state = j->state == GP_JOB_RUNNING ? JobState::Running
               : j->state == GP_JOB_SUSPENDED ? JobState::Suspended
                                              : JobState::Pending;
-    s.partitions.clear();
     for (const char *p = j->partitions; p && *p;) {
         const char *end = std::strchr(p, ',');
         size_t len = end ? static_cast<size_t>(end - p) : std::strlen(p);
         if (len) s.partitions.emplace_back(p, len);  // as split_list()
         p += len + (end ? 1 : 0);
     }
-    if (j->qos)
-        s.qos = j->qos;
-    else
-        s.qos.clear();
+    set_name(s.qos, j->qos, spares.names);
     s.gpus = j->gpus;
     s.submit_time = j->submit_time;
     s.start_time = j->start_time;
@@ -34,22 +44,48 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s) {
     s.restart_cnt = j->restart_cnt;
     s.array_tasks = j->array_tasks;
     s.array_job_id = j->array_job_id;
-    if (j->account)
-        s.account = j->account;
-    else
-        s.account.clear();
+    set_name(s.account, j->account, spares.names);
     s.cpus = j->cpus;
     s.mem_mb = j->mem_mb;
-    s.nodes.clear();
     s.node_count = j->nodes;
     s.stays = (j->flags & GP_JOB_STAYS) != 0;
 }
 
+// The spares of the last snapshot freed, for the next one created.
+std::mutex spares_mu;
+SnapshotSpares kept_spares;
+
 }  // namespace
 
-GP_EXPORT gp_snapshot_t *gp_snapshot_create(void) { return new (std::nothrow) gp_snapshot; }
+GP_EXPORT gp_snapshot_t *gp_snapshot_create(void) {
+    gp_snapshot *s = new (std::nothrow) gp_snapshot;
+    if (s) {
+        std::lock_guard<std::mutex> lock(spares_mu);
+        std::swap(s->spares, kept_spares);
+    }
+    return s;
+}
 
-GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) { delete s; }
+GP_EXPORT void gp_snapshot_destroy(gp_snapshot_t *s) {
+    if (!s) return;
+    SnapshotSpares &spares = s->spares;
+    try {
+        for (SnapJob &j : s->snap.jobs) {
+            // A string's own room holds 15 bytes: more is heap.
+            if (j.qos.capacity() > std::string().capacity()) spares.names.push_back(std::move(j.qos));
+            if (j.account.capacity() > std::string().capacity()) spares.names.push_back(std::move(j.account));
+            if (j.nodes.capacity()) spares.node_lists.push_back(std::move(j.nodes));
+        }
+    } catch (...) {  // no room to keep them: they are freed with the jobs
+    }
+    {
+        // Keep the larger (a pass's, not a refresh's).
+        std::lock_guard<std::mutex> lock(spares_mu);
+        if (kept_spares.names.size() + kept_spares.node_lists.size() <= spares.names.size() + spares.node_lists.size())
+            std::swap(kept_spares, spares);
+    }
+    delete s;
+}
 
 GP_EXPORT void gp_snapshot_reserve(gp_snapshot_t *s, size_t nodes, size_t jobs) {
     if (!s) return;
@@ -80,8 +116,9 @@ GP_EXPORT int gp_snapshot_add_partition(gp_snapshot_t *s, const char *name, cons
 GP_EXPORT int gp_snapshot_add_job(gp_snapshot_t *s, const gp_job_t *job) {
     if (!s || !job) return GP_ERR_ARG;
     return guarded(GP_ERR_ARG, nullptr, 0, [&] {
-        s->snap.jobs.emplace_back();
-        fill_snap_job(job, s->snap.jobs.back());
+        SnapJob j;
+        fill_snap_job(job, j, s->spares);
+        s->snap.jobs.push_back(std::move(j));
     });
 }
 
@@ -124,6 +161,13 @@ GP_EXPORT int gp_snapshot_set_job_nodes(gp_snapshot_t *s, const int32_t *node_in
     return guarded(GP_ERR_ARG, nullptr, 0, [&] {
         std::vector<NodeGpus> &nodes = s->snap.jobs.back().nodes;
         nodes.clear();
+        std::vector<std::vector<NodeGpus>> &spare = s->spares.node_lists;
+        if (count > nodes.capacity() && !spare.empty()) {
+            nodes.swap(spare.back());
+            spare.pop_back();
+            nodes.clear();
+        }
+        nodes.reserve(count);
         for (size_t i = 0; i < count; ++i) nodes.push_back(NodeGpus{node_index[i], gpus[i]});
     });
 }

@@ -4,10 +4,7 @@
 // no policy.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,41 +15,36 @@
 
 namespace gpupool {
 
-// Bytes PageAllocator holds mapped now, over all its arrays (for benchmarks).
-inline std::atomic<size_t> &page_allocator_mapped_bytes() {
-    static std::atomic<size_t> bytes{0};
-    return bytes;
-}
+// Pages straight from the kernel (mmap), and back (munmap); bytes > 0.
+void *map_pages(size_t bytes);
+void unmap_pages(void *p, size_t bytes) noexcept;
+// Bytes map_pages holds mapped now, over all arrays (for benchmarks).
+size_t mapped_bytes();
 
 // An allocator whose big arrays are mapped from the kernel and unmapped when
-// freed, so that a pass's snapshot of every job (a few MiB at 10,000 jobs)
+// freed, so that a pass's snapshot of every job (2 MiB at 10,000 jobs)
 // leaves slurmctld's RSS when the pass ends.  From malloc, a block that size
 // stays in the allocator's free lists (glibc raises its mmap threshold to
 // the size of the first such block freed).  Small arrays come from new.
 template <typename T>
 struct PageAllocator {
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "new and mmap align it");
     using value_type = T;
     static constexpr size_t kMappedFrom = size_t(256) << 10;
     PageAllocator() = default;
     template <typename U>
     PageAllocator(const PageAllocator<U> &) noexcept {}
     T *allocate(size_t n) {
-        const size_t bytes = n * sizeof(T);
         if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
-        if (bytes < kMappedFrom) return static_cast<T *>(::operator new(bytes));
-        void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) throw std::bad_alloc();
-        page_allocator_mapped_bytes().fetch_add(bytes, std::memory_order_relaxed);
-        return static_cast<T *>(p);
+        const size_t bytes = n * sizeof(T);
+        return static_cast<T *>(bytes < kMappedFrom ? ::operator new(bytes) : map_pages(bytes));
     }
     void deallocate(T *p, size_t n) noexcept {
         const size_t bytes = n * sizeof(T);
-        if (bytes < kMappedFrom) {
-            ::operator delete(p);
-            return;
-        }
-        munmap(p, bytes);
-        page_allocator_mapped_bytes().fetch_sub(bytes, std::memory_order_relaxed);
+        if (bytes < kMappedFrom)
+            ::operator delete(p, bytes);
+        else
+            unmap_pages(p, bytes);
     }
     template <typename U>
     bool operator==(const PageAllocator<U> &) const noexcept {
@@ -208,7 +200,7 @@ public:
     bool empty() const { return size_ == 0; }
     // Room for n entries without growing.
     void reserve(size_t n) {
-        if (4 * n > 3 * slots_.size()) rehash(n);
+        if (2 * n > slots_.size()) rehash(n);
     }
     V *find(uint32_t id) {
         size_t i = slot_of(id);
@@ -218,7 +210,7 @@ public:
     bool contains(uint32_t id) const { return find(id) != nullptr; }
     // The entry of `id`, added as `v` if there was none; true if added.
     std::pair<V *, bool> try_emplace(uint32_t id, const V &v) {
-        if (4 * (size_ + 1) > 3 * slots_.size()) rehash(size_ + 1);  // at most three quarters full
+        if (2 * (size_ + 1) > slots_.size()) rehash(size_ + 1);  // rehash doubles: at most half full
         size_t i = slot_of(id);
         if (slots_[i].used) return {&slots_[i].value, false};
         slots_[i].id = id;
@@ -277,13 +269,10 @@ private:
         while (slots_[i].used && slots_[i].id != id) i = (i + 1) & mask;
         return i;
     }
-    // Slots for n entries at most three quarters full (a power of two),
-    // entries moved over.  Linear probing stays short at that load (2.5
-    // probes to find an entry), and a map of every job (the original
-    // submit times) costs half of what it would at a half.
+    // At least 2n slots (a power of two), entries moved over.
     void rehash(size_t n) {
         size_t cap = 16;
-        while (3 * cap < 4 * n) cap <<= 1;
+        while (cap < 2 * n) cap <<= 1;
         std::vector<Slot> old(cap);
         old.swap(slots_);
         size_ = 0;

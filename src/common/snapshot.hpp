@@ -42,9 +42,9 @@ struct SnapPartition {
     bool lln = false;            // LLN=YES (or CR_LLN): Slurm spreads its jobs
 };
 
-// A job's partitions.  Nearly every job lists one: that one is kept inline
-// (a short name in the string's own room), so a snapshot of 10,000 jobs
-// is one array and no allocation per job.  Two or more live in `many_`.
+// A job's partitions.  Nearly every job lists one: that one is kept in the
+// job (a name of up to 15 bytes in the string's own room), so that a
+// snapshot's jobs are one array.  Two or more live in `many_`.
 class PartitionList {
 public:
     PartitionList() = default;
@@ -63,7 +63,7 @@ public:
         clear();
         for (; first != last; ++first) push_back(*first);
     }
-    void assign(size_t n, const std::string &name) {
+    void assign(size_t n, std::string name) {  // a copy: it may be one of ours
         clear();
         for (size_t i = 0; i < n; ++i) push_back(name);
     }
@@ -85,6 +85,12 @@ public:
     void clear() {
         one_.clear();
         many_.clear();
+    }
+    // The first n (new ones empty).
+    void resize(size_t n) {
+        std::vector<std::string> kept(begin(), begin() + std::min(n, size()));
+        kept.resize(n);
+        assign(kept.begin(), kept.end());
     }
     const std::string *begin() const { return many_.empty() ? &one_ : many_.data(); }
     const std::string *end() const { return begin() + size(); }

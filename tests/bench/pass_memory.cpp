@@ -28,7 +28,7 @@ namespace {
 std::atomic<long long> live{0}, peak{0};
 long long mapped_in_pass = 0;  // mapped while the last pass evaluated
 
-long long mapped_now() { return static_cast<long long>(gpupool::page_allocator_mapped_bytes().load()); }
+long long mapped_now() { return static_cast<long long>(gpupool::mapped_bytes()); }
 }  // namespace
 
 void *counted_new(std::size_t n) noexcept {

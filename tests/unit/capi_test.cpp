@@ -288,8 +288,8 @@ TEST(CApi, APreemptibleJobHeldAtItsLimitComesOutHeldWithPriorityZero) {
 
 // Since ABI 15: where Slurm places a one-node job by Weight alone (26.05),
 // a spreading pool's nodes get Weights, the node with the most free GPUs
-// first; a snapshot recycled without the flag gives the Weights back.
-TEST(CApi, OneNodeByWeightSpreadsByWeightsAndARecycledSnapshotForgetsIt) {
+// first; a later snapshot without the flag gives the Weights back.
+TEST(CApi, OneNodeByWeightSpreadsByWeightsAndALaterSnapshotWithoutItGivesThemBack) {
     EXPECT_EQ(gp_snapshot_set_one_node_by_weight(nullptr), GP_ERR_ARG);
     gp_engine_t *e = gp_engine_create();
     char err[256];
@@ -308,7 +308,7 @@ TEST(CApi, OneNodeByWeightSpreadsByWeightsAndARecycledSnapshotForgetsIt) {
         EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[0], 3, 0), GP_OK);
         EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[1], 4, 0), GP_OK);
         EXPECT_EQ(gp_engine_evaluate(e, s, 1000), GP_OK);
-        gp_snapshot_destroy(s);  // kept for the next gp_snapshot_create()
+        gp_snapshot_destroy(s);
     };
     uint32_t current[2] = {1, 1}, want[2] = {0, 0};
     pass(true);

@@ -463,8 +463,13 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 
 	if (!(snap = gp_snapshot_create()))
 		return NULL;
+	/*
+	 * Room for every job at once for a pass; a refresh's few running jobs
+	 * grow their array (it is mapped and unmapped whole, per snapshot).
+	 */
 	gp_snapshot_reserve(snap, node_record_count,
-			    job_list ? list_count(job_list) : 0);
+			    (job_list && !running_only) ?
+			    list_count(job_list) : 0);
 
 	/* A refresh of running jobs reads nodes only for where GPUs are. */
 	if ((!running_only || usage) && (node_record_count > 0)) {
