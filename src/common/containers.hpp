@@ -42,7 +42,7 @@ struct PageAllocator {
     void deallocate(T *p, size_t n) noexcept {
         const size_t bytes = n * sizeof(T);
         if (bytes < kMappedFrom)
-            ::operator delete(p, bytes);
+            ::operator delete(p);
         else
             unmap_pages(p, bytes);
     }
