@@ -218,6 +218,8 @@ struct Metrics {
     int64_t begin = 0, end = 0;          // first submit .. last event
     double busy_gpu_seconds = 0;
     double utilisation = 0;              // busy / (gpus * (end - begin))
+    int64_t waiting_seconds = 0;         // some job pending
+    double utilisation_waiting = 0;      // busy / (gpus * waiting_seconds)
     uint64_t jobs = 0, completed = 0, cancelled = 0, never_started = 0, requeue_limit = 0;
     Percentiles wait;                    // every job that started
     uint64_t preemptions = 0;

@@ -183,6 +183,12 @@ void MetricsRecorder::interval(int64_t from, int64_t to, uint32_t cluster_used, 
     if (to <= from) return;
     const int64_t dt = to - from;
     busy_ += static_cast<double>(cluster_used) * static_cast<double>(dt);
+    // While some job waits: GPUs idle then are what a policy left idle
+    // (quota, fragmentation), not a queue that ran dry.
+    if (std::any_of(pools.begin(), pools.end(), [](const PoolNow &p) { return p.pending_gpus > 0; })) {
+        busy_waiting_ += static_cast<double>(cluster_used) * static_cast<double>(dt);
+        waiting_ += dt;
+    }
     bool any_over = false, any_below = false;
     for (size_t i = 0; i < pools.size(); ++i) {
         const PoolNow &p = pools[i];
@@ -244,6 +250,9 @@ void MetricsRecorder::finish(int64_t end, const std::vector<JobOutcome> &jobs, c
     out.busy_gpu_seconds = busy_;
     const double span = static_cast<double>(out.end - out.begin);
     out.utilisation = gpus_ > 0 && span > 0 ? busy_ / (static_cast<double>(gpus_) * span) : 0;
+    out.waiting_seconds = waiting_;
+    out.utilisation_waiting =
+        gpus_ > 0 && waiting_ > 0 ? busy_waiting_ / (static_cast<double>(gpus_) * static_cast<double>(waiting_)) : 0;
     out.np_over_quota_seconds = any_over_;
     out.below_quota_seconds = any_below_;
     out.jain = jain_n_ ? jain_sum_ / static_cast<double>(jain_n_) : 0;

@@ -82,7 +82,8 @@ private:
     NodeSets sets_;
     uint32_t gpus_ = 0;
     int64_t begin_ = 0, sample_interval_ = 0, next_sample_ = 0;
-    double busy_ = 0;
+    double busy_ = 0, busy_waiting_ = 0;
+    int64_t waiting_ = 0;
     int64_t any_over_ = 0, any_below_ = 0;
     std::vector<int64_t> over_, below_;
     std::vector<BelowByCause> below_by_cause_;

@@ -577,6 +577,21 @@ TEST(SimMetrics, UtilisationIsBusyGpuSecondsOverGpusTimesSpan) {
     }
 }
 
+TEST(SimMetrics, UtilisationWhileJobsWaitCountsOnlyTheSecondsSomeJobIsPending) {
+    // 2 GPUs, quota 1: b waits for a's end under gpupool (0..100, one GPU
+    // of two busy) and runs at once under borrowing (no quota): nothing
+    // waits.
+    const SimCluster c = one_partition(2, 1);
+    const Workload w = workload_of({{"a", 0, 100, "p", "normal"}, {"b", 0, 50, "p", "normal"}});
+    const Metrics held = run(c, w, one_pool(1), PolicyKind::Gpupool).metrics;
+    EXPECT_EQ(held.waiting_seconds, 100);
+    EXPECT_DOUBLE_EQ(held.utilisation_waiting, 0.5);
+    EXPECT_DOUBLE_EQ(held.utilisation, 150.0 / (2 * 150));
+    const Metrics borrowed = run(c, w, one_pool(1), PolicyKind::Borrow).metrics;
+    EXPECT_EQ(borrowed.waiting_seconds, 0);
+    EXPECT_DOUBLE_EQ(borrowed.utilisation_waiting, 0);
+}
+
 TEST(SimMetrics, WaitPercentilesByNearestRank) {
     // One GPU: a 0..10, b 10..20, c 20..30, d (submitted at 5) 30..40:
     // waits 0, 10, 20, 25.
