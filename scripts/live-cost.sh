@@ -53,7 +53,8 @@
 # mean main and backfill cycle in each phase (sdiag is reset at each
 # phase's start), latencies p50/p99, slurmctld's RSS at the end (heap and
 # mapped files apart, and again once the allocator has given its free
-# pages back: malloc_trim(0) or jemalloc's purge, called through gdb); with
+# pages back: malloc_trim(0) or jemalloc's purge, asked of
+# scripts/live-heap.c, preloaded into slurmctld in every mode); with
 # --repeat R the median and the spread (min-max) of the R runs, and the
 # ratio of the medians gpupool/native.
 #
@@ -212,10 +213,14 @@ PreemptType=preempt/qos"
     fi
   fi
   export GPUPOOL_SLURM_CONF_EXTRA=$extra
+  # live-heap.so (scripts/live-heap.c) in every mode: at the end it asks
+  # the allocator to give its free pages back.
+  export LIVE_HEAP_DIR=$dir/heap
+  mkdir -p "$LIVE_HEAP_DIR"
   if [[ $LIVE_COST_MALLOC == glibc ]]; then
-    unset GPUPOOL_CTLD_PRELOAD
+    export GPUPOOL_CTLD_PRELOAD=$LIVE_COST_HEAP_LIB
   else
-    export GPUPOOL_CTLD_PRELOAD=$LIVE_COST_MALLOC_LIB
+    export GPUPOOL_CTLD_PRELOAD="$LIVE_COST_MALLOC_LIB $LIVE_COST_HEAP_LIB"
   fi
 
   # Down: the running jobs cancelled (their slurmstepd outlive slurmd),
@@ -372,12 +377,17 @@ PreemptType=preempt/qos"
   } >>"$dir/figures"
   # What of the RSS is free memory the allocator keeps: the RSS again once
   # it has given free pages back (glibc: malloc_trim(0); jemalloc: purge
-  # every arena), called in slurmctld through gdb after every figure above.
-  local give_back='call (int) malloc_trim(0)'
-  [[ $LIVE_COST_MALLOC == glibc ]] \
-    || give_back='call (int) mallctl("arena.4096.purge", (void *) 0, (void *) 0, (void *) 0, 0)'
-  if timeout 60 gdb -p "$pid" -batch -ex "$give_back" >"$dir/give-back.log" 2>&1; then
+  # every arena), asked of live-heap.so after every figure above; its
+  # accounts before and after are in $dir/heap.
+  : >"$LIVE_HEAP_DIR/request.$pid"
+  for (( i = 0; i < 60; i++ )); do
+    [[ -e $LIVE_HEAP_DIR/done ]] && break
+    sleep 0.5
+  done
+  if [[ -e $LIVE_HEAP_DIR/done ]]; then
     echo "ctld_rss_trimmed_kb $(awk '/^Rss:/ { print $2 }' "/proc/$pid/smaps_rollup")" >>"$dir/figures"
+  else
+    clog "$mode: live-heap.so did not answer (RSS with free pages given back not measured)"
   fi
   cp "$GPUPOOL_CLUSTER_DIR/log/slurmctld.log" "$dir/" 2>/dev/null || true
   if [[ -s $dir/perf.submit.data ]]; then
@@ -504,6 +514,9 @@ mkdir -p "$OUT"
 export GPUPOOL_BUILD=${GPUPOOL_BUILD:-$REPO}
 export LIVE_COST_PARTS=$PARTS LIVE_COST_ACCOUNTS=$ACCOUNTS LIVE_COST_CONF_ACCOUNTS=$CONF_ACCOUNTS
 export LIVE_COST_SUBMIT=$SUBMIT LIVE_COST_PROBE=$PROBE LIVE_COST_PERF=$PERF
+export LIVE_COST_HEAP_LIB=$OUT/live-heap.so
+cc -O2 -shared -fPIC -o "$LIVE_COST_HEAP_LIB" "$REPO/scripts/live-heap.c" -ldl -lpthread \
+  || { echo "live-cost.sh: cannot build scripts/live-heap.c" >&2; exit 2; }
 if [[ $SUBMIT == api ]]; then
   export LIVE_COST_SUBMITTER=$OUT/live-submit
   cc -O2 -o "$LIVE_COST_SUBMITTER" "$REPO/scripts/live-submit.c" -lslurm \
