@@ -217,6 +217,7 @@ PreemptType=preempt/qos"
   # the allocator to give its free pages back.
   export LIVE_HEAP_DIR=$dir/heap
   mkdir -p "$LIVE_HEAP_DIR"
+  rm -f "$LIVE_HEAP_DIR"/*
   if [[ $LIVE_COST_MALLOC == glibc ]]; then
     export GPUPOOL_CTLD_PRELOAD=$LIVE_COST_HEAP_LIB
   else
@@ -378,8 +379,9 @@ PreemptType=preempt/qos"
   # What of the RSS is free memory the allocator keeps: the RSS again once
   # it has given free pages back (glibc: malloc_trim(0); jemalloc: purge
   # every arena), asked of live-heap.so after every figure above; its
-  # accounts before and after are in $dir/heap.
-  : >"$LIVE_HEAP_DIR/request.$pid"
+  # accounts before and after are in $dir/heap.  The request names the pid
+  # slurmctld itself sees (with GPUPOOL_CTLD_PID_NS, its namespace's).
+  : >"$LIVE_HEAP_DIR/request.$(awk '/^NSpid:/ { print $NF }' "/proc/$pid/status")"
   for (( i = 0; i < 60; i++ )); do
     [[ -e $LIVE_HEAP_DIR/done ]] && break
     sleep 0.5
@@ -511,6 +513,10 @@ done
 (( ${#NS[@]} )) || NS=(2000 10000)
 OUT=${OUT:-/var/tmp/gpupool-live-cost/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
+# Absolute, and no blank: slurmctld preloads $OUT/live-heap.so (LD_PRELOAD
+# splits at blanks) after it changed its directory.
+OUT=$(cd "$OUT" && pwd)
+[[ $OUT != *[[:space:]]* ]] || { echo "live-cost.sh: --out must not contain blanks: $OUT" >&2; exit 2; }
 export GPUPOOL_BUILD=${GPUPOOL_BUILD:-$REPO}
 export LIVE_COST_PARTS=$PARTS LIVE_COST_ACCOUNTS=$ACCOUNTS LIVE_COST_CONF_ACCOUNTS=$CONF_ACCOUNTS
 export LIVE_COST_SUBMIT=$SUBMIT LIVE_COST_PROBE=$PROBE LIVE_COST_PERF=$PERF

@@ -5,7 +5,8 @@
  * gdb did this before, and on some virtual machines gdb cannot call into a
  * process ("Couldn't write extended state status").
  *
- * A thread polls for $LIVE_HEAP_DIR/request.PID (PID its process's: a
+ * In slurmctld only (the processes it runs inherit the preload), a thread
+ * polls for $LIVE_HEAP_DIR/request.PID (PID as the process sees it: a
  * forked child, slurmscriptd, has the thread too; twice a second, nothing
  * else).  When it appears, the thread writes the allocator's own account
  * to $LIVE_HEAP_DIR/before, gives free pages back (glibc: malloc_trim(0);
@@ -17,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <malloc.h>
@@ -25,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+static char dir[PATH_MAX - 64];	/* $LIVE_HEAP_DIR, read once in the constructor */
 
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
 typedef void (*malloc_stats_fn)(void (*)(void *, const char *), void *, const char *);
@@ -67,12 +71,9 @@ static void give_back(mallctl_fn mallctl)
 
 static void *watch(void *arg)
 {
-	const char *dir = getenv("LIVE_HEAP_DIR");
 	char request[PATH_MAX], path[PATH_MAX];
 
 	(void) arg;
-	if (!dir || !*dir)
-		return NULL;
 	for (;;) {
 		/* getpid() each time: the thread of a forked child asks its own. */
 		snprintf(request, sizeof(request), "%s/request.%d", dir, (int) getpid());
@@ -99,7 +100,7 @@ static void spawn(void)
 	pthread_t t;
 	pthread_attr_t a;
 
-	if (!getenv("LIVE_HEAP_DIR"))
+	if (!dir[0])
 		return;
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
@@ -107,9 +108,19 @@ static void spawn(void)
 	pthread_attr_destroy(&a);
 }
 
-/* slurmctld daemonizes with fork(): the thread is started again in the child. */
+/*
+ * slurmctld daemonizes with fork(): the thread is started again in the
+ * child.  (pthread_create in an atfork child handler is not
+ * async-signal-safe; glibc allows it, and slurmctld forks from one thread
+ * when it daemonizes.)
+ */
 __attribute__((constructor)) static void start(void)
 {
+	const char *d = getenv("LIVE_HEAP_DIR");
+
+	if (!d || !*d || strcmp(program_invocation_short_name, "slurmctld"))
+		return;
+	snprintf(dir, sizeof(dir), "%s", d);
 	spawn();
 	pthread_atfork(NULL, NULL, spawn);
 }

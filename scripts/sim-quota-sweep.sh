@@ -22,8 +22,9 @@
 # order for borrow; first, pack, spread: both so).  W95_8: the p95
 # wait (minutes) of 8-GPU NP jobs from the moment they fit their pool's
 # quota to their start (within_quota_wait_by_gpus).  UTILW%: utilisation
-# over the seconds some job was pending (utilisation_waiting).  --set: lines added to
-# gpupool.conf (both policies), one per ';'.
+# over the seconds some job was pending (utilisation_waiting); USEFUL:
+# utilisation less the runs preemptions threw away (utilisation_useful).
+# --set: lines added to gpupool.conf (both policies), one per ';'.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GPUPOOL=${GPUPOOL:-$REPO/src/cli/gpupool}
@@ -43,8 +44,8 @@ done
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-printf '%-5s %-4s %-5s %-7s %-6s | %-8s %5s %6s %9s %8s %8s %8s %8s %8s %7s %6s\n' \
-  GPUS MIX SEED TIMING PLACE POLICY UTIL% UTILW% BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT% W95_8
+printf '%-5s %-4s %-5s %-7s %-6s | %-8s %5s %6s %6s %9s %8s %8s %8s %8s %8s %7s %6s\n' \
+  GPUS MIX SEED TIMING PLACE POLICY UTIL% UTILW% USEFUL BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT% W95_8
 for size in $SIZES; do
   nodes=$((size / 8)) quota=$((size / 4)) jobs=$((size == 64 ? 5000 : 20000))
   sed "s/Quota=16/Quota=$quota/" "$REPO/etc/sim/contended.conf" >"$TMP/q$size.conf"
@@ -72,9 +73,9 @@ for p in d["policies"]:
     w = p["within_quota_wait"]["jobs"]
     prompt = "%.1f" % (100.0 * p["within_quota_prompt"] / w) if w else "-"
     w8 = p["within_quota_wait_by_gpus"].get("8")
-    print("%-5s %-4s %-5s %-7s %-6s | %-8s %5.1f %6.1f %9s %8s %8s %8s %8s %8s %7s %6s" % (
+    print("%-5s %-4s %-5s %-7s %-6s | %-8s %5.1f %6.1f %6.1f %9s %8s %8s %8s %8s %8s %7s %6s" % (
         sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], p["policy"], 100 * p["utilisation"],
-        100 * p["utilisation_waiting"],
+        100 * p["utilisation_waiting"], 100 * p["utilisation_useful"],
         h(sum(b.values())), h(b["kill"]), h(b["cannot_free"]), h(b["no_single_node"]),
         h(b["protected"]), h(b["other"]), prompt, "%.1f" % (w8["p95"] / 60.0) if w8 else "-"))
 EOF

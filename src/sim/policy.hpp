@@ -42,6 +42,7 @@ struct SimJobState {
     uint32_t gpus = 0;
     int tier = 0;
     bool np = false;              // its tier is not preemptible
+    bool can_start = true;        // lists a partition of the cluster that could hold it
     uint32_t parts = 0;           // index into World::part_lists
     int64_t submit = 0, duration = 0;
     SimState state = SimState::Future;

@@ -269,11 +269,13 @@ void Replay::setup_jobs(const Engine &tiers) {
         s.duration = sj.duration;
         result_.jobs[j].tier = s.tier;
         if (!known) {
+            s.can_start = false;
             if (!unknown_parts++) unknown_example = sj.label.empty() ? std::to_string(sj.id) : sj.label;
             continue;
         }
         uint32_t room = 0;
         for (int32_t p : w_.part_lists[s.parts]) room = std::max(room, cluster_.partitions[static_cast<size_t>(p)].nodes.empty() ? 0u : part_free_[static_cast<size_t>(p)]);
+        if (s.gpus > room) s.can_start = false;
         if (s.gpus > room && !too_big++) too_big_example = sj.label.empty() ? std::to_string(sj.id) : sj.label;
     }
     if (unknown_parts)
@@ -344,7 +346,7 @@ void Replay::record_interval(int64_t from, int64_t to) {
         const uint32_t first = mark_within_quota(i, from);
         if (w_.part_of_pool[i] >= 0) pn.cause = below_cause(i, w_.jobs[first].gpus);
     }
-    recorder_->interval(from, to, used_total_, pool_now_);
+    recorder_->interval(from, to, used_total_, waiting_jobs_ > 0, pool_now_);
 }
 
 // The pool's waiting NP jobs that fit its quota now, in order (each one
@@ -500,6 +502,7 @@ bool Replay::take_events(int64_t t) {
         const uint32_t j = static_cast<uint32_t>(next_submit_++);
         SimJobState &s = w_.jobs[j];
         s.eligible = s.pending_since = t;
+        if (s.can_start) waiting_jobs_++;
         for (int32_t q : w_.part_lists[s.parts]) {
             int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
             if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] += s.gpus;

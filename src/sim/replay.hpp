@@ -220,6 +220,7 @@ struct Metrics {
     double utilisation = 0;              // busy / (gpus * (end - begin))
     int64_t waiting_seconds = 0;         // some job pending
     double utilisation_waiting = 0;      // busy / (gpus * waiting_seconds)
+    double utilisation_useful = 0;       // (busy - lost) / (gpus * (end - begin))
     uint64_t jobs = 0, completed = 0, cancelled = 0, never_started = 0, requeue_limit = 0;
     Percentiles wait;                    // every job that started
     uint64_t preemptions = 0;

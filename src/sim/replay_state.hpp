@@ -237,6 +237,7 @@ private:
     uint32_t used_total_ = 0;
     std::vector<uint32_t> pool_np_used_;
     std::vector<uint32_t> pool_pending_gpus_;
+    uint64_t waiting_jobs_ = 0;  // pending or waiting out a requeue, and able to start some day
     std::vector<std::map<uint32_t, uint32_t>> pool_np_wait_;  // eligible NP jobs: GPUs -> count
     std::vector<MetricsRecorder::PoolNow> pool_now_;
     // Per node and pool (the last column: no pool), GPUs of running

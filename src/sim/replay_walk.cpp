@@ -88,6 +88,7 @@ void Replay::start(uint32_t j, int32_t p, int64_t t) {
             within_quota_gpus_.push_back(s.gpus);
         }
     }
+    waiting_jobs_--;  // it started, so it could
     for (int32_t q : w_.part_lists[s.parts]) {
         int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
         if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] -= s.gpus;
@@ -160,6 +161,7 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
         s.eligible = t + w_.options.cred_expire + 1;
         s.pending_since = t;
         s.start = s.end = -1;
+        waiting_jobs_++;
         for (int32_t q : w_.part_lists[s.parts]) {
             int32_t pl = w_.pool_of_part[static_cast<size_t>(q)];
             if (pl >= 0) pool_pending_gpus_[static_cast<size_t>(pl)] += s.gpus;

@@ -121,6 +121,7 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
     json_object_set_new(p, "busy_gpu_hours", jreal(m.busy_gpu_seconds / 3600.0));
     json_object_set_new(p, "waiting_seconds", jint(m.waiting_seconds));
     json_object_set_new(p, "utilisation_waiting", jreal(m.utilisation_waiting));
+    json_object_set_new(p, "utilisation_useful", jreal(m.utilisation_useful));
     json_object_set_new(p, "jobs", jint(static_cast<int64_t>(m.jobs)));
     json_object_set_new(p, "completed", jint(static_cast<int64_t>(m.completed)));
     json_object_set_new(p, "cancelled", jint(static_cast<int64_t>(m.cancelled)));

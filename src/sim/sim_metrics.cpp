@@ -179,13 +179,14 @@ MetricsRecorder::MetricsRecorder(const SimCluster &cluster, const Config &config
     demand_.assign(n, 0);
 }
 
-void MetricsRecorder::interval(int64_t from, int64_t to, uint32_t cluster_used, const std::vector<PoolNow> &pools) {
+void MetricsRecorder::interval(int64_t from, int64_t to, uint32_t cluster_used, bool waiting,
+                               const std::vector<PoolNow> &pools) {
     if (to <= from) return;
     const int64_t dt = to - from;
     busy_ += static_cast<double>(cluster_used) * static_cast<double>(dt);
     // While some job waits: GPUs idle then are what a policy left idle
     // (quota, fragmentation), not a queue that ran dry.
-    if (std::any_of(pools.begin(), pools.end(), [](const PoolNow &p) { return p.pending_gpus > 0; })) {
+    if (waiting) {
         busy_waiting_ += static_cast<double>(cluster_used) * static_cast<double>(dt);
         waiting_ += dt;
     }
@@ -300,6 +301,10 @@ void MetricsRecorder::finish(int64_t end, const std::vector<JobOutcome> &jobs, c
         if (o.tier >= 0) tier_wait[static_cast<size_t>(o.tier)].push_back(o.wait);
         if (pool >= 0) pool_wait[static_cast<size_t>(pool)].push_back(o.wait);
     }
+    // The same as utilisation, less the runs a preemption threw away.
+    out.utilisation_useful = gpus_ > 0 && span > 0
+                                 ? std::max(0.0, busy_ - out.lost_gpu_hours * 3600.0) / (static_cast<double>(gpus_) * span)
+                                 : 0;
     out.wait = percentiles(all_wait);
     for (size_t t = 0; t < ntiers; ++t) out.tiers[t].wait = percentiles(tier_wait[t]);
     for (size_t p = 0; p < npools; ++p) out.pools[p].wait = percentiles(pool_wait[p]);

@@ -69,7 +69,9 @@ public:
     static bool below_quota(const PoolNow &p, uint32_t quota) {
         return p.np_wait_min_gpus > 0 && uint64_t(p.np_used) + p.np_wait_min_gpus <= quota;
     }
-    void interval(int64_t from, int64_t to, uint32_t cluster_used, const std::vector<PoolNow> &pools);
+    // `waiting`: some job that could start some day is pending (or waits
+    // out a requeue).
+    void interval(int64_t from, int64_t to, uint32_t cluster_used, bool waiting, const std::vector<PoolNow> &pools);
 
     // Figures at the end (`end`: the last instant).
     // `job_pool`: the pool each job counts in (where it ran last, else the

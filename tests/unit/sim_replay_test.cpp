@@ -574,6 +574,7 @@ TEST(SimMetrics, UtilisationIsBusyGpuSecondsOverGpusTimesSpan) {
         EXPECT_EQ(m.end, 100);
         EXPECT_DOUBLE_EQ(m.busy_gpu_seconds, 150);
         EXPECT_DOUBLE_EQ(m.utilisation, 0.75) << policy_name(k);
+        EXPECT_DOUBLE_EQ(m.utilisation_useful, 0.75) << policy_name(k);  // nothing preempted
     }
 }
 
@@ -590,6 +591,20 @@ TEST(SimMetrics, UtilisationWhileJobsWaitCountsOnlyTheSecondsSomeJobIsPending) {
     const Metrics borrowed = run(c, w, one_pool(1), PolicyKind::Borrow).metrics;
     EXPECT_EQ(borrowed.waiting_seconds, 0);
     EXPECT_DOUBLE_EQ(borrowed.utilisation_waiting, 0);
+}
+
+TEST(SimMetrics, AJobThatCanNeverStartDoesNotCountAsWaitingAJobOfAPartitionWithNoPoolDoes) {
+    // One GPU, partition p (a pool) and q (none) over it: a runs 0..100 in
+    // p, c (q) waits for it and runs 100..110; big asks 2 GPUs and never
+    // starts.
+    SimCluster c = one_partition(1, 1);
+    c.partitions.push_back(SimPartition{"q", {0}});
+    Workload w = workload_of({{"a", 0, 100, "p", "normal"}, {"c", 0, 10, "q", "normal"}, {"big", 0, 10, "p", "normal"}});
+    w.jobs[2].gpus = 2;
+    const Metrics m = run(c, w, one_pool(1), PolicyKind::Fifo).metrics;
+    EXPECT_EQ(m.never_started, 1u);
+    EXPECT_EQ(m.waiting_seconds, 100);
+    EXPECT_DOUBLE_EQ(m.utilisation_waiting, 1.0);
 }
 
 TEST(SimMetrics, WaitPercentilesByNearestRank) {
@@ -638,6 +653,9 @@ TEST(SimMetrics, PreemptionCountAndGpuHoursLost) {
         EXPECT_EQ(r.jobs[0].wait, 100);
         EXPECT_EQ(r.jobs[0].end, 3700 + 10000);
         EXPECT_DOUBLE_EQ(r.metrics.pools[0].lost_gpu_hours, 2.0);
+        // Both GPUs busy for 13,700 s, 7,200 GPU-seconds of it thrown away.
+        EXPECT_DOUBLE_EQ(r.metrics.utilisation, 1.0);
+        EXPECT_DOUBLE_EQ(r.metrics.utilisation_useful, 20200.0 / 27400.0);
     }
 }
 
