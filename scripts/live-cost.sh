@@ -81,8 +81,9 @@
 # submissions slow down as the queue grows, and a lock hold should stay
 # under about 15 minutes.
 #
-# --perf: `perf record -a -g` (200 Hz) while submitting, reported for
-# slurmctld's pid (all its threads, the request threads included), perf.submit.data in each run's directory (with perf report
+# --perf: `perf record -a -g` (200 Hz) while submitting and idle, reported for
+# slurmctld's pid (all its threads, the request threads included): perf.submit.data
+# and perf.idle.data in each run's directory (with perf report
 # --no-children text beside it).  Its overhead is in that run's figures.
 #
 # --defer: SchedulerParameters=defer in both modes: a submit does not try
@@ -336,7 +337,14 @@ PreemptType=preempt/qos"
   echo "load_submit_end $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/figures"
 
   # 3. Idle.
+  if [[ ${LIVE_COST_PERF:-0} == 1 ]]; then
+    perf record -a -g -F 200 -o "$dir/perf.idle.data" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
   sleep "$idle"
+  if [[ -n $perf_pid ]]; then
+    kill -INT "$perf_pid" 2>/dev/null; wait "$perf_pid" 2>/dev/null
+  fi
   c2=$(ctld_cpu "$pid"); threads "$pid" >"$dir/threads.2"
   sdiag >"$dir/sdiag.idle"
   cp "$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool_stats.json" "$dir/stats.idle" 2>/dev/null || true
@@ -392,10 +400,11 @@ PreemptType=preempt/qos"
     clog "$mode: live-heap.so did not answer (RSS with free pages given back not measured)"
   fi
   cp "$GPUPOOL_CLUSTER_DIR/log/slurmctld.log" "$dir/" 2>/dev/null || true
-  if [[ -s $dir/perf.submit.data ]]; then
-    perf report -i "$dir/perf.submit.data" --pid "$pid" --no-children --sort comm,dso,symbol -g none --stdio 2>/dev/null \
-      | grep -v '^#' | grep -v '^$' | head -150 >"$dir/perf.submit.txt" || true
-  fi
+  for f in submit idle; do
+    [[ -s $dir/perf.$f.data ]] || continue
+    perf report -i "$dir/perf.$f.data" --pid "$pid" --no-children --sort comm,dso,symbol -g none --stdio 2>/dev/null \
+      | grep -v '^#' | grep -v '^$' | head -150 >"$dir/perf.$f.txt" || true
+  done
   return 0
 }
 
