@@ -279,7 +279,7 @@ PreemptType=preempt/qos"
     echo "load_before $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "malloc $LIVE_COST_MALLOC"
   } >"$dir/figures"
-  local probe=${LIVE_COST_PROBE:-200} bulk held=0 perf_pid=
+  local probe=${LIVE_COST_PROBE:-200} bulk held=0 perf_pid= f t2
   [[ $mode == native-held ]] && held=1
   if [[ ${LIVE_COST_SUBMIT:-api} == sbatch ]]; then bulk=0; else bulk=$(( n > probe ? n - probe : 0 )); fi
   : >"$dir/lat.api"; : >"$dir/lat.sbatch"
@@ -342,10 +342,12 @@ PreemptType=preempt/qos"
     perf_pid=$!
   fi
   sleep "$idle"
+  # Read before perf stops: the idle CPU is per minute of the wall time
+  # from c1 to here (stopping the submit perf and sdiag fall in it too).
+  c2=$(ctld_cpu "$pid"); t2=$(date +%s.%N); threads "$pid" >"$dir/threads.2"
   if [[ -n $perf_pid ]]; then
     kill -INT "$perf_pid" 2>/dev/null; wait "$perf_pid" 2>/dev/null
   fi
-  c2=$(ctld_cpu "$pid"); threads "$pid" >"$dir/threads.2"
   sdiag >"$dir/sdiag.idle"
   cp "$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool_stats.json" "$dir/stats.idle" 2>/dev/null || true
   # --layout: where job_list's nodes and job records lie (every scheduling
@@ -372,7 +374,7 @@ PreemptType=preempt/qos"
       "/proc/$pid/smaps_rollup"
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "submit_wall %.1f\n", b - a }'
     awk -v a="$c0" -v b="$c1" 'BEGIN { printf "cpu_submit %.2f\n", b - a }'
-    awk -v a="$c1" -v b="$c2" -v s="$idle" 'BEGIN { printf "cpu_idle %.2f\n", (b - a) * 60 / s }'
+    awk -v a="$c1" -v b="$c2" -v s="$t1" -v e="$t2" 'BEGIN { printf "cpu_idle %.2f\n", (b - a) * 60 / (e - s) }'
     read -r q0 q1 < <(percentiles "$dir/lat.api")
     echo "api_p50_us $q0"; echo "api_p99_us $q1"
     read -r q0 q1 < <(percentiles "$dir/lat.sbatch")

@@ -7,7 +7,8 @@
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
   test_ranks_departments test_victim_plan_nodes test_swap_places
-  test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_spread_places test_consolidation_moves
+  test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
+  test_spread_places test_consolidation_moves
   test_consolidation_off)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8
@@ -341,6 +342,36 @@ test_pack_keeps_a_node_whole() {
   nodes=$(for id in "${ids[@]}"; do job_node "$id"; done | sort -u | tr '\n' ' ')
   assert test "$(wc -w <<<"$nodes")" = 1 || { ilog "1-GPU jobs on: $nodes"; return 1; }
   if [[ $nodes == "node1 " ]]; then placed_on whole wa normal 4 node2; else placed_on whole wa normal 4 node1; fi
+}
+
+# Placement=pack sets Weights with update_node(), which splits a node's
+# config record when some but not all of its nodes change Weight, and
+# slurmctld walks every record for every job it tests.  Slurm 23.11 and
+# later merge alike records back every 60 s (consolidate_config_list); on
+# 22.05, where nothing did, gpupool merges them after it sets Weights.  A
+# NORMAL job on node2 gives the two nodes different Weights (two records),
+# its end the same Weight again: the two records become one.  Before, on
+# 22.05, they stayed two for good (and after a day of passes, one per node).
+test_pack_merges_config_records() {
+  local id deadline=30 rc=0
+  local want='gpupool: Placement: .* [1-9][0-9]* alike config record\(s\) merged'
+  if [[ $(scontrol --version) != *" 22."* ]]; then
+    deadline=75 want='Consolidated duplicate config records into node\[1-2\]'
+  fi
+  wide_load 'Pool=wa Quota=8 Placement=pack' || return 1
+  id=$(submit_gpus m wa normal 1 -w node2) && assert wait_state "$id" RUNNING 30 || return 1
+  assert wait_until 20 eval '(( $(node_weight node2) < $(node_weight node1) ))' ||
+    { ilog "Weights: $(node_weight node1) $(node_weight node2)"; return 1; }
+  scontrol setdebug debug2 || return 1
+  mark_log
+  scancel "$id"
+  if ! assert wait_until 20 eval '(( $(node_weight node2) == $(node_weight node1) ))'; then
+    ilog "Weights: $(node_weight node1) $(node_weight node2)"; rc=1
+  elif ! assert wait_until "$deadline" log_has "$want"; then
+    log_since | grep -a -iE 'config record|Placement' >&2; rc=1
+  fi
+  scontrol setdebug info
+  return "$rc"
 }
 
 # Spread: a pool with Placement=spread over a partition with LLN=YES; four

@@ -19,6 +19,7 @@
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
 
+#include "gpupool_compat.h"
 #include "gpupool_slurm.h"
 #include "priority_gpupool.h"
 
@@ -73,6 +74,72 @@ extern void gpp_weights_plan(gp_engine_t *engine)
 	xfree(want);
 }
 
+#if !GPS_SLURM_AT_LEAST(23, 11)
+/*
+ * Slurm 22.05's update_node() splits a node's config record when the
+ * Weight of some but not all of its nodes changes, and nothing merges
+ * records back, so after enough passes every node of a packing pool has
+ * its own record; slurmctld walks every record for every job it tests (a
+ * bitmap copy each, and a node_set array of 16 entries per record).  Slurm
+ * 23.11 and later merge records that are alike in all but their nodes
+ * (node_mgr.c, consolidate_config_list); on 22.05 this does the same, with
+ * 23.11's test of alike (22.05 has the same fields).  Node, job and
+ * partition write locks held.  Returns how many records went.
+ */
+static bool _config_alike(config_record_t *c1, config_record_t *c2)
+{
+	return (c1 != c2) &&
+	       (c1->boards == c2->boards) &&
+	       (c1->core_spec_cnt == c2->core_spec_cnt) &&
+	       (c1->cores == c2->cores) &&
+	       (c1->cpu_bind == c2->cpu_bind) &&
+	       !xstrcmp(c1->cpu_spec_list, c2->cpu_spec_list) &&
+	       (c1->cpus == c2->cpus) &&
+	       !xstrcmp(c1->feature, c2->feature) &&
+	       !xstrcmp(c1->gres, c2->gres) &&
+	       (c1->mem_spec_limit == c2->mem_spec_limit) &&
+	       (c1->real_memory == c2->real_memory) &&
+	       (c1->threads == c2->threads) &&
+	       (c1->tmp_disk == c2->tmp_disk) &&
+	       (c1->tot_sockets == c2->tot_sockets) &&
+	       !xstrcmp(c1->tres_weights_str, c2->tres_weights_str) &&
+	       (c1->weight == c2->weight);
+}
+
+static int _merge_alike_configs(void)
+{
+	ListIterator outer, inner;
+	config_record_t *cur, *other;
+	node_record_t *node_ptr;
+	int i, gone = 0;
+
+	outer = list_iterator_create(config_list);
+	while ((cur = list_next(outer))) {
+		bool grew = false;
+
+		inner = list_iterator_create(config_list);
+		while ((other = list_next(inner))) {
+			if (!_config_alike(cur, other))
+				continue;
+			bit_or(cur->node_bitmap, other->node_bitmap);
+			list_delete_item(inner);	/* frees `other` */
+			grew = true;
+			gone++;
+		}
+		list_iterator_destroy(inner);
+		if (!grew)
+			continue;
+		xfree(cur->nodes);
+		cur->nodes = bitmap2node_name(cur->node_bitmap);
+		for (i = 0; (node_ptr = next_node(&i)); i++)
+			if (bit_test(cur->node_bitmap, i))
+				node_ptr->config_ptr = cur;
+	}
+	list_iterator_destroy(outer);
+	return gone;
+}
+#endif
+
 /*
  * Set what gpp_weights_plan() found, one update per Weight value (nodes of
  * one Weight go in one list).  `seen_node_update` moves past the change
@@ -84,7 +151,7 @@ extern void gpp_weights_apply(time_t *seen_node_update)
 	slurmctld_lock_t locks = { .job = WRITE_LOCK, .node = WRITE_LOCK,
 				   .part = WRITE_LOCK, .fed = READ_LOCK };
 	update_node_msg_t msg;
-	int i, j, done = 0;
+	int i, j, done = 0, merged = 0;
 	bool *sent, unchanged;
 
 	if (!count)
@@ -110,12 +177,15 @@ extern void gpp_weights_apply(time_t *seen_node_update)
 			done++;
 		xfree(msg.node_names);
 	}
+#if !GPS_SLURM_AT_LEAST(23, 11)
+	merged = _merge_alike_configs();
+#endif
 	if (unchanged)
 		*seen_node_update = last_node_update;
 	unlock_slurmctld(locks);
 	xfree(sent);
-	debug2("gpupool: Placement: %d node Weight(s) set in %d update(s)",
-	       count, done);
+	debug2("gpupool: Placement: %d node Weight(s) set in %d update(s), %d alike config record(s) merged",
+	       count, done, merged);
 	_clear();
 }
 
