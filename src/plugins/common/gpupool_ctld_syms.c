@@ -54,6 +54,12 @@ GPS_WEAK void queue_job_scheduler(void)
 {
 }
 
+#if GPS_SLURM_AT_LEAST(23, 11)
+GPS_WEAK void consolidate_config_list(bool is_locked, bool force)
+{
+}
+#endif
+
 GPS_WEAK int update_node(update_node_msg_t *update_node_msg, uid_t auth_uid)
 {
 	return SLURM_ERROR;

@@ -82,9 +82,10 @@ extern void gpp_weights_plan(gp_engine_t *engine)
  * its own record; slurmctld walks every record for every job it tests (a
  * bitmap copy each, and a node_set array of 16 entries per record).  Slurm
  * 23.11 and later merge records that are alike in all but their nodes
- * (node_mgr.c, consolidate_config_list); on 22.05 this does the same, with
- * 23.11's test of alike (22.05 has the same fields).  Node, job and
- * partition write locks held.  Returns how many records went.
+ * (node_mgr.c, consolidate_config_list: every minute, and at once when
+ * gpp_weights_apply() asks); on 22.05 this does the same, with 23.11's
+ * test of alike (22.05 has the same fields).  Node, job and partition
+ * write locks held.  Returns how many records went.
  */
 static bool _config_alike(config_record_t *c1, config_record_t *c2)
 {
@@ -179,6 +180,11 @@ extern void gpp_weights_apply(time_t *seen_node_update)
 	}
 #if !GPS_SLURM_AT_LEAST(23, 11)
 	merged = _merge_alike_configs();
+#else
+	/* Slurm's own merge, now rather than at its next minute's tick. */
+	merged = list_count(config_list);
+	consolidate_config_list(true, true);
+	merged -= list_count(config_list);
 #endif
 	if (unchanged)
 		*seen_node_update = last_node_update;
