@@ -12,6 +12,18 @@ namespace {
 
 const PlanCost kNoCost{UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
 
+// In the node choice one GPU of room left to preemptible jobs weighs as
+// much as one GPU-hour of work the set throws away: room for whole-node
+// jobs first, but not at any price in requeued work (doc/evaluation.md,
+// "Work lost against room").
+constexpr uint64_t kRoomGpuSeconds = 3600;
+
+// A choice's node weight: the room non-preemptible jobs leave there, and
+// the work its set loses (0 with PreemptionOrder=oldest, which counts none).
+uint64_t room_and_work(const PlanScratch::Choice &c) {
+    return uint64_t(c.np_room) * kRoomGpuSeconds + c.cost.gpu_seconds;
+}
+
 }  // namespace
 
 bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vector<int32_t> &prev,
@@ -354,8 +366,9 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     // consolidation (nothing lost but the moved jobs' run so far), before
     // a swap (the swapped job waits); within each, fewest GPUs by swap,
     // then by R4 (PlanCost); then the node where non-preemptible jobs leave
-    // the least room: they gather, and nodes whole of preemptible jobs stay
-    // for jobs of a whole node; then the rest of the cost.  (Run:ai moves
+    // the least room (they gather, and nodes whole of preemptible jobs stay
+    // for jobs of a whole node), each GPU-hour the set loses counting as a
+    // GPU more of room; then the rest of the cost.  (Run:ai moves
     // before it reclaims; in the simulator, on Slurm's timing, that made
     // pools wait under their quota 8 % longer: doc/evaluation.md.)
     auto kind = [](const PlanScratch::Choice &c) { return c.to == c.from ? 0 : c.moves ? 2 : c.cost.swapped ? 3 : 1; };
@@ -363,6 +376,7 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
         if (kind(a) != kind(b)) return kind(a) < kind(b);
         if (a.cost.swapped != b.cost.swapped) return a.cost.swapped < b.cost.swapped;
         if (a.cost.own != b.cost.own) return a.cost.own < b.cost.own;
+        if (room_and_work(a) != room_and_work(b)) return room_and_work(a) < room_and_work(b);
         if (a.np_room != b.np_room) return a.np_room < b.np_room;
         if (a.cost < b.cost || b.cost < a.cost) return a.cost < b.cost;
         return a.node < b.node;

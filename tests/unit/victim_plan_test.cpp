@@ -562,3 +562,19 @@ TEST(VictimPlan, NonPreemptibleJobsGatherSoThatANodeOfPreemptibleJobsStaysWhole)
     w.pass();
     EXPECT_EQ(w.victims(pre), (std::vector<uint32_t>{2}));
 }
+
+TEST(VictimPlan, AnHourOfWorkLostWeighsAsOneGpuOfRoomInTheNodeChoice) {
+    // As above, but n0's LOW job has run 2.75 hours and n1's 100 s: n0
+    // leaves 1 GPU of room and loses 2.75 GPU-hours (3,600 + 9,900), n1
+    // leaves 2 and loses 100 s (7,200 + 100).  The plan takes n1's.
+    TwoNodes w;
+    w.snap.add_job(on(running(1, "pool1", "normal", 3, 100), 0));
+    w.snap.add_job(on(running(2, "pool1", "low", 1, 100), 0));
+    w.snap.add_job(on(running(3, "pool1", "normal", 2, 100), 1));
+    w.snap.add_job(on(running(4, "pool1", "low", 1, 9900), 1));
+    w.snap.add_job(on(running(5, "pool1", "low", 1, 9900), 1));
+    const SnapJob pre = pending(9, "pool1", "normal", 1, 9950);
+    w.snap.add_job(pre);
+    w.pass(10000);
+    EXPECT_EQ(w.victims(pre, 10000), (std::vector<uint32_t>{5}));
+}
