@@ -564,17 +564,30 @@ TEST(VictimPlan, NonPreemptibleJobsGatherSoThatANodeOfPreemptibleJobsStaysWhole)
 }
 
 TEST(VictimPlan, AnHourOfWorkLostWeighsAsOneGpuOfRoomInTheNodeChoice) {
-    // As above, but n0's LOW job has run 2.75 hours and n1's 100 s: n0
-    // leaves 1 GPU of room and loses 2.75 GPU-hours (3,600 + 9,900), n1
-    // leaves 2 and loses 100 s (7,200 + 100).  The plan takes n1's.
-    TwoNodes w;
-    w.snap.add_job(on(running(1, "pool1", "normal", 3, 100), 0));
-    w.snap.add_job(on(running(2, "pool1", "low", 1, 100), 0));
-    w.snap.add_job(on(running(3, "pool1", "normal", 2, 100), 1));
-    w.snap.add_job(on(running(4, "pool1", "low", 1, 9900), 1));
-    w.snap.add_job(on(running(5, "pool1", "low", 1, 9900), 1));
-    const SnapJob pre = pending(9, "pool1", "normal", 1, 9950);
-    w.snap.add_job(pre);
-    w.pass(10000);
-    EXPECT_EQ(w.victims(pre, 10000), (std::vector<uint32_t>{5}));
+    // As above at t = 10000: n0 leaves 1 GPU of room, n1 leaves 2 and its
+    // LOW jobs 4 and 5 have run 100 s (7,200 + 100).  n0's LOW job 2 has
+    // run `ran` seconds (3,600 + ran): the plan takes n1's newest job once
+    // n0's set loses over an hour more than n1's.
+    struct Case {
+        const char *sentence;
+        int64_t ran;
+        uint32_t victim;
+    };
+    const Case cases[] = {
+        {"less than an hour more lost on n0: its room decides", 3500, 2},
+        {"just over an hour more lost on n0: n1 loses less", 3800, 5},
+        {"hours more lost on n0: n1 loses less", 9900, 5},
+    };
+    for (const Case &c : cases) {
+        TwoNodes w;
+        w.snap.add_job(on(running(1, "pool1", "normal", 3, 100), 0));
+        w.snap.add_job(on(running(2, "pool1", "low", 1, 10000 - c.ran), 0));
+        w.snap.add_job(on(running(3, "pool1", "normal", 2, 100), 1));
+        w.snap.add_job(on(running(4, "pool1", "low", 1, 9900), 1));
+        w.snap.add_job(on(running(5, "pool1", "low", 1, 9900), 1));
+        const SnapJob pre = pending(9, "pool1", "normal", 1, 9950);
+        w.snap.add_job(pre);
+        w.pass(10000);
+        EXPECT_EQ(w.victims(pre, 10000), (std::vector<uint32_t>{c.victim})) << c.sentence;
+    }
 }
