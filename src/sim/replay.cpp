@@ -589,7 +589,7 @@ void Replay::finish(int64_t last) {
     m.within_quota_wait = percentiles(within_quota_waits_);
     std::map<uint32_t, std::vector<int64_t>> by_gpus;
     for (size_t i = 0; i < within_quota_waits_.size(); ++i) by_gpus[within_quota_gpus_[i]].push_back(within_quota_waits_[i]);
-    for (auto &[g, waits] : by_gpus) m.within_quota_wait_by_gpus[g] = percentiles(waits);
+    for (auto &[g, waits] : by_gpus) m.within_quota_wait_by_gpus[g] = percentiles(std::move(waits));
     const Config &quotas = w_.options.account_quotas ? *w_.options.account_quotas : config_;
     result_.metrics.accounts = account_metrics(workload_, cluster_.account_parent, quotas, config_, result_.jobs, last);
     result_.order_check = check_start_order(workload_, result_.jobs, restarts_,

@@ -156,7 +156,7 @@ std::vector<AccountMetrics> account_metrics(const Workload &workload, const Acco
             changes.push_back({o.end >= 0 ? o.end : end, -1, 0, job});
         }
     }
-    for (size_t a = 0; a < out.size(); ++a) out[a].wait = percentiles(waits[a]);
+    for (size_t a = 0; a < out.size(); ++a) out[a].wait = percentiles(std::move(waits[a]));
     sweep(changes, path, gpus, end, out);
     return out;
 }

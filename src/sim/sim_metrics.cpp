@@ -21,7 +21,7 @@ const char *below_cause_name(BelowCause c) {
     return "other";
 }
 
-Percentiles percentiles(std::vector<int64_t> &values) {
+Percentiles percentiles(std::vector<int64_t> values) {
     Percentiles p;
     p.jobs = values.size();
     if (values.empty()) return p;
@@ -305,9 +305,9 @@ void MetricsRecorder::finish(int64_t end, const std::vector<JobOutcome> &jobs, c
     out.utilisation_useful = gpus_ > 0 && span > 0
                                  ? std::max(0.0, busy_ - out.lost_gpu_hours * 3600.0) / (static_cast<double>(gpus_) * span)
                                  : 0;
-    out.wait = percentiles(all_wait);
-    for (size_t t = 0; t < ntiers; ++t) out.tiers[t].wait = percentiles(tier_wait[t]);
-    for (size_t p = 0; p < npools; ++p) out.pools[p].wait = percentiles(pool_wait[p]);
+    out.wait = percentiles(std::move(all_wait));
+    for (size_t t = 0; t < ntiers; ++t) out.tiers[t].wait = percentiles(std::move(tier_wait[t]));
+    for (size_t p = 0; p < npools; ++p) out.pools[p].wait = percentiles(std::move(pool_wait[p]));
     if (samples) *samples = std::move(samples_);
 }
 

@@ -14,8 +14,9 @@
 namespace gpupool::sim {
 
 // Nearest rank: the p-th percentile of n sorted values is the value at
-// rank ceil(p/100 * n).  `values` is sorted in place.
-Percentiles percentiles(std::vector<int64_t> &values);
+// rank ceil(p/100 * n).  Takes a copy: callers keep their order (the
+// within-quota waits are split by job size after).
+Percentiles percentiles(std::vector<int64_t> values);
 
 // Jain's fairness index (sum x)^2 / (n * sum x^2) of the values; 1 when
 // all are equal; 0 for none (or all 0).

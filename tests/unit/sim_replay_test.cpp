@@ -638,6 +638,28 @@ TEST(SimMetrics, WaitPercentilesByNearestRank) {
     EXPECT_EQ(p.max, 100);
 }
 
+TEST(SimMetrics, EachJobSizeKeepsItsOwnWaitFromTheMomentItFitsItsQuota) {
+    // One node of 3 GPUs; x (partition q, no pool) holds 2 of them 0..100.
+    // two (2 GPUs, pool p, quota 3) fits its quota at 1 and waits for x's
+    // GPUs until 100 (99 s); late (1 GPU) comes at 200 and starts at once.
+    // The longer wait is recorded first: split by size after all the waits
+    // were sorted, it went to the 1-GPU job (found 2026-12-03).
+    SimCluster c = one_partition(1, 3);
+    c.partitions.push_back(SimPartition{"q", {0}});
+    Workload w = workload_of({{"x", 0, 100, "q", "normal", 2},
+                              {"two", 1, 500, "p", "normal", 2},
+                              {"late", 200, 10, "p", "normal", 1}});
+    const Metrics m = run(c, w, one_pool(3), PolicyKind::Gpupool).metrics;
+    EXPECT_EQ(m.within_quota_wait.jobs, 2u);
+    EXPECT_EQ(m.within_quota_wait.max, 99);
+    ASSERT_EQ(m.within_quota_wait_by_gpus.size(), 2u);
+    EXPECT_EQ(m.within_quota_wait_by_gpus.at(2).jobs, 1u);
+    EXPECT_EQ(m.within_quota_wait_by_gpus.at(2).max, 99);
+    EXPECT_EQ(m.within_quota_wait_by_gpus.at(1).jobs, 1u);
+    EXPECT_EQ(m.within_quota_wait_by_gpus.at(1).max, 0);
+    EXPECT_EQ(m.within_quota_prompt, 1u);
+}
+
 TEST(SimMetrics, PreemptionCountAndGpuHoursLost) {
     // A 2-GPU LOW job runs an hour, then a 2-GPU NORMAL job preempts it:
     // 2 GPU-hours lost.  It comes back when the NORMAL job ends.
