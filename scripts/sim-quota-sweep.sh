@@ -9,6 +9,7 @@
 #   scripts/sim-quota-sweep.sh [--seeds "1 2 3"] [--sizes "64 512"]
 #                              [--mixes "124 1248"] [--timing "instant slurm"]
 #                              [--placement "conf"] [--set "Consolidation=no"]
+#                              [--policy gpupool,borrow]
 #
 # World: 4 pools over every node (8-GPU nodes: 8 of them for 64 GPUs, 64 for
 # 512), quota a quarter each, tiers high/normal/low (low preemptible, 30 %
@@ -23,12 +24,14 @@
 # wait (minutes) of 8-GPU NP jobs from the moment they fit their pool's
 # quota to their start (within_quota_wait_by_gpus).  UTILW%: utilisation
 # over the seconds some job was pending (utilisation_waiting); USEFUL:
-# utilisation less the runs preemptions threw away (utilisation_useful).
+# utilisation less the runs preemptions threw away (utilisation_useful);
+# LOST_H: the GPU-hours those runs held (lost_gpu_hours).  --policy:
+# gpupool sim --policy (default gpupool,borrow).
 # --set: lines added to gpupool.conf (both policies), one per ';'.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GPUPOOL=${GPUPOOL:-$REPO/src/cli/gpupool}
-SEEDS="1 2 3" SIZES="64 512" MIXES="124 1248" TIMING="instant slurm" PLACEMENT="conf" SET=""
+SEEDS="1 2 3" SIZES="64 512" MIXES="124 1248" TIMING="instant slurm" PLACEMENT="conf" SET="" POLICY="gpupool,borrow"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --seeds) SEEDS=$2; shift 2 ;;
@@ -37,6 +40,7 @@ while [[ $# -gt 0 ]]; do
     --timing) TIMING=$2; shift 2 ;;
     --placement) PLACEMENT=$2; shift 2 ;;
     --set) SET=$2; shift 2 ;;
+    --policy) POLICY=$2; shift 2 ;;
     *) echo "sim-quota-sweep: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -44,8 +48,8 @@ done
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-printf '%-5s %-4s %-5s %-7s %-6s | %-8s %5s %6s %6s %9s %8s %8s %8s %8s %8s %7s %6s\n' \
-  GPUS MIX SEED TIMING PLACE POLICY UTIL% UTILW% USEFUL BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT% W95_8
+printf '%-5s %-4s %-5s %-7s %-6s | %-8s %5s %6s %6s %9s %8s %8s %8s %8s %8s %7s %6s %7s\n' \
+  GPUS MIX SEED TIMING PLACE POLICY UTIL% UTILW% USEFUL BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT% W95_8 LOST_H
 for size in $SIZES; do
   nodes=$((size / 8)) quota=$((size / 4)) jobs=$((size == 64 ? 5000 : 20000))
   sed "s/Quota=16/Quota=$quota/" "$REPO/etc/sim/contended.conf" >"$TMP/q$size.conf"
@@ -63,7 +67,7 @@ for size in $SIZES; do
         [[ $timing == slurm ]] && opts+=(--kill-delay=2 --backfill-interval=2)
         "$GPUPOOL" sim --nodes="${nodes}x8" --pools=pool1,pool2,pool3,pool4 \
           --generate="@$REPO/etc/sim/contended.gen Seed=$seed Jobs=$jobs Gpus=$gpus" \
-          --conf="$TMP/q$size.conf" --policy=gpupool,borrow --no-progress --json "${opts[@]}" >"$TMP/out.json"
+          --conf="$TMP/q$size.conf" --policy="$POLICY" --no-progress --json "${opts[@]}" >"$TMP/out.json"
         python3 - "$TMP/out.json" "$size" "$mix" "$seed" "$timing" "$place" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -73,11 +77,11 @@ for p in d["policies"]:
     w = p["within_quota_wait"]["jobs"]
     prompt = "%.1f" % (100.0 * p["within_quota_prompt"] / w) if w else "-"
     w8 = p["within_quota_wait_by_gpus"].get("8")
-    print("%-5s %-4s %-5s %-7s %-6s | %-8s %5.1f %6.1f %6.1f %9s %8s %8s %8s %8s %8s %7s %6s" % (
+    print("%-5s %-4s %-5s %-7s %-6s | %-8s %5.1f %6.1f %6.1f %9s %8s %8s %8s %8s %8s %7s %6s %7.0f" % (
         sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], p["policy"], 100 * p["utilisation"],
         100 * p["utilisation_waiting"], 100 * p["utilisation_useful"],
         h(sum(b.values())), h(b["kill"]), h(b["cannot_free"]), h(b["no_single_node"]),
-        h(b["protected"]), h(b["other"]), prompt, "%.1f" % (w8["p95"] / 60.0) if w8 else "-"))
+        h(b["protected"]), h(b["other"]), prompt, "%.1f" % (w8["p95"] / 60.0) if w8 else "-", p["lost_gpu_hours"]))
 EOF
        done
       done
