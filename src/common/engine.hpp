@@ -370,7 +370,7 @@ private:
     // starts (SwapRoom), which the pool it took from reclaims in turn.
     bool may_swap(const RunningInfo &vi, const JobRef &preemptor, int64_t now);
     SwapRoom swap_room(const JobRef &preemptor);
-    bool within_swap(const std::vector<uint32_t> &set) const;
+    bool within_swap(const std::vector<uint32_t> &set, uint32_t per_node) const;
     void make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count);
     // Consolidation (Run:ai, victim_plan.cpp): may this preemptor move
     // others' jobs (a non-preemptible job within its quota); may `vi` be moved; each eligible node's cheapest

@@ -302,18 +302,23 @@ bool Engine::within_excess(const std::vector<uint32_t> &set) const {
 // A swap (R5): what it takes from pools within their quota is at most what
 // preemptible jobs hold past their pools' quotas once the preemptor starts
 // (its own pool's, less its jobs the set takes, and the other pools'),
-// which the pools it took from reclaim in turn.
-bool Engine::within_swap(const std::vector<uint32_t> &set) const {
+// which the pools it took from reclaim in turn, plus the GPUs of its
+// partition left free then: those too are theirs to take (a LOW job of
+// the preemptor's own pool would otherwise take them in the same cycle and
+// make the room one cycle later).
+bool Engine::within_swap(const std::vector<uint32_t> &set, uint32_t per_node) const {
     const PlanScratch &s = plan_scratch_;
-    int64_t swapped = 0, own = 0;
+    int64_t swapped = 0, own = 0, freed = 0;
     for (uint32_t i : set) {
         const NodeCandidate &c = s.candidates[i];
         const auto it = eval_.running.find(c.job_id);
         const int64_t g = it == eval_.running.end() ? c.gpus_here : it->second.gpus;
         if (c.swap) swapped += g;
         if (c.reclaimed_pool < 0) own += g;
+        freed += c.gpus_here;
     }
-    return swapped <= std::max<int64_t>(0, s.swap_room.own - own) + s.swap_room.others;
+    const int64_t left_free = std::max<int64_t>(0, s.free_total + freed - int64_t(per_node));
+    return swapped <= std::max<int64_t>(0, s.swap_room.own - own) + s.swap_room.others + left_free;
 }
 
 void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count) {
@@ -326,6 +331,11 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     s.dests.clear();
     bool fits_free = false;
     s.swap_room = node_count == 1 ? swap_room(preemptor) : SwapRoom{};
+    s.free_total = 0;
+    for (int32_t node : s.eligible) {
+        const NodeUse &u = nodes_.nodes()[size_t(node)];
+        if (!u.completing) s.free_total += u.free_gpus;
+    }
     for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];
         if (u.completing || u.gpus < per_node) continue;  // Slurm starts nothing on a completing node
@@ -342,7 +352,7 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
             if (!found && s.swap_room.any()) {  // nothing else frees the node: a swap
                 node_candidates(node, preemptor, now, true, true);
                 found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost) && within_excess(s.set) &&
-                        within_swap(s.set);
+                        within_swap(s.set, per_node);
             }
             if (!found) continue;
             for (uint32_t i : s.set) {

@@ -121,6 +121,7 @@ struct PlanScratch {
     std::vector<Choice> choices;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap
     SwapRoom swap_room;
+    int64_t free_total = 0;  // free GPUs of the preemptor's nodes (not completing)
     // Per pool, its GPUs over the bound R5 reclaims to (-1: not known yet).
     std::vector<int64_t> excess;
     // Whom `choices` were made for: preemptors alike (partitions, tier,

@@ -516,12 +516,13 @@ TEST(VictimPlan, ASwapTakesAPoolsInQuotaJobOnlyForAsManyGpusThePreemptorsPoolGiv
           on(running(4, "pool2", "low", 1, 200), 1)},
          {4},
          Rule::Reclaim},
-        {"pool1 would give one GPU (3 + 2 - 4 = 1) and take pool2's 2-GPU job: no swap",
+        {"pool1 would give one GPU (3 + 2 - 4 = 1) and n1 keeps one free once job 9 starts there: 1 + 1 = 2, "
+         "a swap takes pool2's 2-GPU job (pool2 may take the free GPU back)",
          {on(running(1, "pool1", "normal", 2, 100), 0), on(running(2, "pool1", "low", 1, 200), 0),
           on(running(3, "pool2", "normal", 1, 100), 0), on(running(5, "pool2", "low", 2, 300), 1),
           on(running(6, "pool2", "normal", 1, 100), 1)},
-         {},
-         Rule::None},
+         {5},
+         Rule::Reclaim},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);
@@ -542,8 +543,34 @@ TEST(VictimPlan, ASwapTakesAPoolsInQuotaJobOnlyForAsManyGpusThePreemptorsPoolGiv
             if (j.id == got.front()) {
                 const Verdict v = w.e.preemptable(ref(j), ref(pre), 1000);
                 EXPECT_EQ(v.rule, c.rule);
-                if (c.rule == Rule::Reclaim) EXPECT_NE(std::string(v.why.c_str()).find("swap: pool2"), std::string::npos) << v.why.c_str();
+                if (c.rule == Rule::Reclaim) {
+                    EXPECT_NE(std::string(v.why.c_str()).find("swap: pool2"), std::string::npos) << v.why.c_str();
+                }
             }
+    }
+}
+
+TEST(VictimPlan, WhereQuotasAddUpToMoreThanTheGpusASwapStillNeedsRoomPastQuotasOrLeftFree) {
+    // Quotas 4 + 6 over 8 GPUs.  Both nodes full; pool1's NORMAL job of 2
+    // fits its quota (2 + 2 = 4) but its one LOW GPU frees no node.  n1's
+    // only way is pool2's LOW job of 2 (pool2 holds 5 of its 6): pool1 is
+    // then one GPU past its quota (3 + 2 - 4 = 1) and no GPU is left free,
+    // 1 < 2: no swap (pool2 could not take its GPUs back).  With pool2's
+    // NORMAL job on n1 one GPU smaller, one is left free, 1 + 1 = 2: the swap.
+    for (const uint32_t n1_normal : {2u, 1u}) {
+        SCOPED_TRACE(n1_normal);
+        TwoNodes w;
+        w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=6\nConsolidation=no\n");
+        partition(w.snap, "pool2", 0, 1);
+        w.snap.add_job(on(running(1, "pool1", "normal", 2, 100), 0));
+        w.snap.add_job(on(running(2, "pool1", "low", 1, 200), 0));
+        w.snap.add_job(on(running(3, "pool2", "normal", 1, 100), 0));
+        w.snap.add_job(on(running(5, "pool2", "low", 2, 300), 1));
+        w.snap.add_job(on(running(6, "pool2", "normal", n1_normal, 100), 1));
+        const SnapJob pre = pending(9, "pool1", "normal", 2, 900);
+        w.snap.add_job(pre);
+        w.pass();
+        EXPECT_EQ(w.victims(pre), n1_normal == 2 ? std::vector<uint32_t>{} : std::vector<uint32_t>{5});
     }
 }
 
