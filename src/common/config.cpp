@@ -27,7 +27,7 @@ const ConfigKeys &config_keys() {
     static const ConfigKeys keys{
         {"QuotaTRES", "PreemptionOrder", "ReclaimBy", "ReclaimTo", "DecayHalfLife", "UsageWindow",
          "UsageWeight", "MinRuntime", "RecalcInterval", "StateSaveInterval", "PreemptiblePriority", "DefaultTier",
-         "Consolidation", "ConsolidationTries"},
+         "Consolidation", "ConsolidationTries", "Swap"},
         {"QOS", "Priority", "Preemptible", "PreemptMode", "GraceTime"},
         {"Quota", "Weight", "Rank", "MinRuntime", "DecayHalfLife", "UsageWindow", "UsageWeight", "Placement"},
         {"Pool", "Quota", "Weight", "Rank", "Limit", "LendingLimit"},
@@ -107,6 +107,9 @@ void Parser::global_line(const std::vector<std::string> &words) {
             if (!parse_digits(v, 100000, out) || out < 1)
                 fail("bad value " + quote(v) + " for ConsolidationTries: expected an integer 1..100000");
             cfg_.consolidation_tries = static_cast<uint32_t>(out);
+        } else if (t.lkey == "swap") {
+            std::string e = get_enum("Swap", v, {"needed", "least-work"}, "needed or least-work");
+            cfg_.swap = e == "least-work" ? SwapWhen::LeastWork : SwapWhen::Needed;
         } else if (t.lkey == "defaulttier") {
             check_name("DefaultTier", v);
             cfg_.default_tier = v;
@@ -294,6 +297,11 @@ void Parser::finish() {
     } else {
         fail_file("DefaultTier= is required when more than one Tier is defined");
     }
+    // least-work weighs the work a set throws away, which `oldest` does not count.
+    if (cfg_.swap == SwapWhen::LeastWork && cfg_.preemption_order == PreemptionOrder::Oldest)
+        fail_at(global_seen_["swap"], "Swap=least-work needs PreemptionOrder=newest (line " +
+                                          std::to_string(global_seen_["preemptionorder"]) +
+                                          " sets oldest, which counts no work lost)");
     finish_pool_quotas();
     finish_accounts();
 }

@@ -20,6 +20,10 @@ enum class PreemptMode { Default, Requeue, Cancel, Suspend };
 // How far a queue reclaims from others.  Quota: back to its
 // quota (today's R5, OSMO); Fairshare: up to its fairshare (Run:ai, KAI).
 enum class ReclaimTo { Quota, Fairshare };
+// Swap= (policy.md R5 "A swap"): when an admitted NP job may take another
+// pool's in-quota preemptible jobs: only where nothing else frees a node
+// (Needed), or wherever that set loses the least work (LeastWork).
+enum class SwapWhen { Needed, LeastWork };
 
 // Placement= (Run:ai's placement strategy for GPU jobs, placement.hpp):
 // Pack fills the nodes with the fewest free GPUs first, Spread the ones
@@ -98,6 +102,7 @@ struct Config {
     // nodes are weighed per victim plan.
     bool consolidation = true;
     uint32_t consolidation_tries = 64;
+    SwapWhen swap = SwapWhen::Needed;
 
     // Linear: for lookups once per load; the parser and the engine keep
     // their own indexes for lookups per record or per job.

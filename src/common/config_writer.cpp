@@ -59,6 +59,7 @@ void write_globals(const Config &c, std::string &out) {
     out += "StateSaveInterval=" + std::to_string(c.state_save_interval) + "\n";
     out += std::string("Consolidation=") + (c.consolidation ? "yes" : "no") + "\n";
     out += "ConsolidationTries=" + std::to_string(c.consolidation_tries) + "\n";
+    out += std::string("Swap=") + (c.swap == SwapWhen::LeastWork ? "least-work" : "needed") + "\n";
     if (c.has_preemptible_priority) out += "PreemptiblePriority=" + std::to_string(c.preemptible_priority) + "\n";
     out += "DefaultTier=" + c.default_tier + "\n";
 }

@@ -228,9 +228,13 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now,
         // with `oldest` the site chose R6's order over work lost.
         const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
         const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
+        // Swap=least-work: the work lost alone orders the sets, whoever's jobs
+        // they take (no "fewest by swap, then by R4" first).
+        const bool by_work = config_->swap == SwapWhen::LeastWork;
         s.candidates.push_back(NodeCandidate{j.job_id, j.gpus,
-                                             PlanCost{how == kSwap ? uint64_t(ri.gpus) : 0u,
-                                                      how == kInPool ? uint64_t(ri.gpus) : 0u, uint64_t(ri.gpus) * ran,
+                                             PlanCost{how == kSwap && !by_work ? uint64_t(ri.gpus) : 0u,
+                                                      how == kInPool && !by_work ? uint64_t(ri.gpus) : 0u,
+                                                      uint64_t(ri.gpus) * ran,
                                                       ri.rank},
                                              how == kInPool ? -1 : ri.pool, how == kByCount, how == kSwap});
     }
@@ -343,8 +347,18 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
         PlanCost cost;
         if (u.free_gpus < per_node) {
             const uint32_t need = per_node - u.free_gpus;
-            node_candidates(node, preemptor, now, true, false);
-            bool found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
+            bool found = false;
+            // Swap=least-work: the set that loses least work, swaps among the
+            // candidates from the start; the steps below where it fails a bound.
+            if (config_->swap == SwapWhen::LeastWork && s.swap_room.any()) {
+                node_candidates(node, preemptor, now, true, true);
+                found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost) && within_excess(s.set) &&
+                        within_swap(s.set, per_node);
+            }
+            if (!found) {
+                node_candidates(node, preemptor, now, true, false);
+                found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
+            }
             if (found && !within_excess(s.set)) {  // over a pool's excess: the walk's prefix alone
                 node_candidates(node, preemptor, now, false, false);
                 found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);

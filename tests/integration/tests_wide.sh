@@ -6,7 +6,7 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_swap_places
+  test_ranks_departments test_victim_plan_nodes test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
   test_consolidation_off)
@@ -277,6 +277,37 @@ Pool=wb Quota=4' || return 1
   sleep 15
   ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
   assert test "$(job_state "$id") $(job_state "${ids[1]}") $(job_state "${ids[3]}")" = "RUNNING RUNNING RUNNING"
+}
+
+# Swap=least-work (policy.md R5): wa and wb (quota 4 each) each hold 4 GPUs.
+# wa's NORMAL job of 2 may take wa's own LOW job of 2 on node1 (R4) or, by
+# a swap, wb's LOW job of 2 on node2, which started at least 5 s later and
+# so loses less work.  With Swap=least-work it takes wb's (Swap=needed
+# takes its own: test_victim_plan_nodes' rule); then 15 s with no preemption.
+test_swap_least_work() {
+  local spec name part qos gpus node id n ids=()
+  wide_load 'Swap=least-work
+Pool=wa Quota=4
+Pool=wb Quota=4' || return 1
+  for spec in "n1 wa normal 2 node1" "a1 wa low 2 node1" "b1 wb normal 2 node2"; do
+    read -r name part qos gpus node <<<"$spec"
+    id=$(submit_gpus "$name" "$part" "$qos" "$gpus" -w "$node") && assert wait_state "$id" RUNNING 30 || return 1
+    ids+=("$id")
+  done
+  sleep 5
+  id=$(submit_gpus l wb low 2 -w node2) && assert wait_state "$id" RUNNING 30 || return 1
+  ids+=("$id")
+  mark_log
+  id=$(submit_gpus swap wa normal 2) || return 1
+  assert wait_state "$id" RUNNING 30 ||
+    { ilog "swap: $(job_state "$id"), reason $(job_reason "$id")"; gp why "$id" >&2; log_since | grep -a gpupool >&2; return 1; }
+  n=$(victims_since "$id")
+  assert test "$n" = "${ids[3]} " || { ilog "victims: $n (want ${ids[3]}, wb's newer LOW job)"; return 1; }
+  log_has "swap: wb within its quota" || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$id") $(job_state "${ids[1]}")" = "RUNNING RUNNING"
 }
 
 # --- Placement= (placement.hpp) --------------------------------------------

@@ -449,6 +449,14 @@ TEST(ConfigErrors, BadEnumWord) {
               "gp.conf:1: bad value 'youngest' for PreemptionOrder: expected newest or oldest");
     EXPECT_EQ(error_of("ReclaimBy=some\n" + kTiers),
               "gp.conf:1: bad value 'some' for ReclaimBy: expected nonpreemptible or all");
+    EXPECT_EQ(error_of("Swap=always\n" + kTiers),
+              "gp.conf:1: bad value 'always' for Swap: expected needed or least-work");
+    // least-work orders sets by the work they lose, which `oldest` does not count.
+    EXPECT_EQ(error_of("PreemptionOrder=oldest\nSwap=least-work\n" + kTiers),
+              "gp.conf:2: Swap=least-work needs PreemptionOrder=newest (line 1 sets oldest, which counts no "
+              "work lost)");
+    EXPECT_EQ(parse_config("Swap=least-work\n" + kTiers, "gp.conf").swap, SwapWhen::LeastWork);
+    EXPECT_EQ(parse_config(kTiers, "gp.conf").swap, SwapWhen::Needed);
     EXPECT_EQ(error_of("Tier=a Priority=1 Preemptible=maybe\n"),
               "gp.conf:1: bad value 'maybe' for Preemptible: "
               "expected yes, no, true, false, 1 or 0");

@@ -376,7 +376,7 @@ TEST(ConfigKeys, EveryListedKeyParses) {
         {"Priority", "7"}, {"Preemptible", "yes"}, {"PreemptMode", "cancel"},
         {"GraceTime", "30"}, {"Quota", "3"}, {"Weight", "2"}, {"Rank", "1"}, {"Pool", "p"}, {"Limit", "4"},
         {"LendingLimit", "2"}, {"Placement", "pack"},
-        {"Consolidation", "no"}, {"ConsolidationTries", "8"}};
+        {"Consolidation", "no"}, {"ConsolidationTries", "8"}, {"Swap", "least-work"}};
     auto render = [](const std::string &head, const std::map<std::string, std::string> &kv) {
         std::string line = head;
         for (const auto &[k, v] : kv) line += " " + k + "=" + v;

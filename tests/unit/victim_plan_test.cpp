@@ -574,6 +574,32 @@ TEST(VictimPlan, WhereQuotasAddUpToMoreThanTheGpusASwapStillNeedsRoomPastQuotasO
     }
 }
 
+TEST(VictimPlan, WithSwapLeastWorkThePreemptorTakesTheSetThatLosesLeastWorkWhoeverItIs) {
+    // pool1 and pool2 at their quotas of 4.  pool1's NORMAL job of 2 may take
+    // its own LOW job of 2 on n0 (run 900 s) by R4, or, by a swap, pool2's
+    // LOW job of 2 on n1 (run 100 s): pool1 is then 2 past its quota, room
+    // for 2.  Swap=needed takes its own (a swap only where nothing else
+    // frees a node); Swap=least-work takes pool2's, which loses 200
+    // GPU-seconds against 1,800, and pool2 reclaims them in turn.
+    for (const char *swap : {"needed", "least-work"}) {
+        SCOPED_TRACE(swap);
+        TwoNodes w;
+        w.e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=4\nConsolidation=no\nSwap=" + swap + "\n");
+        partition(w.snap, "pool2", 0, 1);
+        w.snap.add_job(on(running(1, "pool1", "normal", 2, 100), 0));
+        w.snap.add_job(on(running(2, "pool1", "low", 2, 100), 0));
+        w.snap.add_job(on(running(5, "pool2", "low", 2, 900), 1));
+        w.snap.add_job(on(running(6, "pool2", "normal", 2, 100), 1));
+        const SnapJob pre = pending(9, "pool1", "normal", 2, 950);
+        w.snap.add_job(pre);
+        w.pass();
+        const bool least_work = std::string(swap) == "least-work";
+        EXPECT_EQ(w.victims(pre), std::vector<uint32_t>{least_work ? 5u : 2u});
+        const Verdict v = w.e.preemptable(ref(w.snap.jobs[least_work ? 2 : 1]), ref(pre), 1000);
+        EXPECT_EQ(v.rule, least_work ? Rule::Reclaim : Rule::InPool);
+    }
+}
+
 TEST(VictimPlan, NonPreemptibleJobsGatherSoThatANodeOfPreemptibleJobsStaysWhole) {
     // A NORMAL job of 1 GPU may take a LOW job on either node.  n1's started
     // later (less work lost), but NORMAL jobs hold 3 GPUs of n0 and 2 of n1:

@@ -151,7 +151,7 @@ TEST(WhatifSet, BadSettingsSayWhatIsWrong) {
     EXPECT_EQ(error_of(kConf, "Quota=4"),
               "--set 'Quota=4': unknown global key 'Quota' (global keys: QuotaTRES, PreemptionOrder, ReclaimBy, "
               "ReclaimTo, DecayHalfLife, UsageWindow, UsageWeight, MinRuntime, RecalcInterval, StateSaveInterval, "
-              "PreemptiblePriority, DefaultTier, Consolidation, ConsolidationTries)");
+              "PreemptiblePriority, DefaultTier, Consolidation, ConsolidationTries, Swap)");
     EXPECT_EQ(error_of(kConf, "pool1.Quota"), "--set 'pool1.Quota': expected POOL.Key=VALUE, TIER.Key=VALUE or Key=VALUE");
     EXPECT_EQ(error_of(kConf, "pool1.Quota="), "--set 'pool1.Quota=': no value");
     EXPECT_EQ(error_of(kConf, "pool1.Quota=4 #x"), "--set 'pool1.Quota=4 #x': the value must be one word (no space or '#')");
