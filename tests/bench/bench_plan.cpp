@@ -56,25 +56,26 @@ Snapshot plan_snapshot(std::mt19937 &rng, int partitions) {
     return s;
 }
 
-// pool1 and pool2 of plan_snapshot(), with `extra` after each Pool line.
-Config two_pools(const std::string &extra = "") {
-    return parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+// pool1 and pool2 of plan_snapshot(), with `extra` after each Pool line and
+// `global` first.
+Config two_pools(const std::string &extra = "", const std::string &global = "") {
+    return parse_config(global + "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
                         "Tier=low QOS=low Priority=100 Preemptible=yes\n"
                         "DefaultTier=normal\n"
                         "Pool=pool1 Quota=8000" + extra + "\nPool=pool2 Quota=8000" + extra + "\n",
                         "bench.conf");
 }
 
-// State: (partitions, alike).  alike 0: each preemptor in a new second,
-// planning from nothing; alike 1: preemptors alike in one layout and second,
-// as Slurm tries pending jobs of one kind in a row (a new second every 4,096,
-// so that the kept plans stay few).
+// State: (partitions, alike, least-work).  alike 0: each preemptor in a new
+// second, planning from nothing; alike 1: preemptors alike in one layout and
+// second, as Slurm tries pending jobs of one kind in a row (a new second every
+// 4,096, so that the kept plans stay few).  least-work 1: Swap=least-work.
 void BM_VictimPlan(benchmark::State &state) {
     const int partitions = static_cast<int>(state.range(0));
     const bool alike = state.range(1) != 0;
     std::mt19937 rng(27);
     Engine e;
-    e.set_config(two_pools());
+    e.set_config(two_pools("", state.range(2) ? "Swap=least-work\n" : ""));
     Snapshot s = plan_snapshot(rng, partitions);
     e.evaluate(s, 5000);
     std::vector<std::string> parts;
@@ -96,7 +97,14 @@ void BM_VictimPlan(benchmark::State &state) {
     benchmark::DoNotOptimize(victims);
     state.counters["nodes_searched"] = kPlanNodes / partitions;
 }
-BENCHMARK(BM_VictimPlan)->Args({1, 0})->Args({10, 0})->Args({1, 1})->Args({10, 1})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_VictimPlan)
+    ->Args({1, 0, 0})
+    ->Args({10, 0, 0})
+    ->Args({1, 1, 0})
+    ->Args({10, 1, 0})
+    ->Args({1, 0, 1})
+    ->Args({1, 1, 1})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
