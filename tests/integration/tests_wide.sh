@@ -297,6 +297,7 @@ Pool=wb Quota=4' || return 1
   sleep 5
   id=$(submit_gpus l wb low 2 -w node2) && assert wait_state "$id" RUNNING 30 || return 1
   ids+=("$id")
+  sleep 3  # a pass (RecalcInterval=2) sees l running: else node2 has no candidate yet
   mark_log
   id=$(submit_gpus swap wa normal 2) || return 1
   assert wait_state "$id" RUNNING 30 ||
