@@ -250,6 +250,23 @@ Pool=wb Quota=0' || return 1
   assert test "$(job_state "$n1") $(job_state "$n2")" = "RUNNING RUNNING"
 }
 
+# swap_starts VICTIM: after mark_log, wa's NORMAL job of 2 ("swap") starts
+# within 30 s taking VICTIM alone, by a swap of wb's in-quota job; then 15 s
+# pass with no preemption.  Prints the job's id.
+swap_starts() {
+  local want=$1 id n
+  id=$(submit_gpus swap wa normal 2) || return 1
+  assert wait_state "$id" RUNNING 30 ||
+    { ilog "swap: $(job_state "$id"), reason $(job_reason "$id")"; gp why "$id" >&2; log_since | grep -a gpupool >&2; return 1; }
+  n=$(victims_since "$id")
+  assert test "$n" = "$want " || { ilog "victims: $n (want $want)"; return 1; }
+  log_has "swap: wb within its quota" || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  echo "$id"
+}
+
 # A swap (policy.md R5): wa and wb (quota 4 each) each hold 4 GPUs.  wa's
 # own LOW GPUs are one on each node, so R4 frees neither node for its
 # NORMAL job of 2; wb's LOW job of 2 on node2 is within wb's quota.  The
@@ -267,15 +284,7 @@ Pool=wb Quota=4' || return 1
     ids+=("$id")
   done
   mark_log
-  id=$(submit_gpus swap wa normal 2) || return 1
-  assert wait_state "$id" RUNNING 30 ||
-    { ilog "swap: $(job_state "$id"), reason $(job_reason "$id")"; gp why "$id" >&2; log_since | grep -a gpupool >&2; return 1; }
-  n=$(victims_since "$id")
-  assert test "$n" = "${ids[4]} " || { ilog "victims: $n (want ${ids[4]})"; return 1; }
-  log_has "swap: wb within its quota" || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
-  mark_log
-  sleep 15
-  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  id=$(swap_starts "${ids[4]}") || return 1
   assert test "$(job_state "$id") $(job_state "${ids[1]}") $(job_state "${ids[3]}")" = "RUNNING RUNNING RUNNING"
 }
 
@@ -285,7 +294,7 @@ Pool=wb Quota=4' || return 1
 # so loses less work.  With Swap=least-work it takes wb's (Swap=needed
 # takes its own: test_victim_plan_nodes' rule); then 15 s with no preemption.
 test_swap_least_work() {
-  local spec name part qos gpus node id n ids=()
+  local spec name part qos gpus node id ids=()
   wide_load 'Swap=least-work
 Pool=wa Quota=4
 Pool=wb Quota=4' || return 1
@@ -299,15 +308,7 @@ Pool=wb Quota=4' || return 1
   ids+=("$id")
   sleep 3  # a pass (RecalcInterval=2) sees l running: else node2 has no candidate yet
   mark_log
-  id=$(submit_gpus swap wa normal 2) || return 1
-  assert wait_state "$id" RUNNING 30 ||
-    { ilog "swap: $(job_state "$id"), reason $(job_reason "$id")"; gp why "$id" >&2; log_since | grep -a gpupool >&2; return 1; }
-  n=$(victims_since "$id")
-  assert test "$n" = "${ids[3]} " || { ilog "victims: $n (want ${ids[3]}, wb's newer LOW job)"; return 1; }
-  log_has "swap: wb within its quota" || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
-  mark_log
-  sleep 15
-  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  id=$(swap_starts "${ids[3]}") || return 1  # wb's newer LOW job
   assert test "$(job_state "$id") $(job_state "${ids[1]}")" = "RUNNING RUNNING"
 }
 
