@@ -361,7 +361,8 @@ private:
     void apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now, Verdict &v);
     void make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan);
     bool eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out);
-    void node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count, bool swaps);
+    void node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count, bool swaps,
+                         bool by_work = false);
     bool within_excess(const std::vector<uint32_t> &set) const;
     // A swap (R5, victim plans only): an admitted NP preemptor may take a
     // preemptible job of another pool within its quota (flat pools, one

@@ -197,7 +197,8 @@ bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) 
 // asked once per plan), in R6 order, into the scratch's candidates.  With
 // `by_count`, R5 as a count: also the borrowed jobs past their pool's walk
 // prefix (the set is then capped by within_excess).
-void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count, bool swaps) {
+void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count, bool swaps,
+                             bool by_work) {
     PlanScratch &s = plan_scratch_;
     s.candidates.clear();
     for (const JobOnNode &j : nodes_.jobs_on(node)) {
@@ -228,9 +229,9 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now,
         // with `oldest` the site chose R6's order over work lost.
         const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
         const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
-        // Swap=least-work: the work lost alone orders the sets, whoever's jobs
-        // they take (no "fewest by swap, then by R4" first).
-        const bool by_work = config_->swap == SwapWhen::LeastWork;
+        // With `by_work` (Swap=least-work's first try) the work lost alone
+        // orders the sets, whoever's jobs they take (no "fewest by swap, then
+        // by R4" first).
         s.candidates.push_back(NodeCandidate{j.job_id, j.gpus,
                                              PlanCost{how == kSwap && !by_work ? uint64_t(ri.gpus) : 0u,
                                                       how == kInPool && !by_work ? uint64_t(ri.gpus) : 0u,
@@ -336,9 +337,9 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     bool fits_free = false;
     s.swap_room = node_count == 1 ? swap_room(preemptor) : SwapRoom{};
     s.free_total = 0;
-    for (int32_t node : s.eligible) {
+    for (int32_t node : s.eligible) {  // not those another preemptor's plan waits for
         const NodeUse &u = nodes_.nodes()[size_t(node)];
-        if (!u.completing) s.free_total += u.free_gpus;
+        if (!u.completing && plans_.holder(node) == 0) s.free_total += u.free_gpus;
     }
     for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];
@@ -351,7 +352,7 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
             // Swap=least-work: the set that loses least work, swaps among the
             // candidates from the start; the steps below where it fails a bound.
             if (config_->swap == SwapWhen::LeastWork && s.swap_room.any()) {
-                node_candidates(node, preemptor, now, true, true);
+                node_candidates(node, preemptor, now, true, true, true);
                 found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost) && within_excess(s.set) &&
                         within_swap(s.set, per_node);
             }

@@ -315,8 +315,11 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     v.allowed = true;
     v.rule = Rule::Reclaim;
     v.preemptor_pool = q;
-    v.why.set("swap: %s within its quota; nothing else frees a node for %s, and %s may reclaim as many GPUs "
-              "borrowed elsewhere",
+    v.why.set(config_->swap == SwapWhen::LeastWork
+                  ? "swap: %s within its quota; its jobs lose the least work of what frees a node for %s, and %s may "
+                    "reclaim as many GPUs borrowed elsewhere"
+                  : "swap: %s within its quota; nothing else frees a node for %s, and %s may reclaim as many GPUs "
+                    "borrowed elsewhere",
               eval_.pools[static_cast<size_t>(vi.pool)].name.c_str(), qps.name.c_str(),
               eval_.pools[static_cast<size_t>(vi.pool)].name.c_str());
     return v;
