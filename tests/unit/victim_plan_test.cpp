@@ -135,6 +135,39 @@ TEST(VictimPlan, ReclaimComesBeforeThePoolsOwnLowerTiers) {
     EXPECT_EQ(plan.victims, (std::vector<uint32_t>{2})) << "the borrower on n1, not the own job on n0";
 }
 
+TEST(VictimPlan, WhereNoSwapIsPossibleReclaimComesBeforeOwnLowerTiersWhateverSwapSays) {
+    // A job over two nodes may not swap (R5 "A swap": one node), so even
+    // Swap=least-work, which weighs only work lost where a swap may be
+    // part of the set, leaves R5 before R4 here.  pool1 (quota 8) runs its
+    // own LOW job 1 on n0 (run 100 s) beside pool2's borrowed job 2 (run
+    // 900 s); n1 holds pool2's borrowed jobs 3 and 4 (4 ran less).  pool1's
+    // NORMAL job of 4 on 2 nodes takes 2 on n0 and 4 on n1.
+    for (const char *swap : {"needed", "least-work"}) {
+        SCOPED_TRACE(swap);
+        Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=8\nPool=pool2 Quota=0\nConsolidation=no\nSwap=" +
+                               swap + "\n");
+        Snapshot snap = cluster(2, 4);
+        partition(snap, "pool1", 0, 1);
+        partition(snap, "pool2", 0, 1);
+        snap.add_job(on(running(1, "pool1", "low", 2, 900), 0));
+        snap.add_job(on(running(2, "pool2", "low", 2, 100), 0));
+        snap.add_job(on(running(3, "pool2", "low", 2, 100), 1));
+        snap.add_job(on(running(4, "pool2", "low", 2, 200), 1));
+        SnapJob pre = pending(9, "pool1", "normal", 4, 950);
+        pre.node_count = 2;
+        snap.add_job(pre);
+        settle(snap);
+        e.evaluate(snap, 1000);
+        JobRef p = ref(pre);
+        p.nodes = 2;
+        const VictimPlan &plan = e.victim_plan(p, 1000);
+        ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
+        std::vector<uint32_t> victims = plan.victims;
+        std::sort(victims.begin(), victims.end());
+        EXPECT_EQ(victims, (std::vector<uint32_t>{2, 4})) << "pool2's borrowed jobs, not pool1's own job 1";
+    }
+}
+
 TEST(VictimPlan, WithoutNodeUsageEveryR4CandidateIsOffered) {
     TwoNodes w;
     w.snap.add_job(on(running(1, "pool1", "low", 4, 100), 0));
