@@ -337,9 +337,11 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     bool fits_free = false;
     s.swap_room = node_count == 1 ? swap_room(preemptor) : SwapRoom{};
     s.free_total = 0;
-    for (int32_t node : s.eligible) {  // not those another preemptor's plan waits for
+    // Held nodes count too: the choices serve every preemptor alike in a
+    // layout and second, whatever plans are carried out meanwhile.
+    for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];
-        if (!u.completing && plans_.holder(node) == 0) s.free_total += u.free_gpus;
+        if (!u.completing) s.free_total += u.free_gpus;
     }
     for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];

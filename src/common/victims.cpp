@@ -316,8 +316,8 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     v.rule = Rule::Reclaim;
     v.preemptor_pool = q;
     v.why.set(config_->swap == SwapWhen::LeastWork
-                  ? "swap: %s within its quota; its jobs lose the least work of what frees a node for %s, and %s may "
-                    "reclaim as many GPUs borrowed elsewhere"
+                  ? "swap: %s within its quota; with Swap=least-work its job is in the set that frees a node for %s, "
+                    "and %s may reclaim as many GPUs borrowed elsewhere"
                   : "swap: %s within its quota; nothing else frees a node for %s, and %s may reclaim as many GPUs "
                     "borrowed elsewhere",
               eval_.pools[static_cast<size_t>(vi.pool)].name.c_str(), qps.name.c_str(),

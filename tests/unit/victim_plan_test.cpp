@@ -137,11 +137,12 @@ TEST(VictimPlan, ReclaimComesBeforeThePoolsOwnLowerTiers) {
 
 TEST(VictimPlan, WhereNoSwapIsPossibleReclaimComesBeforeOwnLowerTiersWhateverSwapSays) {
     // A job over two nodes may not swap (R5 "A swap": one node), so even
-    // Swap=least-work, which weighs only work lost where a swap may be
-    // part of the set, leaves R5 before R4 here.  pool1 (quota 8) runs its
-    // own LOW job 1 on n0 (run 100 s) beside pool2's borrowed job 2 (run
-    // 900 s); n1 holds pool2's borrowed jobs 3 and 4 (4 ran less).  pool1's
-    // NORMAL job of 4 on 2 nodes takes 2 on n0 and 4 on n1.
+    // Swap=least-work, which orders by work alone only in its first try for
+    // a one-node job while some pool is past its quota, leaves R5 before R4
+    // here.  pool1 (quota 8) runs its own LOW job 1 on n0 (run 100 s)
+    // beside pool2's borrowed job 2 (run 900 s); n1 holds pool2's borrowed
+    // jobs 3 and 4 (4 ran less).  pool1's NORMAL job of 4 on 2 nodes takes
+    // job 2 on n0 and job 4 on n1 (2 GPUs each).
     for (const char *swap : {"needed", "least-work"}) {
         SCOPED_TRACE(swap);
         Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=8\nPool=pool2 Quota=0\nConsolidation=no\nSwap=" +
