@@ -17,6 +17,8 @@
 # cycles and the median time between their starts (a cycle: preemptions
 # less than 1 s apart) and the preemptors of each; BENCH_RECORD=DIR also writes the NORMAL jobs'
 # submit times (ms after the first) to DIR/MODE-submits.txt.
+# BENCH_BACKFILL_DEBUG=1 adds DebugFlags=Backfill for the NORMAL jobs' phase
+# (what backfill planned for each job, in slurmctld.log; it slows backfill).
 #
 #   scripts/preempt-bench.sh [gpupool|native]...      (default: both)
 #
@@ -90,6 +92,7 @@ run_mode() {
   # verbose: both modes measure with the same level and flags.
   scontrol setdebug verbose >/dev/null
   scontrol setdebugflags +Priority >/dev/null
+  [[ -z ${BENCH_BACKFILL_DEBUG:-} ]] || scontrol setdebugflags +Backfill >/dev/null
   refresh0=$(grep -c 'gpupool: refreshed' "$log" || true)
   local line0; line0=$(wc -l <"$log")
   cpu0=$(ctld_cpu); t0=$(date +%s%N)
