@@ -18,7 +18,7 @@
 # less than 1 s apart) and the preemptors of each; BENCH_RECORD=DIR also writes the NORMAL jobs'
 # submit times (ms after the first) to DIR/MODE-submits.txt.
 # BENCH_BACKFILL_DEBUG=1 adds DebugFlags=Backfill for the NORMAL jobs' phase
-# (what backfill planned for each job, in slurmctld.log; it slows backfill).
+# (what backfill planned for each job, in slurmctld.log).
 #
 #   scripts/preempt-bench.sh [gpupool|native]...      (default: both)
 #
