@@ -20,7 +20,8 @@
 # once) or slurm (kill 2 s, preemption only in backfill cycles every 2 s,
 # as calibrated on preempt-bench, doc/evaluation.md).  Placement: gpupool
 # sim --placement (conf: each pool's Placement= for gpupool, Slurm's own
-# order for borrow; first, pack, spread: both so).  W95_8: the p95
+# order for borrow; first, pack, spread, bestfit (Slurm 22.05's): both
+# so).  W95_8: the p95
 # wait (minutes) of 8-GPU NP jobs from the moment they fit their pool's
 # quota to their start (within_quota_wait_by_gpus).  UTILW%: utilisation
 # over the seconds some job was pending (utilisation_waiting); USEFUL:

@@ -33,7 +33,8 @@ void Replay::setup_placement() {
         switch (w_.options.placement) {
         case P::Pack: wish[p] = Pack; break;
         case P::Spread: wish[p] = Spread; break;
-        case P::First: wish[p] = sp.lln ? Spread : None; break;
+        case P::First:
+        case P::BestFit: wish[p] = sp.lln ? Spread : None; break;
         case P::Conf:
             if (kind_ == PolicyKind::Gpupool && pool >= 0) {
                 const Placement pl = pool_placement(config_.pools[size_t(pool)], sp.lln);
@@ -77,6 +78,8 @@ void Replay::setup_placement() {
         for (uint32_t n : cluster_.partitions[p].nodes) packs |= node_packs_[n] != 0;
         if (wish[p] == Spread) {
             part_choice_[p] = Choice::Spread;
+        } else if (w_.options.placement == P::BestFit) {
+            part_choice_[p] = Choice::BestFit;
         } else if (packs) {
             part_choice_[p] = Choice::Keyed;
             buckets_[p].resize(nnodes ? base_rank_.back() + 1 : 0);
@@ -148,6 +151,30 @@ size_t Replay::choose_node(size_t pi, uint32_t g) const {
     const std::vector<uint32_t> &nodes = cluster_.partitions[pi].nodes;
     switch (part_choice_[pi]) {
     case Choice::First: return trees_[pi].find(0, g);
+    case Choice::BestFit: {
+        // 22.05's _eval_nodes: runs of consecutive nodes (cluster order) with
+        // room and one Weight; the lowest Weight, then the shortest run
+        // (fewest CPUs: a one-node job counts the same CPUs on each), then
+        // the first; its first node.  A full node between splits a run.
+        size_t best = SIZE_MAX, best_len = 0;
+        for (size_t i = 0; i < nodes.size();) {
+            if (offered(nodes[i]) < g) {
+                ++i;
+                continue;
+            }
+            const size_t start = i;
+            while (i + 1 < nodes.size() && nodes[i + 1] == nodes[i] + 1 && offered(nodes[i + 1]) >= g &&
+                   base_rank_[nodes[i + 1]] == base_rank_[nodes[start]])
+                ++i;
+            const size_t len = ++i - start;
+            if (best == SIZE_MAX || base_rank_[nodes[start]] < base_rank_[nodes[best]] ||
+                (base_rank_[nodes[start]] == base_rank_[nodes[best]] && len < best_len)) {
+                best = start;
+                best_len = len;
+            }
+        }
+        return best;
+    }
     case Choice::Spread: {
         if (nodes.empty() || base_rank_[nodes.front()] == base_rank_[nodes.back()])
             return trees_[pi].find(0, trees_[pi].max());
@@ -182,7 +209,8 @@ uint64_t Replay::node_order(size_t pi, size_t node, uint32_t avail) const {
     const uint64_t pos = uint64_t(part_pos_[pi][node]);
     const uint64_t rank = uint64_t(base_rank_[node]) << 40;
     switch (part_choice_[pi]) {
-    case Choice::First: return pos;
+    case Choice::First:
+    case Choice::BestFit: return pos;  // what a prefix frees fits one node, as a rule
     case Choice::Spread: return rank | (uint64_t(0xFFFF - std::min<uint32_t>(avail, 0xFFFF)) << 24) | pos;
     case Choice::Keyed: return rank | (uint64_t(node_packs_[node] ? std::min<uint32_t>(key_[node], 0xFFFF) : 0) << 24) | pos;
     }

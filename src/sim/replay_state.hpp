@@ -178,7 +178,7 @@ private:
     // pack_key as the last refresh saw it on packing nodes, 0 on the
     // others), then position; Spread: the node with the most free GPUs
     // (LLN); First: first fit.
-    enum class Choice : uint8_t { First, Keyed, Spread };
+    enum class Choice : uint8_t { First, Keyed, Spread, BestFit };
     std::vector<Choice> part_choice_;
     std::vector<uint8_t> node_packs_;                  // per node: its Weight follows its free GPUs
     std::vector<uint32_t> base_rank_;                  // per node: rank of its slurm.conf Weight

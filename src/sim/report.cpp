@@ -412,7 +412,7 @@ void write_pools_csv(std::ostream &out, const Config &config, const std::vector<
 
 void write_start_log(std::ostream &out, const SimCluster &cluster, const Workload &workload,
                      const std::vector<ReplayResult> &results) {
-    out << "policy,order,time,job_id,label,partition,victims\n";
+    out << "policy,order,time,job_id,label,partition,victims,node\n";
     for (const ReplayResult &r : results) {
         uint64_t k = 0;
         for (const StartRecord &s : r.starts) {
@@ -420,7 +420,8 @@ void write_start_log(std::ostream &out, const SimCluster &cluster, const Workloa
             for (uint32_t v : s.victims) victims += (victims.empty() ? "" : " ") + std::to_string(workload.jobs[v].id);
             out << policy_name(r.policy) << ',' << ++k << ',' << s.time << ',' << workload.jobs[s.job].id << ','
                 << csv_field(workload.jobs[s.job].label) << ','
-                << csv_field(cluster.partitions[static_cast<size_t>(s.partition)].name) << ',' << victims << "\n";
+                << csv_field(cluster.partitions[static_cast<size_t>(s.partition)].name) << ',' << victims << ','
+                << (s.node >= 0 ? csv_field(cluster.nodes[static_cast<size_t>(s.node)].name) : std::string()) << "\n";
         }
     }
 }

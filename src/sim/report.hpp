@@ -37,8 +37,9 @@ void write_jobs_csv(std::ostream &out, const SimCluster &cluster, const Workload
                     const std::vector<ReplayResult> &results);
 // policy,time,pool,quota,used,np_used,p_used,pending_gpus,fairshare
 void write_pools_csv(std::ostream &out, const Config &config, const std::vector<ReplayResult> &results);
-// policy,order,time,job_id,label,partition,victims (victims: job ids
-// separated by spaces)
+// policy,order,time,job_id,label,partition,victims,node (victims: job ids
+// separated by spaces; node: the one-node job's node, empty for a job over
+// several)
 void write_start_log(std::ostream &out, const SimCluster &cluster, const Workload &workload,
                      const std::vector<ReplayResult> &results);
 

@@ -60,7 +60,9 @@ const char kSimUsage[] =
     "  --max-requeues=N         a job preempted N times is held, not requeued (1000)\n"
     "  --placement=P            the node a one-node job gets: conf (gpupool: each\n"
     "                           pool's Placement=; the others: Slurm's first fit, LLN\n"
-    "                           where set), first, pack or spread (conf)\n"
+    "                           where set), first, pack, spread or bestfit (Slurm\n"
+    "                           22.05's: the shortest run of consecutive nodes\n"
+    "                           with room) (conf)\n"
     "  --order-tolerance=S      starts S s apart or less have no order when the\n"
     "                           replay is checked against recorded starts (2)\n"
     "Output:\n"
@@ -330,7 +332,8 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
             else if (v == "first") ro.placement = P::First;
             else if (v == "pack") ro.placement = P::Pack;
             else if (v == "spread") ro.placement = P::Spread;
-            else return usage_error(err, "--placement: expected conf, first, pack or spread, not '" + v + "'");
+            else if (v == "bestfit") ro.placement = P::BestFit;
+            else return usage_error(err, "--placement: expected conf, first, pack, spread or bestfit, not '" + v + "'");
             break;
         }
         case OPT_BACKFILL:

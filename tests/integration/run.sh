@@ -15,7 +15,7 @@ CLUSTER="$REPO/scripts/cluster.sh"
 ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_borrow_reclaim test_quota_hold test_admin_hold_kept test_rejected_hold_update test_update_reevaluates
            test_protection test_no_requeue test_sprio test_reconfigure test_array_quota test_array_throttle_update
            test_slow_state_save test_reconfigure_keeps_pass test_reconfigure_new_pid test_user_cannot_raise_tier test_untrusted_paths
-           test_restart_completing_job test_restart_with_bad_config test_kill9_restart test_cli_status_borrowing test_cli_why_quota test_cli_queue_order test_cli_requeued_order test_cli_usage_history test_multi_pool test_preempt_needs_priority test_example_osmo test_example_runai test_reclaim_keeps_its_gpus test_example_backendai test_cli_whatif_reconfigure test_exporter_prometheus test_cli_why_preempted test_sim_replays_sacct test_tier_suspend_refused
+           test_restart_completing_job test_restart_with_bad_config test_kill9_restart test_cli_status_borrowing test_cli_why_quota test_cli_queue_order test_cli_requeued_order test_cli_usage_history test_multi_pool test_preempt_needs_priority test_example_osmo test_example_runai test_reclaim_keeps_its_gpus test_example_backendai test_cli_whatif_reconfigure test_exporter_prometheus test_cli_why_preempted test_sim_replays_sacct test_sim_places_as_slurm test_tier_suspend_refused
            test_commands_load_plugins test_admin_priority_one test_warns_without_job_submit
            test_account_department_quota test_account_cpu_quota test_account_moved_by_sacctmgr test_account_borrow_reclaim test_account_reclaim_to_fairshare test_account_limits
            test_check_config)

@@ -1766,6 +1766,59 @@ test_sim_replays_sacct() {
     { ilog "replay: $js"; cat "$dir/sacct.txt" "$dir/starts.csv" >&2; return 1; }
 }
 
+# Where Slurm puts a one-node job, and the replay with it.  Partition
+# plain over node[1-4], one GPU each: f1-f4 fill them in order, f3 runs on,
+# and once the others end X asks for one GPU.  Slurm 22.05 (cons_tres
+# _eval_nodes; 23.11 has the same code, not run here) takes the first node
+# of the shortest run of consecutive nodes with room, {node1 node2} and
+# {node4}: node4.  26.05 takes node1, first fit.  `gpupool sim --sacct` of
+# this run puts X where Slurm did with that release's --placement (bestfit
+# or first), and elsewhere with the other one.
+test_sim_places_as_slurm() {
+  local dir=$GPUPOOL_CLUSTER_DIR/log/sim-place id ids=() x spec name run rel mine other want
+  mkdir -p "$dir"
+  rel=$(scontrol -V | awk '{print $2}')
+  case $rel in
+    22.*|23.*) mine=bestfit other=first want=node4 ;;
+    *) mine=first other=bestfit want=node1 ;;
+  esac
+  for spec in "f1 6" "f2 6" "f3 25" "f4 6"; do
+    read -r name run <<<"$spec"
+    id=$(sbatch --parsable -J "$name" -p plain --gres=gpu:1 -N1 -n1 -o /dev/null -e /dev/null \
+           --wrap "sleep $run") || return 1
+    ids+=("${id%%;*}")
+    assert wait_state "${id%%;*}" RUNNING 30 || return 1
+  done
+  assert test "$(job_node "${ids[2]}")" = node3 || { ilog "f3 runs on $(job_node "${ids[2]}")"; return 1; }
+  for id in "${ids[0]}" "${ids[1]}" "${ids[3]}"; do
+    assert wait_until 30 eval '[[ -z $(squeue -h -j '"$id"' -o %i 2>/dev/null) ]]' || return 1
+  done
+  x=$(sbatch --parsable -J X -p plain --gres=gpu:1 -N1 -n1 -o /dev/null -e /dev/null --wrap 'sleep 2') || return 1
+  x=${x%%;*} ids+=("$x")
+  assert wait_state "$x" 'RUNNING|COMPLETED' 30 || return 1
+  local live
+  live=$(sacct -n -X -P -j "$x" -o NodeList | head -n1)
+  ilog "Slurm $rel put X on $live"
+  assert test "$live" = "$want" || return 1
+  assert wait_until 60 sacct_all_completed "${ids[@]}" || return 1
+  SLURM_TIME_FORMAT=%s sacct -a -D --parsable2 -j "$(IFS=,; echo "${ids[*]}")" \
+    -o JobID,JobIDRaw,JobName,User,Partition,QOS,Submit,Start,End,Elapsed,State,ReqTRES,AllocTRES \
+    >"$dir/sacct.txt" || return 1
+  local mode got
+  for mode in "$mine" "$other"; do
+    gp sim --cluster="$SLURM_CONF" --sacct="$dir/sacct.txt" --conf="$GPUPOOL_CONF" --policy=borrow \
+      --placement="$mode" --start-log="$dir/starts-$mode.csv" >"$dir/sim-$mode.txt" 2>&1 ||
+      { ilog "gpupool sim failed: $(cat "$dir/sim-$mode.txt")"; return 1; }
+    got=$(awk -F, -v x="$x" '$4 == x || $5 == x { print $8 }' "$dir/starts-$mode.csv")
+    ilog "--placement=$mode puts X on $got"
+    if [[ $mode == "$mine" ]]; then
+      assert test "$got" = "$live" || { cat "$dir/starts-$mode.csv" >&2; return 1; }
+    else
+      assert test "$got" != "$live" || { cat "$dir/starts-$mode.csv" >&2; return 1; }
+    fi
+  done
+}
+
 # A tier's PreemptMode=suspend would free no GPU (Slurm
 # keeps a suspended job's GRES), so a reconfigure with it is refused with
 # the file, the line and the reason, and the previous configuration (LOW

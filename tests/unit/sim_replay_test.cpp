@@ -904,7 +904,7 @@ TEST(SimReport, JsonHasTheDocumentedFields) {
     o.start_log = true;
     std::vector<ReplayResult> one{run(c, w, cfg, PolicyKind::Gpupool, o)};
     write_start_log(log, c, w, one);
-    EXPECT_NE(log.str().find("gpupool,3,3,5,wf5,pool3,1\n"), std::string::npos) << log.str();
+    EXPECT_NE(log.str().find("gpupool,3,3,5,wf5,pool3,1,node5\n"), std::string::npos) << log.str();
     EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
     EXPECT_EQ(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
 }
@@ -1073,6 +1073,57 @@ TEST(SimPlacement, PackFirstFitAndSpreadChooseTheNodesSlurmWould) {
         ReplayOptions o;
         o.placement = r.placement;
         EXPECT_EQ(placed(run(c, w, one_pool(r.pool_line), r.policy, o), c, w), r.starts);
+    }
+}
+
+// Slurm 22.05's own choice (--placement=bestfit), measured live: with n5
+// and n7 full, a 1-GPU job goes to n6, the first of the shortest runs of
+// consecutive nodes with room ({n1-n4}, {n6}, {n8}); 26.05 puts it on n1,
+// first fit (--placement=first).  Eight 2-GPU nodes, filled in order by
+// eight 2-GPU jobs; those on n5 and n7 run on.
+TEST(SimPlacement, BestFitTakesTheShortestRunOfNodesWithRoomAsSlurm2205) {
+    SimCluster c;
+    std::vector<uint32_t> all;
+    for (uint32_t i = 0; i < 8; ++i) {
+        c.nodes.push_back(SimNode{"n" + std::to_string(i + 1), 2});
+        all.push_back(i);
+    }
+    c.partitions.push_back(SimPartition{"pool1", all, false});
+    auto fill = [](std::vector<std::pair<int, int64_t>> long_nodes) {
+        std::vector<J> rows;
+        for (int i = 1; i <= 8; ++i) {
+            int64_t dur = 10;
+            for (const auto &[n, d] : long_nodes)
+                if (n == i) dur = d;
+            rows.push_back({"f" + std::to_string(i), 0, dur, "pool1", "normal", 2});
+        }
+        rows.push_back({"X", 11, 1000, "pool1", "normal", 1});
+        rows.push_back({"Y", 12, 1000, "pool1", "normal", 1});
+        return workload_of(rows);
+    };
+    struct Row {
+        const char *sentence;
+        std::vector<std::pair<int, int64_t>> full;  // nodes that stay full
+        ReplayOptions::Placement placement;
+        const char *xy;  // where X and Y start
+    };
+    using P = ReplayOptions::Placement;
+    const std::vector<Row> rows = {
+        {"with n5 and n7 full, 22.05 puts X and then Y on n6, alone between them", {{5, 5000}, {7, 5000}},
+         P::BestFit, "X@11:n6 Y@12:n6"},
+        {"with n5 and n7 full, first fit (26.05) puts both on n1", {{5, 5000}, {7, 5000}}, P::First,
+         "X@11:n1 Y@12:n1"},
+        {"with n2, n3, n4 and n6 full, the shortest runs are n1 and n5, and n1 comes first",
+         {{2, 5000}, {3, 5000}, {4, 5000}, {6, 5000}}, P::BestFit, "X@11:n1 Y@12:n1"},
+        {"with no node full, one run: first fit", {}, P::BestFit, "X@11:n1 Y@12:n1"},
+    };
+    for (const Row &r : rows) {
+        SCOPED_TRACE(r.sentence);
+        const Workload w = fill(r.full);
+        ReplayOptions o;
+        o.placement = r.placement;
+        const std::string all_starts = placed(run(c, w, one_pool("Pool=pool1 Quota=16"), PolicyKind::Borrow, o), c, w);
+        EXPECT_EQ(all_starts.substr(all_starts.find("X@")), r.xy) << all_starts;
     }
 }
 
