@@ -53,8 +53,9 @@ struct ReplayOptions {
     // BestFit: Slurm 22.05's own choice (cons_tres _eval_nodes, measured
     // live): the nodes with room form runs of consecutive nodes of one
     // Weight; the lowest Weight, then the shortest run, then the first; its
-    // first node.  First is 26.05's (measured live), and 22.05's too
-    // where every node with room is in one run.
+    // first node (23.11 and 24.11 alike, measured).  First is 26.05's
+    // (measured live), and 22.05's too where every node with room is in
+    // one run.
     enum class Placement { Conf, First, Pack, Spread, BestFit };
     Placement placement = Placement::Conf;
     // Slurm's timing of a preemption (0, 0: the victims' GPUs are free and
