@@ -16,15 +16,29 @@
 # BENCH_SUBMIT_RATE (NORMAL submits a second, default 32: the live bench
 # submits 50 in 1.2-1.5 s), or BENCH_SUBMITS=FILE: a live run's submit
 # times, ms after the first, one a line (preempt-bench.sh's
-# BENCH_RECORD); SIM_KILL_DELAY (s, default 2: a live run's median from
-# a preemption to its victim's requeue, rounded; preempt-bench.sh prints
-# it); SIM_BACKFILL_PERIOD (s, default 2: bf_interval plus a live run's
-# mean backfill cycle, rounded, as Slurm sleeps bf_interval between the end
-# of a cycle and the next; the first cycle comes with the first NORMAL
-# submit); SIM_CYCLE_PREEMPTORS (default 0: no cap; the most preemptors
-# of one backfill cycle on a live run: Slurm's backfill yields its locks
-# after bf_yield_interval); SIM_TIMING (default "--preempt-guard=15":
-# KillWait + MessageTimeout); GPUPOOL_CLI (default src/cli/gpupool).
+# BENCH_RECORD).  The timing, as a live run measured it (preempt-bench.sh
+# prints it; BENCH_TIMING=FILE reads the DIR/MODE-timing.env its
+# BENCH_RECORD writes):
+#   SIM_KILL_MS (or SIM_KILL_DELAY in s; default 2 s): the median from a
+#     preemption to its victim's requeue;
+#   SIM_BACKFILL_MS (or SIM_BACKFILL_PERIOD in s; default 2 s): the median
+#     time between the starts of preempting backfill cycles (bf_interval
+#     plus a cycle: Slurm sleeps bf_interval after a cycle ends);
+#   SIM_FIRST_CYCLE_MS (default 0): the first preemption after the first
+#     NORMAL submit (where backfill's cycle fell);
+#   SIM_CYCLE_PREEMPTORS (default 0: no cap): the most preemptors of one
+#     cycle (backfill yields its locks after bf_yield_interval);
+#   BENCH_KILLS=FILE: each victim's kill, in the order of the preemptions,
+#     "MS LATE" (BENCH_RECORD's DIR/MODE-kills.txt; LATE, 1 where the
+#     requeue came after the next backfill cycle began, is for reading),
+#     replayed in order (gpupool sim --kill-delays; SIM_KILL_MS past it).
+# SIM_TICK_MS (default 1000): the replay's clock, whose time is whole
+# ticks: 100 replays a run of a few seconds in tenths (each time above is
+# rounded to ticks, at least 1; so are the guard, cred_expire, the core's
+# least pass gap and RecalcInterval).  SIM_TIMING (default
+# "--preempt-guard=15 s --cred-expire=5 s --pass-interval=1 s" in ticks:
+# KillWait + MessageTimeout, the test cluster's cred_expire);
+# GPUPOOL_CLI (default src/cli/gpupool).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLI=${GPUPOOL_CLI:-$REPO/src/cli/gpupool}
@@ -33,24 +47,31 @@ GPUS=${BENCH_GPUS:-13}
 RECLAIM=${BENCH_RECLAIM:-50}
 RECLAIM_GPUS=${BENCH_RECLAIM_GPUS:-1}
 RATE=${BENCH_SUBMIT_RATE:-32}
-KILL=${SIM_KILL_DELAY:-2}
-PERIOD=${SIM_BACKFILL_PERIOD:-2}
+# shellcheck disable=SC1090  # a recorded run's timing
+[[ -z ${BENCH_TIMING:-} ]] || . "$BENCH_TIMING"
+TICK=${SIM_TICK_MS:-1000}
+# In ticks of the replay's clock, rounded, at least 1.
+ticks() { echo $(( ($1 + TICK / 2) / TICK > 0 ? ($1 + TICK / 2) / TICK : 1 )); }
+KILL=$(ticks "${SIM_KILL_MS:-$(( ${SIM_KILL_DELAY:-2} * 1000 ))}")
+PERIOD=$(ticks "${SIM_BACKFILL_MS:-$(( ${SIM_BACKFILL_PERIOD:-2} * 1000 ))}")
 CAP=${SIM_CYCLE_PREEMPTORS:-0}
-TIMING=${SIM_TIMING:---preempt-guard=15}
+TIMING=${SIM_TIMING:---preempt-guard=$(ticks 15000) --cred-expire=$(ticks 5000) --pass-interval=$(ticks 1000)}
 SUBMITS=${BENCH_SUBMITS:-}
+KILLS=${BENCH_KILLS:-}
 TOTAL=$(( NODES * GPUS ))
 HALF=$(( TOTAL / 2 ))
 [[ -x $CLI ]] || { echo "preempt-bench-sim: $CLI not built (make)" >&2; exit 2; }
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-sed -E "s/^Pool=pool1 .*/Pool=pool1 Quota=$HALF Weight=1/; s/^Pool=pool2 .*/Pool=pool2 Quota=$HALF Weight=1/; /^Pool=pool3 /d" \
+sed -E "s/^Pool=pool1 .*/Pool=pool1 Quota=$HALF Weight=1/; s/^Pool=pool2 .*/Pool=pool2 Quota=$HALF Weight=1/; /^Pool=pool3 /d; s/^RecalcInterval=.*/RecalcInterval=$(ticks 10000)/" \
   "$REPO/etc/gpupool.conf.example" >"$dir/gpupool.conf"
-# The workload as a sacct dump (epoch seconds): LOW jobs fill the cluster
-# at 0; the NORMAL jobs come at 100 (an even second: backfill's cycles in
-# the model are at multiples of --backfill-interval), RATE a second or at
-# the recorded offsets (whole seconds: the replay's time).
-base=$(( 1000000000 + (PERIOD - 1000000100 % PERIOD) % PERIOD ))
+# The workload as a sacct dump (in ticks): LOW jobs fill the cluster at
+# 0; the NORMAL jobs come from 100 (backfill's cycles in the model are at
+# multiples of --backfill-interval, the first SIM_FIRST_CYCLE_MS after
+# the first NORMAL submit), RATE a second or at the recorded offsets.
+FIRST=$(( (${SIM_FIRST_CYCLE_MS:-0} + TICK / 2) / TICK % PERIOD ))
+base=$(( 1000000000 + (PERIOD - (1000000100 + FIRST) % PERIOD) % PERIOD ))
 {
   echo "JobIDRaw|Submit|Start|End|Partition|QOS|User|State|ReqTRES"
   for (( i = 1; i <= TOTAL; i++ )); do
@@ -58,21 +79,28 @@ base=$(( 1000000000 + (PERIOD - 1000000100 % PERIOD) % PERIOD ))
   done
   if [[ -n $SUBMITS ]]; then mapfile -t offsets <"$SUBMITS"; RECLAIM=${#offsets[@]}; fi
   for (( k = 0; k < RECLAIM; k++ )); do
-    if [[ -n $SUBMITS ]]; then s=$(( base + 100 + offsets[k] / 1000 )); else s=$(( base + 100 + k / RATE )); fi
+    if [[ -n $SUBMITS ]]; then s=$(( base + 100 + offsets[k] / TICK )); else s=$(( base + 100 + k * 1000 / TICK / RATE )); fi
     echo "$(( TOTAL + 1 + k ))|$s|$s|$(( s + 100000 ))|pool2|normal|u|COMPLETED|cpu=1,gres/gpu=$RECLAIM_GPUS"
   done
 } >"$dir/sacct.txt"
 
+kill_list=()
+if [[ -n $KILLS ]]; then
+  awk -v tick="$TICK" '{ s = int($1 / tick + 0.5); print s < 1 ? 1 : s }' \
+    "$KILLS" >"$dir/kills.txt"
+  kill_list=(--kill-delays="$dir/kills.txt")
+fi
+
 # shellcheck disable=SC2086  # TIMING is a list of options
 "$CLI" sim --nodes="${NODES}x${GPUS}" --pools=pool1,pool2 --conf="$dir/gpupool.conf" --sacct="$dir/sacct.txt" \
-  --policy=gpupool,borrow --kill-delay="$KILL" --backfill-interval="$PERIOD" --backfill-preemptions="$CAP" $TIMING --jobs-csv="$dir/jobs.csv" --start-log="$dir/starts.txt" "$@" >"$dir/report.txt"
+  --policy=gpupool,borrow --kill-delay="$KILL" --backfill-interval="$PERIOD" --backfill-preemptions="$CAP" $TIMING "${kill_list[@]}" --jobs-csv="$dir/jobs.csv" --start-log="$dir/starts.txt" "$@" >"$dir/report.txt"
 
 [[ -n $SUBMITS ]] && RECLAIM=$(wc -l <"$SUBMITS")
-awk -F, -v t0=$(( base + 100 )) -v n="$RECLAIM" -v g="$RECLAIM_GPUS" '
+awk -F, -v t0=$(( base + 100 )) -v n="$RECLAIM" -v g="$RECLAIM_GPUS" -v tick="$TICK" '
   NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
   $col["tier"] == "normal" {
     p = $col["policy"]; seen[p] = 1
     if ($col["first_start"] != "") { started[p]++; if ($col["first_start"] - t0 > last[p]) last[p] = $col["first_start"] - t0 }
   }
-  END { for (p in seen) printf "sim %-8s started %d/%d NORMAL of %d GPU in %5d ms\n", (p == "borrow" ? "native" : p), started[p], n, g, last[p] * 1000 }
+  END { for (p in seen) printf "sim %-8s started %d/%d NORMAL of %d GPU in %5d ms\n", (p == "borrow" ? "native" : p), started[p], n, g, last[p] * tick }
 ' "$dir/jobs.csv" | sort

@@ -16,7 +16,11 @@
 # preemption to its victim's requeue (the kill), the preempting backfill
 # cycles and the median time between their starts (a cycle: preemptions
 # less than 1 s apart) and the preemptors of each; BENCH_RECORD=DIR also writes the NORMAL jobs'
-# submit times (ms after the first) to DIR/MODE-submits.txt.
+# submit times (ms after the first) to DIR/MODE-submits.txt and each
+# victim's kill, in the order of the preemptions, to DIR/MODE-kills.txt
+# ("MS LATE", LATE 1 when the requeue came after the next backfill cycle
+# began: scripts/preempt-bench-sim.sh's BENCH_KILLS) and the run's timing
+# as preempt-bench-sim.sh's settings (DIR/MODE-timing.env, its BENCH_TIMING).
 # BENCH_BACKFILL_DEBUG=1 adds DebugFlags=Backfill for the NORMAL jobs' phase
 # (what backfill planned for each job, in slurmctld.log).
 #
@@ -160,7 +164,7 @@ def median(xs):
 # Timing: submits of the NORMAL jobs, kills, preempting cycles.
 sys.stdin.seek(0)
 stamp = re.compile(r"^\[([0-9T:.-]+)\] ")
-sub, pre_at, requeued, cycles = {}, {}, {}, []
+sub, pre_at, requeued, cycles, bf_begins = {}, {}, {}, [], []
 for line in sys.stdin:
     m = stamp.match(line)
     if not m:
@@ -176,16 +180,35 @@ for line in sys.stdin:
         cycles[-1][2].add(x.group(3))
     elif (x := re.search(r"Requeuing JobId=(\d+)", line)) and x.group(1) in pre_at:
         requeued.setdefault(x.group(1), t)
+    elif "_attempt_backfill: beginning" in line:
+        bf_begins.append(t)
 kill = median([requeued[v] - pre_at[v] for v in requeued])
 period = median([b[0] - a[0] for a, b in zip(cycles, cycles[1:])])
 ms = lambda x: "-" if x is None else str(round(x * 1000))
 t0 = min(sub.values()) if sub else 0
 sizes = "+".join(str(len(c[2])) for c in cycles) or "-"
+first = cycles[0][0] - t0 if cycles and sub else None
 print(f"{sys.argv[1]:<8} kill (preemption to requeue) median {ms(kill)} ms  preempting cycles {len(cycles)} (preemptors {sizes}), every {ms(period)} ms (median)"
-      f"  submits over {ms(max(sub.values()) - t0 if sub else None)} ms")
+      f"  submits over {ms(max(sub.values()) - t0 if sub else None)} ms  first preemption {ms(first)} ms after the first submit")
+# The same timing for scripts/preempt-bench-sim.sh (BENCH_TIMING=FILE).
+if sys.argv[5] and cycles:
+    with open(sys.argv[5], "w") as f:
+        f.write(f"SIM_KILL_MS={ms(kill)}\nSIM_BACKFILL_MS={ms(period) if period is not None else 2000}\n"
+                f"SIM_CYCLE_PREEMPTORS={max(len(c[2]) for c in cycles)}\nSIM_FIRST_CYCLE_MS={ms(first) if first is not None else 0}\n")
 if sys.argv[3]:
     with open(sys.argv[3], "w") as f:
         f.writelines(f"{round((t - t0) * 1000)}\n" for t in sorted(sub.values()))
+# Each victim kill in the order of the preemptions, "MS LATE": LATE 1
+# when its requeue came after the next backfill cycle began (its
+# "beginning" line with BENCH_BACKFILL_DEBUG=1, else the next preempting
+# cycle first preemption).
+if sys.argv[4]:
+    begins = bf_begins or [c[0] for c in cycles]
+    with open(sys.argv[4], "w") as f:
+        for v in sorted(pre_at, key=lambda v: (pre_at[v], int(v))):
+            nxt = next((b for b in begins if b > pre_at[v]), None)
+            end = requeued.get(v, pre_at[v] + (kill or 0))
+            f.write(f"{ms(end - pre_at[v])} {int(nxt is not None and end > nxt)}\n")
 def hist(d):
     h = {}
     for v in d.values():
@@ -195,7 +218,7 @@ one_node = sum(1 for p in vnodes if len(vnodes[p]) == 1)
 on_freed = sum(1 for p in last_nodes if node_of["P"].get(p) in last_nodes[p])
 print(f"{sys.argv[1]:<8} preemptors {len(victims)}  victims per preemptor {hist(victims)}  rounds per preemptor {hist(rounds)}"
       f"  victims on one node {one_node}/{len(vnodes)}  started on its victims node {on_freed}/{len(last_nodes)}")
-' "$1" "$2" "${BENCH_RECORD:+$BENCH_RECORD/$1-submits.txt}"
+' "$1" "$2" "${BENCH_RECORD:+$BENCH_RECORD/$1-submits.txt}" "${BENCH_RECORD:+$BENCH_RECORD/$1-kills.txt}" "${BENCH_RECORD:+$BENCH_RECORD/$1-timing.env}"
 }
 
 for m in "${modes[@]}"; do run_mode "$m"; done

@@ -132,6 +132,11 @@ Replay::Replay(const SimCluster &cluster, const Workload &workload, const Config
     if (w_.options.sched_interval < 0) w_.options.sched_interval = 0;
     if (w_.options.cred_expire < 0) w_.options.cred_expire = 0;
     if (w_.options.kill_delay < 0) w_.options.kill_delay = 0;
+    // No spread below 1 s, and none without a kill delay (0 s is no kill).
+    if (w_.options.kill_delay_max < w_.options.kill_delay || w_.options.kill_delay == 0)
+        w_.options.kill_delay_max = w_.options.kill_delay;
+    if (w_.options.kill_delay == 0) w_.options.kill_delays.clear();
+    for (int64_t &d : w_.options.kill_delays) d = std::max<int64_t>(d, 1);
     if (w_.options.backfill_interval < 0) w_.options.backfill_interval = 0;
     if (w_.options.preempt_guard < 0) w_.options.preempt_guard = 0;
 }
@@ -584,7 +589,9 @@ void Replay::finish(int64_t last) {
             within_quota_gpus_.push_back(w_.jobs[j].gpus);
         }
     Metrics &m = result_.metrics;
-    m.prompt_window = w_.options.kill_delay + std::max(w_.options.backfill_interval, w_.options.sched_interval);
+    int64_t longest_kill = w_.options.kill_delay_max;
+    for (int64_t d : w_.options.kill_delays) longest_kill = std::max(longest_kill, d);
+    m.prompt_window = longest_kill + std::max(w_.options.backfill_interval, w_.options.sched_interval);
     for (int64_t wq : within_quota_waits_) m.within_quota_prompt += wq <= m.prompt_window ? 1 : 0;
     m.within_quota_wait = percentiles(within_quota_waits_);
     std::map<uint32_t, std::vector<int64_t>> by_gpus;

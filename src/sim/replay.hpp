@@ -66,6 +66,16 @@ struct ReplayOptions {
     //   COMPLETING, the next scheduling cycle looks); the preemptor stays
     //   pending meanwhile and the victims' nodes are completing.
     int64_t kill_delay = 0;
+    // - kill_delay_max: above kill_delay, each victim's kill takes a whole
+    //   number of seconds drawn evenly from [kill_delay, kill_delay_max]
+    //   by kill_seed, the job and its run.  Kills spread on a live cluster
+    //   (1.4 to 3.3 s in one cycle of the 22.05 bench).
+    int64_t kill_delay_max = 0;
+    uint64_t kill_seed = 1;
+    // - kill_delays: the n-th victim the replay preempts takes the n-th
+    //   (seconds, at least 1), and those after the list as above: a live
+    //   run's own kills in their order (scripts/preempt-bench-sim.sh).
+    std::vector<int64_t> kill_delays;
     // - backfill_interval: > 0, only the walks at multiples of it
     //   (sched/backfill's cycles, bf_interval) preempt, trying every
     //   pending job; the walks between (the main scheduler, on every

@@ -121,6 +121,7 @@ private:
     uint32_t pack_key(size_t node) const;
     void note_np_gpus(uint32_t j, int sign);
     size_t choose_node(size_t pi, uint32_t g) const;
+    int64_t kill_delay_of(uint32_t j);
     bool fits_free(int32_t p, uint32_t g) const;
     void allocate(uint32_t j, int32_t p);
     void release(uint32_t j);
@@ -220,6 +221,7 @@ private:
     static constexpr uint32_t kNoJob = UINT32_MAX;
     std::vector<uint32_t> reserved_by_;  // per node: the preemptor waiting on it, kNoJob
     std::vector<std::pair<int32_t, uint32_t>> reservations_;  // (node, preemptor)
+    size_t kills_ = 0;  // victims preempted so far (ReplayOptions::kill_delays)
     bool backfill_walk_ = false;        // this walk is a backfill cycle (may preempt)
     bool backfill_owed_ = false;        // a main walk left a job that a backfill cycle may preempt for
     uint32_t cycle_preemptors_ = 0;     // jobs this backfill cycle preempted for

@@ -131,7 +131,7 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
     if (s.p_pos != UINT32_MAX) note_preemptible_gpus(j, s.part, -1);
     note_np_gpus(j, -1);
     if (preempted && w_.options.kill_delay > 0)
-        hold_until(j, t + w_.options.kill_delay);
+        hold_until(j, t + kill_delay_of(j));
     else
         release(j);
     w_.part_used[static_cast<size_t>(s.part)] -= s.gpus;
@@ -177,6 +177,23 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
         first_limited_ = workload_.jobs[j].label.empty() ? std::to_string(s.id) : workload_.jobs[j].label;
     done_++;
     policy_->on_end(j, t);
+}
+
+// Seconds from j's preemption to the end of its kill: the next of
+// kill_delays, else kill_delay, or drawn evenly up to kill_delay_max by
+// kill_seed, the job and its run (splitmix64), so a replay stays
+// deterministic.
+int64_t Replay::kill_delay_of(uint32_t j) {
+    if (kills_ < w_.options.kill_delays.size()) return w_.options.kill_delays[kills_++];
+    const int64_t lo = w_.options.kill_delay, hi = w_.options.kill_delay_max;
+    if (hi <= lo) return lo;
+    const SimJobState &s = w_.jobs[j];
+    uint64_t x = w_.options.kill_seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(s.id) << 20) ^ s.restarts;
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return lo + static_cast<int64_t>(x % static_cast<uint64_t>(hi - lo + 1));
 }
 
 // --- the walk ----------------------------------------------------------------------

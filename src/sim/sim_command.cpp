@@ -50,7 +50,11 @@ const char kSimUsage[] =
     "  --pass-interval=S        gpupool: full passes at least S s apart (1)\n"
     "  --sched-interval=S       scheduling walks at most every S s (0: every event)\n"
     "  --kill-delay=S           a victim's GPUs free S s after its preemption; the\n"
-    "                           preemptor waits for them (0: at once)\n"
+    "                           preemptor waits for them (0: at once); MIN-MAX:\n"
+    "                           each victim's drawn evenly from MIN to MAX s\n"
+    "  --kill-seed=N            seed of those draws (1)\n"
+    "  --kill-delays=FILE       the n-th victim's kill takes the n-th line's\n"
+    "                           seconds (a live run's, in order); then as above\n"
     "  --backfill-interval=S    only walks every S s preempt (backfill); the ones\n"
     "                           between stop a partition at its first misfit, and\n"
     "                           no later job gets its nodes then (0: off)\n"
@@ -127,7 +131,7 @@ void write_file(const std::string &path, F fill) {
 // gpupool sim's options (getopt_long).
 enum {
     OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
-    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_BACKFILL, OPT_BF_PREEMPTIONS, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
+    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_KILL_DELAYS, OPT_KILL_SEED, OPT_BACKFILL, OPT_BF_PREEMPTIONS, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
     OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL, OPT_ACCOUNTS, OPT_ACCOUNT_CONF,
     OPT_PLACEMENT
 };
@@ -148,6 +152,8 @@ const struct option kLongopts[] = {
     {"pass-interval", required_argument, nullptr, OPT_PASS},
     {"sched-interval", required_argument, nullptr, OPT_SCHED},
     {"kill-delay", required_argument, nullptr, OPT_KILL_DELAY},
+    {"kill-seed", required_argument, nullptr, OPT_KILL_SEED},
+    {"kill-delays", required_argument, nullptr, OPT_KILL_DELAYS},
     {"backfill-interval", required_argument, nullptr, OPT_BACKFILL},
     {"preempt-guard", required_argument, nullptr, OPT_GUARD},
     {"backfill-preemptions", required_argument, nullptr, OPT_BF_PREEMPTIONS},
@@ -322,9 +328,42 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
             if (!parse_number_opt("sched-interval", optarg, 0, 86400, &ro.sched_interval, &msg))
                 return usage_error(err, msg);
             break;
-        case OPT_KILL_DELAY:
-            if (!parse_number_opt("kill-delay", optarg, 0, 3600, &ro.kill_delay, &msg)) return usage_error(err, msg);
+        case OPT_KILL_DELAY: {
+            // S, or MIN-MAX: each victim's kill drawn evenly from the range.
+            const std::string v = optarg;
+            const size_t dash = v.find('-');
+            if (dash == std::string::npos || dash == 0) {
+                if (!parse_number_opt("kill-delay", optarg, 0, 3600, &ro.kill_delay, &msg)) return usage_error(err, msg);
+                ro.kill_delay_max = ro.kill_delay;
+                break;
+            }
+            const std::string lo = v.substr(0, dash), hi = v.substr(dash + 1);
+            if (!parse_number_opt("kill-delay", lo.c_str(), 1, 3600, &ro.kill_delay, &msg) ||
+                !parse_number_opt("kill-delay", hi.c_str(), 1, 3600, &ro.kill_delay_max, &msg))
+                return usage_error(err, msg + " (a range is MIN-MAX, MIN at least 1)");
+            if (ro.kill_delay_max < ro.kill_delay)
+                return usage_error(err, "--kill-delay=" + v + ": the range's MAX is below its MIN");
             break;
+        }
+        case OPT_KILL_DELAYS: {
+            std::ifstream in(optarg);
+            if (!in) return usage_error(err, std::string("--kill-delays: ") + optarg + ": cannot read: " + std::strerror(errno));
+            std::string line;
+            for (int n = 1; std::getline(in, line); ++n) {
+                if (line.empty() || line[0] == '#') continue;
+                int64_t d = 0;
+                if (!parse_number_opt("kill-delays", line.c_str(), 1, 3600, &d, &msg))
+                    return usage_error(err, std::string(optarg) + ":" + std::to_string(n) + ": " + msg);
+                ro.kill_delays.push_back(d);
+            }
+            break;
+        }
+        case OPT_KILL_SEED: {
+            int64_t v = 0;
+            if (!parse_number_opt("kill-seed", optarg, 0, INT64_MAX, &v, &msg)) return usage_error(err, msg);
+            ro.kill_seed = static_cast<uint64_t>(v);
+            break;
+        }
         case OPT_PLACEMENT: {
             const std::string v = optarg;
             using P = ReplayOptions::Placement;
@@ -381,6 +420,8 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
     if (ro.sched_interval > 0 && (ro.kill_delay > 0 || ro.backfill_interval > 0))
         return usage_error(err, "--sched-interval batches walks; --kill-delay and --backfill-interval model Slurm's "
                                 "scheduler, which runs at every event: use one or the other");
+    if (!ro.kill_delays.empty() && ro.kill_delay == 0)
+        return usage_error(err, "--kill-delays times kills: give --kill-delay too (the kills past the list's end)");
     if (!cluster_path.empty() && (!nodes.empty() || !pools.empty()))
         return usage_error(err, "--cluster and --nodes/--pools are two ways to give the cluster: use one");
     if (nodes.empty() != pools.empty()) return usage_error(err, "--nodes and --pools go together");

@@ -981,6 +981,26 @@ TEST(SimCommand, UsageErrorsAndAReplayFromFiles) {
                   &out, &err),
               2);
     EXPECT_NE(err.find("use one or the other"), std::string::npos) << err;
+    // Kill timing: a range, a live run's list.
+    const std::vector<std::string> world = {"--nodes=2x1", "--pools=p", "--generate=Seed=1", "--conf=x"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = world;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return cmd(a, &out, &err);
+    };
+    EXPECT_EQ(with({"--kill-delay=3-1"}), 2);
+    EXPECT_NE(err.find("--kill-delay=3-1: the range's MAX is below its MIN"), std::string::npos) << err;
+    EXPECT_EQ(with({"--kill-delay=0-2"}), 2);
+    EXPECT_NE(err.find("MIN at least 1"), std::string::npos) << err;
+    const std::string kills = ::testing::TempDir() + "/kills.txt";
+    std::ofstream(kills) << "# a live run's kills\n2\n3\nsoon\n";
+    EXPECT_EQ(with({"--kill-delay=2", "--kill-delays=" + kills}), 2);
+    EXPECT_NE(err.find(kills + ":4: "), std::string::npos) << err;
+    std::ofstream(kills) << "2\n3\n";
+    EXPECT_EQ(with({"--kill-delays=" + kills}), 2);
+    EXPECT_NE(err.find("--kill-delays times kills: give --kill-delay too"), std::string::npos) << err;
+    EXPECT_EQ(with({"--kill-delay=2", "--kill-delays=/nonexistent/kills.txt"}), 2);
+    EXPECT_NE(err.find("--kill-delays: /nonexistent/kills.txt: cannot read"), std::string::npos) << err;
     const std::string conf = srcdir() + "/etc/gpupool.conf.example";
     EXPECT_EQ(cmd({"--nodes=4x1", "--pools=pool1,pool2,pool3", "--generate=Seed=1", "--conf=" + conf,
                    "--policy=gpupool,nope"},
@@ -1156,4 +1176,45 @@ TEST(SimPlacement, PackFillsTheNodesOfNonPreemptibleJobsFirst) {
     // LOW job, n2 2 free beside a NORMAL one.
     EXPECT_EQ(placed(run(c, w, one_pool("Pool=pool1 Quota=8 Placement=pack"), PolicyKind::Gpupool), c, w),
               "x@0:n1 low@0:n1 np@1:n2 next@10:n2");
+}
+
+// --- kills as a live run times them ------------------------------------------------------
+
+TEST(SimKills, AListGivesTheNthVictimTheNthKillAndARangeDrawsTheSameKillsForTheSameSeed) {
+    // a and b run pool1's LOW x and y (both borrowed); pool2's n1 and n2
+    // come at 10 and preempt one each.
+    SimCluster c;
+    c.nodes = {{"a", 1}, {"b", 1}};
+    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=2\n");
+    const Workload w = workload_of({{"x", 0, 1000, "pool1", "low"},
+                                    {"y", 0, 1000, "pool1", "low"},
+                                    {"n1", 10, 1000, "pool2", "normal"},
+                                    {"n2", 10, 1000, "pool2", "normal"}});
+    ReplayOptions o;
+    o.kill_delay = 1;
+    // n1 preempts x, n2 y, both at 10.  The first victim's kill takes 5 s,
+    // the second's 2 s: y's GPU is free at 12 and goes to n1, first in
+    // line, and n2 waits for x's until 15.
+    o.kill_delays = {5, 2};
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Borrow, o), c, w, 4), "x@0 y@0 n1@12-x n2@15-y");
+    // Past the list, kill_delay again.
+    o.kill_delays = {5};
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Borrow, o), c, w, 4), "x@0 y@0 n1@11-x n2@15-y");
+    // A range: each kill drawn in [1, 3] by the seed, the job and its run;
+    // the same seed, the same replay.
+    o.kill_delays.clear();
+    o.kill_delay_max = 3;
+    std::set<int64_t> seen;
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+        o.kill_seed = seed;
+        const ReplayResult r = run(c, w, cfg, PolicyKind::Borrow, o);
+        EXPECT_EQ(starts_of(r, c, w, 4), starts_of(run(c, w, cfg, PolicyKind::Borrow, o), c, w, 4));
+        for (size_t j : {2, 3}) {
+            EXPECT_GE(r.jobs[j].first_start, 11);
+            EXPECT_LE(r.jobs[j].first_start, 13);
+            seen.insert(r.jobs[j].first_start);
+        }
+    }
+    EXPECT_EQ(seen, (std::set<int64_t>{11, 12, 13}));
 }
