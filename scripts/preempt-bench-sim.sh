@@ -28,6 +28,9 @@
 #     NORMAL submit (where backfill's cycle fell);
 #   SIM_CYCLE_PREEMPTORS (default 0: no cap): the most preemptors of one
 #     cycle (backfill yields its locks after bf_yield_interval);
+#   BENCH_CYCLES=FILE: each backfill cycle, ms after the first submit
+#     (BENCH_RECORD's DIR/MODE-cycles.txt): the replay's cycles then, and
+#     every SIM_BACKFILL_MS after the last (gpupool sim --backfill-times);
 #   BENCH_KILLS=FILE: each victim's kill, in the order of the preemptions,
 #     "MS LATE" (BENCH_RECORD's DIR/MODE-kills.txt; LATE, 1 where the
 #     requeue came after the next backfill cycle began, is for reading),
@@ -84,6 +87,11 @@ base=$(( 1000000000 + (PERIOD - (1000000100 + FIRST) % PERIOD) % PERIOD ))
   done
 } >"$dir/sacct.txt"
 
+cycle_list=()
+if [[ -n ${BENCH_CYCLES:-} ]]; then
+  awk -v tick="$TICK" -v t0=$(( base + 100 )) '{ print t0 + int($1 / tick + 0.5) }' "$BENCH_CYCLES" >"$dir/cycles.txt"
+  cycle_list=(--backfill-times="$dir/cycles.txt")
+fi
 kill_list=()
 if [[ -n $KILLS ]]; then
   awk -v tick="$TICK" '{ s = int($1 / tick + 0.5); print s < 1 ? 1 : s }' \
@@ -93,7 +101,7 @@ fi
 
 # shellcheck disable=SC2086  # TIMING is a list of options
 "$CLI" sim --nodes="${NODES}x${GPUS}" --pools=pool1,pool2 --conf="$dir/gpupool.conf" --sacct="$dir/sacct.txt" \
-  --policy=gpupool,borrow --kill-delay="$KILL" --backfill-interval="$PERIOD" --backfill-preemptions="$CAP" $TIMING "${kill_list[@]}" --jobs-csv="$dir/jobs.csv" --start-log="$dir/starts.txt" "$@" >"$dir/report.txt"
+  --policy=gpupool,borrow --kill-delay="$KILL" --backfill-interval="$PERIOD" --backfill-preemptions="$CAP" $TIMING "${kill_list[@]}" "${cycle_list[@]}" --jobs-csv="$dir/jobs.csv" --start-log="$dir/starts.txt" "$@" >"$dir/report.txt"
 
 [[ -n $SUBMITS ]] && RECLAIM=$(wc -l <"$SUBMITS")
 awk -F, -v t0=$(( base + 100 )) -v n="$RECLAIM" -v g="$RECLAIM_GPUS" -v tick="$TICK" '

@@ -20,7 +20,8 @@
 # victim's kill, in the order of the preemptions, to DIR/MODE-kills.txt
 # ("MS LATE", LATE 1 when the requeue came after the next backfill cycle
 # began: scripts/preempt-bench-sim.sh's BENCH_KILLS) and the run's timing
-# as preempt-bench-sim.sh's settings (DIR/MODE-timing.env, its BENCH_TIMING).
+# as preempt-bench-sim.sh's settings (DIR/MODE-timing.env, its BENCH_TIMING)
+# and when each backfill cycle came (DIR/MODE-cycles.txt, its BENCH_CYCLES).
 # BENCH_BACKFILL_DEBUG=1 adds DebugFlags=Backfill for the NORMAL jobs' phase
 # (what backfill planned for each job, in slurmctld.log).
 #
@@ -190,6 +191,19 @@ sizes = "+".join(str(len(c[2])) for c in cycles) or "-"
 first = cycles[0][0] - t0 if cycles and sub else None
 print(f"{sys.argv[1]:<8} kill (preemption to requeue) median {ms(kill)} ms  preempting cycles {len(cycles)} (preemptors {sizes}), every {ms(period)} ms (median)"
       f"  submits over {ms(max(sub.values()) - t0 if sub else None)} ms  first preemption {ms(first)} ms after the first submit")
+# Each backfill cycle from the first submit on, ms after it: where it
+# preempted, its first preemption, else its "beginning" line (only the
+# preempting cycles without BENCH_BACKFILL_DEBUG=1).
+if sys.argv[6] and sub:
+    starts = sorted(b for b in bf_begins if b >= t0) if bf_begins else []
+    at = []
+    for i, b in enumerate(starts):
+        nxt = starts[i + 1] if i + 1 < len(starts) else float("inf")
+        first_pre = next((c[0] for c in cycles if b <= c[0] < nxt), None)
+        at.append(first_pre if first_pre is not None else b)
+    at += [c[0] for c in cycles if not starts or c[0] < starts[0]]
+    with open(sys.argv[6], "w") as f:
+        f.writelines(f"{ms(x - t0)}\n" for x in sorted(at))
 # The same timing for scripts/preempt-bench-sim.sh (BENCH_TIMING=FILE).
 if sys.argv[5] and cycles:
     with open(sys.argv[5], "w") as f:
@@ -218,7 +232,7 @@ one_node = sum(1 for p in vnodes if len(vnodes[p]) == 1)
 on_freed = sum(1 for p in last_nodes if node_of["P"].get(p) in last_nodes[p])
 print(f"{sys.argv[1]:<8} preemptors {len(victims)}  victims per preemptor {hist(victims)}  rounds per preemptor {hist(rounds)}"
       f"  victims on one node {one_node}/{len(vnodes)}  started on its victims node {on_freed}/{len(last_nodes)}")
-' "$1" "$2" "${BENCH_RECORD:+$BENCH_RECORD/$1-submits.txt}" "${BENCH_RECORD:+$BENCH_RECORD/$1-kills.txt}" "${BENCH_RECORD:+$BENCH_RECORD/$1-timing.env}"
+' "$1" "$2" "${BENCH_RECORD:+$BENCH_RECORD/$1-submits.txt}" "${BENCH_RECORD:+$BENCH_RECORD/$1-kills.txt}" "${BENCH_RECORD:+$BENCH_RECORD/$1-timing.env}" "${BENCH_RECORD:+$BENCH_RECORD/$1-cycles.txt}"
 }
 
 for m in "${modes[@]}"; do run_mode "$m"; done

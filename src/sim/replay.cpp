@@ -44,6 +44,7 @@
 //   instant (a job waiting for it is tried then).
 #include "replay.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "gpupool.h"
@@ -138,6 +139,8 @@ Replay::Replay(const SimCluster &cluster, const Workload &workload, const Config
     if (w_.options.kill_delay == 0) w_.options.kill_delays.clear();
     for (int64_t &d : w_.options.kill_delays) d = std::max<int64_t>(d, 1);
     if (w_.options.backfill_interval < 0) w_.options.backfill_interval = 0;
+    std::sort(w_.options.backfill_times.begin(), w_.options.backfill_times.end());
+    if (w_.options.backfill_interval == 0) w_.options.backfill_times.clear();
     if (w_.options.preempt_guard < 0) w_.options.preempt_guard = 0;
 }
 
@@ -520,6 +523,23 @@ bool Replay::take_events(int64_t t) {
     return changed || timer;
 }
 
+// Is a backfill cycle due at t: one of backfill_times, or after them a
+// multiple of backfill_interval?  And the next after t.
+bool Replay::backfill_due(int64_t t) const {
+    const int64_t bf = w_.options.backfill_interval;
+    if (bf <= 0) return false;
+    const std::vector<int64_t> &at = w_.options.backfill_times;
+    if (!at.empty() && t <= at.back()) return std::binary_search(at.begin(), at.end(), t);
+    return t % bf == 0;
+}
+
+int64_t Replay::next_backfill(int64_t t) const {
+    const std::vector<int64_t> &at = w_.options.backfill_times;
+    if (!at.empty() && t < at.back()) return *std::upper_bound(at.begin(), at.end(), t);
+    const int64_t bf = w_.options.backfill_interval;
+    return (t / bf + 1) * bf;
+}
+
 // The owed walk, now or (sched_interval) when the last is far enough back.
 void Replay::walk_if_due(int64_t t) {
     const int64_t sched = w_.options.sched_interval;
@@ -536,7 +556,7 @@ void Replay::walk_if_due(int64_t t) {
                 unreserve(reservations_[i].second);
         }
         const int64_t bf = w_.options.backfill_interval;
-        backfill_walk_ = bf > 0 && t % bf == 0;
+        backfill_walk_ = backfill_due(t);
         if (backfill_walk_) {
             backfill_owed_ = changed_since_backfill_ = false;
             cycle_preemptors_ = 0;
@@ -547,7 +567,7 @@ void Replay::walk_if_due(int64_t t) {
         walk_owed_ = false;
         // The next backfill cycle, if a job the main scheduler left may
         // preempt then.
-        if (bf > 0 && backfill_owed_) add_timer((t / bf + 1) * bf);
+        if (bf > 0 && backfill_owed_) add_timer(next_backfill(t));
     } else {
         add_timer(last_walk_ + sched);
     }

@@ -84,6 +84,10 @@ struct ReplayOptions {
     //   partition gets in that walk (Slurm's fail_by_part).  On the live runs of
     //   scripts/preempt-bench.sh every preemption came from backfill.
     int64_t backfill_interval = 0;
+    // - backfill_times: with a backfill_interval, the cycles come at these
+    //   instants (sorted) instead, and at its multiples after the last: a
+    //   live run's own cycles (scripts/preempt-bench-sim.sh).
+    std::vector<int64_t> backfill_times;
     // - backfill_preemptions: > 0, a backfill cycle preempts for at most
     //   this many jobs (Slurm's backfill gives up its locks after
     //   bf_yield_interval, 2 s, and each preemption takes some of it: on

@@ -122,6 +122,8 @@ private:
     void note_np_gpus(uint32_t j, int sign);
     size_t choose_node(size_t pi, uint32_t g) const;
     int64_t kill_delay_of(uint32_t j);
+    bool backfill_due(int64_t t) const;
+    int64_t next_backfill(int64_t t) const;
     bool fits_free(int32_t p, uint32_t g) const;
     void allocate(uint32_t j, int32_t p);
     void release(uint32_t j);

@@ -58,6 +58,8 @@ const char kSimUsage[] =
     "  --backfill-interval=S    only walks every S s preempt (backfill); the ones\n"
     "                           between stop a partition at its first misfit, and\n"
     "                           no later job gets its nodes then (0: off)\n"
+    "  --backfill-times=FILE    the backfill cycles at these instants (one a line,\n"
+    "                           the workload's clock), then every interval\n"
     "  --backfill-preemptions=N a backfill cycle preempts for at most N jobs (0: any)\n"
     "  --preempt-guard=S        with a kill delay, a job preempts again only S s\n"
     "                           after its last preemption (15)\n"
@@ -131,7 +133,7 @@ void write_file(const std::string &path, F fill) {
 // gpupool sim's options (getopt_long).
 enum {
     OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
-    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_KILL_DELAYS, OPT_KILL_SEED, OPT_BACKFILL, OPT_BF_PREEMPTIONS, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
+    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_KILL_DELAYS, OPT_KILL_SEED, OPT_BF_TIMES, OPT_BACKFILL, OPT_BF_PREEMPTIONS, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
     OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL, OPT_ACCOUNTS, OPT_ACCOUNT_CONF,
     OPT_PLACEMENT
 };
@@ -154,6 +156,7 @@ const struct option kLongopts[] = {
     {"kill-delay", required_argument, nullptr, OPT_KILL_DELAY},
     {"kill-seed", required_argument, nullptr, OPT_KILL_SEED},
     {"kill-delays", required_argument, nullptr, OPT_KILL_DELAYS},
+    {"backfill-times", required_argument, nullptr, OPT_BF_TIMES},
     {"backfill-interval", required_argument, nullptr, OPT_BACKFILL},
     {"preempt-guard", required_argument, nullptr, OPT_GUARD},
     {"backfill-preemptions", required_argument, nullptr, OPT_BF_PREEMPTIONS},
@@ -358,6 +361,19 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
             }
             break;
         }
+        case OPT_BF_TIMES: {
+            std::ifstream in(optarg);
+            if (!in) return usage_error(err, std::string("--backfill-times: ") + optarg + ": cannot read: " + std::strerror(errno));
+            std::string line;
+            for (int n = 1; std::getline(in, line); ++n) {
+                if (line.empty() || line[0] == '#') continue;
+                int64_t at = 0;
+                if (!parse_number_opt("backfill-times", line.c_str(), 0, INT64_MAX, &at, &msg))
+                    return usage_error(err, std::string(optarg) + ":" + std::to_string(n) + ": " + msg);
+                ro.backfill_times.push_back(at);
+            }
+            break;
+        }
         case OPT_KILL_SEED: {
             int64_t v = 0;
             if (!parse_number_opt("kill-seed", optarg, 0, INT64_MAX, &v, &msg)) return usage_error(err, msg);
@@ -420,6 +436,9 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
     if (ro.sched_interval > 0 && (ro.kill_delay > 0 || ro.backfill_interval > 0))
         return usage_error(err, "--sched-interval batches walks; --kill-delay and --backfill-interval model Slurm's "
                                 "scheduler, which runs at every event: use one or the other");
+    if (!ro.backfill_times.empty() && ro.backfill_interval == 0)
+        return usage_error(err, "--backfill-times times backfill's cycles: give --backfill-interval too (the cycles "
+                                "after the list's end)");
     if (!ro.kill_delays.empty() && ro.kill_delay == 0)
         return usage_error(err, "--kill-delays times kills: give --kill-delay too (the kills past the list's end)");
     if (!cluster_path.empty() && (!nodes.empty() || !pools.empty()))

@@ -999,6 +999,13 @@ TEST(SimCommand, UsageErrorsAndAReplayFromFiles) {
     std::ofstream(kills) << "2\n3\n";
     EXPECT_EQ(with({"--kill-delays=" + kills}), 2);
     EXPECT_NE(err.find("--kill-delays times kills: give --kill-delay too"), std::string::npos) << err;
+    std::ofstream(kills) << "100\n1e3\n";
+    EXPECT_EQ(with({"--backfill-interval=2", "--backfill-times=" + kills}), 2);
+    EXPECT_NE(err.find(kills + ":2: "), std::string::npos) << err;
+    std::ofstream(kills) << "100\n";
+    EXPECT_EQ(with({"--backfill-times=" + kills}), 2);
+    EXPECT_NE(err.find("--backfill-times times backfill's cycles: give --backfill-interval too"), std::string::npos)
+        << err;
     EXPECT_EQ(with({"--kill-delay=2", "--kill-delays=/nonexistent/kills.txt"}), 2);
     EXPECT_NE(err.find("--kill-delays: /nonexistent/kills.txt: cannot read"), std::string::npos) << err;
     const std::string conf = srcdir() + "/etc/gpupool.conf.example";
@@ -1217,4 +1224,27 @@ TEST(SimKills, AListGivesTheNthVictimTheNthKillAndARangeDrawsTheSameKillsForTheS
         }
     }
     EXPECT_EQ(seen, (std::set<int64_t>{11, 12, 13}));
+}
+
+TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
+    // As OnlyBackfillCyclesPreempt...: a has 2 GPUs, b 1; pool1's LOW x (2
+    // GPUs, borrowed) runs on a; pool2's n2 (2 GPUs) comes at 10, n1 at 11.
+    SimCluster c;
+    c.nodes = {{"a", 2}, {"b", 1}};
+    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=3\n");
+    const Workload w = workload_of({{"x", 0, 1000, "pool1", "low", 2},
+                                    {"n2", 10, 1000, "pool2", "normal", 2},
+                                    {"n1", 11, 1000, "pool2", "normal", 1}});
+    ReplayOptions o;
+    o.kill_delay = 2;
+    o.backfill_interval = 4;
+    // Every 4 s: the cycle at 12 preempts x and starts n1; n2 at 14.
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 3), "x@0 n1@12 n2@14-x");
+    // A live run's cycle at 11: n2 preempts then and n1 starts; n2 at 13.
+    o.backfill_times = {11};
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 3), "x@0 n1@11 n2@13-x");
+    // Cycles at 3 and 9 only, both before the jobs come: then every 4 s.
+    o.backfill_times = {9, 3};
+    EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 3), "x@0 n1@12 n2@14-x");
 }
