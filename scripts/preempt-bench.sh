@@ -195,13 +195,12 @@ print(f"{sys.argv[1]:<8} kill (preemption to requeue) median {ms(kill)} ms  pree
 # preempted, its first preemption, else its "beginning" line (only the
 # preempting cycles without BENCH_BACKFILL_DEBUG=1).
 if sys.argv[6] and sub:
-    starts = sorted(b for b in bf_begins if b >= t0) if bf_begins else []
-    at = []
+    starts = sorted(b for b in bf_begins if b >= t0)
+    at = [c[0] for c in cycles]
     for i, b in enumerate(starts):
         nxt = starts[i + 1] if i + 1 < len(starts) else float("inf")
-        first_pre = next((c[0] for c in cycles if b <= c[0] < nxt), None)
-        at.append(first_pre if first_pre is not None else b)
-    at += [c[0] for c in cycles if not starts or c[0] < starts[0]]
+        if not any(b <= c[0] < nxt for c in cycles):
+            at.append(b)
     with open(sys.argv[6], "w") as f:
         f.writelines(f"{ms(x - t0)}\n" for x in sorted(at))
 # The same timing for scripts/preempt-bench-sim.sh (BENCH_TIMING=FILE).
