@@ -101,6 +101,28 @@ bool parse_number_opt(const char *name, const char *text, int64_t min, int64_t m
     return true;
 }
 
+// A file of whole numbers, one a line (a live run's kills or cycles);
+// empty lines and "#" comments skipped; a bad line named FILE:LINE.
+bool read_numbers_opt(const char *name, const char *path, int64_t min, int64_t max, std::vector<int64_t> *out,
+                      std::string *msg) {
+    std::ifstream in(path);
+    if (!in) {
+        *msg = std::string("--") + name + ": " + path + ": cannot read: " + std::strerror(errno);
+        return false;
+    }
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        if (line.empty() || line[0] == '#') continue;
+        int64_t v = 0;
+        if (!parse_number_opt(name, line.c_str(), min, max, &v, msg)) {
+            *msg = std::string(path) + ":" + std::to_string(n) + ": " + *msg;
+            return false;
+        }
+        out->push_back(v);
+    }
+    return true;
+}
+
 std::string read_text_file(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path + ": cannot read: " + std::strerror(errno));
@@ -348,32 +370,13 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
                 return usage_error(err, "--kill-delay=" + v + ": the range's MAX is below its MIN");
             break;
         }
-        case OPT_KILL_DELAYS: {
-            std::ifstream in(optarg);
-            if (!in) return usage_error(err, std::string("--kill-delays: ") + optarg + ": cannot read: " + std::strerror(errno));
-            std::string line;
-            for (int n = 1; std::getline(in, line); ++n) {
-                if (line.empty() || line[0] == '#') continue;
-                int64_t d = 0;
-                if (!parse_number_opt("kill-delays", line.c_str(), 1, 3600, &d, &msg))
-                    return usage_error(err, std::string(optarg) + ":" + std::to_string(n) + ": " + msg);
-                ro.kill_delays.push_back(d);
-            }
+        case OPT_KILL_DELAYS:
+            if (!read_numbers_opt("kill-delays", optarg, 1, 3600, &ro.kill_delays, &msg)) return usage_error(err, msg);
             break;
-        }
-        case OPT_BF_TIMES: {
-            std::ifstream in(optarg);
-            if (!in) return usage_error(err, std::string("--backfill-times: ") + optarg + ": cannot read: " + std::strerror(errno));
-            std::string line;
-            for (int n = 1; std::getline(in, line); ++n) {
-                if (line.empty() || line[0] == '#') continue;
-                int64_t at = 0;
-                if (!parse_number_opt("backfill-times", line.c_str(), 0, INT64_MAX, &at, &msg))
-                    return usage_error(err, std::string(optarg) + ":" + std::to_string(n) + ": " + msg);
-                ro.backfill_times.push_back(at);
-            }
+        case OPT_BF_TIMES:
+            if (!read_numbers_opt("backfill-times", optarg, 0, INT64_MAX, &ro.backfill_times, &msg))
+                return usage_error(err, msg);
             break;
-        }
         case OPT_KILL_SEED: {
             int64_t v = 0;
             if (!parse_number_opt("kill-seed", optarg, 0, INT64_MAX, &v, &msg)) return usage_error(err, msg);
