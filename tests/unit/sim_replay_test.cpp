@@ -427,16 +427,29 @@ TEST(SimMechanics, AKillDelayHoldsTheVictimsGpusAndThePreemptorStartsWhenItEnds)
     }
 }
 
+namespace {
+// a has 2 GPUs, b 1.  pool1's LOW x (2 GPUs, all borrowed) runs on a;
+// pool2's n2 (2 GPUs) comes at 10, n1 (1 GPU) at 11, when b is free.
+struct MisfitWorld {
+    SimCluster c;
+    Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=3\n");
+    Workload w = workload_of({{"x", 0, 1000, "pool1", "low", 2},
+                              {"n2", 10, 1000, "pool2", "normal", 2},
+                              {"n1", 11, 1000, "pool2", "normal", 1}});
+    MisfitWorld() {
+        c.nodes = {{"a", 2}, {"b", 1}};
+        c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+    }
+};
+}  // namespace
+
 TEST(SimMechanics, OnlyBackfillCyclesPreemptAndTheMainWalkStopsAPartitionAtItsFirstMisfit) {
     // a has 2 GPUs, b 1.  pool1's LOW x (2 GPUs, all borrowed) runs on a.
     // pool2's n2 (2 GPUs) comes at 10, n1 (1 GPU) at 11, when b is free.
-    SimCluster c;
-    c.nodes = {{"a", 2}, {"b", 1}};
-    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
-    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=3\n");
-    const Workload w = workload_of({{"x", 0, 1000, "pool1", "low", 2},
-                                    {"n2", 10, 1000, "pool2", "normal", 2},
-                                    {"n1", 11, 1000, "pool2", "normal", 1}});
+    const MisfitWorld world;
+    const SimCluster &c = world.c;
+    const Config &cfg = world.cfg;
+    const Workload &w = world.w;
     ReplayOptions o;
     // At once: n2 preempts x at 10, n1 takes b at 11.
     EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 3), "x@0 n2@10-x n1@11");
@@ -1227,15 +1240,11 @@ TEST(SimKills, AListGivesTheNthVictimTheNthKillAndARangeDrawsTheSameKillsForTheS
 }
 
 TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
-    // As OnlyBackfillCyclesPreempt...: a has 2 GPUs, b 1; pool1's LOW x (2
-    // GPUs, borrowed) runs on a; pool2's n2 (2 GPUs) comes at 10, n1 at 11.
-    SimCluster c;
-    c.nodes = {{"a", 2}, {"b", 1}};
-    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
-    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=3\n");
-    const Workload w = workload_of({{"x", 0, 1000, "pool1", "low", 2},
-                                    {"n2", 10, 1000, "pool2", "normal", 2},
-                                    {"n1", 11, 1000, "pool2", "normal", 1}});
+    // MisfitWorld, as OnlyBackfillCyclesPreempt...
+    const MisfitWorld world;
+    const SimCluster &c = world.c;
+    const Config &cfg = world.cfg;
+    const Workload &w = world.w;
     ReplayOptions o;
     o.kill_delay = 2;
     o.backfill_interval = 4;
