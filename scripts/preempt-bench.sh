@@ -213,8 +213,8 @@ if sys.argv[3]:
         f.writelines(f"{round((t - t0) * 1000)}\n" for t in sorted(sub.values()))
 # Each victim kill in the order of the preemptions, "MS LATE": LATE 1
 # when its requeue came after the next backfill cycle began (its
-# "beginning" line with BENCH_BACKFILL_DEBUG=1, else the next preempting
-# cycle first preemption).
+# "beginning" line with BENCH_BACKFILL_DEBUG=1, else the first preemption
+# of the next preempting cycle).
 if sys.argv[4]:
     begins = bf_begins or [c[0] for c in cycles]
     with open(sys.argv[4], "w") as f:
