@@ -265,12 +265,15 @@ bool Replay::fits_idle(int32_t p, uint32_t g) const {
 // any partition (job_scheduler.c, fail_by_part: 22.05 to 26.05).
 void Replay::block_nodes_of(int32_t p) {
     if (node_blocked_.empty()) node_blocked_.assign(free_.size(), 0);
-    for (uint32_t node : cluster_.partitions[static_cast<size_t>(p)].nodes) {
-        if (node_blocked_[node]) continue;
-        node_blocked_[node] = 1;
-        blocked_nodes_.push_back(static_cast<int32_t>(node));
-        node_changed(static_cast<int32_t>(node));
-    }
+    for (uint32_t node : cluster_.partitions[static_cast<size_t>(p)].nodes) block_node(static_cast<int32_t>(node));
+}
+
+void Replay::block_node(int32_t node) {
+    if (node_blocked_.empty()) node_blocked_.assign(free_.size(), 0);
+    if (node_blocked_[static_cast<size_t>(node)]) return;
+    node_blocked_[static_cast<size_t>(node)] = 1;
+    blocked_nodes_.push_back(node);
+    node_changed(node);
 }
 
 void Replay::unblock_nodes() {

@@ -132,6 +132,8 @@ private:
     void unreserve(uint32_t j);
     bool fits_idle(int32_t p, uint32_t g) const;
     void block_nodes_of(int32_t p);
+    void block_node(int32_t node);
+    void plan_at_kill_end(uint32_t j, const std::vector<int32_t> &parts, uint32_t g);
     void unblock_nodes();
     void hold_until(uint32_t j, int64_t t);
     bool may_preempt(uint32_t j, int64_t t, bool *guarded);

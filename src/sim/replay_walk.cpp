@@ -347,7 +347,38 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
         record(p, victims);
         return Tried::Preempted;
     }
+    if (backfill_walk_ && !completing_.empty()) plan_at_kill_end(j, parts, g);
     return guarded || w_.jobs[j].preempted_at != INT64_MIN ? Tried::FailedAlone : Tried::Failed;
+}
+
+// A backfill cycle plans a job that cannot start now where a kill is
+// freeing GPUs (cons_tres counts a completing job's GPUs free in its
+// will-run test), at the kill's end, and no later job of the cycle gets
+// that node (backfill reserves whole nodes).  So requeued victims behind
+// it do not take GPUs a kill frees for a preemptor, whichever preemptor's
+// kill it is.  One-node jobs; the first such node in the partition's order.
+void Replay::plan_at_kill_end(uint32_t j, const std::vector<int32_t> &parts, uint32_t g) {
+    for (int32_t p : parts) {
+        const size_t pi = static_cast<size_t>(p);
+        if (g > part_max_node_[pi] || !policy_->within_limits(j, p)) continue;
+        size_t best = SIZE_MAX;
+        uint64_t best_order = 0;
+        for (uint32_t node : cluster_.partitions[pi].nodes) {
+            const uint32_t killing = w_.completing_gpus[node];
+            if (killing == 0 || free_[node] + killing < g) continue;
+            if ((!node_blocked_.empty() && node_blocked_[node]) ||
+                (!reserved_by_.empty() && reserved_by_[node] != kNoJob))
+                continue;  // planned for a job before it
+            const uint64_t order = node_order(pi, node, free_[node] + killing);
+            if (best == SIZE_MAX || order < best_order) {
+                best = node;
+                best_order = order;
+            }
+        }
+        if (best == SIZE_MAX) continue;
+        block_node(static_cast<int32_t>(best));
+        return;
+    }
 }
 
 // Every pending job in order, each tried once: what the class walk below

@@ -1239,6 +1239,44 @@ TEST(SimKills, AListGivesTheNthVictimTheNthKillAndARangeDrawsTheSameKillsForTheS
     EXPECT_EQ(seen, (std::set<int64_t>{11, 12, 13}));
 }
 
+TEST(SimKills, ABackfillCyclePlansAWaitingPreemptorWhereAKillIsFreeingGpusSoRequeuedVictimsDoNotTakeThem) {
+    // a and b have 2 GPUs each, busy with pool1's borrowed LOW x1 x2 (a)
+    // and y1 y2 (b).  pool2's p1 and p2 (2 GPUs each) come at 10: p1
+    // preempts x1 x2, p2 y1 y2.  x1's kill takes 8 s, the others' 2 or 3:
+    // b is free at 12 and goes to p1, first in line; a has one GPU free at
+    // 13 and the other at 18.  The victims may start again at 13
+    // (cred_expire 2).  Every instant is a backfill cycle.
+    SimCluster c;
+    c.nodes = {{"a", 2}, {"b", 2}};
+    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=4\n");
+    const Workload w = workload_of({{"x1", 0, 1000, "pool1", "low"},
+                                    {"x2", 0, 1000, "pool1", "low"},
+                                    {"y1", 0, 1000, "pool1", "low"},
+                                    {"y2", 0, 1000, "pool1", "low"},
+                                    {"p1", 10, 1000, "pool2", "normal", 2},
+                                    {"p2", 10, 1000, "pool2", "normal", 2}});
+    ReplayOptions o;
+    o.kill_delay = 2;
+    o.kill_delays = {8, 3, 2, 2};
+    o.backfill_interval = 1;
+    o.cred_expire = 2;
+    // At 13 the cycle plans the preemptor left on a for the end of the
+    // long kill (cons_tres counts a killed job's GPUs free), so no victim
+    // takes a's free GPU, and it starts at 18; were a open, a victim would
+    // take it and the preemptor would wait for its guard (25) to preempt
+    // again.  (gpupool puts p2 first in line: it preempted first.)
+    for (const auto &[k, starts] : std::vector<std::pair<PolicyKind, std::string>>{
+             {PolicyKind::Gpupool, "x1@0 x2@0 y1@0 y2@0 p2@12-x2-x1 p1@18-y2-y1"},
+             {PolicyKind::Borrow, "x1@0 x2@0 y1@0 y2@0 p1@12-x1-x2 p2@18-y1-y2"}}) {
+        const ReplayResult r = run(c, w, cfg, k, o);
+        EXPECT_EQ(starts_of(r, c, w, 6), starts) << policy_name(k);
+        uint32_t preempted = 0;  // one round: each victim once
+        for (size_t v = 0; v < 4; ++v) preempted += r.jobs[v].preemptions;
+        EXPECT_EQ(preempted, 4u) << policy_name(k);
+    }
+}
+
 TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
     // MisfitWorld, as OnlyBackfillCyclesPreempt...
     const MisfitWorld world;
