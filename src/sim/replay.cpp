@@ -31,6 +31,11 @@
 //   for the policy, and may start again cred_expire + 1 s later (Slurm's
 //   begin_time); a cancelled one is gone.  The job starts in the same
 //   instant its victims stop.
+// - With a kill delay and backfill cycles, a cycle plans each one-node job
+//   that cannot start where a kill is freeing enough GPUs (cons_tres's
+//   will-run test counts them free), and no later job of the cycle starts
+//   or preempts on that node (backfill reserves whole nodes; _start_job
+//   excludes them).
 // - Jobs that ask the same (partitions, tier, GPUs; with Account= entries
 //   also account, CPUs and memory, which R2 holds jobs by) form a class, ordered
 //   by the policy's class key; when the first pending one of a class

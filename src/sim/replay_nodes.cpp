@@ -398,6 +398,15 @@ bool Replay::preempt_for(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t>
     return find_victims(j, p, t, victims);
 }
 
+// Backfill keeps the nodes it planned for jobs before j at a kill's end
+// (plan_at_kill_end) out of j's preemption (_start_job's excluded nodes).
+// A preemptor's own victims' nodes are not planned so (its start is now,
+// in backfill's will-run test): live, one cycle preempts for several
+// 1-GPU jobs on one node.
+bool Replay::planned_for_other(size_t node) const {
+    return backfill_walk_ && !node_blocked_.empty() && node_blocked_[node];
+}
+
 bool Replay::find_victims(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t> &victims) {
     victims.clear();
     std::vector<uint32_t> &cands = cand_scratch_;
@@ -415,6 +424,7 @@ bool Replay::find_victims(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t
         const SimJobState &v = w_.jobs[cands[prefix]];
         auto add = [&](int32_t node, uint32_t gpus) {
             if (!w_.part_has_node[pi][static_cast<size_t>(node)]) return;
+            if (single && planned_for_other(static_cast<size_t>(node))) return;
             extra[node] += gpus;
             freed_in_part += gpus;
         };

@@ -1277,6 +1277,39 @@ TEST(SimKills, ABackfillCyclePlansAWaitingPreemptorWhereAKillIsFreeingGpusSoRequ
     }
 }
 
+TEST(SimKills, ALaterJobOfTheCyclePreemptsNothingOnANodeThePlanHoldsForAJobBeforeIt) {
+    // As above, but a has 3 GPUs, the third busy with pool1's LOW z (not a
+    // victim), and pool2's p3 (2 GPUs) comes at 13.  Native (preempt/qos):
+    // p1 preempts x1 x2 on a, p2 y1 y2 on b; b is free at 12 and goes to
+    // p1.  At 13 the cycle plans p2 on a (one GPU free, one being killed
+    // until 18), so p3, behind it, may not preempt z there (backfill's
+    // _start_job excludes the nodes planned for jobs before it): p2 starts
+    // at 18, and p3 only when p1 ends (1012).  Were a open to p3, it would
+    // preempt z at 13 for a start it never gets (p2, first in line, would
+    // take a at 15).
+    SimCluster c;
+    c.nodes = {{"a", 3}, {"b", 2}};
+    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=6\n");
+    const Workload w = workload_of({{"x1", 0, 1000, "pool1", "low"},
+                                    {"x2", 0, 1000, "pool1", "low"},
+                                    {"z", 0, 1000, "pool1", "low"},
+                                    {"y1", 0, 1000, "pool1", "low"},
+                                    {"y2", 0, 1000, "pool1", "low"},
+                                    {"p1", 10, 1000, "pool2", "normal", 2},
+                                    {"p2", 10, 1000, "pool2", "normal", 2},
+                                    {"p3", 13, 1000, "pool2", "normal", 2}});
+    ReplayOptions o;
+    o.kill_delay = 2;
+    o.kill_delays = {8, 3, 2, 2};
+    o.backfill_interval = 1;
+    o.cred_expire = 2;
+    const ReplayResult r = run(c, w, cfg, PolicyKind::Borrow, o);
+    EXPECT_EQ(starts_of(r, c, w, 8), "x1@0 x2@0 z@0 y1@0 y2@0 p1@12-x1-x2 p2@18-y1-y2 x1@1000");
+    EXPECT_EQ(r.jobs[2].preemptions, 0u);
+    EXPECT_EQ(r.jobs[7].first_start, 1012);
+}
+
 TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
     // MisfitWorld, as OnlyBackfillCyclesPreempt...
     const MisfitWorld world;
