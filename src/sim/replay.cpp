@@ -35,7 +35,7 @@
 //   that cannot start where a kill is freeing enough GPUs (cons_tres's
 //   will-run test counts them free), and no later job of the cycle starts
 //   or preempts on that node (backfill reserves whole nodes; _start_job
-//   excludes them).
+//   excludes them).  Of a class, only the job tried is planned so.
 // - Jobs that ask the same (partitions, tier, GPUs; with Account= entries
 //   also account, CPUs and memory, which R2 holds jobs by) form a class, ordered
 //   by the policy's class key; when the first pending one of a class
