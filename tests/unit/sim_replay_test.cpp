@@ -1310,6 +1310,63 @@ TEST(SimKills, ALaterJobOfTheCyclePreemptsNothingOnANodeThePlanHoldsForAJobBefor
     EXPECT_EQ(r.jobs[7].first_start, 1012);
 }
 
+namespace {
+// One figure of a preempt-bench output line: "MODE ... started 50/50 NORMAL
+// of G GPU in  MS ms" (the live bench) or "sim MODE started ..." (the
+// replay); -1 if absent.
+long started_all_ms(const std::string &text, const std::string &mode) {
+    std::istringstream in(text);
+    std::string line;
+    const std::regex re("^(sim +)?" + mode + " .*started [0-9]+/[0-9]+ NORMAL of [0-9]+ GPU in +([0-9]+) ms");
+    std::smatch m;
+    while (std::getline(in, line))
+        if (std::regex_search(line, m, re)) return std::stol(m[2]);
+    return -1;
+}
+}  // namespace
+
+TEST(SimCalibration, PreemptBenchLiveRunsReplayWithTheirOwnCyclesAndKillsWithinAQuarter) {
+    // Recorded live runs of scripts/preempt-bench.sh (32 x 13 GPUs, 50
+    // reclaiming jobs; BENCH_RECORD, tests/unit/data/preempt-bench), each
+    // replayed by scripts/preempt-bench-sim.sh with its own cycles and kills
+    // on the 100 ms clock (doc/evaluation.md, "Preemption as Slurm times
+    // it").  The replay is deterministic: the exact figure, then the
+    // calibration it stands for.
+    const char *top = std::getenv("top_builddir");
+    const std::string cli = std::string(top ? top : srcdir().c_str()) + "/src/cli/gpupool";
+    if (std::system(("test -x '" + cli + "'").c_str()) != 0) GTEST_SKIP() << cli << " not built";
+    struct Run {
+        const char *dir;
+        int gpus;
+        long native, gpupool;  // the replay's start-all time, ms
+    };
+    for (const Run &r : {Run{"22.05-1gpu", 1, 5200, 4300}, Run{"22.05-4gpu-a", 4, 10500, 9200},
+                         Run{"22.05-4gpu-b", 4, 9900, 8500}, Run{"26.05-1gpu", 1, 3500, 3200}}) {
+        const std::string d = srcdir() + "/tests/unit/data/preempt-bench/" + r.dir;
+        std::ifstream in(d + "/live.txt");
+        const std::string live((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (const auto &[mode, policy, want] : {std::tuple<std::string, std::string, long>{"native", "borrow", r.native},
+                                                 {"gpupool", "gpupool", r.gpupool}}) {
+            SCOPED_TRACE(std::string(r.dir) + " " + mode);
+            const std::string cmd = "GPUPOOL_CLI='" + cli + "' BENCH_RECLAIM_GPUS=" + std::to_string(r.gpus) +
+                                    " SIM_TICK_MS=100 BENCH_TIMING='" + d + "/" + mode + "-timing.env' BENCH_SUBMITS='" +
+                                    d + "/" + mode + "-submits.txt' BENCH_CYCLES='" + d + "/" + mode +
+                                    "-cycles.txt' BENCH_KILLS='" + d + "/" + mode + "-kills.txt' bash '" + srcdir() +
+                                    "/scripts/preempt-bench-sim.sh' --policy=" + policy + " 2>&1";
+            FILE *p = popen(cmd.c_str(), "r");
+            ASSERT_NE(p, nullptr);
+            std::string out;
+            char buf[4096];
+            for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+            ASSERT_EQ(pclose(p), 0) << out;
+            const long replayed = started_all_ms(out, mode), measured = started_all_ms(live, mode);
+            EXPECT_EQ(replayed, want) << out;
+            ASSERT_GT(measured, 0) << live;
+            EXPECT_NEAR(double(replayed) / double(measured), 1.0, 0.25) << replayed << " ms against " << measured;
+        }
+    }
+}
+
 TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
     // MisfitWorld, as OnlyBackfillCyclesPreempt...
     const MisfitWorld world;
