@@ -264,7 +264,6 @@ bool Replay::fits_idle(int32_t p, uint32_t g) const {
 // takes that partition's nodes out of the cycle for every later job, of
 // any partition (job_scheduler.c, fail_by_part: 22.05 to 26.05).
 void Replay::block_nodes_of(int32_t p) {
-    if (node_blocked_.empty()) node_blocked_.assign(free_.size(), 0);
     for (uint32_t node : cluster_.partitions[static_cast<size_t>(p)].nodes) block_node(static_cast<int32_t>(node));
 }
 
