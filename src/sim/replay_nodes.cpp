@@ -399,9 +399,9 @@ bool Replay::preempt_for(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t>
 
 // Backfill keeps the nodes it planned for jobs before j at a kill's end
 // (plan_at_kill_end) out of j's preemption (_start_job's excluded nodes).
-// A preemptor's own victims' nodes are not planned so (its start is now,
-// in backfill's will-run test): live, one cycle preempts for several
-// 1-GPU jobs on one node.
+// A preemptor's own victims' nodes are not planned so: live, one cycle
+// preempts for several 1-GPU jobs on one node (doc/evaluation.md: an open
+// question against backfill.c).
 bool Replay::planned_for_other(size_t node) const {
     return backfill_walk_ && !node_blocked_.empty() && node_blocked_[node];
 }
