@@ -1239,6 +1239,36 @@ TEST(SimKills, AListGivesTheNthVictimTheNthKillAndARangeDrawsTheSameKillsForTheS
     EXPECT_EQ(seen, (std::set<int64_t>{11, 12, 13}));
 }
 
+namespace {
+// a and b have 2 GPUs each, busy with pool1's borrowed LOW x1 x2 (a) and
+// y1 y2 (b); with_z: a has a third, busy with pool1's LOW z, and pool2's
+// p3 (2 GPUs) comes at 13.  pool2's p1 and p2 (2 GPUs each) come at 10.
+// The first victim's kill takes 8 s, the others' 3, 2 and 2; victims may
+// start again at 13 (cred_expire 2); every instant is a backfill cycle.
+struct KillEndWorld {
+    SimCluster c;
+    Config cfg;
+    Workload w;
+    ReplayOptions o;
+    explicit KillEndWorld(bool with_z)
+        : cfg(normal_and_low(with_z ? "Pool=pool1 Quota=0\nPool=pool2 Quota=6\n"
+                                    : "Pool=pool1 Quota=0\nPool=pool2 Quota=4\n")) {
+        c.nodes = {{"a", with_z ? 3u : 2u}, {"b", 2}};
+        c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
+        std::vector<J> jobs = {{"x1", 0, 1000, "pool1", "low"}, {"x2", 0, 1000, "pool1", "low"}};
+        if (with_z) jobs.push_back({"z", 0, 1000, "pool1", "low"});
+        for (const char *y : {"y1", "y2"}) jobs.push_back({y, 0, 1000, "pool1", "low"});
+        for (const char *n : {"p1", "p2"}) jobs.push_back({n, 10, 1000, "pool2", "normal", 2});
+        if (with_z) jobs.push_back({"p3", 13, 1000, "pool2", "normal", 2});
+        w = workload_of(jobs);
+        o.kill_delay = 2;
+        o.kill_delays = {8, 3, 2, 2};
+        o.backfill_interval = 1;
+        o.cred_expire = 2;
+    }
+};
+}  // namespace
+
 TEST(SimKills, ABackfillCyclePlansAWaitingPreemptorWhereAKillIsFreeingGpusSoRequeuedVictimsDoNotTakeThem) {
     // a and b have 2 GPUs each, busy with pool1's borrowed LOW x1 x2 (a)
     // and y1 y2 (b).  pool2's p1 and p2 (2 GPUs each) come at 10: p1
@@ -1246,21 +1276,9 @@ TEST(SimKills, ABackfillCyclePlansAWaitingPreemptorWhereAKillIsFreeingGpusSoRequ
     // b is free at 12 and goes to p1, first in line; a has one GPU free at
     // 13 and the other at 18.  The victims may start again at 13
     // (cred_expire 2).  Every instant is a backfill cycle.
-    SimCluster c;
-    c.nodes = {{"a", 2}, {"b", 2}};
-    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
-    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=4\n");
-    const Workload w = workload_of({{"x1", 0, 1000, "pool1", "low"},
-                                    {"x2", 0, 1000, "pool1", "low"},
-                                    {"y1", 0, 1000, "pool1", "low"},
-                                    {"y2", 0, 1000, "pool1", "low"},
-                                    {"p1", 10, 1000, "pool2", "normal", 2},
-                                    {"p2", 10, 1000, "pool2", "normal", 2}});
-    ReplayOptions o;
-    o.kill_delay = 2;
-    o.kill_delays = {8, 3, 2, 2};
-    o.backfill_interval = 1;
-    o.cred_expire = 2;
+    const KillEndWorld world(false);
+    const SimCluster &c = world.c;
+    const Workload &w = world.w;
     // At 13 the cycle plans the preemptor left on a for the end of the
     // long kill (cons_tres counts a killed job's GPUs free), so no victim
     // takes a's free GPU, and it starts at 18; were a open, a victim would
@@ -1269,7 +1287,7 @@ TEST(SimKills, ABackfillCyclePlansAWaitingPreemptorWhereAKillIsFreeingGpusSoRequ
     for (const auto &[k, starts] : std::vector<std::pair<PolicyKind, std::string>>{
              {PolicyKind::Gpupool, "x1@0 x2@0 y1@0 y2@0 p2@12-x2-x1 p1@18-y2-y1"},
              {PolicyKind::Borrow, "x1@0 x2@0 y1@0 y2@0 p1@12-x1-x2 p2@18-y1-y2"}}) {
-        const ReplayResult r = run(c, w, cfg, k, o);
+        const ReplayResult r = run(c, w, world.cfg, k, world.o);
         EXPECT_EQ(starts_of(r, c, w, 6), starts) << policy_name(k);
         uint32_t preempted = 0;  // one round: each victim once
         for (size_t v = 0; v < 4; ++v) preempted += r.jobs[v].preemptions;
@@ -1287,24 +1305,10 @@ TEST(SimKills, ALaterJobOfTheCyclePreemptsNothingOnANodeThePlanHoldsForAJobBefor
     // at 18, and p3 only when p1 ends (1012).  Were a open to p3, it would
     // preempt z at 13 for a start it never gets (p2, first in line, would
     // take a at 15).
-    SimCluster c;
-    c.nodes = {{"a", 3}, {"b", 2}};
-    c.partitions = {{"pool1", {0, 1}}, {"pool2", {0, 1}}};
-    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=6\n");
-    const Workload w = workload_of({{"x1", 0, 1000, "pool1", "low"},
-                                    {"x2", 0, 1000, "pool1", "low"},
-                                    {"z", 0, 1000, "pool1", "low"},
-                                    {"y1", 0, 1000, "pool1", "low"},
-                                    {"y2", 0, 1000, "pool1", "low"},
-                                    {"p1", 10, 1000, "pool2", "normal", 2},
-                                    {"p2", 10, 1000, "pool2", "normal", 2},
-                                    {"p3", 13, 1000, "pool2", "normal", 2}});
-    ReplayOptions o;
-    o.kill_delay = 2;
-    o.kill_delays = {8, 3, 2, 2};
-    o.backfill_interval = 1;
-    o.cred_expire = 2;
-    const ReplayResult r = run(c, w, cfg, PolicyKind::Borrow, o);
+    const KillEndWorld world(true);
+    const SimCluster &c = world.c;
+    const Workload &w = world.w;
+    const ReplayResult r = run(c, w, world.cfg, PolicyKind::Borrow, world.o);
     EXPECT_EQ(starts_of(r, c, w, 8), "x1@0 x2@0 z@0 y1@0 y2@0 p1@12-x1-x2 p2@18-y1-y2 x1@1000");
     EXPECT_EQ(r.jobs[2].preemptions, 0u);
     EXPECT_EQ(r.jobs[7].first_start, 1012);
