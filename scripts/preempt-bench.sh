@@ -21,7 +21,8 @@
 # ("MS LATE", LATE 1 when the requeue came after the next backfill cycle
 # began: scripts/preempt-bench-sim.sh's BENCH_KILLS) and the run's timing
 # as preempt-bench-sim.sh's settings (DIR/MODE-timing.env, its BENCH_TIMING)
-# and when each backfill cycle came (DIR/MODE-cycles.txt, its BENCH_CYCLES).
+# and when each backfill cycle came (DIR/MODE-cycles.txt, its BENCH_CYCLES),
+# and keeps slurmctld's log of the NORMAL jobs' phase (DIR/MODE-slurmctld.log).
 # BENCH_BACKFILL_DEBUG=1 adds DebugFlags=Backfill for the NORMAL jobs' phase
 # (what backfill planned for each job, in slurmctld.log).
 #
@@ -127,7 +128,7 @@ run_mode() {
   victims=$(sed -nE 's/.*preempted JobId=([0-9]+) has been .* to reclaim resources for .*/\1/p' "$where.log" | sort -u | paste -sd,)
   [[ -n $victims ]] &&
     sacct -X -D -n -P -o JobIDRaw,NodeList,State -j "$victims" | awk -F'|' '$3 == "PREEMPTED" { print "V", $1, $2 }' >>"$where"
-  [[ -z ${BENCH_RECORD:-} ]] || mkdir -p "$BENCH_RECORD"
+  [[ -z ${BENCH_RECORD:-} ]] || { mkdir -p "$BENCH_RECORD"; cp "$where.log" "$BENCH_RECORD/$mode-slurmctld.log"; }
   preemption_rounds "$mode" "$where" <"$where.log"
   rm -f "$where" "$where.log"
   scancel -u root >/dev/null 2>&1 || true

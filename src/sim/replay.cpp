@@ -35,7 +35,10 @@
 //   that cannot start where a kill is freeing enough GPUs (cons_tres's
 //   will-run test counts them free), and no later job of the cycle starts
 //   or preempts on that node (backfill reserves whole nodes; _start_job
-//   excludes them).  Of a class, only the job tried is planned so.
+//   excludes them).  Of a class, only the job tried is planned so.  A
+//   preemptor waiting for its kills is planned so too, anew in each cycle
+//   (not on the nodes it freed), and a job that preempts in a cycle holds
+//   its node for the rest of it: no later job of the cycle preempts there.
 // - Jobs that ask the same (partitions, tier, GPUs; with Account= entries
 //   also account, CPUs and memory, which R2 holds jobs by) form a class, ordered
 //   by the policy's class key; when the first pending one of a class
@@ -566,8 +569,22 @@ void Replay::walk_if_due(int64_t t) {
             backfill_owed_ = changed_since_backfill_ = false;
             cycle_preemptors_ = 0;
         }
+        // A backfill cycle plans each waiting preemptor anew, in order, where
+        // a kill is freeing GPUs (plan_at_kill_end), not on the nodes it
+        // freed: their reservations are lifted for the cycle and come back
+        // for the main scheduler's walks after it.
+        std::vector<std::pair<int32_t, uint32_t>> waiting;
+        if (backfill_walk_) {
+            waiting = reservations_;
+            for (const auto &[node, h] : waiting) {
+                (void)node;
+                unreserve(h);
+            }
+        }
         for (int k = 0; k < 64 && walk(t); ++k) {
         }
+        for (const auto &[node, h] : waiting)
+            if (w_.jobs[h].state == SimState::Pending && w_.jobs[h].preempted_at != INT64_MIN) reserve(h, {node});
         last_walk_ = t;
         walk_owed_ = false;
         // The next backfill cycle, if a job the main scheduler left may

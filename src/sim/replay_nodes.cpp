@@ -397,13 +397,16 @@ bool Replay::preempt_for(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t>
     return find_victims(j, p, t, victims);
 }
 
-// Backfill keeps the nodes it planned for jobs before j at a kill's end
-// (plan_at_kill_end) out of j's preemption (_start_job's excluded nodes).
-// A preemptor's own victims' nodes are not planned so: live, one cycle
-// preempts for several 1-GPU jobs on one node (doc/evaluation.md: an open
-// question against backfill.c).
-bool Replay::planned_for_other(size_t node) const {
-    return backfill_walk_ && !node_blocked_.empty() && node_blocked_[node];
+// In a backfill cycle j preempts nothing on a node planned for a job before
+// it: at a kill's end (plan_at_kill_end), or where a preemptor of this
+// cycle preempted (backfill reserves the node its will-run test chose,
+// whole, for the rest of the cycle, and _start_job excludes it).  Seen
+// live with DebugFlags=Backfill: each preemptor of a cycle finds one node
+// fewer "avail" (doc/evaluation.md).
+bool Replay::planned_for_other(size_t node, uint32_t j) const {
+    if (!backfill_walk_) return false;
+    if (!node_blocked_.empty() && node_blocked_[node]) return true;
+    return !reserved_by_.empty() && reserved_by_[node] != kNoJob && reserved_by_[node] != j;
 }
 
 bool Replay::find_victims(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t> &victims) {
@@ -423,7 +426,7 @@ bool Replay::find_victims(uint32_t j, int32_t p, int64_t t, std::vector<uint32_t
         const SimJobState &v = w_.jobs[cands[prefix]];
         auto add = [&](int32_t node, uint32_t gpus) {
             if (!w_.part_has_node[pi][static_cast<size_t>(node)]) return;
-            if (single && planned_for_other(static_cast<size_t>(node))) return;
+            if (single && planned_for_other(static_cast<size_t>(node), j)) return;
             extra[node] += gpus;
             freed_in_part += gpus;
         };

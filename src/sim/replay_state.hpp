@@ -133,7 +133,7 @@ private:
     bool fits_idle(int32_t p, uint32_t g) const;
     void block_nodes_of(int32_t p);
     void block_node(int32_t node);
-    bool planned_for_other(size_t node) const;
+    bool planned_for_other(size_t node, uint32_t j) const;
     void plan_at_kill_end(uint32_t j, const std::vector<int32_t> &parts, uint32_t g);
     void unblock_nodes();
     void hold_until(uint32_t j, int64_t t);

@@ -254,7 +254,9 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
         }
         if (since != INT64_MIN) {
             unreserve(j);
-            if (t - since < w_.options.preempt_guard) {
+            // (In a backfill cycle only if it preempted in this instant:
+            // else the cycle plans it anew, walk_if_due.)
+            if (t - since < w_.options.preempt_guard && (!backfill_walk_ || since == t)) {
                 lifted.own = true;
                 lifted.nodes = reserved_nodes_[j];
             }
