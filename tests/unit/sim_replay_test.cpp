@@ -1315,6 +1315,39 @@ TEST(SimKills, ALaterJobOfTheCyclePreemptsNothingOnANodeThePlanHoldsForAJobBefor
     EXPECT_EQ(r.jobs[7].first_start, 1012);
 }
 
+TEST(SimKills, AWaitingPreemptorWhoseFreedGpusAnotherTookLeavesItsNodeToALaterPreemptor) {
+    // a (4 GPUs), b (2) and c (4) are busy with pool1's borrowed LOW jobs
+    // l0-l3 (a), l4 l5 (b) and l6-l9 (c).  pool2's p1 and p2 (2 GPUs each)
+    // come at 10: gpupool plans p1 on b (l4 l5, whose kill takes 8 s) and p2
+    // on c (l8 l9, 2 s).  At 12 c's two GPUs are free and go to p1, first
+    // in line; p2 waits for b's kill, its freed GPUs gone.  pool2's p3
+    // comes at 13.  The cycle at 13 plans p2 anew where a kill frees GPUs
+    // (b), as live backfill plans a waiting preemptor in every cycle on
+    // the first such node (not on the nodes it freed), so c is open: p3
+    // preempts l6 l7 there, and p2, first in line, takes them at 15; p3
+    // gets b at 18.  Were c still held for p2, p3 would preempt only once
+    // p2 started on b (18), and start at 20.
+    SimCluster c;
+    c.nodes = {{"a", 4}, {"b", 2}, {"c", 4}};
+    c.partitions = {{"pool1", {0, 1, 2}}, {"pool2", {0, 1, 2}}};
+    const Config cfg = normal_and_low("Pool=pool1 Quota=0\nPool=pool2 Quota=8\n");
+    std::vector<J> jobs;
+    for (int i = 0; i < 10; ++i) jobs.push_back({"l" + std::to_string(i), 0, 1000, "pool1", "low"});
+    for (const char *n : {"p1", "p2"}) jobs.push_back({n, 10, 1000, "pool2", "normal", 2});
+    jobs.push_back({"p3", 13, 1000, "pool2", "normal", 2});
+    const Workload w = workload_of(jobs);
+    ReplayOptions o;
+    o.kill_delay = 2;
+    o.kill_delays = {8, 8, 2, 2};
+    o.backfill_interval = 1;
+    o.cred_expire = 2;
+    const ReplayResult r = run(c, w, cfg, PolicyKind::Gpupool, o);
+    std::string got;
+    for (const StartRecord &s : r.starts)
+        if (s.job >= 10) got += w.jobs[s.job].label + "@" + std::to_string(s.time) + "-" + c.nodes[size_t(s.node)].name + " ";
+    EXPECT_EQ(got, "p1@12-c p2@15-c p3@18-b ");
+}
+
 namespace {
 // One figure of a preempt-bench output line: "MODE ... started 50/50 NORMAL
 // of G GPU in  MS ms" (the live bench) or "sim MODE started ..." (the
@@ -1391,3 +1424,4 @@ TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
     o.backfill_times = {9, 3};
     EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Gpupool, o), c, w, 3), "x@0 n1@12 n2@14-x");
 }
+
