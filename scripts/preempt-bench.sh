@@ -88,7 +88,13 @@ run_mode() {
   done
   local deadline=$(( SECONDS + 180 ))
   until (( $(squeue -h -t R -q low | wc -l) == TOTAL )); do
-    (( SECONDS < deadline )) || { echo "$mode: the LOW jobs did not all start" >&2; bash "$CLUSTER" down >/dev/null 2>&1; return 1; }
+    if (( SECONDS >= deadline )); then
+      # Say where they stand, and keep the log (BENCH_RECORD) to see why.
+      echo "$mode: the LOW jobs did not all start: $(squeue -h -q low -o '%T %r' | sort | uniq -c | paste -sd, -)" >&2
+      [[ -z ${BENCH_RECORD:-} ]] || { mkdir -p "$BENCH_RECORD"; cp "$log" "$BENCH_RECORD/$mode-slurmctld-failed.log"; }
+      bash "$CLUSTER" down >/dev/null 2>&1
+      return 1
+    fi
     sleep 1
   done
   sleep 5
