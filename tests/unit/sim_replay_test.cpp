@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <jansson.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -1404,6 +1406,71 @@ TEST(SimCalibration, PreemptBenchLiveRunsReplayWithTheirOwnCyclesAndKillsWithinA
             EXPECT_NEAR(double(replayed) / double(measured), 1.0, 0.25) << replayed << " ms against " << measured;
         }
     }
+}
+
+TEST(SimSweepCompare, PairsTheWorldsOfTwoConditionsAndSaysHowOftenAndHowSurelyOneIsLower) {
+    // scripts/sim-sweep-compare.sh on a sweep's rows: seeds 1-3 under
+    // bestfit and pack, a borrow row that belongs to neither condition, and
+    // seed 4 under pack only.  BELOW_H: 10/20/30 against 8/25/20; W95_8:
+    // 5/5/5 against 4/6/5 (a tie, left out of the sign test).
+    const std::string dir = std::string(::testing::TempDir()) + "gpupool_sweep_compare_" + std::to_string(::getpid());
+    ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+    const std::string file = dir + "/sweep.txt";
+    {
+        std::ofstream out(file);
+        out << "GPUS  MIX  SEED  TIMING  PLACE  | POLICY   UTIL% UTILW% USEFUL   BELOW_H     KILL   CANNOT  NO_NODE  "
+               "PROTECT    OTHER PROMPT%  W95_8  LOST_H\n";
+        const char *rows[][4] = {{"1", "bestfit", "gpupool", "10.0 5.0"}, {"1", "bestfit", "borrow", "70.9 147.3"},
+                                 {"2", "bestfit", "gpupool", "20.0 5.0"}, {"3", "bestfit", "gpupool", "30.0 5.0"},
+                                 {"3", "pack", "gpupool", "20.0 5.0"},    {"2", "pack", "gpupool", "25.0 6.0"},
+                                 {"1", "pack", "gpupool", "8.0 4.0"},     {"4", "pack", "gpupool", "8.0 4.0"}};
+        for (const auto &r : rows) {
+            std::istringstream f(r[3]);
+            std::string below, w95;
+            f >> below >> w95;
+            out << "64    1248 " << r[0] << "     slurm   " << r[1] << " | " << r[2] << "   97.1   98.4   81.5      "
+                << below << "      1.1      0.0     77.4      0.5      0.4    95.4  " << w95 << "    2060\n";
+        }
+        out << "(BELOW_H and the causes: hours a pool waited under its quota with NP demand, summed over the pools)\n";
+    }
+    auto compare = [&](const std::string &a, const std::string &b, int *rc) {
+        const std::string cmd = "bash '" + srcdir() + "/scripts/sim-sweep-compare.sh' '" + file + "' '" + a + "' '" +
+                                file + "' '" + b + "' 2>&1";
+        FILE *p = popen(cmd.c_str(), "r");
+        std::string out;
+        if (!p) return out;
+        char buf[4096];
+        for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+        *rc = pclose(p);
+        return out;
+    };
+    int rc = -1;
+    EXPECT_EQ(compare("bestfit gpupool", "pack gpupool", &rc),
+              "3 worlds, A = bestfit gpupool, B = pack gpupool (1 in one condition only, left out)\n"
+              "BELOW_H  sum A 60.0, B 53.0 (0.88x); B lower in 2, higher in 1; sign test p = 1.000; "
+              "mean B - A -2.3 (se 4.3)\n"
+              "W95_8    sum A 15.0, B 15.0 (1.00x); B lower in 1, higher in 1; sign test p = 1.000; "
+              "mean B - A 0.0 (se 0.6)\n");
+    EXPECT_EQ(rc, 0);
+    // Six worlds, each lower under pack: two-sided p = 2 / 2^6.
+    {
+        std::ofstream out(file);
+        for (int seed = 1; seed <= 6; ++seed)
+            for (const char *place : {"bestfit", "pack"})
+                out << "512   1248 " << seed << "     slurm   " << place << " | gpupool   88.0   99.1   73.9      "
+                    << (place[0] == 'p' ? 10 + seed : 12 + 2 * seed) << ".0      6.3      0.0     11.1      0.2      2.0"
+                    << "    97.6    " << (place[0] == 'p' ? 1 : 3) << ".0    8247\n";
+    }
+    EXPECT_EQ(compare("bestfit gpupool", "pack gpupool", &rc),
+              "6 worlds, A = bestfit gpupool, B = pack gpupool\n"
+              "BELOW_H  sum A 114.0, B 81.0 (0.71x); B lower in 6, higher in 0; sign test p = 0.031; "
+              "mean B - A -5.5 (se 0.8)\n"
+              "W95_8    sum A 18.0, B 6.0 (0.33x); B lower in 6, higher in 0; sign test p = 0.031; "
+              "mean B - A -2.0 (se 0.0)\n");
+    // No world in both: said, and a failure.
+    EXPECT_EQ(compare("first gpupool", "pack gpupool", &rc), "sim-sweep-compare: no world in both conditions\n");
+    EXPECT_NE(rc, 0);
+    EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
 }
 
 TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Two conditions of scripts/sim-quota-sweep.sh, world by world.  A single
+# 64-GPU world moves by tens of pool-hours when only a node choice changes
+# (doc/evaluation.md), so "lower in 2 of 3 seeds" says little: this pairs
+# the worlds (GPUS MIX SEED TIMING) of two conditions and prints, for the
+# time under quota (BELOW_H) and the 8-GPU p95 (W95_8), the sums, in how
+# many worlds B is lower, the two-sided sign test's p (ties left out) and
+# the mean difference B - A with its standard error.  A world in one
+# condition only is left out (and counted).
+#
+#   scripts/sim-sweep-compare.sh A.txt 'PLACE POLICY' B.txt 'PLACE POLICY'
+#
+# A.txt and B.txt are the sweep's output (one file may hold both); each
+# condition is a PLACE and POLICY column pair, e.g. 'bestfit gpupool'.
+set -euo pipefail
+if [[ $# -ne 4 ]]; then
+  echo "usage: sim-sweep-compare.sh A.txt 'PLACE POLICY' B.txt 'PLACE POLICY'" >&2
+  exit 2
+fi
+for f in "$1" "$3"; do [[ -r $f ]] || { echo "sim-sweep-compare: cannot read $f" >&2; exit 1; }; done
+awk -v ca="$2" -v cb="$4" '
+  function pick(cond, place, policy,   w) { split(cond, w, " "); return w[1] == place && w[2] == policy }
+  # Two-sided sign test: P(X <= min(k, n-k)) * 2 for X ~ Binomial(n, 1/2).
+  function sign_p(k, n,   m, i, c, p) {
+    if (n == 0) return 1
+    m = k < n - k ? k : n - k; c = 1; p = 0
+    for (i = 0; i <= m; i++) { p += c; c = c * (n - i) / (i + 1) }
+    p = 2 * p / 2 ^ n
+    return p > 1 ? 1 : p
+  }
+  FNR == 1 { file++ }
+  $6 != "|" { next }
+  file == 1 && pick(ca, $5, $7) { key = $1 " " $2 " " $3 " " $4; a[key] = $11; aw[key] = $18 }
+  file == 2 && pick(cb, $5, $7) { key = $1 " " $2 " " $3 " " $4; b[key] = $11; bw[key] = $18 }
+  END {
+    n = 0
+    for (k in b) if (k in a) {
+      n++
+      for (m = 1; m <= 2; m++) {
+        x = m == 1 ? a[k] : aw[k]; y = m == 1 ? b[k] : bw[k]
+        sa[m] += x; sb[m] += y; d = y - x; sd[m] += d; sd2[m] += d * d
+        if (y < x) lower[m]++
+        else if (y > x) higher[m]++
+      }
+    }
+    if (n == 0) { print "sim-sweep-compare: no world in both conditions" > "/dev/stderr"; exit 1 }
+    only = 0
+    for (k in a) if (!(k in b)) only++
+    for (k in b) if (!(k in a)) only++
+    printf "%d worlds, A = %s, B = %s%s\n", n, ca, cb, only ? " (" only " in one condition only, left out)" : ""
+    for (m = 1; m <= 2; m++) {
+      mean = sd[m] / n
+      se = n > 1 ? sqrt((sd2[m] - n * mean * mean) / (n - 1) / n) : 0
+      ratio = sa[m] > 0 ? sb[m] / sa[m] : 0
+      printf "%-8s sum A %.1f, B %.1f (%.2fx); B lower in %d, higher in %d; sign test p = %.3f; mean B - A %.1f (se %.1f)\n",
+             (m == 1 ? "BELOW_H" : "W95_8"), sa[m], sb[m], ratio,
+             lower[m] + 0, higher[m] + 0, sign_p(lower[m] + 0, lower[m] + higher[m]), mean, se
+    }
+  }' "$1" "$3"
