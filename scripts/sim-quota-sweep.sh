@@ -26,7 +26,9 @@
 # quota to their start (within_quota_wait_by_gpus).  UTILW%: utilisation
 # over the seconds some job was pending (utilisation_waiting); USEFUL:
 # utilisation less the runs preemptions threw away (utilisation_useful);
-# LOST_H: the GPU-hours those runs held (lost_gpu_hours).  --policy:
+# LOST_H: the GPU-hours those runs held (lost_gpu_hours); UTILA%:
+# utilisation from the first submit to the last (utilisation_arriving),
+# before the drain that only a finite workload has.  --policy:
 # gpupool sim --policy (default gpupool,borrow).
 # --set: lines added to gpupool.conf (both policies), one per ';'.
 # --jobs: worlds replayed at once (default: the CPUs); rows come in the
@@ -76,11 +78,12 @@ for p in d["policies"]:
     w = p["within_quota_wait"]["jobs"]
     prompt = "%.1f" % (100.0 * p["within_quota_prompt"] / w) if w else "-"
     w8 = p["within_quota_wait_by_gpus"].get("8")
-    print("%-5s %-4s %-5s %-7s %-6s | %-8s %5.1f %6.1f %6.1f %9s %8s %8s %8s %8s %8s %7s %6s %7.0f" % (
+    print("%-5s %-4s %-5s %-7s %-6s | %-8s %5.1f %6.1f %6.1f %9s %8s %8s %8s %8s %8s %7s %6s %7.0f %6.1f" % (
         sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], p["policy"], 100 * p["utilisation"],
         100 * p["utilisation_waiting"], 100 * p["utilisation_useful"],
         h(sum(b.values())), h(b["kill"]), h(b["cannot_free"]), h(b["no_single_node"]),
-        h(b["protected"]), h(b["other"]), prompt, "%.1f" % (w8["p95"] / 60.0) if w8 else "-", p["lost_gpu_hours"]))
+        h(b["protected"]), h(b["other"]), prompt, "%.1f" % (w8["p95"] / 60.0) if w8 else "-", p["lost_gpu_hours"],
+        100 * p["utilisation_arriving"]))
 EOF
   rm -f "$TMP/out.$i"
   touch "$TMP/done.$i"
@@ -98,8 +101,8 @@ flush() {
 }
 
 n=0
-printf '%-5s %-4s %-5s %-7s %-6s | %-8s %5s %6s %6s %9s %8s %8s %8s %8s %8s %7s %6s %7s\n' \
-  GPUS MIX SEED TIMING PLACE POLICY UTIL% UTILW% USEFUL BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT% W95_8 LOST_H
+printf '%-5s %-4s %-5s %-7s %-6s | %-8s %5s %6s %6s %9s %8s %8s %8s %8s %8s %7s %6s %7s %6s\n' \
+  GPUS MIX SEED TIMING PLACE POLICY UTIL% UTILW% USEFUL BELOW_H KILL CANNOT NO_NODE PROTECT OTHER PROMPT% W95_8 LOST_H UTILA%
 for size in $SIZES; do
   nodes=$((size / 8)) quota=$((size / 4)) jobs=$((size == 64 ? 5000 : 20000))
   sed "s/Quota=16/Quota=$quota/" "$REPO/etc/sim/contended.conf" >"$TMP/q$size.conf"

@@ -313,6 +313,8 @@ void Replay::setup_metrics() {
     within_quota_at_.assign(njobs, -1);
     pool_now_.assign(npools, {});
     const int64_t begin = njobs ? workload_.jobs.front().submit : 0;
+    int64_t last_submit = begin;
+    for (const SimJob &sj : workload_.jobs) last_submit = std::max(last_submit, sj.submit);
     int64_t sample = w_.options.sample_interval;
     if (sample <= 0) {
         // About 1000 samples: the span is not known before the end, so
@@ -321,7 +323,7 @@ void Replay::setup_metrics() {
         for (const SimJob &sj : workload_.jobs) last = std::max(last, sj.submit + sj.duration);
         sample = std::max<int64_t>(1, (last - begin) / 1000);
     }
-    recorder_ = std::make_unique<MetricsRecorder>(cluster_, config_, w_.part_of_pool, begin, sample);
+    recorder_ = std::make_unique<MetricsRecorder>(cluster_, config_, w_.part_of_pool, begin, last_submit, sample);
 }
 
 // --- instants --------------------------------------------------------------------

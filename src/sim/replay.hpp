@@ -241,6 +241,11 @@ struct Metrics {
     int64_t waiting_seconds = 0;         // some job pending
     double utilisation_waiting = 0;      // busy / (gpus * waiting_seconds)
     double utilisation_useful = 0;       // (busy - lost) / (gpus * (end - begin))
+    // Up to the last submit: a finite workload drains after it (the last
+    // long jobs alone on an emptying cluster), which a cluster in service
+    // never does.
+    int64_t arriving_seconds = 0;        // last submit - begin
+    double utilisation_arriving = 0;     // busy then / (gpus * arriving_seconds)
     uint64_t jobs = 0, completed = 0, cancelled = 0, never_started = 0, requeue_limit = 0;
     Percentiles wait;                    // every job that started
     uint64_t preemptions = 0;

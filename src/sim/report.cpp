@@ -122,6 +122,8 @@ json_t *policy_json(const ReplayResult &res, const Workload &workload) {
     json_object_set_new(p, "waiting_seconds", jint(m.waiting_seconds));
     json_object_set_new(p, "utilisation_waiting", jreal(m.utilisation_waiting));
     json_object_set_new(p, "utilisation_useful", jreal(m.utilisation_useful));
+    json_object_set_new(p, "arriving_seconds", jint(m.arriving_seconds));
+    json_object_set_new(p, "utilisation_arriving", jreal(m.utilisation_arriving));
     json_object_set_new(p, "jobs", jint(static_cast<int64_t>(m.jobs)));
     json_object_set_new(p, "completed", jint(static_cast<int64_t>(m.completed)));
     json_object_set_new(p, "cancelled", jint(static_cast<int64_t>(m.cancelled)));

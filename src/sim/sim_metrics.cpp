@@ -165,9 +165,10 @@ std::vector<uint32_t> point_fairshare(const Config &config, const NodeSets &sets
 }
 
 MetricsRecorder::MetricsRecorder(const SimCluster &cluster, const Config &config,
-                                 const std::vector<int32_t> &part_of_pool, int64_t begin, int64_t sample_interval)
+                                 const std::vector<int32_t> &part_of_pool, int64_t begin, int64_t last_submit,
+                                 int64_t sample_interval)
     : config_(config), sets_(node_sets(cluster, config, part_of_pool)), begin_(begin),
-      sample_interval_(std::max<int64_t>(1, sample_interval)), next_sample_(begin) {
+      last_submit_(std::max(begin, last_submit)), sample_interval_(std::max<int64_t>(1, sample_interval)), next_sample_(begin) {
     for (const SimNode &n : cluster.nodes) gpus_ += n.gpus;
     const size_t n = config.pools.size();
     over_.assign(n, 0);
@@ -184,6 +185,8 @@ void MetricsRecorder::interval(int64_t from, int64_t to, uint32_t cluster_used, 
     if (to <= from) return;
     const int64_t dt = to - from;
     busy_ += static_cast<double>(cluster_used) * static_cast<double>(dt);
+    if (from < last_submit_)
+        busy_arriving_ += static_cast<double>(cluster_used) * static_cast<double>(std::min(to, last_submit_) - from);
     // While some job waits: GPUs idle then are what a policy left idle
     // (quota, fragmentation), not a queue that ran dry.
     if (waiting) {
@@ -254,6 +257,11 @@ void MetricsRecorder::finish(int64_t end, const std::vector<JobOutcome> &jobs, c
     out.waiting_seconds = waiting_;
     out.utilisation_waiting =
         gpus_ > 0 && waiting_ > 0 ? busy_waiting_ / (static_cast<double>(gpus_) * static_cast<double>(waiting_)) : 0;
+    out.arriving_seconds = last_submit_ - begin_;
+    out.utilisation_arriving =
+        gpus_ > 0 && out.arriving_seconds > 0
+            ? busy_arriving_ / (static_cast<double>(gpus_) * static_cast<double>(out.arriving_seconds))
+            : 0;
     out.np_over_quota_seconds = any_over_;
     out.below_quota_seconds = any_below_;
     out.jain = jain_n_ ? jain_sum_ / static_cast<double>(jain_n_) : 0;

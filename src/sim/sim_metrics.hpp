@@ -53,8 +53,9 @@ std::vector<AccountMetrics> account_metrics(const Workload &workload, const Acco
 // Time integrals and samples, fed by the replay after each instant.
 class MetricsRecorder {
 public:
+    // [begin, last_submit): the workload arriving.
     MetricsRecorder(const SimCluster &cluster, const Config &config, const std::vector<int32_t> &part_of_pool,
-                    int64_t begin, int64_t sample_interval);
+                    int64_t begin, int64_t last_submit, int64_t sample_interval);
 
     // Pool state over [from, to): GPUs used (all, NP) per pool, GPUs of
     // pending jobs listing it, and whether an eligible NP job waits that
@@ -84,8 +85,8 @@ private:
     const Config &config_;
     NodeSets sets_;
     uint32_t gpus_ = 0;
-    int64_t begin_ = 0, sample_interval_ = 0, next_sample_ = 0;
-    double busy_ = 0, busy_waiting_ = 0;
+    int64_t begin_ = 0, last_submit_ = 0, sample_interval_ = 0, next_sample_ = 0;
+    double busy_ = 0, busy_waiting_ = 0, busy_arriving_ = 0;
     int64_t waiting_ = 0;
     int64_t any_over_ = 0, any_below_ = 0;
     std::vector<int64_t> over_, below_;

@@ -609,6 +609,25 @@ TEST(SimMetrics, UtilisationWhileJobsWaitCountsOnlyTheSecondsSomeJobIsPending) {
     EXPECT_DOUBLE_EQ(borrowed.utilisation_waiting, 0);
 }
 
+TEST(SimMetrics, UtilisationWhileTheWorkloadArrivesEndsAtTheLastSubmit) {
+    // 2 GPUs: a holds one 0..100, b (submitted at 40) the other 40..50.
+    // Up to the last submit (40) one GPU of two is busy; over the whole
+    // replay 110 of 200 GPU-seconds.
+    const SimCluster c = one_partition(2, 1);
+    const Workload w = workload_of({{"a", 0, 100, "p", "normal"}, {"b", 40, 10, "p", "normal"}});
+    for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
+        const Metrics m = run(c, w, one_pool(2), k).metrics;
+        EXPECT_EQ(m.arriving_seconds, 40) << policy_name(k);
+        EXPECT_DOUBLE_EQ(m.utilisation_arriving, 0.5) << policy_name(k);
+        EXPECT_DOUBLE_EQ(m.utilisation, 0.55) << policy_name(k);
+    }
+    // Every job submitted at once: no span to measure.
+    const Workload at_once = workload_of({{"a", 0, 100, "p", "normal"}, {"b", 0, 10, "p", "normal"}});
+    const Metrics m = run(c, at_once, one_pool(2), PolicyKind::Gpupool).metrics;
+    EXPECT_EQ(m.arriving_seconds, 0);
+    EXPECT_DOUBLE_EQ(m.utilisation_arriving, 0);
+}
+
 TEST(SimMetrics, AJobThatCanNeverStartDoesNotCountAsWaitingAJobOfAPartitionWithNoPoolDoes) {
     // One GPU, partition p (a pool) and q (none) over it: a runs 0..100 in
     // p, c (q) waits for it and runs 100..110; big asks 2 GPUs and never
