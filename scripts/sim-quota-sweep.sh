@@ -56,7 +56,7 @@ done
 [[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "sim-quota-sweep: --jobs wants a positive number, not $JOBS" >&2; exit 2; }
 TMP=$(mktemp -d)
 # A world that fails stops the sweep: the others still running go too.
-trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$TMP"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait || true; rm -rf "$TMP"' EXIT
 
 # One world: its row in $TMP/row.N (empty if the replay failed; what it
 # said in $TMP/err.N), then $TMP/done.N.
@@ -69,7 +69,7 @@ world() {
     --conf="$TMP/q$size.conf" --policy="$POLICY" --no-progress --json "${opts[@]}" >"$TMP/out.$i" 2>"$TMP/err.$i" ||
     { echo "sim-quota-sweep: $size GPUs, mix $mix, seed $seed, $timing timing, $place placement: gpupool sim failed" \
         >>"$TMP/err.$i"; touch "$TMP/done.$i"; return 0; }
-  python3 - "$TMP/out.$i" "$size" "$mix" "$seed" "$timing" "$place" >"$TMP/row.$i" 2>>"$TMP/err.$i" <<'EOF'
+  python3 - "$TMP/out.$i" "$size" "$mix" "$seed" "$timing" "$place" >"$TMP/row.$i" 2>>"$TMP/err.$i" <<'EOF' ||
 import json, sys
 d = json.load(open(sys.argv[1]))
 for p in d["policies"]:
@@ -85,6 +85,8 @@ for p in d["policies"]:
         h(b["protected"]), h(b["other"]), prompt, "%.1f" % (w8["p95"] / 60.0) if w8 else "-", p["lost_gpu_hours"],
         100 * p["utilisation_arriving"]))
 EOF
+    { : >"$TMP/row.$i"; echo "sim-quota-sweep: $size GPUs, mix $mix, seed $seed, $timing timing, $place placement:" \
+        "gpupool sim's figures could not be read" >>"$TMP/err.$i"; }
   rm -f "$TMP/out.$i"
   touch "$TMP/done.$i"
 }
