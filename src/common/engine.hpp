@@ -373,6 +373,11 @@ private:
     SwapRoom swap_room(const JobRef &preemptor);
     bool within_swap(const std::vector<uint32_t> &set, uint32_t per_node) const;
     void make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count);
+    // Whether a preemptor's nodes go by room and work lost before reclaim
+    // comes before its pool's own lower tiers (R6 "Where victims are": a
+    // flat pool with ReclaimTo=quota, where once the job starts its own
+    // displaced jobs are past its quota as the borrowers are).
+    bool room_before_own(const JobRef &preemptor);
     // Consolidation (Run:ai, victim_plan.cpp): may this preemptor move
     // others' jobs (a non-preemptible job within its quota); may `vi` be moved; each eligible node's cheapest
     // move, where every moved job can start again at once elsewhere.

@@ -387,6 +387,20 @@ uint32_t Replay::mark_within_quota(size_t pool, int64_t t) {
     return first;
 }
 
+// Whether pending NP job j fits its pool's quota now after the waiting
+// jobs ahead of it that fit (mark_within_quota's rule, without marking):
+// a job that starts past a larger one ahead was not within quota.
+bool Replay::fits_quota_in_order(size_t pool, uint32_t j) const {
+    const uint32_t quota = config_.pools[pool].quota;
+    uint32_t left = quota - std::min(quota, pool_np_used_[pool]);
+    for (const QuotaOrder &q : pool_np_order_[pool]) {
+        const uint32_t g = w_.jobs[q.job].gpus;
+        if (q.job == j) return g <= left;
+        if (g <= left) left -= g;
+    }
+    return false;
+}
+
 void Replay::note_preemptible_gpus(uint32_t j, int32_t part, int sign) {
     const size_t np = pool_now_.size() + 1;
     if (node_p_gpus_.empty()) node_p_gpus_.assign(free_.size() * np, 0);

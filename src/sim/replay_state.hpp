@@ -266,6 +266,7 @@ private:
     std::vector<int64_t> within_quota_waits_;
     std::vector<uint32_t> within_quota_gpus_;  // the GPUs of each of those jobs
     QuotaOrder quota_order(uint32_t j) const;
+    bool fits_quota_in_order(size_t pool, uint32_t j) const;
     uint32_t mark_within_quota(size_t pool, int64_t t);
     std::unique_ptr<MetricsRecorder> recorder_;
     uint64_t done_ = 0;

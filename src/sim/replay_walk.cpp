@@ -75,19 +75,16 @@ void Replay::start(uint32_t j, int32_t p, int64_t t) {
     walk_gen_++;  // the search memo is void
     SimJobState &s = w_.jobs[j];
     JobOutcome &o = result_.jobs[j];
-    leave_pending(j);
     if (s.np && within_quota_at_[j] >= 0) {
         within_quota_waits_.push_back(t - within_quota_at_[j]);
         within_quota_gpus_.push_back(s.gpus);
         within_quota_at_[j] = -1;
-    } else if (s.np && w_.pool_of_part[static_cast<size_t>(p)] >= 0) {
-        // Started in the instant it fitted its quota.
-        const size_t pool = static_cast<size_t>(w_.pool_of_part[static_cast<size_t>(p)]);
-        if (uint64_t(pool_np_used_[pool]) + s.gpus <= config_.pools[pool].quota) {
-            within_quota_waits_.push_back(0);
-            within_quota_gpus_.push_back(s.gpus);
-        }
+    } else if (s.np && w_.pool_of_part[static_cast<size_t>(p)] >= 0 &&
+               fits_quota_in_order(static_cast<size_t>(w_.pool_of_part[static_cast<size_t>(p)]), j)) {
+        within_quota_waits_.push_back(0);  // started in the instant it fitted its quota
+        within_quota_gpus_.push_back(s.gpus);
     }
+    leave_pending(j);
     waiting_jobs_--;  // it started, so it could
     for (int32_t q : w_.part_lists[s.parts]) {
         int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];

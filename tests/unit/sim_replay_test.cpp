@@ -695,6 +695,26 @@ TEST(SimMetrics, EachJobSizeKeepsItsOwnWaitFromTheMomentItFitsItsQuota) {
     EXPECT_EQ(m.within_quota_prompt, 1u);
 }
 
+TEST(SimMetrics, AJobThatStartsPastALargerOneAheadOfItWasNotWithinQuota) {
+    // One node of 8 GPUs; partition q (no pool) holds 7 with x (0..100) and
+    // 1 with y (0..50).  Pool p (quota 8): big (8 GPUs, at 0) fits its
+    // quota and waits for the node; small (1 GPU, at 10) does not fit
+    // after big, yet borrowing starts it on y's GPU at 50.  It is not a
+    // within-quota job (it was recorded as one that started at once).
+    SimCluster c = one_partition(1, 8);
+    c.partitions.push_back(SimPartition{"q", {0}});
+    Workload w = workload_of({{"x", 0, 100, "q", "normal", 7},
+                              {"y", 0, 50, "q", "normal", 1},
+                              {"big", 0, 30, "p", "normal", 8},
+                              {"small", 10, 20, "p", "normal", 1}});
+    const Metrics m = run(c, w, one_pool(8), PolicyKind::Borrow).metrics;
+    EXPECT_EQ(m.within_quota_wait.jobs, 1u);
+    ASSERT_EQ(m.within_quota_wait_by_gpus.count(8), 1u);
+    EXPECT_EQ(m.within_quota_wait_by_gpus.at(8).max, 100);
+    EXPECT_EQ(m.within_quota_wait_by_gpus.count(1), 0u);
+    EXPECT_EQ(m.within_quota_prompt, 0u);
+}
+
 TEST(SimMetrics, PreemptionCountAndGpuHoursLost) {
     // A 2-GPU LOW job runs an hour, then a 2-GPU NORMAL job preempts it:
     // 2 GPU-hours lost.  It comes back when the NORMAL job ends.

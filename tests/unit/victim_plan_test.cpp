@@ -116,16 +116,53 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
     }
 }
 
-TEST(VictimPlan, ReclaimComesBeforeThePoolsOwnLowerTiers) {
-    // pool1 (quota 4) runs its own LOW job 1 on n0; pool2 (quota 0) borrows
-    // n1 with LOW job 2, which started earlier.  pool1's NORMAL job of 4
-    // takes the borrower, though the own job lost fewer GPU-seconds.
+TEST(VictimPlan, BetweenNodesTheSetThatLosesLeastWorkComesBeforeReclaim) {
+    // pool1 (quota 4) runs its own LOW job 1 on n0 (run 100 s); pool2
+    // (quota 0) borrows n1 with LOW job 2 (run 900 s).  pool1's NORMAL job
+    // of 4 takes its own job: once it starts, that job is past pool1's
+    // quota as the borrower is, and it throws away less work.
     Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=0\n");
     Snapshot snap = cluster(2, 4);
     partition(snap, "pool1", 0, 1);
     partition(snap, "pool2", 0, 1);
     snap.add_job(on(running(1, "pool1", "low", 4, 900), 0));
     snap.add_job(on(running(2, "pool2", "low", 4, 100), 1));
+    const SnapJob pre = pending(9, "pool1", "normal", 4, 950);
+    snap.add_job(pre);
+    settle(snap);
+    e.evaluate(snap, 1000);
+    const VictimPlan &plan = e.victim_plan(ref(pre), 1000);
+    ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
+    EXPECT_EQ(plan.victims, (std::vector<uint32_t>{1})) << "the own job on n0 (400 GPU-s), not the borrower (3,600)";
+}
+
+TEST(VictimPlan, WithReclaimToFairshareReclaimComesBeforeThePoolsOwnLowerTiersBetweenNodes) {
+    // The first case with ReclaimTo=fairshare: reclaim to fairshare is
+    // not what a swap of places keeps whole, so R5 comes first there
+    // (as with levels): the borrower on n1.
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=0\nReclaimTo=fairshare\n");
+    Snapshot snap = cluster(2, 4);
+    partition(snap, "pool1", 0, 1);
+    partition(snap, "pool2", 0, 1);
+    snap.add_job(on(running(1, "pool1", "low", 4, 900), 0));
+    snap.add_job(on(running(2, "pool2", "low", 4, 100), 1));
+    const SnapJob pre = pending(9, "pool1", "normal", 4, 950);
+    snap.add_job(pre);
+    settle(snap);
+    e.evaluate(snap, 1000);
+    const VictimPlan &plan = e.victim_plan(ref(pre), 1000);
+    ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
+    EXPECT_EQ(plan.victims, (std::vector<uint32_t>{2}));
+}
+
+TEST(VictimPlan, BetweenNodesOfEqualRoomAndWorkReclaimComesBeforeThePoolsOwnLowerTiers) {
+    // The same, both LOW jobs started together: the borrower on n1 goes.
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=0\n");
+    Snapshot snap = cluster(2, 4);
+    partition(snap, "pool1", 0, 1);
+    partition(snap, "pool2", 0, 1);
+    snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
+    snap.add_job(on(running(2, "pool2", "low", 4, 500), 1));
     const SnapJob pre = pending(9, "pool1", "normal", 4, 950);
     snap.add_job(pre);
     settle(snap);
