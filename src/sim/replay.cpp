@@ -641,16 +641,18 @@ void Replay::finish(int64_t last) {
         if (part >= 0) job_pool[j] = w_.pool_of_part[static_cast<size_t>(part)];
     }
     recorder_->finish(last, result_.jobs, job_pool, result_.metrics, &result_.samples);
+    Metrics &m = result_.metrics;
+    int64_t longest_kill = w_.options.kill_delay_max;
+    for (int64_t d : w_.options.kill_delays) longest_kill = std::max(longest_kill, d);
+    m.prompt_window = longest_kill + std::max(w_.options.backfill_interval, w_.options.sched_interval);
+    // Prompt: of the jobs that started; those still waiting at the end
+    // count in the waits only.
+    for (int64_t wq : within_quota_waits_) m.within_quota_prompt += wq <= m.prompt_window ? 1 : 0;
     for (size_t j = 0; j < njobs; ++j)
         if (within_quota_at_[j] >= 0) {
             within_quota_waits_.push_back(last - within_quota_at_[j]);
             within_quota_gpus_.push_back(w_.jobs[j].gpus);
         }
-    Metrics &m = result_.metrics;
-    int64_t longest_kill = w_.options.kill_delay_max;
-    for (int64_t d : w_.options.kill_delays) longest_kill = std::max(longest_kill, d);
-    m.prompt_window = longest_kill + std::max(w_.options.backfill_interval, w_.options.sched_interval);
-    for (int64_t wq : within_quota_waits_) m.within_quota_prompt += wq <= m.prompt_window ? 1 : 0;
     m.within_quota_wait = percentiles(within_quota_waits_);
     std::map<uint32_t, std::vector<int64_t>> by_gpus;
     for (size_t i = 0; i < within_quota_waits_.size(); ++i) by_gpus[within_quota_gpus_[i]].push_back(within_quota_waits_[i]);

@@ -715,6 +715,22 @@ TEST(SimMetrics, AJobThatStartsPastALargerOneAheadOfItWasNotWithinQuota) {
     EXPECT_EQ(m.within_quota_prompt, 0u);
 }
 
+TEST(SimMetrics, AJobStillWaitingAtTheEndIsNoPromptStart) {
+    // Two nodes of 1 GPU, quota 5, a kill window of 20 s: a runs 0..100 and
+    // b 0..110; three (3 GPUs, more than the partition has) comes at 100
+    // and never starts.  All three are within quota; three waited 10 s
+    // when the replay ended, within the window, but did not start.
+    const SimCluster c = one_partition(2, 1);
+    Workload w = workload_of(
+        {{"a", 0, 100, "p", "normal"}, {"b", 0, 110, "p", "normal"}, {"three", 100, 10, "p", "normal", 3}});
+    ReplayOptions o;
+    o.kill_delay = 20;
+    const Metrics m = run(c, w, one_pool(5), PolicyKind::Gpupool, o).metrics;
+    EXPECT_EQ(m.within_quota_wait.jobs, 3u);
+    EXPECT_EQ(m.within_quota_wait.max, 10);
+    EXPECT_EQ(m.within_quota_prompt, 2u);
+}
+
 TEST(SimMetrics, PreemptionCountAndGpuHoursLost) {
     // A 2-GPU LOW job runs an hour, then a 2-GPU NORMAL job preempts it:
     // 2 GPU-hours lost.  It comes back when the NORMAL job ends.
