@@ -116,60 +116,43 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
     }
 }
 
-TEST(VictimPlan, BetweenNodesTheSetThatLosesLeastWorkComesBeforeReclaim) {
-    // pool1 (quota 4) runs its own LOW job 1 on n0 (run 100 s); pool2
-    // (quota 0) borrows n1 with LOW job 2 (run 900 s).  pool1's NORMAL job
-    // of 4 takes its own job: once it starts, that job is past pool1's
-    // quota as the borrower is, and it throws away less work.
-    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=0\n");
+namespace {
+// pool1 (quota 4) runs its own LOW job 1 on n0, started at own_start;
+// pool2 (quota 0) borrows n1 with LOW job 2, started at borrowed_start.
+// The victims of pool1's NORMAL job of 4 at 1000.
+std::vector<uint32_t> own_or_borrower(const std::string &extra, int64_t own_start, int64_t borrowed_start) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=0\n" + extra);
     Snapshot snap = cluster(2, 4);
     partition(snap, "pool1", 0, 1);
     partition(snap, "pool2", 0, 1);
-    snap.add_job(on(running(1, "pool1", "low", 4, 900), 0));
-    snap.add_job(on(running(2, "pool2", "low", 4, 100), 1));
+    snap.add_job(on(running(1, "pool1", "low", 4, own_start), 0));
+    snap.add_job(on(running(2, "pool2", "low", 4, borrowed_start), 1));
     const SnapJob pre = pending(9, "pool1", "normal", 4, 950);
     snap.add_job(pre);
     settle(snap);
     e.evaluate(snap, 1000);
     const VictimPlan &plan = e.victim_plan(ref(pre), 1000);
-    ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
-    EXPECT_EQ(plan.victims, (std::vector<uint32_t>{1})) << "the own job on n0 (400 GPU-s), not the borrower (3,600)";
+    EXPECT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
+    return plan.victims;
 }
+}  // namespace
 
-TEST(VictimPlan, WithReclaimToFairshareReclaimComesBeforeThePoolsOwnLowerTiersBetweenNodes) {
-    // The first case with ReclaimTo=fairshare: reclaim to fairshare is
-    // not what a swap of places keeps whole, so R5 comes first there
-    // (as with levels): the borrower on n1.
-    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=0\nReclaimTo=fairshare\n");
-    Snapshot snap = cluster(2, 4);
-    partition(snap, "pool1", 0, 1);
-    partition(snap, "pool2", 0, 1);
-    snap.add_job(on(running(1, "pool1", "low", 4, 900), 0));
-    snap.add_job(on(running(2, "pool2", "low", 4, 100), 1));
-    const SnapJob pre = pending(9, "pool1", "normal", 4, 950);
-    snap.add_job(pre);
-    settle(snap);
-    e.evaluate(snap, 1000);
-    const VictimPlan &plan = e.victim_plan(ref(pre), 1000);
-    ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
-    EXPECT_EQ(plan.victims, (std::vector<uint32_t>{2}));
+TEST(VictimPlan, BetweenNodesTheSetThatLosesLeastWorkComesBeforeReclaim) {
+    // The own job ran 100 s, the borrower 900 s: pool1's NORMAL job takes
+    // its own, which once it starts is past pool1's quota as the borrower
+    // is, and throws away less work.
+    EXPECT_EQ(own_or_borrower("", 900, 100), (std::vector<uint32_t>{1}))
+        << "the own job on n0 (400 GPU-s), not the borrower (3,600)";
 }
 
 TEST(VictimPlan, BetweenNodesOfEqualRoomAndWorkReclaimComesBeforeThePoolsOwnLowerTiers) {
-    // The same, both LOW jobs started together: the borrower on n1 goes.
-    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=0\n");
-    Snapshot snap = cluster(2, 4);
-    partition(snap, "pool1", 0, 1);
-    partition(snap, "pool2", 0, 1);
-    snap.add_job(on(running(1, "pool1", "low", 4, 500), 0));
-    snap.add_job(on(running(2, "pool2", "low", 4, 500), 1));
-    const SnapJob pre = pending(9, "pool1", "normal", 4, 950);
-    snap.add_job(pre);
-    settle(snap);
-    e.evaluate(snap, 1000);
-    const VictimPlan &plan = e.victim_plan(ref(pre), 1000);
-    ASSERT_EQ(plan.outcome, VictimPlan::Outcome::Victims);
-    EXPECT_EQ(plan.victims, (std::vector<uint32_t>{2})) << "the borrower on n1, not the own job on n0";
+    EXPECT_EQ(own_or_borrower("", 500, 500), (std::vector<uint32_t>{2})) << "the borrower on n1, not the own job on n0";
+}
+
+TEST(VictimPlan, WithReclaimToFairshareReclaimComesBeforeThePoolsOwnLowerTiersBetweenNodes) {
+    // Reclaim to fairshare is not what a swap of places keeps whole, so R5
+    // comes first there (as with levels): the borrower, though it lost more.
+    EXPECT_EQ(own_or_borrower("ReclaimTo=fairshare\n", 900, 100), (std::vector<uint32_t>{2}));
 }
 
 TEST(VictimPlan, WhereNoSwapIsPossibleReclaimComesBeforeOwnLowerTiersWhateverSwapSays) {
