@@ -534,10 +534,12 @@ bool Replay::take_events(int64_t t) {
         const uint32_t j = static_cast<uint32_t>(next_submit_++);
         SimJobState &s = w_.jobs[j];
         s.eligible = s.pending_since = t;
-        if (s.can_start) waiting_jobs_++;
-        for (int32_t q : w_.part_lists[s.parts]) {
-            int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
-            if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] += s.gpus;
+        if (s.can_start) {
+            waiting_jobs_++;
+            for (int32_t q : w_.part_lists[s.parts]) {
+                int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
+                if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] += s.gpus;
+            }
         }
         policy_->on_submit(j, t);
         enter_pending(j);

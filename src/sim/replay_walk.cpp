@@ -14,7 +14,8 @@ void Replay::enter_pending(uint32_t j) {
     s.ckey = policy_->class_key(j);
     if (s.ckey < 0) first_keyed_.insert(j);
     classes_[s.cls].members.insert(Member{s.ckey, s.id, j});
-    if (s.np)
+    // A job no partition can hold is no demand a pool waits on.
+    if (s.np && s.can_start)
         for (int32_t p : w_.part_lists[s.parts]) {
             int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
             if (pool < 0) continue;
@@ -30,7 +31,7 @@ Replay::QuotaOrder Replay::quota_order(uint32_t j) const {
 
 void Replay::leave_pending(uint32_t j) {
     SimJobState &s = w_.jobs[j];
-    if (s.np)
+    if (s.np && s.can_start)
         for (int32_t p : w_.part_lists[s.parts]) {
             int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
             if (pool < 0) continue;
@@ -150,7 +151,9 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
     const bool requeue = preempted && w_.tiers[static_cast<size_t>(s.tier)].requeue && !limit;
     if (preempted) {
         o.preemptions++;
-        o.lost_gpu_seconds += int64_t(s.gpus) * (t - s.start);
+        const int64_t lost = int64_t(s.gpus) * (t - s.start);
+        o.lost_gpu_seconds += lost;
+        if (pool >= 0) recorder_->preempted(static_cast<size_t>(pool), lost);
     }
     if (requeue) {
         s.restarts++;

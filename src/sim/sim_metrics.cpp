@@ -173,6 +173,8 @@ MetricsRecorder::MetricsRecorder(const SimCluster &cluster, const Config &config
     const size_t n = config.pools.size();
     over_.assign(n, 0);
     below_.assign(n, 0);
+    lost_.assign(n, 0);
+    preempted_.assign(n, 0);
     below_by_cause_.assign(n, BelowByCause{});
     used_int_.assign(n, 0);
     share_sum_.assign(n, 0);
@@ -286,6 +288,8 @@ void MetricsRecorder::finish(int64_t end, const std::vector<JobOutcome> &jobs, c
         for (size_t c = 0; c < kBelowCauses; ++c) out.below_by_cause[c] += below_by_cause_[p][c];
         pm.mean_used = span > 0 ? used_int_[p] / span : 0;
         pm.mean_share = share_n_[p] ? share_sum_[p] / static_cast<double>(share_n_[p]) : 0;
+        pm.preemptions = preempted_[p];
+        pm.lost_gpu_hours = static_cast<double>(lost_[p]) / 3600.0;
     }
     for (size_t j = 0; j < jobs.size(); ++j) {
         const JobOutcome &o = jobs[j];
@@ -301,8 +305,6 @@ void MetricsRecorder::finish(int64_t end, const std::vector<JobOutcome> &jobs, c
         if (pool >= 0) {
             PoolMetrics &pm = out.pools[static_cast<size_t>(pool)];
             pm.jobs++;
-            pm.preemptions += o.preemptions;
-            pm.lost_gpu_hours += static_cast<double>(o.lost_gpu_seconds) / 3600.0;
         }
         if (o.first_start < 0) continue;
         all_wait.push_back(o.wait);

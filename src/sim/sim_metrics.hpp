@@ -74,10 +74,17 @@ public:
     // `waiting`: some job that could start some day is pending (or waits
     // out a requeue).
     void interval(int64_t from, int64_t to, uint32_t cluster_used, bool waiting, const std::vector<PoolNow> &pools);
+    // A preemption in `pool`'s partition threw `gpu_seconds` away: the
+    // pool that lost the run, wherever the job runs later.
+    void preempted(size_t pool, int64_t gpu_seconds) {
+        lost_[pool] += gpu_seconds;
+        preempted_[pool]++;
+    }
 
     // Figures at the end (`end`: the last instant).
     // `job_pool`: the pool each job counts in (where it ran last, else the
-    // first pool it lists; -1: none).
+    // first pool it lists; -1: none); its preemptions count where they
+    // happened (preempted()).
     void finish(int64_t end, const std::vector<JobOutcome> &jobs, const std::vector<int> &job_pool, Metrics &out,
                 std::vector<PoolSample> *samples);
 
@@ -90,6 +97,8 @@ private:
     int64_t waiting_ = 0;
     int64_t any_over_ = 0, any_below_ = 0;
     std::vector<int64_t> over_, below_;
+    std::vector<int64_t> lost_;        // GPU-seconds preemption threw away, per pool
+    std::vector<uint64_t> preempted_;  // preemptions, per pool
     std::vector<BelowByCause> below_by_cause_;
     std::vector<double> used_int_;
     std::vector<double> share_sum_;

@@ -715,20 +715,48 @@ TEST(SimMetrics, AJobThatStartsPastALargerOneAheadOfItWasNotWithinQuota) {
     EXPECT_EQ(m.within_quota_prompt, 0u);
 }
 
-TEST(SimMetrics, AJobStillWaitingAtTheEndIsNoPromptStart) {
-    // Two nodes of 1 GPU, quota 5, a kill window of 20 s: a runs 0..100 and
-    // b 0..110; three (3 GPUs, more than the partition has) comes at 100
-    // and never starts.  All three are within quota; three waited 10 s
-    // when the replay ended, within the window, but did not start.
+TEST(SimMetrics, AJobNoPartitionCanHoldIsNeitherWithinQuotaNorDemandItsPoolWaitsOn) {
+    // Two nodes of 1 GPU, quota 5: a runs 0..100 and b 0..110; three (3
+    // GPUs, more than the partition has) comes at 100 and never starts.
+    // It is no within-quota job and no demand: the pool never waits under
+    // its quota (it did for 10 s, 100..110, when three counted).
     const SimCluster c = one_partition(2, 1);
     Workload w = workload_of(
         {{"a", 0, 100, "p", "normal"}, {"b", 0, 110, "p", "normal"}, {"three", 100, 10, "p", "normal", 3}});
     ReplayOptions o;
     o.kill_delay = 20;
     const Metrics m = run(c, w, one_pool(5), PolicyKind::Gpupool, o).metrics;
-    EXPECT_EQ(m.within_quota_wait.jobs, 3u);
-    EXPECT_EQ(m.within_quota_wait.max, 10);
+    EXPECT_EQ(m.never_started, 1u);
+    EXPECT_EQ(m.within_quota_wait.jobs, 2u);
     EXPECT_EQ(m.within_quota_prompt, 2u);
+    EXPECT_EQ(m.below_quota_seconds, 0);
+    EXPECT_EQ(m.pools[0].below_quota_seconds, 0);
+}
+
+TEST(SimMetrics, WorkLostCountsInThePoolWhosePartitionPreemptedTheJob) {
+    // n0 is in p and q, n1 in p only; p's quota is 2, q's 0.  low (q
+    // first, then p) borrows n0 in q; at 100 p's two NORMAL jobs take n1
+    // and reclaim n0.  low starts again at 200 in p, on n1, and ends there:
+    // the 100 GPU-seconds it lost were q's, not p's.
+    SimCluster c;
+    c.nodes = {SimNode{"n0", 1}, SimNode{"n1", 1}};
+    c.partitions = {SimPartition{"p", {0, 1}}, SimPartition{"q", {0}}};
+    const Config cfg = parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+                                    "Tier=low QOS=low Priority=100 Preemptible=yes\n"
+                                    "DefaultTier=normal\nUsageWeight=0\nPool=p Quota=2\nPool=q Quota=0\n",
+                                    "two.conf");
+    const Workload w = workload_of({{"low", 0, 1000, "q,p", "low"},
+                                    {"nrm1", 100, 100, "p", "normal"},
+                                    {"nrm2", 100, 400, "p", "normal"}});
+    const ReplayResult r = run(c, w, cfg, PolicyKind::Gpupool);
+    EXPECT_EQ(starts_of(r, c, w, SIZE_MAX, true), "low@0[q] nrm1@100[p] nrm2@100[p]-low low@200[p]");
+    EXPECT_EQ(r.metrics.preemptions, 1u);
+    EXPECT_DOUBLE_EQ(r.metrics.lost_gpu_hours, 100.0 / 3600.0);
+    EXPECT_EQ(r.metrics.pools[0].preemptions, 0u);
+    EXPECT_DOUBLE_EQ(r.metrics.pools[0].lost_gpu_hours, 0.0);
+    EXPECT_EQ(r.metrics.pools[1].preemptions, 1u);
+    EXPECT_DOUBLE_EQ(r.metrics.pools[1].lost_gpu_hours, 100.0 / 3600.0);
+    EXPECT_EQ(r.metrics.pools[0].jobs, 3u);  // low ran last in p
 }
 
 TEST(SimMetrics, PreemptionCountAndGpuHoursLost) {
