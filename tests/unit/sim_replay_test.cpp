@@ -571,13 +571,7 @@ SimCluster one_partition(int nodes, uint32_t gpus) {
     c.partitions.push_back(p);
     return c;
 }
-Config one_pool(uint32_t quota) {
-    return parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-                        "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-                        "DefaultTier=normal\nUsageWeight=0\nPool=p Quota=" +
-                            std::to_string(quota) + "\n",
-                        "one.conf");
-}
+Config one_pool(uint32_t quota) { return normal_and_low("Pool=p Quota=" + std::to_string(quota) + "\n"); }
 }  // namespace
 
 TEST(SimMetrics, UtilisationIsBusyGpuSecondsOverGpusTimesSpan) {
@@ -741,10 +735,7 @@ TEST(SimMetrics, WorkLostCountsInThePoolWhosePartitionPreemptedTheJob) {
     SimCluster c;
     c.nodes = {SimNode{"n0", 1}, SimNode{"n1", 1}};
     c.partitions = {SimPartition{"p", {0, 1}}, SimPartition{"q", {0}}};
-    const Config cfg = parse_config("Tier=normal QOS=normal Priority=200 Preemptible=no\n"
-                                    "Tier=low QOS=low Priority=100 Preemptible=yes\n"
-                                    "DefaultTier=normal\nUsageWeight=0\nPool=p Quota=2\nPool=q Quota=0\n",
-                                    "two.conf");
+    const Config cfg = normal_and_low("Pool=p Quota=2\nPool=q Quota=0\n");
     const Workload w = workload_of({{"low", 0, 1000, "q,p", "low"},
                                     {"nrm1", 100, 100, "p", "normal"},
                                     {"nrm2", 100, 400, "p", "normal"}});
@@ -807,10 +798,7 @@ TEST(SimMetrics, ShareAgainstFairshareAndJain) {
     SimCluster c;
     c.nodes = {{"n0", 1}, {"n1", 1}};
     c.partitions = {{"a", {0, 1}}, {"b", {0, 1}}};
-    const Config cfg = parse_config(
-        "Tier=normal QOS=normal Priority=200 Preemptible=no\nTier=low QOS=low Priority=100 Preemptible=yes\n"
-        "DefaultTier=normal\nUsageWeight=0\nPool=a Quota=1\nPool=b Quota=1\n",
-        "two.conf");
+    const Config cfg = normal_and_low("Pool=a Quota=1\nPool=b Quota=1\n");
     const Workload w = workload_of({{"a1", 0, 200, "a", "low"},
                                     {"a2", 0, 100, "a", "low"},
                                     {"b1", 100, 100, "b", "normal"}});
