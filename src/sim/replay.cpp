@@ -255,6 +255,7 @@ void Replay::setup_partitions() {
                 w_.min_runtime_of_part[p] = config_.min_runtime_of(config_.pools[k]);
             }
     }
+    part_gpus_ = part_free_;
 }
 
 void Replay::setup_jobs(const Engine &tiers) {
@@ -401,6 +402,14 @@ bool Replay::fits_quota_in_order(size_t pool, uint32_t j) const {
     return false;
 }
 
+// The pool j is demand in through partition `part`: the partition's
+// pool, unless the partition cannot hold j (more GPUs than it has), where
+// j never starts and no pool waits on it.
+int32_t Replay::demand_pool(int32_t part, uint32_t j) const {
+    const size_t p = static_cast<size_t>(part);
+    return w_.jobs[j].gpus <= part_gpus_[p] ? w_.pool_of_part[p] : -1;
+}
+
 void Replay::note_preemptible_gpus(uint32_t j, int32_t part, int sign) {
     const size_t np = pool_now_.size() + 1;
     if (node_p_gpus_.empty()) node_p_gpus_.assign(free_.size() * np, 0);
@@ -534,12 +543,10 @@ bool Replay::take_events(int64_t t) {
         const uint32_t j = static_cast<uint32_t>(next_submit_++);
         SimJobState &s = w_.jobs[j];
         s.eligible = s.pending_since = t;
-        if (s.can_start) {
-            waiting_jobs_++;
-            for (int32_t q : w_.part_lists[s.parts]) {
-                int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
-                if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] += s.gpus;
-            }
+        if (s.can_start) waiting_jobs_++;
+        for (int32_t q : w_.part_lists[s.parts]) {
+            const int32_t pool = demand_pool(q, j);
+            if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] += s.gpus;
         }
         policy_->on_submit(j, t);
         enter_pending(j);

@@ -177,6 +177,7 @@ private:
     std::vector<std::vector<int32_t>> part_pos_;       // partition -> node -> position, -1
     std::vector<std::vector<std::pair<int32_t, uint32_t>>> node_parts_;  // node -> (partition, position)
     std::vector<uint32_t> part_free_;                  // per partition
+    std::vector<uint32_t> part_gpus_;                  // per partition: all its GPUs
     std::vector<uint32_t> part_max_node_;              // per partition: GPUs of its largest node
     std::vector<uint32_t> free_multi_;                 // free slots of World::multi_alloc
     // Placement (replay_nodes.cpp): how each partition chooses a node.
@@ -267,6 +268,7 @@ private:
     std::vector<uint32_t> within_quota_gpus_;  // the GPUs of each of those jobs
     QuotaOrder quota_order(uint32_t j) const;
     bool fits_quota_in_order(size_t pool, uint32_t j) const;
+    int32_t demand_pool(int32_t part, uint32_t j) const;
     uint32_t mark_within_quota(size_t pool, int64_t t);
     std::unique_ptr<MetricsRecorder> recorder_;
     uint64_t done_ = 0;

@@ -14,10 +14,9 @@ void Replay::enter_pending(uint32_t j) {
     s.ckey = policy_->class_key(j);
     if (s.ckey < 0) first_keyed_.insert(j);
     classes_[s.cls].members.insert(Member{s.ckey, s.id, j});
-    // A job no partition can hold is no demand a pool waits on.
-    if (s.np && s.can_start)
+    if (s.np)
         for (int32_t p : w_.part_lists[s.parts]) {
-            int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
+            const int32_t pool = demand_pool(p, j);
             if (pool < 0) continue;
             pool_np_wait_[static_cast<size_t>(pool)][s.gpus]++;
             pool_np_order_[static_cast<size_t>(pool)].insert(quota_order(j));
@@ -31,9 +30,9 @@ Replay::QuotaOrder Replay::quota_order(uint32_t j) const {
 
 void Replay::leave_pending(uint32_t j) {
     SimJobState &s = w_.jobs[j];
-    if (s.np && s.can_start)
+    if (s.np)
         for (int32_t p : w_.part_lists[s.parts]) {
-            int32_t pool = w_.pool_of_part[static_cast<size_t>(p)];
+            const int32_t pool = demand_pool(p, j);
             if (pool < 0) continue;
             auto &m = pool_np_wait_[static_cast<size_t>(pool)];
             auto it = m.find(s.gpus);
@@ -88,7 +87,7 @@ void Replay::start(uint32_t j, int32_t p, int64_t t) {
     leave_pending(j);
     waiting_jobs_--;  // it started, so it could
     for (int32_t q : w_.part_lists[s.parts]) {
-        int32_t pool = w_.pool_of_part[static_cast<size_t>(q)];
+        const int32_t pool = demand_pool(q, j);
         if (pool >= 0) pool_pending_gpus_[static_cast<size_t>(pool)] -= s.gpus;
     }
     allocate(j, p);
@@ -163,7 +162,7 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
         s.start = s.end = -1;
         waiting_jobs_++;
         for (int32_t q : w_.part_lists[s.parts]) {
-            int32_t pl = w_.pool_of_part[static_cast<size_t>(q)];
+            const int32_t pl = demand_pool(q, j);
             if (pl >= 0) pool_pending_gpus_[static_cast<size_t>(pl)] += s.gpus;
         }
         eligible_.push(Timed{s.eligible, j});

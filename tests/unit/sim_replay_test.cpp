@@ -727,6 +727,24 @@ TEST(SimMetrics, AJobNoPartitionCanHoldIsNeitherWithinQuotaNorDemandItsPoolWaits
     EXPECT_EQ(m.pools[0].below_quota_seconds, 0);
 }
 
+TEST(SimMetrics, AJobIsNoDemandInAPoolWhosePartitionCannotHoldIt) {
+    // p has one 1-GPU node, q one 4-GPU node; big (2 GPUs) lists both and
+    // can only ever run in q, where fill holds q's quota until 100.  p
+    // never waits under its quota for big, and big is within quota (in q)
+    // from 100, when it starts (p counted 99 s below quota, and big waited
+    // 99 s within quota, when every listed pool counted).
+    SimCluster c;
+    c.nodes = {SimNode{"n0", 1}, SimNode{"n1", 4}};
+    c.partitions = {SimPartition{"p", {0}}, SimPartition{"q", {1}}};
+    const Workload w = workload_of({{"fill", 0, 100, "q", "normal", 4}, {"big", 1, 10, "p,q", "normal", 2}});
+    const ReplayResult r = run(c, w, normal_and_low("Pool=p Quota=5\nPool=q Quota=4\n"), PolicyKind::Gpupool);
+    EXPECT_EQ(starts_of(r, c, w), "fill@0 big@100");
+    EXPECT_EQ(r.metrics.pools[0].below_quota_seconds, 0);
+    EXPECT_EQ(r.metrics.below_quota_seconds, 0);
+    EXPECT_EQ(r.metrics.within_quota_wait.jobs, 2u);
+    EXPECT_EQ(r.metrics.within_quota_wait.max, 0);
+}
+
 TEST(SimMetrics, WorkLostCountsInThePoolWhosePartitionPreemptedTheJob) {
     // n0 is in p and q, n1 in p only; p's quota is 2, q's 0.  low (q
     // first, then p) borrows n0 in q; at 100 p's two NORMAL jobs take n1
