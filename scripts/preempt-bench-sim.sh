@@ -26,6 +26,9 @@
 #     plus a cycle: Slurm sleeps bf_interval after a cycle ends);
 #   SIM_FIRST_CYCLE_MS (default 0): the first preemption after the first
 #     NORMAL submit (where backfill's cycle fell);
+#   SIM_BACKFILL_SPACING_MS (default 0): the mean time between two
+#     preemptors of one cycle (a cycle tests its jobs in turn): the k-th
+#     preemptor of a replayed cycle preempts k times this after its start;
 #   SIM_CYCLE_PREEMPTORS (default 0: no cap): the most preemptors of one
 #     cycle (backfill yields its locks after bf_yield_interval);
 #   BENCH_CYCLES=FILE: each backfill cycle, ms after the first submit
@@ -58,6 +61,8 @@ ticks() { echo $(( ($1 + TICK / 2) / TICK > 0 ? ($1 + TICK / 2) / TICK : 1 )); }
 KILL=$(ticks "${SIM_KILL_MS:-$(( ${SIM_KILL_DELAY:-2} * 1000 ))}")
 PERIOD=$(ticks "${SIM_BACKFILL_MS:-$(( ${SIM_BACKFILL_PERIOD:-2} * 1000 ))}")
 CAP=${SIM_CYCLE_PREEMPTORS:-0}
+# In thousandths of a tick (gpupool sim --backfill-spacing).
+SPACING=$(( ${SIM_BACKFILL_SPACING_MS:-0} * 1000 / TICK ))
 TIMING=${SIM_TIMING:---preempt-guard=$(ticks 15000) --cred-expire=$(ticks 5000) --pass-interval=$(ticks 1000)}
 SUBMITS=${BENCH_SUBMITS:-}
 KILLS=${BENCH_KILLS:-}
@@ -101,7 +106,7 @@ fi
 
 # shellcheck disable=SC2086  # TIMING is a list of options
 "$CLI" sim --nodes="${NODES}x${GPUS}" --pools=pool1,pool2 --conf="$dir/gpupool.conf" --sacct="$dir/sacct.txt" \
-  --policy=gpupool,borrow --kill-delay="$KILL" --backfill-interval="$PERIOD" --backfill-preemptions="$CAP" $TIMING "${kill_list[@]}" "${cycle_list[@]}" --jobs-csv="$dir/jobs.csv" --start-log="$dir/starts.txt" "$@" >"$dir/report.txt"
+  --policy=gpupool,borrow --kill-delay="$KILL" --backfill-interval="$PERIOD" --backfill-preemptions="$CAP" --backfill-spacing="$SPACING" $TIMING "${kill_list[@]}" "${cycle_list[@]}" --jobs-csv="$dir/jobs.csv" --start-log="$dir/starts.txt" "$@" >"$dir/report.txt"
 
 [[ -n $SUBMITS ]] && RECLAIM=$(wc -l <"$SUBMITS")
 awk -F, -v t0=$(( base + 100 )) -v n="$RECLAIM" -v g="$RECLAIM_GPUS" -v tick="$TICK" '

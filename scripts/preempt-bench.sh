@@ -183,21 +183,27 @@ for line in sys.stdin:
     elif x := pat.match(line):
         pre_at.setdefault(x.group(2), t)
         if not cycles or t - cycles[-1][1] > 1:
-            cycles.append([t, t, set()])
+            cycles.append([t, t, {}])
         cycles[-1][1] = t
-        cycles[-1][2].add(x.group(3))
+        cycles[-1][2].setdefault(x.group(3), t)  # preemptor: its first preemption
     elif (x := re.search(r"Requeuing JobId=(\d+)", line)) and x.group(1) in pre_at:
         requeued.setdefault(x.group(1), t)
     elif "_attempt_backfill: beginning" in line:
         bf_begins.append(t)
 kill = median([requeued[v] - pre_at[v] for v in requeued])
+# Preemptors of one cycle come one after another (backfill tests its jobs
+# in turn; the main scheduler preempts for one job a cycle): the mean time
+# between them, over the cycles with two or more.
+gaps = [(max(c[2].values()) - min(c[2].values()), len(c[2]) - 1) for c in cycles if len(c[2]) > 1]
+spacing = sum(g for g, _ in gaps) / sum(n for _, n in gaps) if gaps else None
 period = median([b[0] - a[0] for a, b in zip(cycles, cycles[1:])])
 ms = lambda x: "-" if x is None else str(round(x * 1000))
 t0 = min(sub.values()) if sub else 0
 sizes = "+".join(str(len(c[2])) for c in cycles) or "-"
 first = cycles[0][0] - t0 if cycles and sub else None
 print(f"{sys.argv[1]:<8} kill (preemption to requeue) median {ms(kill)} ms  preempting cycles {len(cycles)} (preemptors {sizes}), every {ms(period)} ms (median)"
-      f"  submits over {ms(max(sub.values()) - t0 if sub else None)} ms  first preemption {ms(first)} ms after the first submit")
+      f"  submits over {ms(max(sub.values()) - t0 if sub else None)} ms  first preemption {ms(first)} ms after the first submit"
+      f"  preemptors of a cycle {ms(spacing)} ms apart (mean)")
 # Each backfill cycle from the first submit on, ms after it: where it
 # preempted, its first preemption, else its "beginning" line (only the
 # preempting cycles without BENCH_BACKFILL_DEBUG=1).
@@ -214,7 +220,8 @@ if sys.argv[6] and sub:
 if sys.argv[5] and cycles:
     with open(sys.argv[5], "w") as f:
         f.write(f"SIM_KILL_MS={ms(kill)}\nSIM_BACKFILL_MS={ms(period) if period is not None else 2000}\n"
-                f"SIM_CYCLE_PREEMPTORS={max(len(c[2]) for c in cycles)}\nSIM_FIRST_CYCLE_MS={ms(first) if first is not None else 0}\n")
+                f"SIM_CYCLE_PREEMPTORS={max(len(c[2]) for c in cycles)}\nSIM_FIRST_CYCLE_MS={ms(first) if first is not None else 0}\n"
+                f"SIM_BACKFILL_SPACING_MS={ms(spacing) if spacing is not None else 0}\n")
 if sys.argv[3]:
     with open(sys.argv[3], "w") as f:
         f.writelines(f"{round((t - t0) * 1000)}\n" for t in sorted(sub.values()))

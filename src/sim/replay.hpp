@@ -93,6 +93,12 @@ struct ReplayOptions {
     //   bf_yield_interval, 2 s, and each preemption takes some of it: on
     //   the live 4-GPU bench about 0.1 s).  0: no cap.
     uint32_t backfill_preemptions = 0;
+    // - backfill_spacing_milli: a backfill cycle's k-th preemptor (from 0)
+    //   preempts k x this many thousandths of a time unit after the
+    //   cycle's start (its victims' kills start then): a live cycle tests
+    //   its jobs one after another, over up to a second (the bench's
+    //   median, scripts/preempt-bench.sh).  0: all at the cycle's start.
+    int64_t backfill_spacing_milli = 0;
     // - preempt_guard: a job that preempted less than this many seconds
     //   ago does not preempt again (Slurm's preempt_start_time guard:
     //   KillWait + MessageTimeout, 5 + 10 on the live cluster).  Only

@@ -231,6 +231,7 @@ private:
     bool backfill_walk_ = false;        // this walk is a backfill cycle (may preempt)
     bool backfill_owed_ = false;        // a main walk left a job that a backfill cycle may preempt for
     uint32_t cycle_preemptors_ = 0;     // jobs this backfill cycle preempted for
+    int64_t preempt_lag_ = 0;           // the preemption at hand comes this much after the walk (backfill_spacing_milli)
     bool changed_since_backfill_ = false;  // an event (not a timer) since the last backfill cycle
     std::vector<uint8_t> part_blocked_; // main walk: partitions whose first job did not fit
     // Main walk: nodes of those partitions, which no job of any partition

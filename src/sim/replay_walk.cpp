@@ -128,7 +128,7 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
     if (s.p_pos != UINT32_MAX) note_preemptible_gpus(j, s.part, -1);
     note_np_gpus(j, -1);
     if (preempted && w_.options.kill_delay > 0)
-        hold_until(j, t + kill_delay_of(j));
+        hold_until(j, t + preempt_lag_ + kill_delay_of(j));
     else
         release(j);
     w_.part_used[static_cast<size_t>(s.part)] -= s.gpus;
@@ -157,7 +157,7 @@ void Replay::stop(uint32_t j, int64_t t, bool preempted) {
     if (requeue) {
         s.restarts++;
         s.state = SimState::Waiting;
-        s.eligible = t + w_.options.cred_expire + 1;
+        s.eligible = t + preempt_lag_ + w_.options.cred_expire + 1;
         s.pending_since = t;
         s.start = s.end = -1;
         waiting_jobs_++;
@@ -330,7 +330,10 @@ Tried Replay::try_start(uint32_t j, int64_t t) {
                     freed.push_back(node);
                 }
         }
+        // Later in a live backfill cycle, the later its preemption.
+        preempt_lag_ = backfill_walk_ ? (int64_t(cycle_preemptors_) * w_.options.backfill_spacing_milli + 500) / 1000 : 0;
         for (uint32_t v : victims) stop(v, t, true);
+        preempt_lag_ = 0;
         cycle_preemptors_++;
         if (w_.options.kill_delay > 0) {
             reserved_nodes_[j] = freed;

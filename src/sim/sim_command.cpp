@@ -61,6 +61,8 @@ const char kSimUsage[] =
     "  --backfill-times=FILE    the backfill cycles at these instants (one a line,\n"
     "                           the workload's clock), then every interval\n"
     "  --backfill-preemptions=N a backfill cycle preempts for at most N jobs (0: any)\n"
+    "  --backfill-spacing=MS    a backfill cycle's k-th preemptor preempts k x MS\n"
+    "                           thousandths of a second after its start (0)\n"
     "  --preempt-guard=S        with a kill delay, a job preempts again only S s\n"
     "                           after its last preemption (15)\n"
     "  --max-requeues=N         a job preempted N times is held, not requeued (1000)\n"
@@ -155,7 +157,7 @@ void write_file(const std::string &path, F fill) {
 // gpupool sim's options (getopt_long).
 enum {
     OPT_CLUSTER = 1000, OPT_NODES, OPT_POOLS, OPT_SACCT, OPT_ALIBABA, OPT_GENERATE, OPT_ALI_POOLS, OPT_SEED,
-    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_KILL_DELAYS, OPT_KILL_SEED, OPT_BF_TIMES, OPT_BACKFILL, OPT_BF_PREEMPTIONS, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
+    OPT_CONF, OPT_POLICY, OPT_CRED, OPT_PASS, OPT_SCHED, OPT_KILL_DELAY, OPT_KILL_DELAYS, OPT_KILL_SEED, OPT_BF_TIMES, OPT_BACKFILL, OPT_BF_PREEMPTIONS, OPT_BF_SPACING, OPT_GUARD, OPT_JSON, OPT_JOBS_CSV, OPT_POOLS_CSV, OPT_SAMPLE,
     OPT_START_LOG, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_MAX_REQUEUES, OPT_ORDER_TOL, OPT_ACCOUNTS, OPT_ACCOUNT_CONF,
     OPT_PLACEMENT
 };
@@ -182,6 +184,7 @@ const struct option kLongopts[] = {
     {"backfill-interval", required_argument, nullptr, OPT_BACKFILL},
     {"preempt-guard", required_argument, nullptr, OPT_GUARD},
     {"backfill-preemptions", required_argument, nullptr, OPT_BF_PREEMPTIONS},
+    {"backfill-spacing", required_argument, nullptr, OPT_BF_SPACING},
     {"max-requeues", required_argument, nullptr, OPT_MAX_REQUEUES},
     {"placement", required_argument, nullptr, OPT_PLACEMENT},
     {"order-tolerance", required_argument, nullptr, OPT_ORDER_TOL},
@@ -404,6 +407,10 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
             ro.backfill_preemptions = static_cast<uint32_t>(v);
             break;
         }
+        case OPT_BF_SPACING:
+            if (!parse_number_opt("backfill-spacing", optarg, 0, 3600000, &ro.backfill_spacing_milli, &msg))
+                return usage_error(err, msg);
+            break;
         case OPT_GUARD:
             if (!parse_number_opt("preempt-guard", optarg, 0, 86400, &ro.preempt_guard, &msg))
                 return usage_error(err, msg);
@@ -442,6 +449,9 @@ int run_sim_command(int argc, char **argv, std::ostream &out, std::ostream &err)
     if (!ro.backfill_times.empty() && ro.backfill_interval == 0)
         return usage_error(err, "--backfill-times times backfill's cycles: give --backfill-interval too (the cycles "
                                 "after the list's end)");
+    if (ro.backfill_spacing_milli > 0 && (ro.kill_delay == 0 || ro.backfill_interval == 0))
+        return usage_error(err, "--backfill-spacing spreads a backfill cycle's preemptions: give --backfill-interval "
+                                "and --kill-delay too");
     if (!ro.kill_delays.empty() && ro.kill_delay == 0)
         return usage_error(err, "--kill-delays times kills: give --kill-delay too (the kills past the list's end)");
     if (!cluster_path.empty() && (!nodes.empty() || !pools.empty()))
