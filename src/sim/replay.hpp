@@ -96,8 +96,11 @@ struct ReplayOptions {
     // - backfill_spacing_milli: a backfill cycle's k-th preemptor (from 0)
     //   preempts k x this many thousandths of a time unit after the
     //   cycle's start (its victims' kills start then): a live cycle tests
-    //   its jobs one after another, over up to a second (the bench's
-    //   median, scripts/preempt-bench.sh).  0: all at the cycle's start.
+    //   its jobs one after another, over up to a second and a half (the
+    //   bench's mean, scripts/preempt-bench.sh).  0: all at the cycle's
+    //   start.  Only the kill's end and the victim's requeue move: the
+    //   victim stops running, and the preemptor's guard starts, at the
+    //   cycle's start (a lag under a second against a 15 s guard).
     int64_t backfill_spacing_milli = 0;
     // - preempt_guard: a job that preempted less than this many seconds
     //   ago does not preempt again (Slurm's preempt_start_time guard:
