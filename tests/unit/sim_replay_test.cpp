@@ -512,6 +512,42 @@ TEST(SimMechanics, AJobThatCouldNeverFitAPartitionDoesNotFailIt) {
     EXPECT_EQ(starts_of(run(c, w, cfg, PolicyKind::Borrow, o), c, w, 2), "x@0 k@6");
 }
 
+// preempt-bench's scenario, small: 4 x 8 GPUs busy with 32 LOW jobs of
+// pool1 (16 of them borrowed from pool2), then NORMAL jobs of pool2
+// submitted at `normal_at`, in order.
+// Slurm's timing: a 2 s kill, a backfill cycle every 2 s.
+struct BenchWorld {
+    SimCluster cluster;
+    Config cfg;
+    Workload workload;
+    ReplayOptions timing;
+    ReplayResult run(PolicyKind k, const ReplayOptions &o) const { return replay(cluster, workload, cfg, k, o); }
+};
+BenchWorld bench_world(const std::vector<int64_t> &normal_at) {
+    BenchWorld b;
+    for (int i = 1; i <= 4; ++i) b.cluster.nodes.push_back(SimNode{"node" + std::to_string(i), 8});
+    b.cluster.partitions = {{"pool1", {0, 1, 2, 3}}, {"pool2", {0, 1, 2, 3}}};
+    b.cfg = normal_and_low("Pool=pool1 Quota=16\nPool=pool2 Quota=16\n");
+    std::vector<J> jobs;
+    for (int i = 0; i < 32; ++i) jobs.push_back({"l" + std::to_string(i), 0, 100000, "pool1", "low"});
+    for (size_t k = 0; k < normal_at.size(); ++k)
+        jobs.push_back({"n" + std::to_string(k), normal_at[k], 100000, "pool2", "normal"});
+    b.workload = workload_of(jobs);
+    b.timing.kill_delay = 2;
+    b.timing.backfill_interval = 2;
+    return b;
+}
+// How many NORMAL jobs of a bench world first started at each instant;
+// none of them is preempted.
+std::map<int64_t, int> normal_starts(const ReplayResult &r) {
+    std::map<int64_t, int> starts;
+    for (size_t j = 32; j < r.jobs.size(); ++j) {
+        starts[r.jobs[j].first_start]++;
+        EXPECT_EQ(r.jobs[j].preemptions, 0);
+    }
+    return starts;
+}
+
 TEST(SimMechanics, PreemptBenchsScenarioStartsInTwoBackfillWavesPlusTheKillDelay) {
     // scripts/preempt-bench-sim.sh's scenario, small: 4 x 8 GPUs busy with
     // pool1's LOW jobs (16 borrowed from pool2), 16 NORMAL jobs of pool2
@@ -523,39 +559,25 @@ TEST(SimMechanics, PreemptBenchsScenarioStartsInTwoBackfillWavesPlusTheKillDelay
     // (DebugFlags=Backfill, tests/unit/data/preempt-bench/22.05-4gpu-c):
     // each preemptor of a cycle finds one node fewer "avail", 32 in the
     // first cycle, both modes.
-    SimCluster c;
-    for (int i = 1; i <= 4; ++i) c.nodes.push_back(SimNode{"node" + std::to_string(i), 8});
-    c.partitions = {{"pool1", {0, 1, 2, 3}}, {"pool2", {0, 1, 2, 3}}};
-    const Config cfg = normal_and_low("Pool=pool1 Quota=16\nPool=pool2 Quota=16\n");
-    std::vector<J> jobs;
-    for (int i = 0; i < 32; ++i) jobs.push_back({"l" + std::to_string(i), 0, 100000, "pool1", "low"});
-    for (int k = 0; k < 16; ++k) jobs.push_back({"n" + std::to_string(k), k < 10 ? 100 : 101, 100000, "pool2", "normal"});
-    const Workload w = workload_of(jobs);
-    ReplayOptions o;
-    o.kill_delay = 2;
-    o.backfill_interval = 2;
+    std::vector<int64_t> submits(16, 100);
+    std::fill(submits.begin() + 10, submits.end(), 101);
+    const BenchWorld b = bench_world(submits);
+    ReplayOptions o = b.timing;
     for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
         SCOPED_TRACE(policy_name(k));
-        const ReplayResult r = run(c, w, cfg, k, o);
-        std::map<int64_t, int> starts;
-        for (size_t j = 32; j < 48; ++j) {
-            starts[r.jobs[j].first_start]++;
-            EXPECT_EQ(r.jobs[j].preemptions, 0);
-        }
-        EXPECT_EQ(starts, (std::map<int64_t, int>{{102, 4}, {104, 4}, {106, 4}, {108, 4}}));
+        const ReplayResult r = b.run(k, o);
+        EXPECT_EQ(normal_starts(r), (std::map<int64_t, int>{{102, 4}, {104, 4}, {106, 4}, {108, 4}}));
         // One victim per preemptor, named at its start.
         for (const StartRecord &s : r.starts)
             if (s.job >= 32) {
-                EXPECT_EQ(s.victims.size(), 1u) << w.jobs[s.job].label;
+                EXPECT_EQ(s.victims.size(), 1u) << b.workload.jobs[s.job].label;
             }
     }
     // A backfill cycle that may preempt for 3 jobs at most (Slurm's cycle
     // yields its locks): native's waves are 3 a cycle.
     o.backfill_preemptions = 3;
-    const ReplayResult r = run(c, w, cfg, PolicyKind::Borrow, o);
-    std::map<int64_t, int> starts;
-    for (size_t j = 32; j < 48; ++j) starts[r.jobs[j].first_start]++;
-    EXPECT_EQ(starts, (std::map<int64_t, int>{{102, 3}, {104, 3}, {106, 3}, {108, 3}, {110, 3}, {112, 1}}));
+    EXPECT_EQ(normal_starts(b.run(PolicyKind::Borrow, o)),
+              (std::map<int64_t, int>{{102, 3}, {104, 3}, {106, 3}, {108, 3}, {110, 3}, {112, 1}}));
 }
 
 TEST(SimMechanics, ABackfillCyclesLaterPreemptorsPreemptLaterByTheSpacing) {
@@ -565,17 +587,8 @@ TEST(SimMechanics, ABackfillCyclesLaterPreemptorsPreemptLaterByTheSpacing) {
     // spacing after its start: with 1 s each kill (2 s) ends a second
     // after the last, with 0.5 s at 0, 0.5, 1 and 1.5 s (whole seconds,
     // half up).
-    SimCluster c;
-    for (int i = 1; i <= 4; ++i) c.nodes.push_back(SimNode{"node" + std::to_string(i), 8});
-    c.partitions = {{"pool1", {0, 1, 2, 3}}, {"pool2", {0, 1, 2, 3}}};
-    const Config cfg = normal_and_low("Pool=pool1 Quota=16\nPool=pool2 Quota=16\n");
-    std::vector<J> jobs;
-    for (int i = 0; i < 32; ++i) jobs.push_back({"l" + std::to_string(i), 0, 100000, "pool1", "low"});
-    for (int k = 0; k < 4; ++k) jobs.push_back({"n" + std::to_string(k), 100, 100000, "pool2", "normal"});
-    const Workload w = workload_of(jobs);
-    ReplayOptions o;
-    o.kill_delay = 2;
-    o.backfill_interval = 2;
+    const BenchWorld b = bench_world(std::vector<int64_t>(4, 100));
+    ReplayOptions o = b.timing;
     for (const auto &[spacing, want] : {std::pair<int64_t, std::map<int64_t, int>>{0, {{102, 4}}},
                                         {1000, {{102, 1}, {103, 1}, {104, 1}, {105, 1}}},
                                         {500, {{102, 1}, {103, 2}, {104, 1}}}}) {
@@ -583,13 +596,7 @@ TEST(SimMechanics, ABackfillCyclesLaterPreemptorsPreemptLaterByTheSpacing) {
         o.backfill_spacing_milli = spacing;
         for (PolicyKind k : {PolicyKind::Gpupool, PolicyKind::Borrow}) {
             SCOPED_TRACE(policy_name(k));
-            const ReplayResult r = run(c, w, cfg, k, o);
-            std::map<int64_t, int> starts;
-            for (size_t j = 32; j < 36; ++j) {
-                starts[r.jobs[j].first_start]++;
-                EXPECT_EQ(r.jobs[j].preemptions, 0);
-            }
-            EXPECT_EQ(starts, want);
+            EXPECT_EQ(normal_starts(b.run(k, o)), want);
         }
     }
 }
