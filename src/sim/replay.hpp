@@ -100,7 +100,7 @@ struct ReplayOptions {
     //   bench's mean, scripts/preempt-bench.sh).  0: all at the cycle's
     //   start.  Only the kill's end and the victim's requeue move: the
     //   victim stops running, and the preemptor's guard starts, at the
-    //   cycle's start (a lag under a second against a 15 s guard).
+    //   cycle's start (a lag of up to two seconds against a 15 s guard).
     int64_t backfill_spacing_milli = 0;
     // - preempt_guard: a job that preempted less than this many seconds
     //   ago does not preempt again (Slurm's preempt_start_time guard:
