@@ -8,17 +8,25 @@
 # the mean difference B - A with its standard error.  A world in one
 # condition only is left out (and counted).
 #
-#   scripts/sim-sweep-compare.sh A.txt 'PLACE POLICY' B.txt 'PLACE POLICY'
+#   scripts/sim-sweep-compare.sh [--per-world] A.txt 'PLACE POLICY' B.txt 'PLACE POLICY'
+#
+# --per-world: then issue 27's acceptance 3, world by world, for B (say
+# gpupool) against A (say borrow): in how many worlds B's BELOW_H is at
+# most A's, B's PROMPT% at least 95, and B's UTIL%, USEFUL and UTILA%
+# (where the sweep has it) at most a point under A's, each with its
+# worst world.
 #
 # A.txt and B.txt are the sweep's output (one file may hold both); each
 # condition is a PLACE and POLICY column pair, e.g. 'bestfit gpupool'.
 set -euo pipefail
+PER_WORLD=0
+if [[ ${1:-} == --per-world ]]; then PER_WORLD=1; shift; fi
 if [[ $# -ne 4 ]]; then
-  echo "usage: sim-sweep-compare.sh A.txt 'PLACE POLICY' B.txt 'PLACE POLICY'" >&2
+  echo "usage: sim-sweep-compare.sh [--per-world] A.txt 'PLACE POLICY' B.txt 'PLACE POLICY'" >&2
   exit 2
 fi
 for f in "$1" "$3"; do [[ -r $f ]] || { echo "sim-sweep-compare: cannot read $f" >&2; exit 1; }; done
-awk -v ca="$2" -v cb="$4" '
+awk -v ca="$2" -v cb="$4" -v per_world="$PER_WORLD" '
   function pick(cond, place, policy,   w) { split(cond, w, " "); return w[1] == place && w[2] == policy }
   # Two-sided sign test: P(X <= min(k, n-k)) * 2 for X ~ Binomial(n, 1/2).
   function sign_p(k, n,   m, i, c, p) {
@@ -30,8 +38,11 @@ awk -v ca="$2" -v cb="$4" '
   }
   FNR == 1 { file++ }
   $6 != "|" { next }
-  file == 1 && pick(ca, $5, $7) { key = $1 " " $2 " " $3 " " $4; a[key] = $11; aw[key] = $18 }
-  file == 2 && pick(cb, $5, $7) { key = $1 " " $2 " " $3 " " $4; b[key] = $11; bw[key] = $18 }
+  # Per world: UTIL% $8, USEFUL $10, PROMPT% $17, UTILA% $20 (newer sweeps).
+  file == 1 && pick(ca, $5, $7) { key = $1 " " $2 " " $3 " " $4; a[key] = $11; aw[key] = $18
+                                  au[key] = $8; auf[key] = $10; aua[key] = $20 }
+  file == 2 && pick(cb, $5, $7) { key = $1 " " $2 " " $3 " " $4; b[key] = $11; bw[key] = $18
+                                  bu[key] = $8; buf[key] = $10; bua[key] = $20; bp[key] = $17 }
   END {
     n = 0
     for (k in b) if (k in a) {
@@ -56,4 +67,26 @@ awk -v ca="$2" -v cb="$4" '
              (m == 1 ? "BELOW_H" : "W95_8"), sa[m], sb[m], ratio,
              lower[m] + 0, higher[m] + 0, sign_p(lower[m] + 0, lower[m] + higher[m]), mean, se
     }
+    if (!per_world) exit 0
+    # The worst world of each: the least margin (B - A, or PROMPT% itself).
+    first = 1; with_a = 1
+    for (k in b) if (k in a) {
+      if (bua[k] == "" || aua[k] == "") with_a = 0
+      below_ok += b[k] <= a[k]; prompt_ok += bp[k] >= 95
+      du = bu[k] - au[k]; df = buf[k] - auf[k]; da = bua[k] - aua[k]
+      # (The columns have one decimal: 1e-9 keeps a difference of -1.0 in.)
+      util_ok += du >= -1 - 1e-9; useful_ok += df >= -1 - 1e-9; arriving_ok += da >= -1 - 1e-9
+      # (Ties to the first world in key order: for-in has no order.)
+      if (first || bp[k] < wp || (bp[k] == wp && k < wpk)) { wp = bp[k]; wpk = k }
+      if (first || du < wu || (du == wu && k < wuk)) { wu = du; wuk = k }
+      if (first || df < wf || (df == wf && k < wfk)) { wf = df; wfk = k }
+      if (first || da < wa || (da == wa && k < wak)) { wa = da; wak = k }
+      first = 0
+    }
+    printf "per world, B against A: BELOW_H at most A%ss in %d of %d\n", "\047", below_ok, n
+    printf "  PROMPT%% at least 95 in %d (least %.1f: %s)\n", prompt_ok, wp, wpk
+    printf "  UTIL%% at most a point under A%ss in %d (least %+.1f: %s)\n", "\047", util_ok, wu, wuk
+    printf "  USEFUL at most a point under A%ss in %d (least %+.1f: %s)\n", "\047", useful_ok, wf, wfk
+    if (with_a) printf "  UTILA%% at most a point under A%ss in %d (least %+.1f: %s)\n", "\047", arriving_ok, wa, wak
+    else print "  UTILA%: not in these sweeps"
   }' "$1" "$3"

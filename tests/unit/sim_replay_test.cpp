@@ -1617,6 +1617,59 @@ TEST(SimSweepCompare, PairsTheWorldsOfTwoConditionsAndSaysHowOftenAndHowSurelyOn
     EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
 }
 
+TEST(SimSweepCompare, PerWorldCountsTheWorldsWhereEachOfIssue27sConditionsHoldsAndNamesTheWorst) {
+    // --per-world, gpupool (pack) against borrowing (22.05's placement),
+    // three worlds.  Seed 1: lower under quota, PROMPT 96, UTIL -0.5, USEFUL
+    // -2.0, UTILA -0.5.  Seed 2: higher (55 against 50), PROMPT 94, UTIL
+    // -1.5, USEFUL -0.5, UTILA +0.5.  Seed 3: equal, PROMPT 97, UTIL +0.5,
+    // USEFUL 0, UTILA -1.5.  So each condition holds in two of three.
+    const std::string dir = std::string(::testing::TempDir()) + "gpupool_sweep_perworld_" + std::to_string(::getpid());
+    ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+    const std::string file = dir + "/sweep.txt";
+    {
+        std::ofstream out(file);
+        out << "GPUS  MIX  SEED  TIMING  PLACE  | POLICY   UTIL% UTILW% USEFUL   BELOW_H     KILL   CANNOT  NO_NODE  "
+               "PROTECT    OTHER PROMPT%  W95_8  LOST_H UTILA%\n";
+        // SEED PLACE POLICY: UTIL USEFUL BELOW_H PROMPT W95_8 UTILA
+        const char *rows[][4] = {
+            {"1", "bestfit", "borrow", "97.0 83.0 70.0 88.0 10.0 98.0"},
+            {"1", "pack", "gpupool", "96.5 81.0 60.0 96.0 5.0 97.5"},
+            {"2", "bestfit", "borrow", "96.0 82.0 50.0 90.0 10.0 98.0"},
+            {"2", "pack", "gpupool", "94.5 81.5 55.0 94.0 5.0 98.5"},
+            {"3", "bestfit", "borrow", "95.0 80.0 40.0 91.0 10.0 97.0"},
+            {"3", "pack", "gpupool", "95.5 80.0 40.0 97.0 5.0 95.5"},
+        };
+        for (const auto &r : rows) {
+            std::istringstream f(r[3]);
+            std::string util, useful, below, prompt, w95, arriving;
+            f >> util >> useful >> below >> prompt >> w95 >> arriving;
+            out << "64    1248 " << r[0] << "     slurm   " << r[1] << " | " << r[2] << "   " << util << "   98.4   "
+                << useful << "      " << below << "      1.1      0.0     40.0      0.0      0.4    " << prompt << "  "
+                << w95 << "    2000   " << arriving << "\n";
+        }
+    }
+    const std::string cmd = "bash '" + srcdir() + "/scripts/sim-sweep-compare.sh' --per-world '" + file +
+                            "' 'bestfit borrow' '" + file + "' 'pack gpupool' 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(pclose(p), 0);
+    EXPECT_EQ(out,
+              "3 worlds, A = bestfit borrow, B = pack gpupool\n"
+              "BELOW_H  sum A 160.0, B 155.0 (0.97x); B lower in 1, higher in 1; sign test p = 1.000; "
+              "mean B - A -1.7 (se 4.4)\n"
+              "W95_8    sum A 30.0, B 15.0 (0.50x); B lower in 3, higher in 0; sign test p = 0.250; "
+              "mean B - A -5.0 (se 0.0)\n"
+              "per world, B against A: BELOW_H at most A's in 2 of 3\n"
+              "  PROMPT% at least 95 in 2 (least 94.0: 64 1248 2 slurm)\n"
+              "  UTIL% at most a point under A's in 2 (least -1.5: 64 1248 2 slurm)\n"
+              "  USEFUL at most a point under A's in 2 (least -2.0: 64 1248 1 slurm)\n"
+              "  UTILA% at most a point under A's in 2 (least -1.5: 64 1248 3 slurm)\n");
+    EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
+}
+
 TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
     // MisfitWorld, as OnlyBackfillCyclesPreempt...
     const MisfitWorld world;
