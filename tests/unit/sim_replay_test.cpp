@@ -1552,18 +1552,41 @@ TEST(SimCalibration, PreemptBenchLiveRunsReplayWithTheirOwnCyclesAndKillsWithinA
     }
 }
 
+// A scratch file for scripts/sim-sweep-compare.sh, and the script run on
+// it with `args` (its output, stderr too; *rc its status).
+struct SweepFile {
+    static constexpr const char *kHeader =
+        "GPUS  MIX  SEED  TIMING  PLACE  | POLICY   UTIL% UTILW% USEFUL   BELOW_H     KILL   CANNOT  NO_NODE  "
+        "PROTECT    OTHER PROMPT%  W95_8  LOST_H";
+    std::string dir, path;
+    explicit SweepFile(const std::string &name)
+        : dir(std::string(::testing::TempDir()) + "gpupool_" + name + "_" + std::to_string(::getpid())),
+          path(dir + "/sweep.txt") {
+        EXPECT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+    }
+    ~SweepFile() { EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0); }
+    std::string compare(const std::string &args, int *rc) const {
+        const std::string cmd = "bash '" + srcdir() + "/scripts/sim-sweep-compare.sh' " + args + " 2>&1";
+        std::string out;
+        FILE *p = popen(cmd.c_str(), "r");
+        if (!p) return out;
+        char buf[4096];
+        for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+        *rc = pclose(p);
+        return out;
+    }
+};
+
 TEST(SimSweepCompare, PairsTheWorldsOfTwoConditionsAndSaysHowOftenAndHowSurelyOneIsLower) {
     // scripts/sim-sweep-compare.sh on a sweep's rows: seeds 1-3 under
     // bestfit and pack, a borrow row that belongs to neither condition, and
     // seed 4 under pack only.  BELOW_H: 10/20/30 against 8/25/20; W95_8:
     // 5/5/5 against 4/6/5 (a tie, left out of the sign test).
-    const std::string dir = std::string(::testing::TempDir()) + "gpupool_sweep_compare_" + std::to_string(::getpid());
-    ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
-    const std::string file = dir + "/sweep.txt";
+    const SweepFile sweep("sweep_compare");
+    const std::string &file = sweep.path;
     {
         std::ofstream out(file);
-        out << "GPUS  MIX  SEED  TIMING  PLACE  | POLICY   UTIL% UTILW% USEFUL   BELOW_H     KILL   CANNOT  NO_NODE  "
-               "PROTECT    OTHER PROMPT%  W95_8  LOST_H\n";
+        out << SweepFile::kHeader << "\n";
         const char *rows[][4] = {{"1", "bestfit", "gpupool", "10.0 5.0"}, {"1", "bestfit", "borrow", "70.9 147.3"},
                                  {"2", "bestfit", "gpupool", "20.0 5.0"}, {"3", "bestfit", "gpupool", "30.0 5.0"},
                                  {"3", "pack", "gpupool", "20.0 5.0"},    {"2", "pack", "gpupool", "25.0 6.0"},
@@ -1578,15 +1601,7 @@ TEST(SimSweepCompare, PairsTheWorldsOfTwoConditionsAndSaysHowOftenAndHowSurelyOn
         out << "(BELOW_H and the causes: hours a pool waited under its quota with NP demand, summed over the pools)\n";
     }
     auto compare = [&](const std::string &a, const std::string &b, int *rc) {
-        const std::string cmd = "bash '" + srcdir() + "/scripts/sim-sweep-compare.sh' '" + file + "' '" + a + "' '" +
-                                file + "' '" + b + "' 2>&1";
-        FILE *p = popen(cmd.c_str(), "r");
-        std::string out;
-        if (!p) return out;
-        char buf[4096];
-        for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-        *rc = pclose(p);
-        return out;
+        return sweep.compare("'" + file + "' '" + a + "' '" + file + "' '" + b + "'", rc);
     };
     int rc = -1;
     EXPECT_EQ(compare("bestfit gpupool", "pack gpupool", &rc),
@@ -1614,7 +1629,6 @@ TEST(SimSweepCompare, PairsTheWorldsOfTwoConditionsAndSaysHowOftenAndHowSurelyOn
     // No world in both: said, and a failure.
     EXPECT_EQ(compare("first gpupool", "pack gpupool", &rc), "sim-sweep-compare: no world in both conditions\n");
     EXPECT_NE(rc, 0);
-    EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
 }
 
 TEST(SimSweepCompare, PerWorldCountsTheWorldsWhereEachOfIssue27sConditionsHoldsAndNamesTheWorst) {
@@ -1623,13 +1637,11 @@ TEST(SimSweepCompare, PerWorldCountsTheWorldsWhereEachOfIssue27sConditionsHoldsA
     // -2.0, UTILA -0.5.  Seed 2: higher (55 against 50), PROMPT 94, UTIL
     // -1.5, USEFUL -0.5, UTILA +0.5.  Seed 3: equal, PROMPT 97, UTIL +0.5,
     // USEFUL 0, UTILA -1.5.  So each condition holds in two of three.
-    const std::string dir = std::string(::testing::TempDir()) + "gpupool_sweep_perworld_" + std::to_string(::getpid());
-    ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
-    const std::string file = dir + "/sweep.txt";
+    const SweepFile sweep("sweep_perworld");
+    const std::string &file = sweep.path;
     {
         std::ofstream out(file);
-        out << "GPUS  MIX  SEED  TIMING  PLACE  | POLICY   UTIL% UTILW% USEFUL   BELOW_H     KILL   CANNOT  NO_NODE  "
-               "PROTECT    OTHER PROMPT%  W95_8  LOST_H UTILA%\n";
+        out << SweepFile::kHeader << " UTILA%\n";
         // SEED PLACE POLICY: UTIL USEFUL BELOW_H PROMPT W95_8 UTILA
         const char *rows[][4] = {
             {"1", "bestfit", "borrow", "97.0 83.0 70.0 88.0 10.0 98.0"},
@@ -1648,15 +1660,8 @@ TEST(SimSweepCompare, PerWorldCountsTheWorldsWhereEachOfIssue27sConditionsHoldsA
                 << w95 << "    2000   " << arriving << "\n";
         }
     }
-    const std::string cmd = "bash '" + srcdir() + "/scripts/sim-sweep-compare.sh' --per-world '" + file +
-                            "' 'bestfit borrow' '" + file + "' 'pack gpupool' 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    EXPECT_EQ(pclose(p), 0);
-    EXPECT_EQ(out,
+    int rc = -1;
+    EXPECT_EQ(sweep.compare("--per-world '" + file + "' 'bestfit borrow' '" + file + "' 'pack gpupool'", &rc),
               "3 worlds, A = bestfit borrow, B = pack gpupool\n"
               "BELOW_H  sum A 160.0, B 155.0 (0.97x); B lower in 1, higher in 1; sign test p = 1.000; "
               "mean B - A -1.7 (se 4.4)\n"
@@ -1667,7 +1672,7 @@ TEST(SimSweepCompare, PerWorldCountsTheWorldsWhereEachOfIssue27sConditionsHoldsA
               "  UTIL% at most a point under A's in 2 (least -1.5: 64 1248 2 slurm)\n"
               "  USEFUL at most a point under A's in 2 (least -2.0: 64 1248 1 slurm)\n"
               "  UTILA% at most a point under A's in 2 (least -1.5: 64 1248 3 slurm)\n");
-    EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
+    EXPECT_EQ(rc, 0);
 }
 
 TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
