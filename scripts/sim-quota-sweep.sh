@@ -33,7 +33,8 @@
 # --set: lines added to gpupool.conf (both policies), one per ';'.
 # --jobs: worlds replayed at once (default: the CPUs); rows come in the
 # same order either way.  scripts/sim-sweep-compare.sh pairs two
-# conditions' worlds.
+# conditions' worlds (--per-world: acceptance 3's conditions, world by
+# world).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GPUPOOL=${GPUPOOL:-$REPO/src/cli/gpupool}
