@@ -13,8 +13,8 @@
 # --per-world: then issue 27's acceptance 3, world by world, for B (say
 # gpupool) against A (say borrow): in how many worlds B's BELOW_H is at
 # most A's, B's PROMPT% at least 95, and B's UTIL%, USEFUL and UTILA%
-# (where the sweep has it) at most a point under A's, each with its
-# worst world.
+# (where the sweep has it) at most a point under A's, each of these four
+# with its worst world.
 #
 # A.txt and B.txt are the sweep's output (one file may hold both); each
 # condition is a PLACE and POLICY column pair, e.g. 'bestfit gpupool'.
