@@ -376,7 +376,9 @@ private:
     // Whether a preemptor's nodes go by room and work lost before reclaim
     // comes before its pool's own lower tiers (R6 "Where victims are": a
     // flat pool with ReclaimTo=quota, where once the job starts its own
-    // displaced jobs are past its quota as the borrowers are).
+    // displaced jobs are past its quota as the borrowers are).  It reads
+    // the preemptor's first pool: Slurm asks for victims per partition it
+    // tries (preempt_gpupool.c passes part_ptr, the replay its partition).
     bool room_before_own(const JobRef &preemptor);
     // Consolidation (Run:ai, victim_plan.cpp): may this preemptor move
     // others' jobs (a non-preemptible job within its quota); may `vi` be moved; each eligible node's cheapest
