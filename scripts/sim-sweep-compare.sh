@@ -72,19 +72,24 @@ awk -v ca="$2" -v cb="$4" -v per_world="$PER_WORLD" '
     first = 1; with_a = 1
     for (k in b) if (k in a) {
       if (bua[k] == "" || aua[k] == "") with_a = 0
-      below_ok += b[k] <= a[k]; prompt_ok += bp[k] >= 95
+      below_ok += b[k] <= a[k]
+      # PROMPT% is "-" in a world with no within-quota NP job: nothing to miss.
+      if (bp[k] == "-") { prompt_ok++; none_within++ }
+      else prompt_ok += bp[k] >= 95
       du = bu[k] - au[k]; df = buf[k] - auf[k]; da = bua[k] - aua[k]
       # (The columns have one decimal: 1e-9 keeps a difference of -1.0 in.)
       util_ok += du >= -1 - 1e-9; useful_ok += df >= -1 - 1e-9; arriving_ok += da >= -1 - 1e-9
       # (Ties to the first world in key order: for-in has no order.)
-      if (first || bp[k] < wp || (bp[k] == wp && k < wpk)) { wp = bp[k]; wpk = k }
+      if (bp[k] != "-" && (wpk == "" || bp[k] < wp || (bp[k] == wp && k < wpk))) { wp = bp[k]; wpk = k }
       if (first || du < wu || (du == wu && k < wuk)) { wu = du; wuk = k }
       if (first || df < wf || (df == wf && k < wfk)) { wf = df; wfk = k }
       if (first || da < wa || (da == wa && k < wak)) { wa = da; wak = k }
       first = 0
     }
     printf "per world, B against A: BELOW_H at most A%ss in %d of %d\n", "\047", below_ok, n
-    printf "  PROMPT%% at least 95 in %d (least %.1f: %s)\n", prompt_ok, wp, wpk
+    if (wpk != "") printf "  PROMPT%% at least 95 in %d (least %.1f: %s)%s\n", prompt_ok, wp, wpk,
+                          none_within ? " (" none_within " with no within-quota NP job)" : ""
+    else printf "  PROMPT%% at least 95 in %d (no within-quota NP job in any)\n", prompt_ok
     printf "  UTIL%% at most a point under A%ss in %d (least %+.1f: %s)\n", "\047", util_ok, wu, wuk
     printf "  USEFUL at most a point under A%ss in %d (least %+.1f: %s)\n", "\047", useful_ok, wf, wfk
     if (with_a) printf "  UTILA%% at most a point under A%ss in %d (least %+.1f: %s)\n", "\047", arriving_ok, wa, wak

@@ -1673,6 +1673,22 @@ TEST(SimSweepCompare, PerWorldCountsTheWorldsWhereEachOfIssue27sConditionsHoldsA
               "  USEFUL at most a point under A's in 2 (least -2.0: 64 1248 1 slurm)\n"
               "  UTILA% at most a point under A's in 2 (least -1.5: 64 1248 3 slurm)\n");
     EXPECT_EQ(rc, 0);
+    // A world with no within-quota NP job prints PROMPT% "-": it holds
+    // there, and the least is of the others.
+    {
+        std::ofstream out(file, std::ios::app);
+        out << "64    1248 4     slurm   bestfit | borrow   95.0   98.4   80.0      0.0      1.1      0.0     0.0      "
+               "0.0      0.4    -  -    2000   97.0\n"
+            << "64    1248 4     slurm   pack | gpupool   95.0   98.4   80.0      0.0      1.1      0.0     0.0      "
+               "0.0      0.4    -  -    2000   97.0\n";
+    }
+    const std::string four =
+        sweep.compare("--per-world '" + file + "' 'bestfit borrow' '" + file + "' 'pack gpupool'", &rc);
+    EXPECT_NE(four.find("per world, B against A: BELOW_H at most A's in 3 of 4\n"
+                        "  PROMPT% at least 95 in 3 (least 94.0: 64 1248 2 slurm) (1 with no within-quota NP job)\n"),
+              std::string::npos)
+        << four;
+    EXPECT_EQ(rc, 0);
 }
 
 TEST(SimKills, BackfillCyclesAtALiveRunsOwnInstantsThenEveryInterval) {
