@@ -42,8 +42,7 @@ struct Verdict {
 // One row: a key as `scontrol show config` prints it, whether a problem
 // is an error (else a warning), and the test of its value; `cfg` is null
 // when gpupool.conf did not parse.  A key slurmctld does not print is not
-// tested.  (SchedulerParameters=preempt_strict_order is not a row: the
-// admin guide does not ask for it; a row here would make it one.)
+// tested.
 struct Setting {
     const char *key;
     bool error;
@@ -125,6 +124,14 @@ Verdict exempt_time(const std::string &v, const Config *) {
             "remove PreemptExemptTime from slurm.conf and set MinRuntime= in gpupool.conf"};
 }
 
+Verdict strict_order(const std::string &v, const Config *) {
+    if (has_item(v, "preempt_strict_order")) return {};
+    return {"SchedulerParameters=" + v + " lacks preempt_strict_order: in its retry passes select/cons_tres "
+                "re-sorts the victims preempt/gpupool offers node group by node group, so the victim plan's order "
+                "(its cheapest node first) is lost",
+            "add preempt_strict_order to SchedulerParameters in slurm.conf and run scontrol reconfigure"};
+}
+
 const Setting kSettings[] = {
     {"PriorityType", true, priority_type},
     {"PreemptType", true, preempt_type},
@@ -139,6 +146,7 @@ const Setting kSettings[] = {
     {"PriorityWeightQOS", false, [](const std::string &v, const Config *) { return weight("PriorityWeightQOS", "QOS", v); }},
     {"AuthInfo", false, auth_info},
     {"PreemptExemptTime", false, exempt_time},
+    {"SchedulerParameters", false, strict_order},
 };
 
 }  // namespace

@@ -144,6 +144,7 @@ TEST(Check, SlurmConfSettingsAreCheckedWithTheirLines) {
     c.settings["PriorityWeightFairShare"] = "0";
     c.settings["AuthInfo"] = "socket=/run/munge.sock";
     c.settings["PreemptExemptTime"] = "00:05:00";
+    c.settings["SchedulerParameters"] = "sched_interval=2,bf_interval=2";
     int status = -1;
     const std::string s = kSlurmConf;
     EXPECT_EQ(report("gp.conf", kTiers + "Pool=pool1 Quota=2\n", c, &status),
@@ -152,6 +153,10 @@ TEST(Check, SlurmConfSettingsAreCheckedWithTheirLines) {
                   s + ":11: warning: AuthInfo=socket=/run/munge.sock sets no cred_expire: a requeued batch job starts "
                   "again only 1201 s after it was preempted (cred_expire + 1); fix: add cred_expire=30 to AuthInfo in "
                   "slurm.conf\n" +
+                  s + ":44: warning: SchedulerParameters=sched_interval=2,bf_interval=2 lacks preempt_strict_order: "
+                  "in its retry passes select/cons_tres re-sorts the victims preempt/gpupool offers node group by node "
+                  "group, so the victim plan's order (its cheapest node first) is lost; fix: add "
+                  "preempt_strict_order to SchedulerParameters in slurm.conf and run scontrol reconfigure\n" +
                   s + ":45: error: PriorityType=priority/multifactor: gpupool orders and holds jobs only as "
                   "priority/gpupool; fix: set PriorityType=priority/gpupool in slurm.conf and restart slurmctld (a "
                   "reconfigure does not change it)\n" +
@@ -168,7 +173,7 @@ TEST(Check, SlurmConfSettingsAreCheckedWithTheirLines) {
                   "any QOS and so any tier; without limits quota is given back only at the next pass; fix: set "
                   "AccountingStorageEnforce=associations,limits,qos (keeping what else it has) in slurm.conf and "
                   "restart slurmctld\n" +
-                  "gpupool check: 3 errors, 4 warnings (gp.conf)\n");
+                  "gpupool check: 3 errors, 5 warnings (gp.conf)\n");
     EXPECT_EQ(status, 1);
 }
 
