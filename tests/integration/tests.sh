@@ -160,6 +160,27 @@ test_quota_hold() {
   ilog "held job started $(( t1 - t0 )) ms after the NORMAL job was cancelled (sched_interval=2 s)"
 }
 
+# 4a. A QOS name of 200 bytes (slurmdbd keeps 255, gpupool.conf takes as
+#     many) maps to its own tier: a preemptible tier's job borrows past its
+#     pool's full quota, where DefaultTier's (non-preemptible) would be held.
+#     The plugins cut QOS names at 127 bytes before, so the job got
+#     DefaultTier and waited with GpuPoolQuota.
+test_long_qos_name() {
+  local q n1 n2 b= rc=0
+  q=gplong$(printf 'x%.0s' $(seq 194))
+  example_qos_add "$q" || return 1
+  conf_load "$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")" "Tier=longlow QOS=$q Priority=50 Preemptible=yes" || rc=1
+  if (( rc == 0 )); then
+    { n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) &&
+        assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 &&
+        b=$(submit b pool1 "$q") && assert wait_state "$b" RUNNING 30; } ||
+      { ilog "the long QOS's job: ${b:-not submitted} $(job_state "$b") $(job_reason "$b")"; rc=1; }
+  fi
+  cancel_all 30
+  example_qos_remove "$q" || rc=1
+  return $rc
+}
+
 # 4b. A user's or admin's hold is never undone: an admin holds a job that
 #     gpupool holds for quota; when quota frees, the next job gets it and
 #     the admin's hold stays; released, the job is gpupool's again.

@@ -90,7 +90,7 @@ static void _tres_find(const char *quota, gps_tres_t *t)
  */
 static pthread_mutex_t tres_mutex = PTHREAD_MUTEX_INITIALIZER;
 static gps_tres_t tres_found;
-static char tres_found_quota[160] = "";
+static char tres_found_quota[320] = "";  /* QuotaTRES: gres/gpu:TYPE,cpu,mem */
 
 extern void gps_tres_get(gps_tres_t *t)
 {

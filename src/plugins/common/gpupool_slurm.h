@@ -22,8 +22,10 @@ typedef struct {
 	int tres_pos;          /* index in tres_req_cnt/tres_alloc_cnt, -1 */
 	int tres_cnt;          /* slurmctld_tres_cnt when tres_pos was found */
 	char gres_name[64];    /* "gpu" */
-	char gres_type[64];    /* "" or the TYPE of gres/gpu:TYPE */
-	char node_gres[130];   /* "gpu" or "gpu:TYPE" for node counts */
+	/* Room for the longest TYPE gpupool.conf takes (251 bytes: "gpu:TYPE"
+	 * in Slurm's 255), so that a long one is never cut and left unmatched. */
+	char gres_type[256];   /* "" or the TYPE of gres/gpu:TYPE */
+	char node_gres[260];   /* "gpu" or "gpu:TYPE" for node counts */
 	/*
 	 * gp_engine_snapshot_needs(): what to read beyond GPUs (jobs'
 	 * accounts, CPUs, memory, the account tree); 0 for a flat
@@ -48,8 +50,12 @@ extern void gps_tres_get(gps_tres_t *t);
 extern uint32_t gps_job_gpus(job_record_t *job_ptr, const gps_tres_t *t,
 			     bool allocated);
 
-/* Room for a QOS name (longer names are cut: they match no tier). */
-#define GPS_QOS_LEN 128
+/*
+ * Room for a QOS name: gpupool.conf takes names of up to 255 bytes, as
+ * slurmdbd keeps them, and a name cut here would match no tier and get
+ * DefaultTier's (a preemptible tier's job held for quota, or the reverse).
+ */
+#define GPS_QOS_LEN 256
 
 /*
  * Add Slurm's account tree (each account and its parent, from assoc_mgr)
