@@ -993,6 +993,30 @@ test_restart_with_bad_config() {
   assert wait_until 60 all_nodes_up
 }
 
+# 10b. A state file that does not parse is put aside under a name of its
+#     own, twice in a row: neither copy overwrites the other (before, both
+#     went to gpupool_state.json.bad, the second start's over the first's),
+#     and slurmctld starts without usage history each time.
+test_bad_state_file_kept() {
+  local dir=$GPUPOOL_CLUSTER_DIR/state/ctld pid round before after
+  before=$(ls "$dir" | grep -c '^gpupool_state\.json\.bad\.' || true)
+  for round in 1 2; do
+    pid=$(bash "$GPUPOOL_REPO/scripts/cluster.sh" ctld-pid) || return 1
+    kill -TERM "$pid" && assert wait_until 30 eval "! kill -0 $pid" || return 1
+    printf 'not json, round %s\n' "$round" >"$dir/gpupool_state.json"
+    mark_log
+    bash "$GPUPOOL_REPO/scripts/cluster.sh" start-ctld >&2 || return 1
+    assert wait_until 20 log_has "gpupool: state file $dir/gpupool_state.json: .*; moving it to $dir/gpupool_state.json.bad.[0-9]* and starting without usage history" ||
+      { log_since | grep -a gpupool >&2; return 1; }
+  done
+  after=$(ls "$dir" | grep -c '^gpupool_state\.json\.bad\.' || true)
+  assert test "$after" -eq $(( before + 2 )) || { ls "$dir" >&2; return 1; }
+  assert grep -qx 'not json, round 1' $(ls -d "$dir"/gpupool_state.json.bad.* | sort -V | tail -n 2 | head -n 1) || return 1
+  assert grep -qx 'not json, round 2' $(ls -d "$dir"/gpupool_state.json.bad.* | sort -V | tail -n 1) || return 1
+  rm -f "$dir"/gpupool_state.json.bad.*
+  assert wait_until 60 all_nodes_up
+}
+
 # ---------------------------------------------------------------------
 # The gpupool command: status, queue and why on the live
 # cluster, text and --json, against what slurmctld shows and does.

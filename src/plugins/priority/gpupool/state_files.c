@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "src/common/log.h"
 #include "src/common/read_config.h"
@@ -160,6 +161,24 @@ extern void gpp_state_save_stats(time_t now)
  * deallocate_nodes -> acct_policy_job_fini -> priority_g_job_end), so
  * taking the lock here would deadlock.
  */
+/*
+ * A name for the state file put aside that no earlier one has
+ * (PATH.bad.TIME, then .1, .2 ...): each copy keeps the usage history it
+ * held, however often a start fails.
+ */
+static char *_aside_name(const char *path)
+{
+	struct stat st;
+	long now = (long) time(NULL);
+	char *name = xstrdup_printf("%s.bad.%ld", path, now);
+
+	for (int i = 1; (lstat(name, &st) == 0) && (i < 1000); i++) {
+		xfree(name);
+		name = xstrdup_printf("%s.bad.%ld.%d", path, now, i);
+	}
+	return name;
+}
+
 extern void gpp_state_load(void)
 {
 	char err[1024] = "", *dir, *path, *bad;
@@ -183,7 +202,7 @@ extern void gpp_state_load(void)
 	if (rc == GP_OK) {
 		info("gpupool: recovered state from %s", path);
 	} else {
-		bad = xstrdup_printf("%s.bad", path);
+		bad = _aside_name(path);
 		error("gpupool: state file %s: %s; moving it to %s and starting without usage history",
 		      path, err[0] ? err : gp_status_str(rc), bad);
 		if (rename(path, bad) != 0)
