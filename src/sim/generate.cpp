@@ -362,6 +362,12 @@ Workload generate_workload(const GeneratorSpec &spec, uint64_t cluster_gpus) {
         // Always the same draws in the same order per job (the account's
         // first, with accounts only: specs without them are unchanged).
         t += d.exponential(interarrival);
+        // Submit times stay in int64 with room for durations (as the trace
+        // readers bound theirs): an Interarrival or Load that spaces jobs
+        // further is refused, not cast out of range.
+        if (!(t <= 1099511627776.0))
+            throw InputError("generator: job " + std::to_string(i) +
+                             " would be submitted over 2^40 s after Start: Interarrival is too long or Load too low");
         const size_t account = spec.accounts.empty() ? 0 : accounts.pick(d);
         const Discrete &tier_mix = spec.accounts.empty() ? tiers : account_tiers[account];
         const size_t pool = pools.pick(d), tier = tier_mix.pick(d), g = gpus.pick(d);
@@ -388,6 +394,9 @@ Workload generate_workload(const GeneratorSpec &spec, uint64_t cluster_gpus) {
         j.qos = spec.tiers[tier].first;
         if (!spec.accounts.empty()) j.account = spec.accounts[account].path.back();
         j.pools.push_back(spec.pool_per_account ? j.account : spec.pools[pool].first);
+        if (uint64_t(j.gpus) * spec.cpus_per_gpu > UINT32_MAX)
+            throw InputError("generator: " + std::to_string(j.gpus) + " GPUs x CpusPerGpu=" +
+                             std::to_string(spec.cpus_per_gpu) + " is over 4294967295 CPUs for one job");
         j.cpus = j.gpus * spec.cpus_per_gpu;
         j.mem_mb = j.gpus * spec.mem_mb_per_gpu;
         if (spec.users > 0)

@@ -274,6 +274,9 @@ void add_run(JobRecords &j, int64_t start, int64_t end, int64_t elapsed) {
 
 }  // namespace
 
+// Times and durations a dump may hold: 2^40 s (35,000 years).
+constexpr int64_t kMaxSeconds = int64_t(1) << 40;
+
 Workload parse_sacct(std::istream &in, const std::string &source) {
     NoteTally tally;
     cli::SlurmTimeReader times;
@@ -292,6 +295,11 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
             input_error(source, lineno, std::string(name) + " " + quote(std::string(field(c))) +
                                             " is not a time: expected YYYY-MM-DDTHH:MM:SS (SLURM_TIME_FORMAT=standard) "
                                             "or seconds since the epoch (SLURM_TIME_FORMAT=%s)");
+        // The replay adds durations to times in int64: bound both, as the
+        // Alibaba reader does, so no sum overflows.
+        if (t > kMaxSeconds)
+            input_error(source, lineno, std::string(name) + " " + quote(std::string(field(c))) +
+                                            " is too far ahead (at most 2^40 s after the epoch)");
         return t;
     };
 
@@ -327,6 +335,8 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
                 elapsed = cli::elapsed_seconds(e);
                 if (elapsed < 0)
                     input_error(source, lineno, "Elapsed " + quote(e) + " is not a duration ([D-]HH:MM:SS)");
+                if (elapsed > kMaxSeconds)
+                    input_error(source, lineno, "Elapsed " + quote(e) + " is too long (at most 2^40 s)");
             }
         }
         int64_t gpus = -1;

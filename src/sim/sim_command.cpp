@@ -242,6 +242,24 @@ std::vector<ReplayResult> replay_each(const std::vector<PolicyKind> &kinds, cons
     return results;
 }
 
+constexpr uint64_t kMaxClusterGpus = uint64_t(1) << 31;    // 2,147,483,648
+constexpr uint64_t kMaxClusterCells = uint64_t(1) << 28;   // 268M: a table of that many entries is GiBs
+
+// The replay counts a partition's GPUs in 32 bits and keeps a partition x
+// node table: a cluster past either bound is refused by name, not wrapped
+// or left to run out of memory.
+void check_cluster_size(const SimCluster &cluster, const std::string &source) {
+    const uint64_t gpus = total_gpus(cluster);
+    if (gpus > kMaxClusterGpus)
+        throw InputError(source + ": its nodes hold " + std::to_string(gpus) + " GPUs; the replay takes at most " +
+                         std::to_string(kMaxClusterGpus));
+    const uint64_t cells = uint64_t(cluster.nodes.size()) * std::max<size_t>(1, cluster.partitions.size());
+    if (cells > kMaxClusterCells)
+        throw InputError(source + ": " + std::to_string(cluster.nodes.size()) + " nodes x " +
+                         std::to_string(cluster.partitions.size()) + " partitions; the replay takes at most " +
+                         std::to_string(kMaxClusterCells) + " (nodes times partitions)");
+}
+
 // Reads the inputs, replays them under each policy, writes the reports.
 int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
     const auto &[SIM_ARGS_BINDING] = args;
@@ -258,6 +276,7 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
             cluster = make_cluster(nodes, pools);
             info.cluster_source = "--nodes=" + nodes + " --pools=" + pools;
         }
+        check_cluster_size(cluster, info.cluster_source);
         AlibabaOptions ao;
         ao.pools = static_cast<uint32_t>(ali_pools);
         ao.seed = static_cast<uint64_t>(seed);
@@ -268,6 +287,7 @@ int run_with(const SimArgs &args, std::ostream &out, std::ostream &err) {
             if (cluster.nodes.empty()) {
                 cluster = std::move(sc.cluster);
                 info.cluster_source = "the trace's node list, " + std::to_string(ao.pools) + " pools";
+                check_cluster_size(cluster, info.cluster_source);
             }
             if (conf.empty()) conf_text = alibaba_gpupool_conf(cluster, ao);
             info.workload_source = "alibaba " + alibaba + " (seed " + std::to_string(ao.seed) + ")";

@@ -1,5 +1,6 @@
 #include "slurm_text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <ctime>
@@ -302,9 +303,11 @@ void expand_item(const std::string &item, const std::string &expr, std::vector<s
         std::string inner = item.substr(i + 1, close - i - 1);
         if (inner.find('[') != std::string::npos) throw std::invalid_argument("nested '[' in " + quote(expr));
         std::vector<Range> ranges = parse_brackets(inner, expr);
+        // Counted by division: a product of brackets (2^24 names times 2^40)
+        // wraps uint64 and passed the cap, then expanded without end.
         uint64_t count = 0;
-        for (const Range &r : ranges) count += r.hi - r.lo + 1;
-        if (count * names.size() + out.size() > kMaxHostlistNames)
+        for (const Range &r : ranges) count = std::min<uint64_t>(count + (r.hi - r.lo + 1), kMaxHostlistNames + 1);
+        if (out.size() > kMaxHostlistNames || count > (kMaxHostlistNames - out.size()) / names.size())
             throw std::invalid_argument(quote(expr) + " names more than 16M nodes");
         std::vector<std::string> next;
         next.reserve(names.size() * count);

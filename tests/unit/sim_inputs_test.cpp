@@ -105,6 +105,7 @@ TEST(SimHostlist, BadExpressionsSayWhatIsWrong) {
     EXPECT_EQ(err("n[a-b]"), "bad range 'a-b' in 'n[a-b]': expected N or N-M (digits)");
     EXPECT_EQ(err("a,,b"), "empty name in 'a,,b'");
     EXPECT_EQ(err("n[1-999999999]"), "'n[1-999999999]' names more than 16M nodes");
+    EXPECT_EQ(err("n[0-4095][0-4096]"), "'n[0-4095][0-4096]' names more than 16M nodes");  // 4096 x 4097
 }
 
 // --- slurm.conf -----------------------------------------------------------
@@ -450,6 +451,12 @@ TEST(SimSacct, BadDumpsNameFileLineAndField) {
     EXPECT_EQ(err("JobID|Submit|Start|End|Elapsed|Partition|State|ReqTRES\n"
                   "7|100|100|200|2 hours|p|COMPLETED|gres/gpu=1\n"),
               "dump.txt:2: Elapsed '2 hours' is not a duration ([D-]HH:MM:SS)");
+    // Bounded, so that the replay's int64 sums (start + duration) cannot wrap.
+    EXPECT_EQ(err("JobID|Submit|Start|End|Elapsed|Partition|State|ReqTRES\n"
+                  "7|1700000000|1700000000|Unknown|106751991167300-00:00:00|p|RUNNING|gres/gpu=1\n"),
+              "dump.txt:2: Elapsed '106751991167300-00:00:00' is too long (at most 2^40 s)");
+    EXPECT_EQ(err(head + "7|100|100|2000000000000|p|normal|COMPLETED|gres/gpu=1\n"),
+              "dump.txt:2: End '2000000000000' is too far ahead (at most 2^40 s after the epoch)");
     EXPECT_EQ(error_of([] { read_sacct("/nonexistent/dump.txt"); }), "/nonexistent/dump.txt: cannot read the file");
 
     // Without QOS: every job gets the DefaultTier; the notes say so.
@@ -765,6 +772,13 @@ TEST(SimGenerator, BadSpecsNameSourceAndLine) {
     GeneratorSpec s = parse_generator_spec("Pools=a Tiers=b", "x");
     EXPECT_EQ(error_of([&] { generate_workload(s, 0); }),
               "generator: Load needs a cluster with GPUs (or give Interarrival)");
+    // Numbers that would leave the replay's int64 seconds or a job's uint32 CPUs.
+    s = parse_generator_spec("Seed=1 Pools=a Tiers=b Jobs=2 Interarrival=100000000000000000000", "x");
+    EXPECT_EQ(error_of([&] { generate_workload(s, 8); }),
+              "generator: job 1 would be submitted over 2^40 s after Start: Interarrival is too long or Load too low");
+    s = parse_generator_spec("Seed=1 Pools=a Tiers=b Jobs=2 Gpus=50000 CpusPerGpu=100000 Interarrival=10", "x");
+    EXPECT_EQ(error_of([&] { generate_workload(s, 8); }),
+              "generator: 50000 GPUs x CpusPerGpu=100000 is over 4294967295 CPUs for one job");
 }
 
 TEST(SimGenerator, SameSeedSameJobsAndAKnownStart) {

@@ -1136,6 +1136,12 @@ TEST(SimCommand, UsageErrorsAndAReplayFromFiles) {
         a.insert(a.end(), extra.begin(), extra.end());
         return cmd(a, &out, &err);
     };
+    // A cluster the replay's counts or tables cannot hold: refused by name.
+    EXPECT_EQ(cmd({"--nodes=5000x1000000", "--pools=p", "--generate=Seed=1", "--conf=x"}, &out, &err), 1);
+    EXPECT_NE(err.find("--nodes=5000x1000000 --pools=p: its nodes hold 5000000000 GPUs; the replay takes at most "
+                       "2147483648"),
+              std::string::npos)
+        << err;
     EXPECT_EQ(with({"--kill-delay=3-1"}), 2);
     EXPECT_NE(err.find("--kill-delay=3-1: the range's MAX is below its MIN"), std::string::npos) << err;
     EXPECT_EQ(with({"--kill-delay=0-2"}), 2);
