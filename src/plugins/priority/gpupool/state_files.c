@@ -154,14 +154,6 @@ extern void gpp_state_save_stats(time_t now)
 }
 
 /*
- * At init: a state directory others may write is fatal.  Reads slurm_conf
- * without taking the config lock: init() runs either before slurmctld's
- * threads start or from read_slurm_conf(), which already holds the config
- * write lock (a job found COMPLETING ends there and loads this plugin:
- * deallocate_nodes -> acct_policy_job_fini -> priority_g_job_end), so
- * taking the lock here would deadlock.
- */
-/*
  * A name for the state file put aside that no earlier one has
  * (PATH.bad.TIME, then .1, .2 ...): each copy keeps the usage history it
  * held, however often a start fails.
@@ -179,6 +171,14 @@ static char *_aside_name(const char *path)
 	return name;
 }
 
+/*
+ * At init: a state directory others may write is fatal.  Reads slurm_conf
+ * without taking the config lock: init() runs either before slurmctld's
+ * threads start or from read_slurm_conf(), which already holds the config
+ * write lock (a job found COMPLETING ends there and loads this plugin:
+ * deallocate_nodes -> acct_policy_job_fini -> priority_g_job_end), so
+ * taking the lock here would deadlock.
+ */
 extern void gpp_state_load(void)
 {
 	char err[1024] = "", *dir, *path, *bad;
