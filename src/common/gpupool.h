@@ -32,7 +32,13 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 16
+#define GP_ABI_VERSION 17
+
+/*
+ * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
+ * up to 255 bytes, as slurmdbd keeps them.
+ */
+#define GP_NAME_LEN 256
 
 typedef enum {
 	GP_OK = 0,
@@ -149,7 +155,7 @@ size_t gp_engine_quota_tres(gp_engine_t *engine, char *buf, size_t buf_len);
 #define GP_MODE_OFF 4     /* never preempted (gp_preempt_mode) */
 
 typedef struct {
-	char name[64];
+	char name[GP_NAME_LEN];
 	uint32_t priority;
 	int preemptible;         /* 1 = P tier, 0 = NP tier */
 	int preempt_mode;        /* GP_MODE_* */
@@ -557,8 +563,8 @@ typedef enum {
 typedef struct {
 	int allowed;          /* 1: victim may be preempted for preemptor */
 	int rule;             /* gp_rule_t */
-	char victim_pool[64];
-	char preemptor_pool[64];
+	char victim_pool[GP_NAME_LEN];
+	char preemptor_pool[GP_NAME_LEN];
 	uint32_t victim_pool_used;   /* used(victim pool) now */
 	uint32_t victim_pool_quota;
 	char why[128];        /* short reason, also when not allowed */
@@ -664,7 +670,7 @@ int gp_preemption_comment(const char *old, const gp_preemption_t *p,
 /* Pools, reports, state                                                */
 
 typedef struct {
-	char name[64];
+	char name[GP_NAME_LEN];
 	uint32_t capacity;     /* GPUs on the pool's nodes */
 	uint32_t quota;
 	uint32_t np_used;

@@ -122,11 +122,43 @@ TEST(CApi, NoConfigAndNullArgumentsAreErrorsNotCrashes) {
     gp_engine_destroy(e);
 }
 
+// Names may be 255 bytes (slurmdbd keeps that much): tiers, pools and a
+// verdict's pools come through the ABI whole, for preemption records and
+// reports (they were cut at 63 bytes).
+TEST(CApi, NamesOf255BytesComeThroughWhole) {
+    const std::string tier(255, 't'), pool1(255, 'a'), pool2 = std::string(254, 'a') + "b";
+    const std::string conf = "Tier=" + tier + " QOS=low Priority=100 Preemptible=yes\n"
+                             "Tier=normal QOS=normal Priority=200 Preemptible=no\n"
+                             "DefaultTier=normal\nPool=" + pool1 + " Quota=2\nPool=" + pool2 + " Quota=2\n";
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e, conf.c_str(), "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = four_nodes({pool1.c_str(), pool2.c_str()});
+    gp_job_t borrower = job(1, GP_JOB_RUNNING, pool1.c_str(), "low", 3, 100);
+    gp_job_t owner = job(2, GP_JOB_PENDING, pool2.c_str(), "normal", 1, 106);
+    for (const gp_job_t *j : {&borrower, &owner}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+
+    gp_verdict_t v;
+    ASSERT_EQ(gp_engine_preemptable(e, &borrower, &owner, 110, &v), GP_OK);
+    EXPECT_EQ(v.allowed, 1);
+    EXPECT_EQ(std::string(v.victim_pool), pool1);
+    EXPECT_EQ(std::string(v.preemptor_pool), pool2);
+    gp_tier_info_t t;
+    ASSERT_EQ(gp_engine_tier_of_qos(e, "low", &t), GP_OK);
+    EXPECT_EQ(std::string(t.name), tier);
+    gp_pool_report_t pr;
+    ASSERT_EQ(gp_engine_pool_report(e, 1, &pr), GP_OK);
+    EXPECT_EQ(std::string(pr.name), pool2);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}
+
 // The library says which ABI it was built with: what a plugin compares with
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 16u);
+    EXPECT_EQ(gp_abi_version(), 17u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -304,7 +336,9 @@ TEST(CApi, OneNodeByWeightSpreadsByWeightsAndALaterSnapshotWithoutItGivesThemBac
         int32_t idx[2] = {gp_snapshot_add_node(s, "n1", 4), gp_snapshot_add_node(s, "n2", 4)};
         EXPECT_EQ(gp_snapshot_add_partition(s, "ws", idx, 2), GP_OK);
         EXPECT_EQ(gp_snapshot_set_partition_lln(s), GP_OK);
-        if (by_weight) EXPECT_EQ(gp_snapshot_set_one_node_by_weight(s), GP_OK);
+        if (by_weight) {
+            EXPECT_EQ(gp_snapshot_set_one_node_by_weight(s), GP_OK);
+        }
         EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[0], 3, 0), GP_OK);
         EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[1], 4, 0), GP_OK);
         EXPECT_EQ(gp_engine_evaluate(e, s, 1000), GP_OK);

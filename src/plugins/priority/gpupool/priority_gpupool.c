@@ -26,8 +26,10 @@
  *    read_slurm_conf() with the config write lock held (a job found
  *    COMPLETING at start-up ends there and loads this plugin): it reads
  *    slurm_conf directly and takes no slurmctld lock.
- *  - fini: no slurmctld lock held (controller.c main thread at shutdown);
- *    it takes conf read to copy the two settings for the last save.
+ *  - fini: no slurmctld lock held (controller.c main thread at shutdown,
+ *    before it joins the RPC threads); it takes conf read to copy the two
+ *    settings for the last save, and job write to free the tables the
+ *    hooks use.
  */
 #include "config.h"
 
@@ -145,6 +147,8 @@ extern uint32_t priority_p_recover(uint32_t prio_boost)
 
 extern int fini(void)
 {
+	slurmctld_lock_t job_write = { .job = WRITE_LOCK };
+
 	if (!in_ctld)
 		return SLURM_SUCCESS;
 	gpp_agent_stop();
@@ -152,10 +156,17 @@ extern int fini(void)
 	gpp_state_flush_events(time(NULL));
 	/* What the next start falls back to (a reconfigure, since 23.11). */
 	gpp_conf_save_copy_if_new();
+	/*
+	 * slurmctld calls this before it joins its RPC threads: one may
+	 * still be in priority_p_set or priority_p_job_end, which use these
+	 * tables under the job write lock.
+	 */
+	lock_slurmctld(job_write);
 	gps_hold_fini();
 	gpp_throttle_fini();
 	parts_fini();
 	in_ctld = false;
+	unlock_slurmctld(job_write);
 	return SLURM_SUCCESS;
 }
 
