@@ -85,12 +85,16 @@ static void _tres_find(const char *quota, gps_tres_t *t)
 }
 
 /*
- * The last lookup, kept while QuotaTRES and slurmctld's TRES count stay
- * (a TRES keeps its position: slurmctld only appends new ones).
+ * The last lookup, kept while QuotaTRES, slurmctld's TRES count and
+ * assoc_mgr's TRES array stay: a new static TRES can move others
+ * (assoc_mgr_post_tres_list sorts by id), and every update of the list
+ * puts a new array in place (read without the TRES lock: a stale pointer
+ * only costs a lookup).
  */
 static pthread_mutex_t tres_mutex = PTHREAD_MUTEX_INITIALIZER;
 static gps_tres_t tres_found;
 static char tres_found_quota[320] = "";  /* QuotaTRES: gres/gpu:TYPE,cpu,mem */
+static const void *tres_found_array = NULL;
 
 extern void gps_tres_get(gps_tres_t *t)
 {
@@ -99,7 +103,9 @@ extern void gps_tres_get(gps_tres_t *t)
 	gp_engine_quota_tres(gp_shared_engine(), quota, sizeof(quota));
 	slurm_mutex_lock(&tres_mutex);
 	if (strcmp(quota, tres_found_quota) || (tres_found.tres_pos < 0) ||
-	    (tres_found.tres_cnt != slurmctld_tres_cnt)) {
+	    (tres_found.tres_cnt != slurmctld_tres_cnt) ||
+	    (tres_found_array != (const void *) assoc_mgr_tres_array)) {
+		tres_found_array = (const void *) assoc_mgr_tres_array;
 		_tres_find(quota, &tres_found);
 		strlcpy(tres_found_quota, quota, sizeof(tres_found_quota));
 	}
