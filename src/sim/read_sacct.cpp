@@ -113,7 +113,8 @@ bool valid_job_id(std::string_view id) {
     return i == id.size();
 }
 
-Columns read_header(const std::string &line, const std::string &source) {
+// The header, line `lineno` of `source`.
+Columns read_header(const std::string &line, const std::string &source, uint64_t lineno) {
     std::vector<std::string_view> f;
     split(line, '|', f);
     Columns c;
@@ -136,13 +137,14 @@ Columns read_header(const std::string &line, const std::string &source) {
     for (size_t i = 0; i < f.size(); ++i) {
         for (const Named &n : names) {
             if (!iequals(trim(f[i]), n.name)) continue;
-            if (c.*n.slot >= 0) input_error(source, 1, "column " + std::string(n.name) + " appears twice in the header");
+            if (c.*n.slot >= 0)
+                input_error(source, lineno, "column " + std::string(n.name) + " appears twice in the header");
             c.*n.slot = static_cast<int>(i);
         }
     }
     if (c.jobid < 0 && c.jobid_raw < 0)
-        input_error(source, 1, "no header line naming JobID: run sacct --parsable2 without --noheader/-n, with "
-                               "-o JobID,Submit,Start,End,Elapsed,Partition,QOS,User,State,ReqTRES,AllocTRES");
+        input_error(source, lineno, "no header line naming JobID: run sacct --parsable2 without --noheader/-n, with "
+                                    "-o JobID,Submit,Start,End,Elapsed,Partition,QOS,User,State,ReqTRES,AllocTRES");
     std::string missing;
     if (c.submit < 0) missing += " Submit";
     if (c.start < 0) missing += " Start";
@@ -150,7 +152,7 @@ Columns read_header(const std::string &line, const std::string &source) {
     if (c.partition < 0) missing += " Partition";
     if (c.state < 0) missing += " State";
     if (c.req_tres < 0 && c.alloc_tres < 0) missing += " ReqTRES|AllocTRES";
-    if (!missing.empty()) input_error(source, 1, "the header lacks required columns:" + missing);
+    if (!missing.empty()) input_error(source, lineno, "the header lacks required columns:" + missing);
     return c;
 }
 
@@ -306,10 +308,9 @@ Workload parse_sacct(std::istream &in, const std::string &source) {
     while (std::getline(in, line)) {
         ++lineno;
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (trim(line).empty()) continue;
+        if (trim(line).empty()) continue;  // blank lines, before the header too (sacct's output may start with one)
         if (!have_header) {
-            if (lineno != 1) input_error(source, lineno, "no header line before the first record");
-            col = read_header(line, source);
+            col = read_header(line, source, lineno);
             have_header = true;
             continue;
         }

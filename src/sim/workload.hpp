@@ -111,7 +111,9 @@ uint64_t total_gpus(const SimCluster &cluster);
 // Slurm's account tree as `sacctmgr -P show assoc format=account,parentname`
 // prints it: one association a line, "ACCOUNT|PARENT"; the
 // header line ("Account|Par Name") is optional and, when given, may name
-// more columns in any order (format=cluster,account,user,parentname).
+// more columns in any order (format=cluster,account,user,parentname).  A
+// first line naming Account or Par Name is the header; one without both
+// (plain `sacctmgr show assoc` has no Par Name) is an InputError.
 // Lines without a parent are left out: user associations (sacctmgr shows
 // the parent of account associations only) and root's own.  An account
 // given two different parents, or a loop, is an InputError.
@@ -120,7 +122,8 @@ AccountTree parse_account_tree(std::istream &in, const std::string &source);
 
 // --- sacct (read_sacct.cpp) -----------------------------------------------
 //
-// `sacct --parsable2` (or --parsable) output WITH its header line, columns
+// `sacct --parsable2` (or --parsable) output WITH its header line (blank
+// lines before it are skipped), columns
 // in any order: JobID (or JobIDRaw), Submit, Start, End, Partition, State,
 // ReqTRES and/or AllocTRES are required; QOS, User, Account, Elapsed,
 // JobIDRaw are used when present.  Rules (doc/evaluation.md):

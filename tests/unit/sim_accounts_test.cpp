@@ -281,7 +281,40 @@ TEST(SimAccounts, TheAccountTreeIsReadFromSacctmgrsAssociations) {
     EXPECT_EQ(tree_of("physics|root\nqcd|physics\n"), (AccountTree{{"physics", "root"}, {"qcd", "physics"}}));
     EXPECT_EQ(error_of([] { tree_of("qcd|physics\nqcd|biology\n"); }),
               "assoc.txt:2: account 'qcd' has two parents: 'physics' and 'biology'");
-    EXPECT_EQ(error_of([] { tree_of("a|b\nb|a\n"); }), "assoc.txt: the account tree has a loop through 'a'");
+    EXPECT_EQ(error_of([] { tree_of("a|b\nb|a\n"); }), "assoc.txt:1: account 'a' is its own ancestor (a > b > a)");
     EXPECT_EQ(error_of([] { tree_of("qcd\n"); }),
               "assoc.txt:1: expected ACCOUNT|PARENT (sacctmgr -P show assoc format=account,parentname)");
+}
+
+TEST(SimAccounts, ALoopNamesTheLineOfItsFirstAccountInTheFileAndTheLoop) {
+    // Found from x, which only leads into the loop: named from its first
+    // account in the file, whichever account the walk came in by.
+    EXPECT_EQ(error_of([] { tree_of("Account|Par Name\nx|c\nphysics|root\nb|c\nc|a\na|b\n"); }),
+              "assoc.txt:4: account 'b' is its own ancestor (b > c > a > b)");
+    EXPECT_EQ(error_of([] { tree_of("physics|root\nqcd|qcd\n"); }),
+              "assoc.txt:2: account 'qcd' is its own ancestor (qcd > qcd)");
+    // Each account is walked once: a chain of 20,000 and a loop at its top.
+    std::string chain;
+    for (int i = 1; i < 20000; ++i) chain += "a" + std::to_string(i) + "|a" + std::to_string(i + 1) + "\n";
+    EXPECT_EQ(tree_of(chain + "a20000|root\n").size(), 20000u);
+    EXPECT_EQ(error_of([&] { tree_of(chain + "a20000|a19999\n"); }),
+              "assoc.txt:19999: account 'a19999' is its own ancestor (a19999 > a20000 > a19999)");
+}
+
+TEST(SimAccounts, AHeaderWithoutAccountOrParNameIsRefused) {
+    // Plain `sacctmgr -P show assoc` has no Par Name column: its Account
+    // column was read as both account and parent (a loop through 'Account').
+    EXPECT_EQ(error_of([] {
+                  tree_of("Cluster|Account|User|Partition|Share|Priority\n"
+                          "c1|root|||1|\n"
+                          "c1|physics|||1|\n");
+              }),
+              "assoc.txt:1: the header lacks the required column Par Name: run sacctmgr -P show assoc "
+              "format=account,parentname");
+    EXPECT_EQ(error_of([] { tree_of("Par Name|User\nroot|alice\n"); }),
+              "assoc.txt:1: the header lacks the required column Account: run sacctmgr -P show assoc "
+              "format=account,parentname");
+    // sacctmgr -p: a trailing '|'; blank lines before the header.
+    EXPECT_EQ(tree_of("\nParentName|Account|\nroot|physics|\nphysics|qcd|\n"),
+              (AccountTree{{"physics", "root"}, {"qcd", "physics"}}));
 }

@@ -468,6 +468,25 @@ TEST(SimSacct, BadDumpsNameFileLineAndField) {
     EXPECT_EQ(w.notes, std::vector<std::string>{"no QOS column: every job gets gpupool.conf's DefaultTier"});
 }
 
+TEST(SimSacct, BlankLinesBeforeTheHeaderAreSkipped) {
+    const std::string head = "JobID|Submit|Start|End|Partition|QOS|State|ReqTRES\n";
+    const std::string good = "1|100|100|200|p|normal|COMPLETED|gres/gpu=1\n";
+    // Was "dump.txt:2: no header line before the first record".
+    Workload w = sacct("\n \r\n" + head + good);
+    ASSERT_EQ(w.jobs.size(), 1u);
+    EXPECT_EQ(w.jobs[0].id, 1u);
+    auto err = [](const std::string &text) { return error_of([&] { sacct(text); }); };
+    // No header where one was expected: its line is named.
+    EXPECT_EQ(err("\n" + good),
+              "dump.txt:2: no header line naming JobID: run sacct --parsable2 without --noheader/-n, with "
+              "-o JobID,Submit,Start,End,Elapsed,Partition,QOS,User,State,ReqTRES,AllocTRES");
+    EXPECT_EQ(err("\n\nJobID|Submit|End|QOS\n"),
+              "dump.txt:3: the header lacks required columns: Start Partition State ReqTRES|AllocTRES");
+    EXPECT_EQ(err("\n" + head + "2|100|100|200|p|normal|COMPLETED\n"),
+              "dump.txt:3: 7 fields where the header has 8 (a '|' in a job name? leave JobName out)");
+    EXPECT_EQ(err("\n\n"), "dump.txt: empty: no header line and no jobs");
+}
+
 TEST(SimSacct, JobsAreSortedBySubmitThenId) {
     Workload w = sacct("JobID|Submit|Start|End|Partition|State|ReqTRES\n"
                        "30|200|200|300|p|COMPLETED|gres/gpu=1\n"
