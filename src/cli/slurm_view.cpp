@@ -154,8 +154,9 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
         if (!gpr_node_unusable(n.node_state) && n.gres) gpus = gres_count(n.gres, gres, type).value_or(0);
         node_map[i] = snap.add_node(n.name, gpr_gpus_clamp(gpus));
         // Free GPUs for `gpupool status`'s placement table only: without
-        // the jobs' nodes the snapshot does not claim node usage.
-        if (gpus > 0) {
+        // the jobs' nodes the snapshot does not claim node usage.  A closed
+        // node's free GPUs hold no job now.
+        if (gpus > 0 && !gpr_node_closed(n.node_state)) {
             // "gpu:1(IDX:0)", "gpu:tesla:2(IDX:0-1)": counts without the indexes.
             std::string in_use = n.gres_used ? n.gres_used : "";
             for (size_t open; (open = in_use.find('(')) != std::string::npos;) {

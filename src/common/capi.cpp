@@ -42,6 +42,7 @@ JobRef to_ref(const gp_job_t *j) {
     r.cpus = j->cpus;
     r.mem_mb = j->mem_mb;
     r.nodes = j->nodes;
+    r.nodes_given = (j->flags & GP_JOB_NODES_GIVEN) != 0;
     return r;
 }
 

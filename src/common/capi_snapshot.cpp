@@ -49,6 +49,7 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s, SnapshotSpares &spares) {
     s.mem_mb = j->mem_mb;
     s.node_count = j->nodes;
     s.stays = (j->flags & GP_JOB_STAYS) != 0;
+    s.nodes_given = (j->flags & GP_JOB_NODES_GIVEN) != 0;
 }
 
 // The spares of the last snapshot freed, for the next one created.
@@ -132,11 +133,12 @@ GP_EXPORT int gp_snapshot_set_node_resources(gp_snapshot_t *s, int32_t node_inde
 }
 
 GP_EXPORT int gp_snapshot_set_node_usage(gp_snapshot_t *s, int32_t node_index, uint32_t free_gpus,
-                                         int completing) {
+                                         uint32_t flags) {
     if (!s || node_index < 0 || size_t(node_index) >= s->snap.nodes.size()) return GP_ERR_ARG;
     SnapNode &n = s->snap.nodes[size_t(node_index)];
     n.free_gpus = std::min(free_gpus, n.gpus);
-    n.completing = completing != 0;
+    n.completing = (flags & GP_NODE_COMPLETING) != 0;
+    n.closed = (flags & GP_NODE_CLOSED) != 0;
     s->snap.node_usage = true;
     return GP_OK;
 }

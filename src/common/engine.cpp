@@ -230,13 +230,14 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
     const bool levels = ev.levels;
     for (PoolState &ps : ev.pools) clear_running(ps.queues);
     for (const SnapJob &j : snap.jobs) {
-        if (j.state != JobState::Running) continue;
+        if (!holds_gpus(j.state)) continue;
         RunningInfo r;
         r.job_id = j.id;
         r.tier = tier_of_qos(j.qos);
         r.gpus = j.gpus;
         r.start = j.start_time;
-        r.stays = j.stays;
+        r.suspended = j.state == JobState::Suspended;
+        r.stays = j.stays || r.suspended;
         r.array_job_id = j.array_job_id;
         if (r.array_job_id) ev.array_running[r.array_job_id]++;
         if (!j.partitions.empty()) {
@@ -419,7 +420,7 @@ void Engine::refresh_running(const Snapshot &snap, int64_t now) {
     }
     count_running(snap, eval_);
     for (const SnapJob &j : snap.jobs) {
-        if (j.state != JobState::Running) continue;
+        if (!holds_gpus(j.state)) continue;
         note_job(j.id, j.submit_time, j.restart_cnt, now);
         // Admitted pending (by the pass or since) and started since: it is
         // counted as running now, so its reservation goes, or it would
@@ -531,6 +532,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.cpus = job.cpus;
     ref.mem_mb = job.mem_mb;
     ref.nodes = job.node_count;
+    ref.nodes_given = job.nodes_given;
     return ref;
 }
 

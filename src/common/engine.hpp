@@ -43,8 +43,10 @@ struct JobRef {
     std::string_view account;
     uint32_t cpus = 0;
     uint64_t mem_mb = 0;
-    // Pending: the nodes it asks for (0: one).
+    // Pending: the nodes it asks for (0: one), and whether it may use only
+    // some nodes of its partitions (SnapJob::nodes_given).
     uint32_t nodes = 0;
+    bool nodes_given = false;
 };
 
 // A snapshot job as a JobRef; `parts` keeps its partitions joined by

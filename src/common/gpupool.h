@@ -221,7 +221,11 @@ uint32_t gp_grace_time(const gp_tier_info_t *t, uint32_t qos_grace_time);
 typedef enum {
 	GP_JOB_PENDING = 0,
 	GP_JOB_RUNNING = 1,   /* running or completing: holds its GPUs */
-	GP_JOB_SUSPENDED = 2, /* holds nothing, is not ordered */
+	/*
+	 * Since ABI 17: holds its GPUs (Slurm keeps a suspended job's GRES)
+	 * against its pool's quota, is not ordered and is never a victim.
+	 */
+	GP_JOB_SUSPENDED = 2,
 } gp_job_state_t;
 
 typedef struct {
@@ -271,7 +275,8 @@ typedef struct {
 	 */
 	uint32_t nodes;
 	/*
-	 * Since ABI 14, running jobs: GP_JOB_* flags.
+	 * Since ABI 14: GP_JOB_* flags (GP_JOB_STAYS for running jobs,
+	 * GP_JOB_NODES_GIVEN for pending ones).
 	 */
 	uint32_t flags;
 } gp_job_t;
@@ -283,6 +288,13 @@ typedef struct {
  * not move it.
  */
 #define GP_JOB_STAYS 1u
+/*
+ * Since ABI 17, pending jobs: the job may use only some nodes of its
+ * partitions (-w, -x, -C, --reservation), which the core does not know.
+ * It gets no victim plan: its victims are judged by the rules alone and
+ * Slurm picks its node among them, as before ABI 12.
+ */
+#define GP_JOB_NODES_GIVEN 2u
 
 gp_snapshot_t *gp_snapshot_create(void);
 void gp_snapshot_destroy(gp_snapshot_t *snap);
@@ -317,13 +329,17 @@ int gp_snapshot_set_node_resources(gp_snapshot_t *snap, int32_t node_index,
 /*
  * Since ABI 12: where GPUs are, for the victim plan (a preemptor's victims
  * on one node, chosen by the core).  A node's GPUs no job holds now and
- * whether Slurm is still ending jobs on it (`completing` 1).  Calling it
- * for any node says the snapshot has node usage: every node's free GPUs
- * (0 where not called) and every running job's nodes.  Without any call
- * preemption is judged on pools' GPU counts alone, as before ABI 12.
+ * GP_NODE_* flags: Slurm is still ending jobs on it (GP_NODE_COMPLETING),
+ * or it takes no new job now (GP_NODE_CLOSED, since ABI 17: draining,
+ * failing, not responding, in a reservation).  Calling it for any node
+ * says the snapshot has node usage: every node's free GPUs (0 where not
+ * called) and every running job's nodes.  Without any call preemption is
+ * judged on pools' GPU counts alone, as before ABI 12.
  */
+#define GP_NODE_COMPLETING 1u
+#define GP_NODE_CLOSED 2u
 int gp_snapshot_set_node_usage(gp_snapshot_t *snap, int32_t node_index,
-			       uint32_t free_gpus, int completing);
+			       uint32_t free_gpus, uint32_t flags);
 
 /*
  * The nodes of the job added last (gp_snapshot_add_job, a running job) and

@@ -31,13 +31,13 @@ void NodeLayout::load(const Snapshot &snap) {
     for (size_t i = 0; i < snap.nodes.size(); ++i) {
         const SnapNode &n = snap.nodes[i];
         if (names_[i] != n.name) names_[i] = n.name;
-        nodes_[i] = NodeUse{n.gpus, n.free_gpus, n.completing};
+        nodes_[i] = NodeUse{n.gpus, n.free_gpus, n.completing, n.closed};
     }
     job_range_.clear();
     job_nodes_.clear();
     node_start_.assign(nodes_.size() + 1, 0);
     for (const SnapJob &j : snap.jobs) {
-        if (j.state != JobState::Running || j.nodes.empty()) continue;
+        if (!holds_gpus(j.state) || j.nodes.empty()) continue;
         const uint32_t from = static_cast<uint32_t>(job_nodes_.size());
         for (const NodeGpus &g : j.nodes) {
             if (g.node < 0 || size_t(g.node) >= nodes_.size()) continue;
@@ -53,7 +53,7 @@ void NodeLayout::load(const Snapshot &snap) {
     // In the snapshot's order, so that a node lists its jobs the same way
     // every time.
     for (const SnapJob &j : snap.jobs) {
-        if (j.state != JobState::Running || j.nodes.empty()) continue;
+        if (!holds_gpus(j.state) || j.nodes.empty()) continue;
         for (const NodeGpus &g : job_nodes(j.id)) on_node_[fill[size_t(g.node)]++] = JobOnNode{j.id, g.gpus};
     }
 }

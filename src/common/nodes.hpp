@@ -19,6 +19,9 @@ struct NodeUse {
     uint32_t gpus = 0;
     uint32_t free_gpus = 0;
     bool completing = false;
+    bool closed = false;  // no new job starts there now (SnapNode::closed)
+    // Slurm may start a job there now.
+    bool starts_jobs() const { return !completing && !closed; }
 };
 
 // A running job's GPUs on one node, as listed per node.

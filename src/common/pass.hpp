@@ -288,6 +288,9 @@ struct RunningInfo {
     static constexpr uint32_t kNoWalk = UINT32_MAX;
     uint32_t queue_walk = kNoWalk;
     bool stays = false;  // SnapJob::stays
+    // Suspended (scontrol suspend): it holds its GPUs, and preempt/gpupool
+    // never offers it (Slurm's candidates are running jobs).
+    bool suspended = false;
 };
 
 // Jobs placed by provisional() since the last pass: results in one array

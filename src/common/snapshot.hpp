@@ -16,6 +16,10 @@ namespace gpupool {
 
 enum class JobState { Pending, Running, Suspended };
 
+// A running job holds its GPUs, and so does a suspended one: Slurm keeps a
+// suspended job's GRES allocated (it frees only its CPUs).
+inline bool holds_gpus(JobState s) { return s == JobState::Running || s == JobState::Suspended; }
+
 struct SnapNode {
     std::string name;
     uint32_t gpus = 0;
@@ -28,6 +32,9 @@ struct SnapNode {
     // Snapshot::node_usage says so.
     uint32_t free_gpus = 0;
     bool completing = false;
+    // It takes no new job now (draining, failing, not responding, in a
+    // reservation): Slurm starts nothing there, so no victim is planned there.
+    bool closed = false;
 };
 
 // GPUs a running job holds on one node (an index into Snapshot::nodes).
@@ -137,6 +144,9 @@ struct SnapJob {
     // Running: Slurm would not start it again elsewhere at once
     // (GP_JOB_STAYS): consolidation does not move it.
     bool stays = false;
+    // Pending: it may use only some nodes of its partitions
+    // (GP_JOB_NODES_GIVEN): no victim plan for it.
+    bool nodes_given = false;
 };
 
 // Tasks a pending record stands for: an array meta record's pending tasks,

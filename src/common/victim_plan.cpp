@@ -341,11 +341,11 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     // layout and second, whatever plans are carried out meanwhile.
     for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];
-        if (!u.completing) s.free_total += u.free_gpus;
+        if (u.starts_jobs()) s.free_total += u.free_gpus;
     }
     for (int32_t node : s.eligible) {
         const NodeUse &u = nodes_.nodes()[size_t(node)];
-        if (u.completing || u.gpus < per_node) continue;  // Slurm starts nothing on a completing node
+        if (!u.starts_jobs() || u.gpus < per_node) continue;  // Slurm starts nothing on a completing or closed node
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
         PlanCost cost;
         if (u.free_gpus < per_node) {
@@ -526,7 +526,7 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
     for (int32_t node : s.eligible) {
         if (tries == 0) break;
         const NodeUse &u = nodes_.nodes()[size_t(node)];
-        if (u.completing || u.gpus < per_node || u.free_gpus >= per_node) continue;
+        if (!u.starts_jobs() || u.gpus < per_node || u.free_gpus >= per_node) continue;
         --tries;
         s.candidates.clear();
         for (const JobOnNode &j : nodes_.jobs_on(node)) {
@@ -561,7 +561,7 @@ bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
     s.dest_free.resize(nodes.size());
     // Not a node another preemptor holds (its victims' or its moved jobs').
     for (size_t n = 0; n < nodes.size(); ++n)
-        s.dest_free[n] = nodes[n].completing || plans_.holder(int32_t(n)) ? 0 : nodes[n].free_gpus;
+        s.dest_free[n] = !nodes[n].starts_jobs() || plans_.holder(int32_t(n)) ? 0 : nodes[n].free_gpus;
     s.dest_free[size_t(from_node)] = 0;
     std::vector<uint32_t> &order = s.order;
     order.assign(set.begin(), set.end());

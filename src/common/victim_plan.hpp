@@ -65,7 +65,7 @@ bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vecto
 struct VictimPlan {
     enum class Outcome : uint8_t {
         Unplanned,  // the plan does not apply (no GPUs asked, nodes unknown): R4/R5 alone decide
-        FitsFree,   // free GPUs on nodes not completing fit it: no victim
+        FitsFree,   // free GPUs on nodes that take jobs now fit it: no victim
         Victims,    // `victims`, node group by node group
         NoNode,     // no node can be freed for it (or all are planned by others)
         Waiting,    // it preempted already: it waits for the GPUs it freed
@@ -121,7 +121,7 @@ struct PlanScratch {
     std::vector<Choice> choices;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap
     SwapRoom swap_room;
-    int64_t free_total = 0;  // free GPUs of the preemptor's nodes (not completing)
+    int64_t free_total = 0;  // free GPUs of the preemptor's nodes that take jobs now
     // Per pool, its GPUs over the bound R5 reclaims to (-1: not known yet).
     std::vector<int64_t> excess;
     // Whom `choices` were made for: preemptors alike (partitions, tier,

@@ -281,7 +281,9 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     }
     const RunningInfo vi = victim_info(victim);
     Verdict v = verdict_for(vi, preemptor, now);
-    if (!nodes_.known()) return v;
+    // A preemptor bound to some nodes (-w, -x, -C, a reservation): the
+    // rules alone; Slurm takes victims only on the nodes it may use.
+    if (!nodes_.known() || preemptor.nodes_given) return v;
     if (v.allowed) {
         apply_plan(victim.id, preemptor, now, v);
         return v;
@@ -362,6 +364,10 @@ Verdict Engine::verdict_for(const RunningInfo &vi, const JobRef &preemptor, int6
     }
     if (!preemptible_tier(vi.tier)) {
         v.why.set("victim tier %s is not preemptible", config_->tiers[static_cast<size_t>(vi.tier)].name.c_str());
+        return v;
+    }
+    if (vi.suspended) {
+        v.why = "victim is suspended";
         return v;
     }
     const PoolState &vps = eval_.pools[static_cast<size_t>(vi.pool)];

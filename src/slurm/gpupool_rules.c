@@ -22,6 +22,19 @@ extern bool gpr_node_unusable(uint32_t node_state)
 	return (node_state & NODE_STATE_DRAIN) && !busy;
 }
 
+extern bool gpr_node_closed(uint32_t node_state)
+{
+	/*
+	 * What slurmctld leaves out of avail_node_bitmap (node_mgr.c
+	 * _sync_bitmaps: drained or draining, failing, not responding), a
+	 * node powering down, and one in an active reservation (RES, MAINT:
+	 * node_scheduler.c takes reserved nodes from jobs outside it).
+	 */
+	return node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL |
+			     NODE_STATE_NO_RESPOND | NODE_STATE_POWERING_DOWN |
+			     NODE_STATE_RES | NODE_STATE_MAINT);
+}
+
 extern int gpr_job_state(uint32_t job_state)
 {
 	if (job_state & JOB_REVOKED)

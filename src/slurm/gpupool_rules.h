@@ -28,6 +28,14 @@ extern "C" {
 extern bool gpr_node_unusable(uint32_t node_state);
 
 /*
+ * A node on which Slurm starts no job now (its capacity may still count):
+ * draining or drained, failing, not responding, powering down, or in an
+ * active reservation.  Its free GPUs serve no pending job, and no victim
+ * is planned there (GP_NODE_CLOSED).
+ */
+extern bool gpr_node_closed(uint32_t node_state);
+
+/*
  * gpupool's state of a job (GP_JOB_* of gpupool.h) from Slurm's job_state
  * bits; -1 for jobs that hold and want nothing: revoked (a federation
  * sibling), ended, or ended and still completing.

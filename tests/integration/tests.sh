@@ -141,6 +141,30 @@ test_borrow_reclaim() {
     assert test "$(job_state "$wf1")" = RUNNING
 }
 
+# 3a. A node in a maintenance reservation has its GPU free, but Slurm
+#     starts no job there: pool2's NORMAL job, within its quota, still
+#     reclaims what pool1 borrowed on the other nodes.  Before, gpupool
+#     counted the reserved node's free GPU as fitting the job and offered
+#     no victim: the job waited for as long as the reservation lasted.
+test_reclaim_past_reserved_node() {
+  local l1 l2 l3 n rc=0
+  scontrol create reservation ReservationName=gpmaint Nodes=node4 StartTime=now Duration=10 \
+    Users=root Flags=MAINT >/dev/null || return 1
+  { l1=$(submit l1 pool1 low) && l2=$(submit l2 pool1 low) && l3=$(submit l3 pool1 low) &&
+      assert wait_running_count 3 30; } || rc=1
+  if (( rc == 0 )); then
+    ilog "pool1 borrows node1-3 (quota 2, 3 LOW jobs); node4 reserved, its GPU free"
+    mark_log
+    n=$(submit n pool2 normal) || rc=1
+    { assert wait_state "$n" RUNNING 30 &&
+        assert log_has "preempt.*JobId=$n.*Reclaim"; } ||
+      { ilog "pool2's job: $(job_state "$n") $(job_reason "$n")"; log_since | grep gpupool | tail -5 >&2; rc=1; }
+  fi
+  cancel_all 30
+  scontrol delete ReservationName=gpmaint || rc=1
+  return $rc
+}
+
 # 4. Quota hold: a third 1-GPU NORMAL job in quota-2 pool1 pends with the
 #    quota reason while GPUs are free, LOW jobs still start on them, and the
 #    held job starts within one scheduling pass of a NORMAL job ending.
@@ -158,6 +182,30 @@ test_quota_hold() {
   assert wait_state "$n3" RUNNING 10 || return 1
   t1=$(date +%s%3N)
   ilog "held job started $(( t1 - t0 )) ms after the NORMAL job was cancelled (sched_interval=2 s)"
+}
+
+# 4c. scontrol suspend: Slurm keeps a suspended job's GPU, so it still
+#     counts against pool1's quota: with one NORMAL job running and one
+#     suspended, a third is held at 2/2 (and the suspended one resumes
+#     within quota).  Before, a suspended job counted nothing: the third
+#     started, and after the resume pool1 ran 3 NORMAL GPUs on a quota of 2.
+test_suspended_job_counts() {
+  local n1 n2 n3 rc=0
+  { n1=$(submit n1 pool1 normal) && n2=$(submit n2 pool1 normal) &&
+      assert wait_state "$n1" RUNNING 30 && assert wait_state "$n2" RUNNING 30 &&
+      scontrol suspend "$n1" && assert wait_state "$n1" SUSPENDED 10; } || rc=1
+  if (( rc == 0 )); then
+    n3=$(submit n3 pool1 normal) || rc=1
+    # A full pass comes within RecalcInterval (10 s): it must count n1 too.
+    sleep 12
+    assert test "$(job_state "$n3")" = PENDING &&
+      assert wait_until 5 eval '[[ "$(job_reason '"$n3"')" == GpuPoolQuota:pool1?2/2 ]]' ||
+      { ilog "the third job: $(job_state "$n3") $(job_reason "$n3")"; rc=1; }
+    scontrol resume "$n1" && assert wait_state "$n1" RUNNING 10 || rc=1
+    assert test "$(job_state "$n3")" = PENDING || rc=1
+  fi
+  cancel_all 30
+  return $rc
 }
 
 # 4a. A QOS name of 200 bytes (slurmdbd keeps 255, gpupool.conf takes as

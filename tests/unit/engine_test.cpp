@@ -154,6 +154,34 @@ TEST(QuotaAdmission, HeldWhileGpusFreeThenAdmitted) {
     EXPECT_FALSE(e.job_ended(4242, T0 + 5));
 }
 
+// scontrol suspend: Slurm keeps a suspended job's GPUs, so it counts
+// against its pool's quota as a running one (an NP job of pool1 at its
+// quota holds the next), and it is never a victim (Slurm preempts running
+// jobs only): pool2's NORMAL job cannot reclaim a suspended borrower.
+TEST(QuotaAdmission, ASuspendedJobHoldsItsGpusAndIsNeverAVictim) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\nPool=pool2 Quota=2\n");
+    Snapshot s = cluster(4);
+    partition(s, "pool1", 0, 3);
+    partition(s, "pool2", 0, 3);
+    SnapJob np = running(1, "pool1", "normal", 2, T0);
+    np.state = JobState::Suspended;
+    SnapJob borrower = running(2, "pool1", "low", 2, T0 + 1);
+    borrower.state = JobState::Suspended;
+    s.add_job(np);
+    s.add_job(borrower);
+    s.add_job(pending(3, "pool1", "normal", 2, T0 + 2));
+    SnapJob owner = pending(4, "pool2", "normal", 2, T0 + 3);
+    s.add_job(owner);
+    e.evaluate(s, T0 + 4);
+
+    EXPECT_EQ(pool(e, "pool1").np_used(), 2u);
+    EXPECT_EQ(pool(e, "pool1").borrowed(), 2u);
+    EXPECT_EQ(e.reason_of(*e.pending_result(3)), "GpuPoolQuota:pool1 2/2");
+    const Verdict v = e.preemptable(ref(borrower), ref(owner), T0 + 4);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(std::string(v.why.c_str()), "victim is suspended");
+}
+
 // A burst of submits between passes cannot admit more than the quota.
 TEST(QuotaAdmission, ProvisionalSubmitsReserveQuota) {
     Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\n");

@@ -86,6 +86,7 @@ inline JobRef ref(const SnapJob &j) {
     r.qos = j.qos;
     r.gpus = j.gpus;
     r.start = j.start_time;
+    r.nodes_given = j.nodes_given;
     return r;
 }
 

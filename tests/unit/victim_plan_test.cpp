@@ -57,6 +57,7 @@ struct Row {
     std::vector<bool> completing;  // per node
     SnapJob preemptor;
     std::vector<uint32_t> victims;  // in plan order
+    std::vector<bool> closed = {};  // per node
 };
 
 }  // namespace
@@ -87,6 +88,29 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
          {true, false},
          pending(9, "pool1", "normal", 4, 700),
          {2}},
+        {"n0 drains with 4 GPUs free: Slurm starts nothing there, so they do not count as fitting the job, and "
+         "the plan frees n1",
+         {on(running(2, "pool1", "low", 4, 500), 1)},
+         {},
+         pending(9, "pool1", "normal", 4, 700),
+         {2},
+         {true, false}},
+        {"n0's LOW job would lose less work, but n0 is in a reservation: the plan frees n1",
+         {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
+         {},
+         pending(9, "pool1", "normal", 4, 950),
+         {2},
+         {true, false}},
+        {"a job that may use only some nodes (-w, -x, -C, a reservation) gets no plan: every job the rules "
+         "allow is offered, in R6's order, and Slurm takes those on the nodes it may use",
+         {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
+         {},
+         [] {
+             SnapJob j = pending(9, "pool1", "normal", 4, 950);
+             j.nodes_given = true;
+             return j;
+         }(),
+         {1, 2}},
         {"a job of 8 GPUs on 2 nodes takes a whole-node set on each",
          {on(running(1, "pool1", "low", 4, 100), 0), on(running(2, "pool1", "low", 2, 500), 1),
           on(running(3, "pool1", "low", 2, 600), 1)},
@@ -111,6 +135,7 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
         w.snap.add_job(row.preemptor);
         settle(w.snap);
         for (size_t n = 0; n < row.completing.size(); ++n) w.snap.nodes[n].completing = row.completing[n];
+        for (size_t n = 0; n < row.closed.size(); ++n) w.snap.nodes[n].closed = row.closed[n];
         w.e.evaluate(w.snap, 1000);
         EXPECT_EQ(w.victims(row.preemptor), row.victims);
     }

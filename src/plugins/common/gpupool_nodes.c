@@ -71,7 +71,8 @@ extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 		_node_alloc(node_ptr, t);
 	(void) gp_snapshot_set_node_usage(
 		snap, node, (alloc >= gpus) ? 0 : (uint32_t) (gpus - alloc),
-		IS_NODE_COMPLETING(node_ptr) ? 1 : 0);
+		(IS_NODE_COMPLETING(node_ptr) ? GP_NODE_COMPLETING : 0) |
+		(gpr_node_closed(node_ptr->node_state) ? GP_NODE_CLOSED : 0));
 }
 
 /* The job's GPUs on its i-th node (job_resrcs order). */

@@ -251,6 +251,15 @@ static bool _given(const char *s)
 	return s && *s;
 }
 
+/* The job may use only some nodes of its partitions: -w, -x, -C, a reservation. */
+static bool _nodes_given(job_record_t *job_ptr)
+{
+	return !job_ptr->details || _given(job_ptr->details->req_nodes) ||
+	       _given(job_ptr->details->exc_nodes) ||
+	       _given(job_ptr->details->features) ||
+	       _given(job_ptr->resv_name);
+}
+
 /*
  * Would the job, preempted, be requeued and free to start again on another
  * node of its partition (consolidation moves only such jobs)?  Not if its
@@ -269,11 +278,8 @@ static bool _stays(job_record_t *job_ptr, const char *qos)
 	if (gp_preempt_mode(found ? &t : NULL, gps_site_preempt_mode(),
 			    requeueable) != GP_MODE_REQUEUE)
 		return true;
-	return !job_ptr->details || _given(job_ptr->details->req_nodes) ||
-	       _given(job_ptr->details->exc_nodes) ||
-	       _given(job_ptr->details->features) ||
+	return _nodes_given(job_ptr) ||
 	       (job_ptr->details->whole_node & WHOLE_NODE_REQUIRED) ||
-	       _given(job_ptr->resv_name) ||
 	       (job_ptr->het_job_id && (job_ptr->het_job_id != NO_VAL));
 }
 
@@ -299,6 +305,8 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->array_job_id = job_ptr->array_job_id;
 	if ((state == GP_JOB_PENDING) && job_ptr->details)
 		out->nodes = job_ptr->details->min_nodes;
+	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
+		out->flags |= GP_JOB_NODES_GIVEN;
 	if ((state == GP_JOB_RUNNING) && _stays(job_ptr, out->qos))
 		out->flags |= GP_JOB_STAYS;
 	if (t->needs & GP_NEEDS_ACCOUNTS)
@@ -337,7 +345,8 @@ static int _add_job(void *x, void *arg)
 
 	if (state < 0)
 		return 0;
-	if (add->running_only && (state != GP_JOB_RUNNING))
+	/* Jobs that hold GPUs: running and suspended ones */
+	if (add->running_only && (state == GP_JOB_PENDING))
 		return 0;
 	gps_job_fill(job_ptr, state, add->t, NULL, add->now, &job, &parts,
 		     qos);
@@ -348,7 +357,7 @@ static int _add_job(void *x, void *arg)
 					      gps_hold_is_ours(job_ptr));
 	if (gp_snapshot_add_job(add->snap, &job) == GP_OK) {
 		add->jobs++;
-		if (add->node_map && (state == GP_JOB_RUNNING))
+		if (add->node_map && (state != GP_JOB_PENDING))
 			gps_job_nodes(add->snap, job_ptr, add->node_map,
 				      add->node_idx, add->node_gpus, add->t);
 	}
