@@ -226,6 +226,7 @@ void sync_node_set_rows(std::vector<NodeSetTree> &trees, const std::vector<PoolS
 
 void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
     ev.running.clear();
+    ev.suspended.clear();
     ev.array_running.clear();
     const bool levels = ev.levels;
     for (PoolState &ps : ev.pools) clear_running(ps.queues);
@@ -237,7 +238,7 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
         r.gpus = j.gpus;
         r.start = j.start_time;
         r.suspended = j.state == JobState::Suspended;
-        r.stays = j.stays || r.suspended;
+        r.stays = j.stays;
         r.array_job_id = j.array_job_id;
         if (r.array_job_id) ev.array_running[r.array_job_id]++;
         if (!j.partitions.empty()) {
@@ -250,7 +251,7 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
             if (levels) note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
             use_in_queues(r, ps, +1);
         }
-        ev.running[j.id] = r;
+        (r.suspended ? ev.suspended : ev.running)[j.id] = r;
     }
 }
 

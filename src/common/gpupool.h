@@ -290,7 +290,8 @@ typedef struct {
 #define GP_JOB_STAYS 1u
 /*
  * Since ABI 17, pending jobs: the job may use only some nodes of its
- * partitions (-w, -x, -C, --reservation), which the core does not know.
+ * partitions (-w, -x, -C, --reservation) or only whole ones (--exclusive),
+ * which the core does not know.
  * It gets no victim plan: its victims are judged by the rules alone and
  * Slurm picks its node among them, as before ABI 12.
  */

@@ -66,11 +66,16 @@ void Engine::update_candidate(Evaluation &ev, uint32_t pos) const {
     }
 }
 
-// A running job ended: its GPUs leave its pool's use and its array's count
-// of running tasks.  Returns its array's id (0: none, or not running).
+// A running (or suspended) job ended: its GPUs leave its pool's use and its
+// array's count of running tasks.  Returns its array's id (0: none, or not running).
 uint32_t Engine::release_running(uint32_t job_id) {
-    auto rit = eval_.running.find(job_id);
-    if (rit == eval_.running.end()) return 0;
+    auto *held_by = &eval_.running;  // or a suspended job's GPUs
+    auto rit = held_by->find(job_id);
+    if (rit == held_by->end()) {
+        held_by = &eval_.suspended;
+        rit = held_by->find(job_id);
+        if (rit == held_by->end()) return 0;
+    }
     const RunningInfo &r = rit->second;
     if (r.pool >= 0) {
         PoolState &ps = eval_.pools[static_cast<size_t>(r.pool)];
@@ -86,7 +91,7 @@ uint32_t Engine::release_running(uint32_t job_id) {
         auto ait = eval_.array_running.find(array_record);
         if (ait != eval_.array_running.end() && --ait->second == 0) eval_.array_running.erase(ait);
     }
-    eval_.running.erase(rit);
+    held_by->erase(rit);
     return array_record;
 }
 

@@ -288,8 +288,8 @@ struct RunningInfo {
     static constexpr uint32_t kNoWalk = UINT32_MAX;
     uint32_t queue_walk = kNoWalk;
     bool stays = false;  // SnapJob::stays
-    // Suspended (scontrol suspend): it holds its GPUs, and preempt/gpupool
-    // never offers it (Slurm's candidates are running jobs).
+    // Suspended (scontrol suspend): it holds its GPUs and is never a victim
+    // (Evaluation::suspended).
     bool suspended = false;
 };
 
@@ -418,6 +418,10 @@ struct Evaluation {
     std::vector<PendingResult> pending;           // R1 order
     IdIndex pending_index;
     std::unordered_map<uint32_t, RunningInfo> running;
+    // Suspended jobs: counted in their pools' use like running ones, but
+    // kept out of `running` (the victims, the R5 walk, what a preemptor's
+    // pool frees): Slurm never preempts them, so their GPUs free nothing.
+    std::unordered_map<uint32_t, RunningInfo> suspended;
     // Job array id -> its tasks among `running`.
     std::unordered_map<uint32_t, uint32_t> array_running;
     // Jobs placed by provisional() since this pass.

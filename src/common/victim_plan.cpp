@@ -269,6 +269,11 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
     } else {
         s.made_for.valid = false;
         if (!eligible_nodes(preemptor, s.eligible)) return;  // Unplanned
+        // Every node of its partitions closed: the rules alone (Slurm
+        // preempts nothing it cannot start the job with), never a block.
+        if (std::all_of(s.eligible.begin(), s.eligible.end(),
+                        [&](int32_t n) { return nodes_.nodes()[size_t(n)].closed; }))
+            return;  // Unplanned
         make_choices(preemptor, now, node_count);
         s.made_for = std::move(alike);
     }

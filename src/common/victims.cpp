@@ -185,6 +185,8 @@ RunningInfo Engine::victim_info(const JobRef &victim) const {
     auto rit = eval_.running.find(victim.id);
     if (rit != eval_.running.end()) {
         vi = rit->second;
+    } else if (auto sit = eval_.suspended.find(victim.id); sit != eval_.suspended.end()) {
+        vi = sit->second;
     } else {
         vi.job_id = victim.id;
         vi.tier = tier_of_qos(std::string(victim.qos));

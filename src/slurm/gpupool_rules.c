@@ -26,13 +26,13 @@ extern bool gpr_node_closed(uint32_t node_state)
 {
 	/*
 	 * What slurmctld leaves out of avail_node_bitmap (node_mgr.c
-	 * _sync_bitmaps: drained or draining, failing, not responding), a
-	 * node powering down, and one in an active reservation (RES, MAINT:
-	 * node_scheduler.c takes reserved nodes from jobs outside it).
+	 * _sync_bitmaps: drained or draining, failing, not responding) and a
+	 * node powering down.  Not NODE_STATE_RES: a reservation of some
+	 * cores or GPUs leaves the rest to other jobs (the plugins look at
+	 * whole-node reservations themselves).
 	 */
 	return node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL |
-			     NODE_STATE_NO_RESPOND | NODE_STATE_POWERING_DOWN |
-			     NODE_STATE_RES | NODE_STATE_MAINT);
+			     NODE_STATE_NO_RESPOND | NODE_STATE_POWERING_DOWN);
 }
 
 extern int gpr_job_state(uint32_t job_state)

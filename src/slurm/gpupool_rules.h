@@ -29,9 +29,10 @@ extern bool gpr_node_unusable(uint32_t node_state);
 
 /*
  * A node on which Slurm starts no job now (its capacity may still count):
- * draining or drained, failing, not responding, powering down, or in an
- * active reservation.  Its free GPUs serve no pending job, and no victim
- * is planned there (GP_NODE_CLOSED).
+ * draining or drained, failing, not responding, powering down.  Its free
+ * GPUs serve no pending job, and no victim is planned there
+ * (GP_NODE_CLOSED; so too a node a reservation holds whole, which the
+ * plugins find in slurmctld's reservations).
  */
 extern bool gpr_node_closed(uint32_t node_state);
 

@@ -157,7 +157,8 @@ TEST(QuotaAdmission, HeldWhileGpusFreeThenAdmitted) {
 // scontrol suspend: Slurm keeps a suspended job's GPUs, so it counts
 // against its pool's quota as a running one (an NP job of pool1 at its
 // quota holds the next), and it is never a victim (Slurm preempts running
-// jobs only): pool2's NORMAL job cannot reclaim a suspended borrower.
+// jobs only): pool2's NORMAL job cannot reclaim a suspended borrower, and
+// pool1's excess lies on its running borrower, though older.
 TEST(QuotaAdmission, ASuspendedJobHoldsItsGpusAndIsNeverAVictim) {
     Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2\nPool=pool2 Quota=2\n");
     Snapshot s = cluster(4);
@@ -167,19 +168,27 @@ TEST(QuotaAdmission, ASuspendedJobHoldsItsGpusAndIsNeverAVictim) {
     np.state = JobState::Suspended;
     SnapJob borrower = running(2, "pool1", "low", 2, T0 + 1);
     borrower.state = JobState::Suspended;
+    SnapJob older = running(5, "pool1", "low", 1, T0);
     s.add_job(np);
     s.add_job(borrower);
+    s.add_job(older);
     s.add_job(pending(3, "pool1", "normal", 2, T0 + 2));
     SnapJob owner = pending(4, "pool2", "normal", 2, T0 + 3);
     s.add_job(owner);
     e.evaluate(s, T0 + 4);
 
     EXPECT_EQ(pool(e, "pool1").np_used(), 2u);
-    EXPECT_EQ(pool(e, "pool1").borrowed(), 2u);
+    EXPECT_EQ(pool(e, "pool1").borrowed(), 3u);
     EXPECT_EQ(e.reason_of(*e.pending_result(3)), "GpuPoolQuota:pool1 2/2");
     const Verdict v = e.preemptable(ref(borrower), ref(owner), T0 + 4);
     EXPECT_FALSE(v.allowed);
     EXPECT_EQ(std::string(v.why.c_str()), "victim is suspended");
+    const Verdict on_older = e.preemptable(ref(older), ref(owner), T0 + 4);
+    EXPECT_TRUE(on_older.allowed) << on_older.why.c_str();
+    EXPECT_EQ(on_older.rule, Rule::Reclaim);
+    // Its end gives its GPUs back at once, as a running job's.
+    EXPECT_TRUE(e.job_ended(1, T0 + 5));
+    EXPECT_EQ(pool(e, "pool1").np_used(), 0u);
 }
 
 // A burst of submits between passes cannot admit more than the quota.

@@ -101,6 +101,13 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
          pending(9, "pool1", "normal", 4, 950),
          {2},
          {true, false}},
+        {"every node of the partition is closed: no plan, never a block; the rules alone offer every job they "
+         "allow, in R6's order (Slurm preempts nothing it cannot start the job with)",
+         {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
+         {},
+         pending(9, "pool1", "normal", 4, 950),
+         {1, 2},
+         {true, true}},
         {"a job that may use only some nodes (-w, -x, -C, a reservation) gets no plan: every job the rules "
          "allow is offered, in R6's order, and Slurm takes those on the nodes it may use",
          {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},

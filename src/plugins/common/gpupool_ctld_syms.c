@@ -27,6 +27,7 @@
 GPS_WEAK void *acct_db_conn = NULL;
 GPS_WEAK list_t *job_list = NULL;
 GPS_WEAK list_t *part_list = NULL;
+GPS_WEAK list_t *resv_list = NULL;
 GPS_WEAK time_t last_job_update = (time_t) 0;
 GPS_WEAK time_t last_node_update = (time_t) 0;
 GPS_WEAK time_t last_part_update = (time_t) 0;

@@ -61,7 +61,7 @@ extern bool gps_nodes_readable(const gps_tres_t *t)
 
 extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 			   node_record_t *node_ptr, uint64_t gpus,
-			   const gps_tres_t *t)
+			   const gps_tres_t *t, bool reserved)
 {
 	uint64_t alloc;
 
@@ -72,7 +72,8 @@ extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 	(void) gp_snapshot_set_node_usage(
 		snap, node, (alloc >= gpus) ? 0 : (uint32_t) (gpus - alloc),
 		(IS_NODE_COMPLETING(node_ptr) ? GP_NODE_COMPLETING : 0) |
-		(gpr_node_closed(node_ptr->node_state) ? GP_NODE_CLOSED : 0));
+		((reserved || gpr_node_closed(node_ptr->node_state)) ?
+			 GP_NODE_CLOSED : 0));
 }
 
 /* The job's GPUs on its i-th node (job_resrcs order). */

@@ -251,12 +251,17 @@ static bool _given(const char *s)
 	return s && *s;
 }
 
-/* The job may use only some nodes of its partitions: -w, -x, -C, a reservation. */
+/*
+ * The job may use only some nodes of its partitions (-w, -x, -C, a
+ * reservation) or only whole ones (--exclusive): the victim plan, which
+ * counts GPUs on any node of them, cannot serve it.
+ */
 static bool _nodes_given(job_record_t *job_ptr)
 {
 	return !job_ptr->details || _given(job_ptr->details->req_nodes) ||
 	       _given(job_ptr->details->exc_nodes) ||
 	       _given(job_ptr->details->features) ||
+	       (job_ptr->details->whole_node & WHOLE_NODE_REQUIRED) ||
 	       _given(job_ptr->resv_name);
 }
 
@@ -279,7 +284,6 @@ static bool _stays(job_record_t *job_ptr, const char *qos)
 			    requeueable) != GP_MODE_REQUEUE)
 		return true;
 	return _nodes_given(job_ptr) ||
-	       (job_ptr->details->whole_node & WHOLE_NODE_REQUIRED) ||
 	       (job_ptr->het_job_id && (job_ptr->het_job_id != NO_VAL));
 }
 
@@ -436,6 +440,37 @@ static void _add_partitions(gp_snapshot_t *snap, const int32_t *node_map,
 }
 
 /*
+ * Nodes an active reservation holds whole (node index -> true): Slurm
+ * starts no job outside it there (job_test_resv).  A reservation of some
+ * cores or GPUs (not RESV_CTLD_FULL_NODE) leaves the rest to others.
+ * Reservations are read under the node lock, which the caller holds.
+ */
+static bool *_reserved_whole(time_t now)
+{
+	list_itr_t *it;
+	slurmctld_resv_t *resv;
+	bool *reserved = NULL;
+	int i;
+
+	if (!resv_list || !list_count(resv_list))
+		return NULL;
+	it = list_iterator_create(resv_list);
+	while ((resv = list_next(it))) {
+		if ((now < resv->start_time) || (now >= resv->end_time) ||
+		    !(resv->ctld_flags & RESV_CTLD_FULL_NODE) ||
+		    !resv->node_bitmap)
+			continue;
+		if (!reserved)
+			reserved = xcalloc(node_record_count, sizeof(bool));
+		for (i = 0; i < node_record_count; i++)
+			if (bit_test(resv->node_bitmap, i))
+				reserved[i] = true;
+	}
+	list_iterator_destroy(it);
+	return reserved;
+}
+
+/*
  * Every node with its GPUs (and where t->needs says, CPUs and memory);
  * with `usage`, its free GPUs and completing state too.  `node_map`
  * (node_record_count entries) gets each record's snapshot index.
@@ -444,6 +479,7 @@ static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t,
 		       bool usage, int32_t *node_map)
 {
 	node_record_t *node_ptr;
+	bool *reserved = usage ? _reserved_whole(time(NULL)) : NULL;
 	int i;
 
 	for (i = 0; i < node_record_count; i++)
@@ -462,8 +498,10 @@ static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t,
 		if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
 			_node_cpus_mem(snap, node_map[i], node_ptr);
 		if (usage)
-			gps_node_usage(snap, node_map[i], node_ptr, gpus, t);
+			gps_node_usage(snap, node_map[i], node_ptr, gpus, t,
+				       reserved && reserved[i]);
 	}
+	xfree(reserved);
 }
 
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,

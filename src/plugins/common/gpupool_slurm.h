@@ -145,10 +145,14 @@ extern uint64_t gps_running_fingerprint(void);
  * gps_nodes_readable(): the tracked resource is a GRES (gres/gpu).
  */
 extern bool gps_nodes_readable(const gps_tres_t *t);
-/* The node's free GPUs (of `gpus` configured) and completing state. */
+/*
+ * The node's free GPUs (of `gpus` configured), whether it is completing,
+ * and whether it takes no job now (closed: gpr_node_closed, or `reserved`
+ * whole by an active reservation).
+ */
 extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 			   node_record_t *node_ptr, uint64_t gpus,
-			   const gps_tres_t *t);
+			   const gps_tres_t *t, bool reserved);
 /*
  * The running job's nodes (snapshot indexes through `node_map`) and its
  * GPUs on each, for the job added last; `idx` and `gpus` are scratch of
