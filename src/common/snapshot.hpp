@@ -32,8 +32,8 @@ struct SnapNode {
     // Snapshot::node_usage says so.
     uint32_t free_gpus = 0;
     bool completing = false;
-    // It takes no new job now (draining, failing, not responding, in a
-    // reservation): Slurm starts nothing there, so no victim is planned there.
+    // It takes no new job now (draining, failing, not responding, held whole
+    // by a reservation): Slurm starts nothing there, so no victim is planned there.
     bool closed = false;
 };
 
