@@ -332,9 +332,9 @@ int gp_snapshot_set_node_resources(gp_snapshot_t *snap, int32_t node_index,
  * on one node, chosen by the core).  A node's GPUs no job holds now and
  * GP_NODE_* flags: Slurm is still ending jobs on it (GP_NODE_COMPLETING),
  * or it takes no new job now (GP_NODE_CLOSED, since ABI 17: draining,
- * failing, not responding, held whole by a reservation).  Calling it for any node
- * says the snapshot has node usage: every node's free GPUs (0 where not
- * called) and every running job's nodes.  Without any call preemption is
+ * failing, not responding, held whole by a reservation).  Calling it for
+ * any node says the snapshot has node usage: every node's free GPUs (0
+ * where not called) and every running job's nodes.  Without any call preemption is
  * judged on pools' GPU counts alone, as before ABI 12.
  */
 #define GP_NODE_COMPLETING 1u
