@@ -281,6 +281,23 @@ show_logs() {
 
 # ---------------------------------------------------------------- config
 
+# slurm.conf's NodeName lines: one for all nodes, or with GPU types
+# (GPUPOOL_GPU_TYPES) one per node, each with its model (Gres=gpu:TYPE:N).
+node_lines() {
+  local -a types
+  local k host
+  read -r -a types <<<"${GPUPOOL_GPU_TYPES:-}"
+  if (( ${#types[@]} == 0 )); then
+    echo "NodeName=node[1-$NODE_COUNT] $NODE_HOSTS NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN"
+    return
+  fi
+  for (( k = 1; k <= NODE_COUNT; k++ )); do
+    host=localhost
+    [[ $NODE_HOSTS == *localhost ]] || host=node$k
+    echo "NodeName=node$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$(( 17000 + k )) CPUs=$CPUS Gres=gpu:${types[k-1]:+${types[k-1]}:}$GPUS State=UNKNOWN"
+  done
+}
+
 first_job_id() {
   # Grows 16/s with time so job ids of different runs never collide in the
   # reused accounting DB (slurmctld -c would restart at 1; sacct -j would
@@ -326,14 +343,21 @@ write_configs() {
   # without File= make slurmd report 0 GPUs and the node goes INVALID.
   : >"$ETC/gres.conf"
   echo "AutoDetect=off" >>"$ETC/gres.conf"
-  for n in "${NODES[@]}"; do
+  # GPUPOOL_GPU_TYPES="a b ...": the GPU model (gres.conf Type=) of node1,
+  # node2, ...; untyped past the list.
+  local -a gpu_types
+  read -r -a gpu_types <<<"${GPUPOOL_GPU_TYPES:-}"
+  local k type_opt
+  for (( k = 0; k < NODE_COUNT; k++ )); do
+    n=${NODES[k]}
     mkdir -p "$D/dev/$n"
     for (( i = 0; i < GPUS; i++ )); do
       [[ -c $D/dev/$n/nvidia$i ]] || mknod "$D/dev/$n/nvidia$i" c 1 3
     done
     if (( GPUS == 1 )); then gpu_files=$D/dev/$n/nvidia0
     else gpu_files="$D/dev/$n/nvidia[0-$(( GPUS - 1 ))]"; fi
-    echo "NodeName=$n Name=gpu File=$gpu_files" >>"$ETC/gres.conf"
+    type_opt=${gpu_types[k]:+ Type=${gpu_types[k]}}
+    echo "NodeName=$n Name=gpu$type_opt File=$gpu_files" >>"$ETC/gres.conf"
   done
 
   : >"$ETC/plugstack.conf"   # keep /etc/slurm/plugstack.conf (SPANK) out
@@ -403,7 +427,7 @@ AccountingStorageEnforce=associations,limits,qos
 AccountingStorageTRES=gres/gpu
 JobCompType=jobcomp/none
 $([[ $NODE_HOSTS == *localhost ]] || echo "TreeWidth=$(( NODE_COUNT + 1 ))")
-NodeName=node[1-$NODE_COUNT] $NODE_HOSTS NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN
+$(node_lines)
 ${GPUPOOL_PARTITIONS:-PartitionName=pool1 Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP
 PartitionName=pool2 Nodes=node[1-4] MaxTime=INFINITE State=UP
 PartitionName=pool3 Nodes=node[5-6] MaxTime=INFINITE State=UP

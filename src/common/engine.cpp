@@ -534,6 +534,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.mem_mb = job.mem_mb;
     ref.nodes = job.node_count;
     ref.nodes_given = job.nodes_given;
+    ref.allowed_nodes = job.allowed_nodes;
     return ref;
 }
 

@@ -44,9 +44,11 @@ struct JobRef {
     uint32_t cpus = 0;
     uint64_t mem_mb = 0;
     // Pending: the nodes it asks for (0: one), and whether it may use only
-    // some nodes of its partitions (SnapJob::nodes_given).
+    // some nodes of its partitions, and which where known
+    // (SnapJob::nodes_given, allowed_nodes).
     uint32_t nodes = 0;
     bool nodes_given = false;
+    std::string_view allowed_nodes;
 };
 
 // A snapshot job as a JobRef; `parts` keeps its partitions joined by

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 17
+#define GP_ABI_VERSION 18
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -279,6 +279,12 @@ typedef struct {
 	 * GP_JOB_NODES_GIVEN for pending ones).
 	 */
 	uint32_t flags;
+	/*
+	 * Since ABI 18, pending jobs with GP_JOB_NODES_GIVEN: the nodes of
+	 * its partitions it may use, by name, comma-separated (NULL or "":
+	 * not known).  Its victim plan looks only there.
+	 */
+	const char *allowed_nodes;
 } gp_job_t;
 
 /*
@@ -290,10 +296,11 @@ typedef struct {
 #define GP_JOB_STAYS 1u
 /*
  * Since ABI 17, pending jobs: the job may use only some nodes of its
- * partitions (-w, -x, -C, --reservation) or only whole ones (--exclusive),
- * which the core does not know.
- * It gets no victim plan: its victims are judged by the rules alone and
- * Slurm picks its node among them, as before ABI 12.
+ * partitions (a GPU model not on every node, -w, -x, -C, --reservation) or
+ * only whole ones (--exclusive).  Since ABI 18 `allowed_nodes` may name
+ * them: its victim plan then looks only there.  Where it does not, the job
+ * gets no victim plan: its victims are judged by the rules alone and Slurm
+ * picks its node among them, as before ABI 12.
  */
 #define GP_JOB_NODES_GIVEN 2u
 

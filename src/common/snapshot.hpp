@@ -145,8 +145,11 @@ struct SnapJob {
     // (GP_JOB_STAYS): consolidation does not move it.
     bool stays = false;
     // Pending: it may use only some nodes of its partitions
-    // (GP_JOB_NODES_GIVEN): no victim plan for it.
+    // (GP_JOB_NODES_GIVEN): its victim plan looks only at `allowed_nodes`
+    // (names, comma-separated), and where those are unknown (empty) it
+    // gets no plan.
     bool nodes_given = false;
+    std::string allowed_nodes;
 };
 
 // Tasks a pending record stands for: an array meta record's pending tasks,

@@ -169,13 +169,24 @@ void Engine::apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now
     v.rule = Rule::None;
 }
 
-// The nodes of the preemptor's partitions, each once, in node order.  False
-// where a partition's nodes are unknown.  (Nodes other plans hold are
-// skipped when choosing: the choices serve every preemptor alike.)
+// The nodes of the preemptor's partitions, each once, in node order; of a
+// preemptor bound to some nodes, only those it may use (a GPU model, -w,
+// -x).  False where a partition's nodes are unknown.  (Nodes other plans
+// hold are skipped when choosing: the choices serve every preemptor alike.)
 bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) {
     out.clear();
     std::vector<uint8_t> &seen = plan_scratch_.seen;
     seen.assign(nodes_.nodes().size(), 0);
+    if (preemptor.nodes_given) {
+        // Nodes it may not use count as seen.  Names sorted once, each
+        // partition node looked up: no map kept per layout.
+        std::vector<std::string_view> &allowed = plan_scratch_.bound_to;
+        allowed.clear();
+        for_each_listed(preemptor.allowed_nodes, [&](std::string_view n) { allowed.push_back(n); });
+        std::sort(allowed.begin(), allowed.end());
+        for (size_t n = 0; n < seen.size(); ++n)
+            seen[n] = !std::binary_search(allowed.begin(), allowed.end(), std::string_view(nodes_.name(int32_t(n))));
+    }
     bool known = true;
     for_each_listed(preemptor.partitions, [&](std::string_view part) {
         const std::vector<int32_t> *nodes = nodes_.partition_nodes(part);
@@ -256,6 +267,7 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
     alike.generation = nodes_.generation();
     alike.now = now;
     alike.partitions.assign(preemptor.partitions);
+    alike.allowed_nodes.assign(preemptor.nodes_given ? preemptor.allowed_nodes : std::string_view());
     alike.tier = pc.who.tier;
     alike.refused_pool = pc.refused_pool;
     alike.account = pc.who.account;

@@ -111,6 +111,7 @@ struct PlanScratch {
     };
     std::vector<int32_t> eligible;
     std::vector<uint8_t> seen;
+    std::vector<std::string_view> bound_to;  // a bound preemptor's nodes, sorted
     std::vector<NodeCandidate> candidates;
     std::vector<int32_t> prev;
     std::vector<PlanCost> best;
@@ -133,6 +134,7 @@ struct PlanScratch {
         uint64_t generation = 0;
         int64_t now = 0;
         std::string partitions;
+        std::string allowed_nodes;  // JobRef's, where nodes_given
         int tier = -1, refused_pool = -1;
         int32_t account = -1;
         uint32_t gpus = 0, cpus = 0, nodes = 0;
@@ -140,6 +142,7 @@ struct PlanScratch {
         bool admitted = false;
         bool operator==(const Alike &o) const {
             return valid && o.valid && generation == o.generation && now == o.now && partitions == o.partitions &&
+                   allowed_nodes == o.allowed_nodes &&
                    tier == o.tier && refused_pool == o.refused_pool && account == o.account && gpus == o.gpus &&
                    cpus == o.cpus && nodes == o.nodes && mem_mb == o.mem_mb && admitted == o.admitted;
         }

@@ -283,9 +283,10 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     }
     const RunningInfo vi = victim_info(victim);
     Verdict v = verdict_for(vi, preemptor, now);
-    // A preemptor bound to some nodes (-w, -x, -C, a reservation): the
-    // rules alone; Slurm takes victims only on the nodes it may use.
-    if (!nodes_.known() || preemptor.nodes_given) return v;
+    // A preemptor bound to nodes the core does not know (-C, --exclusive, a
+    // reservation): the rules alone; Slurm takes victims only on the nodes
+    // it may use.
+    if (!nodes_.known() || (preemptor.nodes_given && preemptor.allowed_nodes.empty())) return v;
     if (v.allowed) {
         apply_plan(victim.id, preemptor, now, v);
         return v;

@@ -165,6 +165,39 @@ test_reclaim_past_reserved_node() {
   return $rc
 }
 
+# 3c. A job bound to node1, by its GPU model (in the narrow cluster node1
+#     alone has model "a": run.sh's GPUPOOL_GPU_TYPES) or by -w.  pool1
+#     borrows node1-4 with LOW jobs, node1's the oldest; pool2's NORMAL job,
+#     within its quota, must reclaim node1's.  Before, its victim plan
+#     counted GPUs on any node (the model) or it got no plan (-w): either
+#     way it was offered only the newest borrowers, on nodes Slurm could not
+#     give it, and it waited (Resources).
+reclaim_on_node1() {
+  local l1 l2 l3 l4 n rc=0
+  { l1=$(submit l1 pool1 low -w node1) && assert wait_state "$l1" RUNNING 30 && sleep 3 &&
+      l2=$(submit l2 pool1 low -w node2) && l3=$(submit l3 pool1 low -w node3) &&
+      l4=$(submit l4 pool1 low -w node4) && assert wait_running_count 4 30; } || rc=1
+  if (( rc == 0 )); then
+    ilog "pool1 borrows node1-4 (quota 2, 4 LOW jobs); node1's job is the oldest"
+    mark_log
+    n=$(submit n pool2 normal "$@") || rc=1
+    { assert wait_state "$n" RUNNING 30 &&
+        assert test "$(job_field "$n" NodeList)" = node1 &&
+        assert log_has "preempt victim JobId=$l1 .*for JobId=$n "; } ||
+      { ilog "pool2's job ($*): $(job_state "$n") $(job_reason "$n")"; log_since | grep gpupool | tail -8 >&2; rc=1; }
+  fi
+  cancel_all 30
+  return $rc
+}
+
+test_reclaim_gpu_model() {
+  [[ $(sinfo -h -n node1 -o %G) == gpu:a:* ]] ||
+    { ilog "node1 has no GPU of model a (GPUPOOL_GPU_TYPES): $(sinfo -h -n node1 -o %G)"; return 1; }
+  reclaim_on_node1 --gres=gpu:a:1
+}
+
+test_reclaim_given_node() { reclaim_on_node1 -w node1; }
+
 # 4. Quota hold: a third 1-GPU NORMAL job in quota-2 pool1 pends with the
 #    quota reason while GPUs are free, LOW jobs still start on them, and the
 #    held job starts within one scheduling pass of a NORMAL job ending.

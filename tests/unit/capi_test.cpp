@@ -158,7 +158,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 17u);
+    EXPECT_EQ(gp_abi_version(), 18u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -353,5 +353,45 @@ TEST(CApi, OneNodeByWeightSpreadsByWeightsAndALaterSnapshotWithoutItGivesThemBac
     EXPECT_EQ(gp_engine_node_weights(e, want, current, 2), 2u);
     EXPECT_EQ(current[0], 1u);
     EXPECT_EQ(current[1], 1u);
+    gp_engine_destroy(e);
+}
+
+// A preemptor that may use only node1 (its GPU model, as the plugin reads
+// it from gres.conf's types): gp_job_t.allowed_nodes reaches the victim
+// plan, which frees node1 though pool1's job there ran longest.  Without
+// the names the job gets no plan (the rules alone: pool1's newest
+// borrowers, on node3 and node4, which Slurm could not use).
+TEST(CApi, AllowedNodesReachTheVictimPlan) {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = four_nodes({"pool1", "pool2"});
+    gp_job_t low[4];
+    for (int i = 0; i < 4; ++i) {
+        low[i] = job(uint32_t(i + 1), GP_JOB_RUNNING, "pool1", "low", 1, 100 + 10 * i);
+        ASSERT_EQ(gp_snapshot_add_job(s, &low[i]), GP_OK);
+        const int32_t node = i;
+        const uint32_t gpus = 1;
+        ASSERT_EQ(gp_snapshot_set_job_nodes(s, &node, &gpus, 1), GP_OK);
+    }
+    for (int32_t n = 0; n < 4; ++n) ASSERT_EQ(gp_snapshot_set_node_usage(s, n, 0, 0), GP_OK);
+    gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 1, 150);
+    pre.flags = GP_JOB_NODES_GIVEN;
+    ASSERT_EQ(gp_snapshot_add_job(s, &pre), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+
+    auto allowed = [&](const char *nodes) {
+        pre.allowed_nodes = nodes;
+        std::string out;
+        gp_verdict_t v;
+        for (const gp_job_t &l : low) {
+            EXPECT_EQ(gp_engine_preemptable(e, &l, &pre, 200, &v), GP_OK);
+            if (v.allowed) out += std::to_string(l.job_id) + " ";
+        }
+        return out;
+    };
+    EXPECT_EQ(allowed("node1"), "1 ");
+    EXPECT_EQ(allowed(nullptr), "3 4 ");
+    gp_snapshot_destroy(s);
     gp_engine_destroy(e);
 }

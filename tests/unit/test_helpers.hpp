@@ -87,6 +87,7 @@ inline JobRef ref(const SnapJob &j) {
     r.gpus = j.gpus;
     r.start = j.start_time;
     r.nodes_given = j.nodes_given;
+    r.allowed_nodes = j.allowed_nodes;
     return r;
 }
 

@@ -108,13 +108,44 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
          pending(9, "pool1", "normal", 4, 950),
          {1, 2},
          {true, true}},
-        {"a job that may use only some nodes (-w, -x, -C, a reservation) gets no plan: every job the rules "
-         "allow is offered, in R6's order, and Slurm takes those on the nodes it may use",
+        {"a job that may use only some nodes the core is not told (-C, --exclusive, a reservation) gets no "
+         "plan: every job the rules allow is offered, in R6's order, and Slurm takes those on the nodes it may use",
          {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
          {},
          [] {
              SnapJob j = pending(9, "pool1", "normal", 4, 950);
              j.nodes_given = true;
+             return j;
+         }(),
+         {1, 2}},
+        {"n0's LOW job would lose less work, but the job may use only n1 (its GPU model, -w, -x): the plan "
+         "frees n1",
+         {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
+         {},
+         [] {
+             SnapJob j = pending(9, "pool1", "normal", 4, 950);
+             j.nodes_given = true;
+             j.allowed_nodes = "n1";
+             return j;
+         }(),
+         {2}},
+        {"n0 has 4 GPUs free, but the job may use only n1: they do not fit it, and the plan frees n1",
+         {on(running(2, "pool1", "low", 4, 500), 1)},
+         {},
+         [] {
+             SnapJob j = pending(9, "pool1", "normal", 4, 950);
+             j.nodes_given = true;
+             j.allowed_nodes = "n1";
+             return j;
+         }(),
+         {2}},
+        {"the job may use only nodes outside its partitions: no plan, the rules alone (never a block)",
+         {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
+         {},
+         [] {
+             SnapJob j = pending(9, "pool1", "normal", 4, 950);
+             j.nodes_given = true;
+             j.allowed_nodes = "n7";
              return j;
          }(),
          {1, 2}},

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "src/common/bitstring.h"
+#include "src/common/hostlist.h"
 #include "src/common/log.h"
 #include "src/common/node_conf.h"
 #include "src/common/xstring.h"
@@ -265,6 +266,74 @@ static bool _nodes_given(job_record_t *job_ptr)
 	       _given(job_ptr->resv_name);
 }
 
+static bool _in_part(part_record_t *part_ptr, int node)
+{
+	return part_ptr && part_ptr->node_bitmap &&
+	       (node < bit_size(part_ptr->node_bitmap)) &&
+	       bit_test(part_ptr->node_bitmap, node);
+}
+
+/*
+ * -w's and -x's lists as the user gave them: select_nodes() sets
+ * details->req_node_bitmap to NULL while it tries feature sets, which is
+ * when Slurm asks preemptable().  (A pointer to a hostlist on every
+ * release: its typedef changed in 23.11.)
+ */
+typedef __typeof__(hostlist_create(NULL)) gps_hostlist_t;
+
+static bool _listed(gps_hostlist_t hl, const char *name)
+{
+	return hl && (hostlist_find(hl, name) >= 0);
+}
+
+extern char *gps_job_allowed_nodes(job_record_t *job_ptr,
+				   part_record_t *use_part,
+				   const gps_tres_t *t)
+{
+	struct job_details *d = job_ptr->details;
+	const char *type = gps_job_gpu_type(job_ptr, t);
+	node_record_t *node_ptr;
+	part_record_t *p;
+	list_itr_t *it;
+	gps_hostlist_t req = NULL, exc = NULL;
+	char *names = NULL;
+	bool in;
+	int i;
+
+	if (!d || !type || _given(d->features) ||
+	    (d->whole_node & WHOLE_NODE_REQUIRED) || _given(job_ptr->resv_name))
+		return NULL;
+	if ((_given(d->req_nodes) && !(req = hostlist_create(d->req_nodes))) ||
+	    (_given(d->exc_nodes) && !(exc = hostlist_create(d->exc_nodes)))) {
+		if (req)
+			hostlist_destroy(req);
+		return NULL;
+	}
+	for (i = 0; (node_ptr = next_node(&i)); i++) {
+		if (use_part || !job_ptr->part_ptr_list) {
+			in = _in_part(use_part ? use_part : job_ptr->part_ptr,
+				      i);
+		} else {
+			in = false;
+			it = list_iterator_create(job_ptr->part_ptr_list);
+			while (!in && (p = list_next(it)))
+				in = _in_part(p, i);
+			list_iterator_destroy(it);
+		}
+		if (!in || (req && !_listed(req, node_ptr->name)) ||
+		    _listed(exc, node_ptr->name) ||
+		    (type[0] && !gps_node_gpus_of_type(node_ptr, t, type)))
+			continue;
+		xstrfmtcat(names, "%s%s", names ? "," : "", node_ptr->name);
+	}
+	if (req)
+		hostlist_destroy(req);
+	if (exc)
+		hostlist_destroy(exc);
+	/* None: Slurm's own answer (the rules alone), never a block here. */
+	return names;
+}
+
 /*
  * Would the job, preempted, be requeued and free to start again on another
  * node of its partition (consolidation moves only such jobs)?  Not if its
@@ -354,6 +423,9 @@ static int _add_job(void *x, void *arg)
 		return 0;
 	gps_job_fill(job_ptr, state, add->t, NULL, add->now, &job, &parts,
 		     qos);
+	if ((state == GP_JOB_PENDING) && add->node_map &&
+	    gps_job_gpu_type_binds(job_ptr, NULL, add->t))
+		job.flags |= GP_JOB_NODES_GIVEN;
 	/* Whose hold it is matters at priority 0 only: no look-up for the rest */
 	job.user_held = gpr_user_held(state == GP_JOB_PENDING,
 				      job_ptr->priority,

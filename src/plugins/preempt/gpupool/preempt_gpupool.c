@@ -87,8 +87,27 @@ extern int init(void)
 	return SLURM_SUCCESS;
 }
 
+/*
+ * The nodes a preemptor bound to some nodes may use
+ * (gps_job_allowed_nodes), kept while the same preemptor asks and no job,
+ * node or partition changed: preemptable() is asked once per running job.
+ * allowed_mutex is held from the look-up through the engine's answer.
+ */
+static pthread_mutex_t allowed_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint32_t job_id;
+	part_record_t *part;
+	time_t job_update, node_update, part_update;
+	char *names;
+} allowed;
+
 extern void fini(void)
 {
+	gps_gpu_types_fini();
+	slurm_mutex_lock(&allowed_mutex);
+	xfree(allowed.names);
+	allowed.job_id = 0;
+	slurm_mutex_unlock(&allowed_mutex);
 }
 
 /*
@@ -281,6 +300,26 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 /* Note the order of the arguments (as preempt/qos). */
 static uint16_t _job_mode(job_record_t *job_ptr);
 
+static const char *_allowed_nodes(job_record_t *job_ptr,
+				  const gps_tres_t *t)
+{
+	if ((allowed.job_id != job_ptr->job_id) ||
+	    (allowed.part != job_ptr->part_ptr) ||
+	    (allowed.job_update != last_job_update) ||
+	    (allowed.node_update != last_node_update) ||
+	    (allowed.part_update != last_part_update)) {
+		xfree(allowed.names);
+		allowed.names = gps_job_allowed_nodes(job_ptr,
+						      job_ptr->part_ptr, t);
+		allowed.job_id = job_ptr->job_id;
+		allowed.part = job_ptr->part_ptr;
+		allowed.job_update = last_job_update;
+		allowed.node_update = last_node_update;
+		allowed.part_update = last_part_update;
+	}
+	return allowed.names;
+}
+
 extern bool preempt_p_preemptable(job_record_t *preemptee,
 				  job_record_t *preemptor)
 {
@@ -312,9 +351,15 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 		     &vparts, vqos);
 	gps_job_fill(preemptor, GP_JOB_PENDING, &tres, preemptor->part_ptr,
 		     now, &pre, &pparts, pqos);
+	if (gps_job_gpu_type_binds(preemptor, preemptor->part_ptr, &tres))
+		pre.flags |= GP_JOB_NODES_GIVEN;
 	memset(&v, 0, sizeof(v));
+	slurm_mutex_lock(&allowed_mutex);
+	if (pre.flags & GP_JOB_NODES_GIVEN)
+		pre.allowed_nodes = _allowed_nodes(preemptor, &tres);
 	rc = gp_engine_preemptable(gp_shared_engine(), &victim, &pre,
 				   (int64_t) now, &v);
+	slurm_mutex_unlock(&allowed_mutex);
 	if (rc != GP_OK) {
 		debug("gpupool: preemptable(JobId=%u by JobId=%u): %s",
 		      preemptee->job_id, preemptor->job_id,
