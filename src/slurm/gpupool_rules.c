@@ -26,13 +26,16 @@ extern bool gpr_node_closed(uint32_t node_state)
 {
 	/*
 	 * What slurmctld leaves out of avail_node_bitmap (node_mgr.c
-	 * _sync_bitmaps: drained or draining, failing, not responding) and a
-	 * node powering down.  Not NODE_STATE_RES: a reservation of some
-	 * cores or GPUs leaves the rest to other jobs (the plugins look at
-	 * whole-node reservations themselves).
+	 * _sync_bitmaps: drained or draining, failing, not responding), a
+	 * node powering down and one asked to (scontrol power_down, also
+	 * POWER_DOWN_ASAP: make_node_avail() keeps it out).  Not
+	 * NODE_STATE_RES: a reservation of some cores or GPUs leaves the rest
+	 * to other jobs (the plugins look at whole-node reservations
+	 * themselves).
 	 */
 	return node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL |
-			     NODE_STATE_NO_RESPOND | NODE_STATE_POWERING_DOWN);
+			     NODE_STATE_NO_RESPOND | NODE_STATE_POWERING_DOWN |
+			     NODE_STATE_POWER_DOWN | NODE_STATE_POWER_DRAIN);
 }
 
 extern int gpr_job_state(uint32_t job_state)

@@ -21,6 +21,24 @@ TEST(SlurmRules, NodeUnusable) {
     EXPECT_FALSE(gpr_node_unusable(NODE_STATE_MIXED | NODE_STATE_DRAIN));
 }
 
+// A node that starts no new job now: its free GPUs fit no preemptor and
+// no victim is planned there.
+TEST(SlurmRules, NodeClosed) {
+    EXPECT_FALSE(gpr_node_closed(NODE_STATE_IDLE));
+    EXPECT_FALSE(gpr_node_closed(NODE_STATE_MIXED | NODE_STATE_COMPLETING));
+    EXPECT_FALSE(gpr_node_closed(NODE_STATE_MIXED | NODE_STATE_RES));  // some cores reserved
+    // A powered-down node is started again for a job (ResumeProgram).
+    EXPECT_FALSE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_POWERED_DOWN));
+    EXPECT_TRUE(gpr_node_closed(NODE_STATE_MIXED | NODE_STATE_DRAIN));
+    EXPECT_TRUE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_FAIL));
+    EXPECT_TRUE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_NO_RESPOND));
+    EXPECT_TRUE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_POWERING_DOWN));
+    // scontrol update State=POWER_DOWN (and POWER_DOWN_ASAP): idle, it
+    // waits to be powered down and takes no job meanwhile.
+    EXPECT_TRUE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_POWER_DOWN));
+    EXPECT_TRUE(gpr_node_closed(NODE_STATE_MIXED | NODE_STATE_POWER_DRAIN));
+}
+
 TEST(SlurmRules, JobState) {
     EXPECT_EQ(gpr_job_state(JOB_PENDING), GP_JOB_PENDING);
     EXPECT_EQ(gpr_job_state(JOB_PENDING | JOB_REQUEUE), GP_JOB_PENDING);
