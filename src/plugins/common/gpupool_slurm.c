@@ -290,7 +290,8 @@ extern char *gps_job_allowed_nodes(job_record_t *job_ptr,
 				   part_record_t *use_part,
 				   const gps_tres_t *t)
 {
-	struct job_details *d = job_ptr->details;
+	/* (the details' type is named differently across releases) */
+	__typeof__(job_ptr->details) d = job_ptr->details;
 	const char *type = gps_job_gpu_type(job_ptr, t);
 	node_record_t *node_ptr;
 	part_record_t *p;
