@@ -63,7 +63,7 @@ bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vecto
     return true;
 }
 
-VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions) {
+VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions, std::string_view allowed_nodes) {
     if (const uint32_t *i = index_.find(preemptor)) {
         std::swap(plans_[*i], plans_[count_ - 1]);  // drop its other plan
         --count_;
@@ -73,6 +73,7 @@ VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions) {
     VictimPlan &p = plans_[count_];
     p.preemptor = preemptor;
     p.partitions.assign(partitions);
+    p.allowed_nodes.assign(allowed_nodes);
     p.outcome = VictimPlan::Outcome::Unplanned;
     p.nodes.clear();
     p.planned_nodes = 0;
@@ -114,9 +115,10 @@ namespace gpupool {
 
 const VictimPlan &Engine::victim_plan(const JobRef &preemptor, int64_t now) {
     plans_.begin(nodes_.generation(), now, [&](VictimPlan &p) { return still_waiting(p); });
+    const std::string_view bound = preemptor.nodes_given ? preemptor.allowed_nodes : std::string_view();
     if (const VictimPlan *p = plans_.find(preemptor.id))
-        if (p->partitions == preemptor.partitions || p->carried_out) return *p;
-    VictimPlan &plan = plans_.make(preemptor.id, preemptor.partitions);
+        if ((p->partitions == preemptor.partitions && p->allowed_nodes == bound) || p->carried_out) return *p;
+    VictimPlan &plan = plans_.make(preemptor.id, preemptor.partitions, bound);
     make_plan(preemptor, now, plan);
     return plan;
 }
@@ -160,7 +162,13 @@ void Engine::apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now
         v.why.set("not in the preemptor's victim plan (node %s first)", node.c_str());
         break;
     case VictimPlan::Outcome::FitsFree: v.why.set("free GPUs on node %s fit the preemptor", node.c_str()); break;
-    case VictimPlan::Outcome::NoNode: v.why = "no node can be freed for the preemptor"; break;
+    case VictimPlan::Outcome::NoNode:
+        // Bound to some nodes: the list may miss one Slurm can use (a
+        // model gpupool does not read there): the rules alone, never a
+        // block (Slurm preempts nothing it cannot start the job with).
+        if (preemptor.nodes_given) return;
+        v.why = "no node can be freed for the preemptor";
+        break;
     case VictimPlan::Outcome::Waiting:
         v.why.set("the preemptor waits for the GPUs it freed on node %s", node.c_str());
         break;
@@ -186,6 +194,7 @@ bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) 
         std::sort(allowed.begin(), allowed.end());
         for (size_t n = 0; n < seen.size(); ++n)
             seen[n] = !std::binary_search(allowed.begin(), allowed.end(), std::string_view(nodes_.name(int32_t(n))));
+        allowed.clear();  // views into the caller's string
     }
     bool known = true;
     for_each_listed(preemptor.partitions, [&](std::string_view part) {

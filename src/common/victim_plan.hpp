@@ -72,6 +72,7 @@ struct VictimPlan {
     };
     uint32_t preemptor = 0;
     std::string partitions;  // where Slurm tried it (a job listing several is tried in each)
+    std::string allowed_nodes;  // the nodes it was bound to (JobRef::allowed_nodes), if any
     Outcome outcome = Outcome::Unplanned;
     // FitsFree: the nodes that fit; Victims: the node of each group, the
     // nodes planned first (one per node the job asks for), then fallbacks.
@@ -174,7 +175,7 @@ public:
     const VictimPlan *find(uint32_t preemptor) const { return const_cast<PlanBook *>(this)->find(preemptor); }
     // An empty plan for `preemptor` tried in `partitions` (its plan for
     // other partitions goes, with its nodes), its room kept.
-    VictimPlan &make(uint32_t preemptor, std::string_view partitions);
+    VictimPlan &make(uint32_t preemptor, std::string_view partitions, std::string_view allowed_nodes);
     // A plan carried out: its nodes planned first become its preemptor's.
     void hold_nodes(const VictimPlan &plan);
     // When `preemptor` was first offered victims (a plan with some); -1:

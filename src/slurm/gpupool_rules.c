@@ -24,18 +24,23 @@ extern bool gpr_node_unusable(uint32_t node_state)
 
 extern bool gpr_node_closed(uint32_t node_state)
 {
+	uint32_t base = node_state & NODE_STATE_BASE;
+
 	/*
 	 * What slurmctld leaves out of avail_node_bitmap (node_mgr.c
 	 * _sync_bitmaps: drained or draining, failing, not responding), a
-	 * node powering down and one asked to (scontrol power_down, also
-	 * POWER_DOWN_ASAP: make_node_avail() keeps it out).  Not
-	 * NODE_STATE_RES: a reservation of some cores or GPUs leaves the rest
-	 * to other jobs (the plugins look at whole-node reservations
-	 * themselves).
+	 * node powering down, and an idle one asked to (POWER_DOWN:
+	 * update_node() and make_node_avail() keep it out; POWER_DOWN_ASAP
+	 * drains it too).  A busy node with POWER_DOWN may still take jobs
+	 * (26.05 sets it on every node of a PowerDownOnIdle partition's
+	 * jobs): open, so that it never blocks a plan.  Not NODE_STATE_RES:
+	 * a reservation of some cores or GPUs leaves the rest to other jobs
+	 * (the plugins look at whole-node reservations themselves).
 	 */
+	if ((node_state & NODE_STATE_POWER_DOWN) && (base == NODE_STATE_IDLE))
+		return true;
 	return node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL |
-			     NODE_STATE_NO_RESPOND | NODE_STATE_POWERING_DOWN |
-			     NODE_STATE_POWER_DOWN | NODE_STATE_POWER_DRAIN);
+			     NODE_STATE_NO_RESPOND | NODE_STATE_POWERING_DOWN);
 }
 
 extern int gpr_job_state(uint32_t job_state)

@@ -33,10 +33,15 @@ TEST(SlurmRules, NodeClosed) {
     EXPECT_TRUE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_FAIL));
     EXPECT_TRUE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_NO_RESPOND));
     EXPECT_TRUE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_POWERING_DOWN));
-    // scontrol update State=POWER_DOWN (and POWER_DOWN_ASAP): idle, it
-    // waits to be powered down and takes no job meanwhile.
+    // scontrol update State=POWER_DOWN: idle, it waits to be powered down
+    // and takes no job meanwhile; busy, it may (Slurm 26.05 marks every
+    // node of a PowerDownOnIdle partition's jobs so), and must not block
+    // a plan.  POWER_DOWN_ASAP drains it.
     EXPECT_TRUE(gpr_node_closed(NODE_STATE_IDLE | NODE_STATE_POWER_DOWN));
-    EXPECT_TRUE(gpr_node_closed(NODE_STATE_MIXED | NODE_STATE_POWER_DRAIN));
+    EXPECT_FALSE(gpr_node_closed(NODE_STATE_MIXED | NODE_STATE_POWER_DOWN));
+    EXPECT_FALSE(gpr_node_closed(NODE_STATE_ALLOCATED | NODE_STATE_POWER_DOWN));
+    EXPECT_TRUE(gpr_node_closed(NODE_STATE_MIXED | NODE_STATE_POWER_DOWN | NODE_STATE_POWER_DRAIN |
+                                NODE_STATE_DRAIN));
 }
 
 TEST(SlurmRules, JobState) {

@@ -139,6 +139,17 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
              return j;
          }(),
          {2}},
+        {"the job may use only n1, where nothing can be freed (a NORMAL job): the rules alone, never a block, "
+         "as its list may miss a node Slurm can use",
+         {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "normal", 4, 100), 1)},
+         {},
+         [] {
+             SnapJob j = pending(9, "pool1", "normal", 4, 950);
+             j.nodes_given = true;
+             j.allowed_nodes = "n1";
+             return j;
+         }(),
+         {1}},
         {"the job may use only nodes outside its partitions: no plan, the rules alone (never a block)",
          {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
          {},

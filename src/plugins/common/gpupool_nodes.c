@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <pthread.h>
 #include <string.h>
 
 #include "src/common/bitstring.h"
@@ -27,12 +26,8 @@ static void *_tracked(gres_state_t *gs, const gps_tres_t *t)
 	return gs->gres_data;
 }
 
-/*
- * The one type of the tracked GRES's GPUs on a node: "" where it has none,
- * NULL where some are untyped or they are of more than one type.
- */
-static const char *_node_gpu_type(node_record_t *node_ptr,
-				  const gps_tres_t *t)
+extern const char *gps_node_gpu_type(node_record_t *node_ptr,
+				     const gps_tres_t *t)
 {
 	list_itr_t *it;
 	gres_state_t *gs;
@@ -64,88 +59,6 @@ static const char *_node_gpu_type(node_record_t *node_ptr,
 	return (mixed || (typed < avail)) ? NULL : type;
 }
 
-/*
- * Each partition's one GPU type (as _node_gpu_type over its nodes: NULL
- * where they differ), kept until a node or partition changes: a typed job
- * asks at every pass and at each of preemptable()'s calls, one per running
- * job.  Threads holding slurmctld's read locks may ask at once.
- */
-static pthread_mutex_t types_mutex = PTHREAD_MUTEX_INITIALIZER;
-static time_t types_node_update = (time_t) -1;
-static time_t types_part_update = (time_t) -1;
-static part_record_t **types_part = NULL;
-static char **types_name = NULL;
-static int types_cnt = 0;
-
-static void _types_clear(void)
-{
-	int i;
-
-	for (i = 0; i < types_cnt; i++)
-		xfree(types_name[i]);
-	xfree(types_name);
-	xfree(types_part);
-	types_cnt = 0;
-	types_node_update = types_part_update = (time_t) -1;
-}
-
-static void _types_read(const gps_tres_t *t)
-{
-	const char **node_type;
-	node_record_t *node_ptr;
-	part_record_t *part_ptr;
-	list_itr_t *it;
-	int n = 0, i, bits;
-
-	_types_clear();
-	types_node_update = last_node_update;
-	types_part_update = last_part_update;
-	if (!part_list || (node_record_count <= 0))
-		return;
-	node_type = xcalloc(node_record_count, sizeof(char *));
-	for (i = 0; i < node_record_count; i++)
-		node_type[i] = "";
-	for (i = 0; (node_ptr = next_node(&i)); i++)
-		node_type[i] = _node_gpu_type(node_ptr, t);
-	types_part = xcalloc(list_count(part_list) + 1, sizeof(*types_part));
-	types_name = xcalloc(list_count(part_list) + 1, sizeof(char *));
-	it = list_iterator_create(part_list);
-	while ((part_ptr = list_next(it))) {
-		const char *type = "";
-		bits = part_ptr->node_bitmap ?
-			bit_size(part_ptr->node_bitmap) : 0;
-		if (bits > node_record_count)
-			bits = node_record_count;
-		for (i = 0; type && (i < bits); i++) {
-			if (!bit_test(part_ptr->node_bitmap, i) ||
-			    (node_type[i] && !node_type[i][0]))
-				continue;
-			if (!node_type[i] || (type[0] &&
-					      xstrcmp(type, node_type[i])))
-				type = NULL;
-			else
-				type = node_type[i];
-		}
-		types_part[n] = part_ptr;
-		types_name[n++] = type ? xstrdup(type) : NULL;
-	}
-	list_iterator_destroy(it);
-	types_cnt = n;
-	xfree(node_type);
-}
-
-/* Have all GPUs of the partition's nodes the type `type`? (types_mutex) */
-static bool _part_all_of_type(part_record_t *part_ptr, const char *type)
-{
-	int i;
-
-	for (i = 0; i < types_cnt; i++)
-		if (types_part[i] == part_ptr)
-			return types_name[i] && (!types_name[i][0] ||
-						 !xstrcmp(types_name[i], type));
-	return false;	/* a partition made since: ask again next time */
-}
-
 extern const char *gps_job_gpu_type(job_record_t *job_ptr,
 				    const gps_tres_t *t)
 {
@@ -168,52 +81,6 @@ extern const char *gps_job_gpu_type(job_record_t *job_ptr,
 	}
 	list_iterator_destroy(it);
 	return type;
-}
-
-extern bool gps_job_gpu_type_binds(job_record_t *job_ptr,
-				   part_record_t *use_part, const gps_tres_t *t)
-{
-	const char *type;
-	part_record_t *part_ptr;
-	list_itr_t *it;
-	bool binds = false;
-
-	if (!(type = gps_job_gpu_type(job_ptr, t)))
-		return true;
-	if (!type[0])
-		return false;
-	slurm_mutex_lock(&types_mutex);
-	if ((types_node_update != last_node_update) ||
-	    (types_part_update != last_part_update))
-		_types_read(t);
-	if (use_part) {
-		binds = !_part_all_of_type(use_part, type);
-	} else if (job_ptr->part_ptr_list) {
-		it = list_iterator_create(job_ptr->part_ptr_list);
-		while (!binds && (part_ptr = list_next(it)))
-			binds = !_part_all_of_type(part_ptr, type);
-		list_iterator_destroy(it);
-	} else {
-		binds = !job_ptr->part_ptr ||
-			!_part_all_of_type(job_ptr->part_ptr, type);
-	}
-	slurm_mutex_unlock(&types_mutex);
-	return binds;
-}
-
-extern bool gps_node_gpus_of_type(node_record_t *node_ptr,
-				  const gps_tres_t *t, const char *type)
-{
-	const char *has = _node_gpu_type(node_ptr, t);
-
-	return has && (!has[0] || !xstrcmp(has, type));
-}
-
-extern void gps_gpu_types_fini(void)
-{
-	slurm_mutex_lock(&types_mutex);
-	_types_clear();
-	slurm_mutex_unlock(&types_mutex);
 }
 
 /* GPUs of the tracked GRES that jobs hold on the node. */

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -266,73 +267,89 @@ static bool _nodes_given(job_record_t *job_ptr)
 	       _given(job_ptr->resv_name);
 }
 
-static bool _in_part(part_record_t *part_ptr, int node)
-{
-	return part_ptr && part_ptr->node_bitmap &&
-	       (node < bit_size(part_ptr->node_bitmap)) &&
-	       bit_test(part_ptr->node_bitmap, node);
-}
-
 /*
- * -w's and -x's lists as the user gave them: select_nodes() sets
- * details->req_node_bitmap to NULL while it tries feature sets, which is
- * when Slurm asks preemptable().  (A pointer to a hostlist on every
- * release: its typedef changed in 23.11.)
+ * -w's or -x's nodes as node-table flags (NULL: no list), read from the
+ * list the user gave: select_nodes() sets details->req_node_bitmap to NULL
+ * while it tries feature sets, which is when Slurm asks preemptable().
+ * `*cnt`: the nodes named that exist.  (hostlist_create returns a pointer
+ * on every release; its typedef changed in 23.11.)
  */
-typedef __typeof__(hostlist_create(NULL)) gps_hostlist_t;
-
-static bool _listed(gps_hostlist_t hl, const char *name)
+static bool *_node_flags(char *list, int *cnt)
 {
-	return hl && (hostlist_find(hl, name) >= 0);
+	__typeof__(hostlist_create(NULL)) hl;
+	node_record_t *node_ptr;
+	bool *flags;
+	char *name;
+
+	*cnt = 0;
+	if (!_given(list) || !(hl = hostlist_create(list)))
+		return NULL;
+	flags = xcalloc(node_record_count, sizeof(bool));
+	while ((name = hostlist_shift(hl))) {
+		if ((node_ptr = find_node_record(name)) &&
+		    (node_ptr->index < (uint32_t) node_record_count) &&
+		    !flags[node_ptr->index]) {
+			flags[node_ptr->index] = true;
+			(*cnt)++;
+		}
+		free(name);
+	}
+	hostlist_destroy(hl);
+	return flags;
 }
 
-extern char *gps_job_allowed_nodes(job_record_t *job_ptr,
-				   part_record_t *use_part,
-				   const gps_tres_t *t)
+extern int gps_job_nodes_allowed(job_record_t *job_ptr,
+				 part_record_t *part, const gps_tres_t *t,
+				 char **names)
 {
 	/* (the details' type is named differently across releases) */
 	__typeof__(job_ptr->details) d = job_ptr->details;
-	const char *type = gps_job_gpu_type(job_ptr, t);
+	const char *type = gps_job_gpu_type(job_ptr, t), *has;
 	node_record_t *node_ptr;
-	part_record_t *p;
-	list_itr_t *it;
-	gps_hostlist_t req = NULL, exc = NULL;
-	char *names = NULL;
-	bool in;
-	int i;
+	bool *req = NULL, *exc = NULL, bound = false;
+	char *pos = NULL;
+	int rc = GPS_NODES_UNKNOWN, i, req_cnt, exc_cnt, listed = 0;
 
-	if (!d || !type || _given(d->features) ||
-	    (d->whole_node & WHOLE_NODE_REQUIRED) || _given(job_ptr->resv_name))
-		return NULL;
-	if ((_given(d->req_nodes) && !(req = hostlist_create(d->req_nodes))) ||
-	    (_given(d->exc_nodes) && !(exc = hostlist_create(d->exc_nodes)))) {
-		if (req)
-			hostlist_destroy(req);
-		return NULL;
-	}
+	*names = NULL;
+	if (!d || !part || !part->node_bitmap || !type ||
+	    _given(d->features) || (d->whole_node & WHOLE_NODE_REQUIRED) ||
+	    _given(job_ptr->resv_name))
+		return GPS_NODES_UNKNOWN;
+	if (!type[0] && !_given(d->req_nodes) && !_given(d->exc_nodes))
+		return GPS_NODES_ANY;
+	req = _node_flags(d->req_nodes, &req_cnt);
+	exc = _node_flags(d->exc_nodes, &exc_cnt);
 	for (i = 0; (node_ptr = next_node(&i)); i++) {
-		if (use_part || !job_ptr->part_ptr_list) {
-			in = _in_part(use_part ? use_part : job_ptr->part_ptr,
-				      i);
-		} else {
-			in = false;
-			it = list_iterator_create(job_ptr->part_ptr_list);
-			while (!in && (p = list_next(it)))
-				in = _in_part(p, i);
-			list_iterator_destroy(it);
-		}
-		if (!in || (req && !_listed(req, node_ptr->name)) ||
-		    _listed(exc, node_ptr->name) ||
-		    (type[0] && !gps_node_gpus_of_type(node_ptr, t, type)))
+		if ((i >= bit_size(part->node_bitmap)) ||
+		    !bit_test(part->node_bitmap, i))
 			continue;
-		xstrfmtcat(names, "%s%s", names ? "," : "", node_ptr->name);
+		if ((req && !req[i]) || (exc && exc[i])) {
+			bound = true;
+			continue;
+		}
+		if (type[0]) {
+			/* Slurm may match a model gpupool cannot read there. */
+			if (!(has = gps_node_gpu_type(node_ptr, t)))
+				goto out;
+			if (has[0] && xstrcmp(has, type)) {
+				bound = true;
+				continue;
+			}
+		}
+		xstrfmtcatat(*names, &pos, "%s%s", listed++ ? "," : "",
+			     node_ptr->name);
 	}
-	if (req)
-		hostlist_destroy(req);
-	if (exc)
-		hostlist_destroy(exc);
-	/* None: Slurm's own answer (the rules alone), never a block here. */
-	return names;
+	/* -w names nodes the job must include; Slurm adds others to -N. */
+	if (req && d->min_nodes && (listed < (int) d->min_nodes))
+		goto out;
+	rc = !bound ? GPS_NODES_ANY : listed ? GPS_NODES_LISTED :
+					       GPS_NODES_UNKNOWN;
+out:
+	if (rc != GPS_NODES_LISTED)
+		xfree(*names);
+	xfree(req);
+	xfree(exc);
+	return rc;
 }
 
 /*
@@ -424,9 +441,6 @@ static int _add_job(void *x, void *arg)
 		return 0;
 	gps_job_fill(job_ptr, state, add->t, NULL, add->now, &job, &parts,
 		     qos);
-	if ((state == GP_JOB_PENDING) && add->node_map &&
-	    gps_job_gpu_type_binds(job_ptr, NULL, add->t))
-		job.flags |= GP_JOB_NODES_GIVEN;
 	/* Whose hold it is matters at priority 0 only: no look-up for the rest */
 	job.user_held = gpr_user_held(state == GP_JOB_PENDING,
 				      job_ptr->priority,

@@ -163,37 +163,36 @@ extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
 			  uint32_t *gpus, const gps_tres_t *t);
 
 /*
- * Does the pending job ask for a GPU type (--gres=gpu:TYPE:N, --gpus=TYPE:N)
- * that not every node of its partitions (`use_part`, or NULL: all it may
- * run in) has alone?  The victim plan counts a node's GPUs of any type, so
- * such a job is bound to some nodes, as with -w (GP_JOB_NODES_GIVEN).
- * Caller holds the job read and node read locks.
- */
-extern bool gps_job_gpu_type_binds(job_record_t *job_ptr,
-				   part_record_t *use_part,
-				   const gps_tres_t *t);
-/*
  * The GPU type a job asks for (of the tracked GRES where QuotaTRES names
  * no type): "" for none, NULL for more than one.  Job read lock.
  */
 extern const char *gps_job_gpu_type(job_record_t *job_ptr,
 				    const gps_tres_t *t);
-/* Are all the node's GPUs of `type` (or has it none)?  Node read lock. */
-extern bool gps_node_gpus_of_type(node_record_t *node_ptr,
-				  const gps_tres_t *t, const char *type);
 /*
- * The nodes a pending job bound to some nodes may use, for its victim plan
- * (gp_job_t.allowed_nodes): of `use_part` (or of every partition it may
- * run in), those in -w's list, not in -x's, with its GPU model alone.
- * NULL where the core cannot know them (-C, --exclusive, a reservation,
- * several models): no plan.  Caller holds the job read and node read
- * locks; xfree() the result.
+ * The one type of the tracked GRES's GPUs on a node: "" where it has none,
+ * NULL where some are untyped or they are of more than one type.  Node
+ * read lock.
  */
-extern char *gps_job_allowed_nodes(job_record_t *job_ptr,
-				   part_record_t *use_part,
-				   const gps_tres_t *t);
-/* Frees what gps_job_gpu_type_binds keeps (the plugins' fini). */
-extern void gps_gpu_types_fini(void);
+extern const char *gps_node_gpu_type(node_record_t *node_ptr,
+				     const gps_tres_t *t);
+
+/*
+ * Which nodes of `part` a pending job may use, for its victim plan, which
+ * counts GPUs of any model on any node of the partition:
+ * GPS_NODES_ANY: all of them (the plan as usual);
+ * GPS_NODES_LISTED: only *names (comma-separated, xfree() them): those
+ *   in -w's list, not in -x's, with its GPU model alone;
+ * GPS_NODES_UNKNOWN: some, which gpupool cannot tell (-C, --exclusive, a
+ *   reservation, several models, a node of mixed or untyped GPUs, -w
+ *   naming fewer nodes than the job needs): no plan, the rules alone.
+ * Caller holds the job read and node read locks.
+ */
+#define GPS_NODES_ANY 0
+#define GPS_NODES_LISTED 1
+#define GPS_NODES_UNKNOWN 2
+extern int gps_job_nodes_allowed(job_record_t *job_ptr,
+				 part_record_t *part, const gps_tres_t *t,
+				 char **names);
 
 /*
  * Refuse a libgpupool built for another C ABI than this plugin (init() of

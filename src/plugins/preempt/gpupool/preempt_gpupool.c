@@ -88,25 +88,34 @@ extern int init(void)
 }
 
 /*
- * The nodes a preemptor bound to some nodes may use
- * (gps_job_allowed_nodes), kept while the same preemptor asks and no job,
- * node or partition changed: preemptable() is asked once per running job.
- * allowed_mutex is held from the look-up through the engine's answer.
+ * The nodes the preemptor may use (gps_job_nodes_allowed), kept while the
+ * same preemptor asks in the same partition with the same -w and -x and no
+ * job, node or partition changed: preemptable() is asked once per running
+ * job.  allowed_mutex is held from the look-up through the engine's answer
+ * (`names` is handed to it).
  */
 static pthread_mutex_t allowed_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	uint32_t job_id;
 	part_record_t *part;
 	time_t job_update, node_update, part_update;
+	char *req_nodes, *exc_nodes;
+	int rc;
 	char *names;
 } allowed;
 
+static void _allowed_clear(void)
+{
+	xfree(allowed.names);
+	xfree(allowed.req_nodes);
+	xfree(allowed.exc_nodes);
+	allowed.job_id = 0;
+}
+
 extern void fini(void)
 {
-	gps_gpu_types_fini();
 	slurm_mutex_lock(&allowed_mutex);
-	xfree(allowed.names);
-	allowed.job_id = 0;
+	_allowed_clear();
 	slurm_mutex_unlock(&allowed_mutex);
 }
 
@@ -300,24 +309,38 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor,
 /* Note the order of the arguments (as preempt/qos). */
 static uint16_t _job_mode(job_record_t *job_ptr);
 
-static const char *_allowed_nodes(job_record_t *job_ptr,
-				  const gps_tres_t *t)
+/* The preemptor's nodes into `pre` (allowed_mutex held). */
+static void _allowed_nodes(job_record_t *job_ptr, const gps_tres_t *t,
+			   gp_job_t *pre)
 {
+	const char *req = job_ptr->details ? job_ptr->details->req_nodes : NULL;
+	const char *exc = job_ptr->details ? job_ptr->details->exc_nodes : NULL;
+
 	if ((allowed.job_id != job_ptr->job_id) ||
 	    (allowed.part != job_ptr->part_ptr) ||
 	    (allowed.job_update != last_job_update) ||
 	    (allowed.node_update != last_node_update) ||
-	    (allowed.part_update != last_part_update)) {
-		xfree(allowed.names);
-		allowed.names = gps_job_allowed_nodes(job_ptr,
-						      job_ptr->part_ptr, t);
+	    (allowed.part_update != last_part_update) ||
+	    xstrcmp(allowed.req_nodes, req) ||
+	    xstrcmp(allowed.exc_nodes, exc)) {
+		_allowed_clear();
+		allowed.rc = gps_job_nodes_allowed(job_ptr, job_ptr->part_ptr,
+						   t, &allowed.names);
 		allowed.job_id = job_ptr->job_id;
 		allowed.part = job_ptr->part_ptr;
 		allowed.job_update = last_job_update;
 		allowed.node_update = last_node_update;
 		allowed.part_update = last_part_update;
+		allowed.req_nodes = xstrdup(req);
+		allowed.exc_nodes = xstrdup(exc);
 	}
-	return allowed.names;
+	/* -x of a node outside the partition binds nothing. */
+	if (allowed.rc == GPS_NODES_ANY)
+		pre->flags &= ~GP_JOB_NODES_GIVEN;
+	else
+		pre->flags |= GP_JOB_NODES_GIVEN;
+	pre->allowed_nodes = (allowed.rc == GPS_NODES_LISTED) ?
+		allowed.names : NULL;
 }
 
 extern bool preempt_p_preemptable(job_record_t *preemptee,
@@ -351,12 +374,9 @@ extern bool preempt_p_preemptable(job_record_t *preemptee,
 		     &vparts, vqos);
 	gps_job_fill(preemptor, GP_JOB_PENDING, &tres, preemptor->part_ptr,
 		     now, &pre, &pparts, pqos);
-	if (gps_job_gpu_type_binds(preemptor, preemptor->part_ptr, &tres))
-		pre.flags |= GP_JOB_NODES_GIVEN;
 	memset(&v, 0, sizeof(v));
 	slurm_mutex_lock(&allowed_mutex);
-	if (pre.flags & GP_JOB_NODES_GIVEN)
-		pre.allowed_nodes = _allowed_nodes(preemptor, &tres);
+	_allowed_nodes(preemptor, &tres, &pre);
 	rc = gp_engine_preemptable(gp_shared_engine(), &victim, &pre,
 				   (int64_t) now, &v);
 	slurm_mutex_unlock(&allowed_mutex);

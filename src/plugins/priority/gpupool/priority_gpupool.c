@@ -165,7 +165,6 @@ extern int fini(void)
 	gps_hold_fini();
 	gpp_throttle_fini();
 	parts_fini();
-	gps_gpu_types_fini();
 	in_ctld = false;
 	unlock_slurmctld(job_write);
 	return SLURM_SUCCESS;
