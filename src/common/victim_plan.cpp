@@ -80,6 +80,7 @@ VictimPlan &PlanBook::make(uint32_t preemptor, std::string_view partitions, std:
     p.victims.clear();
     p.group_end.clear();
     p.carried_out = false;
+    p.held_elsewhere = false;
     p.carried_at = 0;
     p.consolidation = false;
     p.moved_to.clear();
@@ -165,8 +166,10 @@ void Engine::apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now
     case VictimPlan::Outcome::NoNode:
         // Bound to some nodes: the list may miss one Slurm can use (a
         // model gpupool does not read there): the rules alone, never a
-        // block (Slurm preempts nothing it cannot start the job with).
-        if (preemptor.nodes_given) return;
+        // block (Slurm preempts nothing it cannot start the job with) -
+        // unless its nodes are held by other preemptors' plans, which the
+        // rules would preempt on a second time.
+        if (preemptor.nodes_given && !plan.held_elsewhere) return;
         v.why = "no node can be freed for the preemptor";
         break;
     case VictimPlan::Outcome::Waiting:
@@ -470,15 +473,18 @@ void Engine::choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_
         return true;
     };
     // The first node_count choices free to take decide the outcome.
-    bool victims = false;
+    bool victims = false, held = false;
     uint32_t taken = 0;
     for (size_t i = 0; i < s.choices.size() && taken < node_count; ++i)
         if (free_to_take(s.choices[i])) {
             victims |= s.choices[i].to > s.choices[i].from;
             ++taken;
+        } else {
+            held = true;
         }
     if (taken < node_count) {
         plan.outcome = VictimPlan::Outcome::NoNode;
+        plan.held_elsewhere = held;
         return;
     }
     const VictimPlan::Outcome outcome = victims ? VictimPlan::Outcome::Victims : VictimPlan::Outcome::FitsFree;

@@ -81,6 +81,7 @@ struct VictimPlan {
     std::vector<uint32_t> victims;     // node group by node group, R6 order in each
     std::vector<uint32_t> group_end;   // end of each node's group in `victims`
     bool carried_out = false;          // Slurm preempted some of them for it
+    bool held_elsewhere = false;       // NoNode: other preemptors' plans hold nodes that would do
     int64_t carried_at = 0;            // when (its plan's time)
     // Consolidation (Run:ai): the victims are moved, not reclaimed: each
     // can start again at once on its node in `moved_to` (same order as

@@ -292,6 +292,23 @@ TEST(VictimPlan, TwoPreemptorsNeverPlanTheSameNode) {
     EXPECT_EQ(w.e.victim_plan(ref(a), 1002).outcome, VictimPlan::Outcome::FitsFree);
 }
 
+// A job bound to n1 (its GPU model, -w) whose node another preemptor's
+// carried-out plan holds while its victim goes: no victim, not the rules'
+// (which would preempt on n1 a second time).
+TEST(VictimPlan, ABoundPreemptorWaitsForANodeAnotherPlanHolds) {
+    TwoFullNodes w;
+    const SnapJob &a = w.a;
+    SnapJob b = w.b;
+    b.nodes_given = true;
+    b.allowed_nodes = "n1";
+    EXPECT_EQ(w.victims(a), (std::vector<uint32_t>{2})) << "n1's job ran less";
+    w.e.note_preempted(a.id, 2);  // job 2 is being signalled, still there
+    w.e.refresh_running(w.snap, 1001);
+    EXPECT_EQ(w.victims(b, 1001), (std::vector<uint32_t>{})) << "n1 is a's";
+    EXPECT_EQ(w.e.victim_plan(ref(b), 1001).outcome, VictimPlan::Outcome::NoNode);
+    EXPECT_TRUE(w.e.victim_plan(ref(b), 1001).held_elsewhere);
+}
+
 TEST(VictimPlan, AVictimRequeuedAndStartedAgainIsNotWaitedFor) {
     TwoFullNodes w;
     const SnapJob &a = w.a;

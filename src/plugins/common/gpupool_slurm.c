@@ -268,34 +268,33 @@ static bool _nodes_given(job_record_t *job_ptr)
 }
 
 /*
- * -w's or -x's nodes as node-table flags (NULL: no list), read from the
- * list the user gave: select_nodes() sets details->req_node_bitmap to NULL
- * while it tries feature sets, which is when Slurm asks preemptable().
- * `*cnt`: the nodes named that exist.  (hostlist_create returns a pointer
- * on every release; its typedef changed in 23.11.)
+ * -w's or -x's nodes as node-table flags into *flags (NULL: no list), read
+ * from the list the user gave: select_nodes() sets
+ * details->req_node_bitmap to NULL while it tries feature sets, which is
+ * when Slurm asks preemptable().  False where the list cannot be read.
+ * (hostlist_create returns a pointer on every release; its typedef changed
+ * in 23.11.  find_node_record2: no error logged for a name since gone.)
  */
-static bool *_node_flags(char *list, int *cnt)
+static bool _node_flags(char *list, bool **flags)
 {
 	__typeof__(hostlist_create(NULL)) hl;
 	node_record_t *node_ptr;
-	bool *flags;
 	char *name;
 
-	*cnt = 0;
-	if (!_given(list) || !(hl = hostlist_create(list)))
-		return NULL;
-	flags = xcalloc(node_record_count, sizeof(bool));
+	*flags = NULL;
+	if (!_given(list))
+		return true;
+	if (!(hl = hostlist_create(list)))
+		return false;
+	*flags = xcalloc(node_record_count, sizeof(bool));
 	while ((name = hostlist_shift(hl))) {
-		if ((node_ptr = find_node_record(name)) &&
-		    (node_ptr->index < (uint32_t) node_record_count) &&
-		    !flags[node_ptr->index]) {
-			flags[node_ptr->index] = true;
-			(*cnt)++;
-		}
+		if ((node_ptr = find_node_record2(name)) &&
+		    (node_ptr->index < (uint32_t) node_record_count))
+			(*flags)[node_ptr->index] = true;
 		free(name);
 	}
 	hostlist_destroy(hl);
-	return flags;
+	return true;
 }
 
 extern int gps_job_nodes_allowed(job_record_t *job_ptr,
@@ -308,7 +307,7 @@ extern int gps_job_nodes_allowed(job_record_t *job_ptr,
 	node_record_t *node_ptr;
 	bool *req = NULL, *exc = NULL, bound = false;
 	char *pos = NULL;
-	int rc = GPS_NODES_UNKNOWN, i, req_cnt, exc_cnt, listed = 0;
+	int rc = GPS_NODES_UNKNOWN, i, listed = 0;
 
 	*names = NULL;
 	if (!d || !part || !part->node_bitmap || !type ||
@@ -317,8 +316,9 @@ extern int gps_job_nodes_allowed(job_record_t *job_ptr,
 		return GPS_NODES_UNKNOWN;
 	if (!type[0] && !_given(d->req_nodes) && !_given(d->exc_nodes))
 		return GPS_NODES_ANY;
-	req = _node_flags(d->req_nodes, &req_cnt);
-	exc = _node_flags(d->exc_nodes, &exc_cnt);
+	if (!_node_flags(d->req_nodes, &req) ||
+	    !_node_flags(d->exc_nodes, &exc))
+		goto out;
 	for (i = 0; (node_ptr = next_node(&i)); i++) {
 		if ((i >= bit_size(part->node_bitmap)) ||
 		    !bit_test(part->node_bitmap, i))
@@ -339,8 +339,14 @@ extern int gps_job_nodes_allowed(job_record_t *job_ptr,
 		xstrfmtcatat(*names, &pos, "%s%s", listed++ ? "," : "",
 			     node_ptr->name);
 	}
-	/* -w names nodes the job must include; Slurm adds others to -N. */
-	if (req && d->min_nodes && (listed < (int) d->min_nodes))
+	/*
+	 * -w names nodes the job must include: Slurm adds others up to -N
+	 * where it names fewer; where it names more, the job needs them all
+	 * (22.05, or after scontrol update ReqNodeList) or any -N of them
+	 * (26.05 at submit).  A plan of -N nodes among them serves only the
+	 * job that needs exactly those.
+	 */
+	if (req && (listed != (int) MAX(d->min_nodes, 1)))
 		goto out;
 	rc = !bound ? GPS_NODES_ANY : listed ? GPS_NODES_LISTED :
 					       GPS_NODES_UNKNOWN;
