@@ -51,6 +51,13 @@ struct TwoFullNodes : TwoNodes {
     }
 };
 
+// A pending job that may use only `nodes` (its GPU model, -w, -x).
+SnapJob bound(SnapJob j, const char *nodes) {
+    j.nodes_given = true;
+    j.allowed_nodes = nodes;
+    return j;
+}
+
 struct Row {
     const char *sentence;
     std::vector<SnapJob> running;
@@ -122,43 +129,23 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
          "frees n1",
          {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
          {},
-         [] {
-             SnapJob j = pending(9, "pool1", "normal", 4, 950);
-             j.nodes_given = true;
-             j.allowed_nodes = "n1";
-             return j;
-         }(),
+         bound(pending(9, "pool1", "normal", 4, 950), "n1"),
          {2}},
         {"n0 has 4 GPUs free, but the job may use only n1: they do not fit it, and the plan frees n1",
          {on(running(2, "pool1", "low", 4, 500), 1)},
          {},
-         [] {
-             SnapJob j = pending(9, "pool1", "normal", 4, 950);
-             j.nodes_given = true;
-             j.allowed_nodes = "n1";
-             return j;
-         }(),
+         bound(pending(9, "pool1", "normal", 4, 950), "n1"),
          {2}},
         {"the job may use only n1, where nothing can be freed (a NORMAL job): the rules alone, never a block, "
          "as its list may miss a node Slurm can use",
          {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "normal", 4, 100), 1)},
          {},
-         [] {
-             SnapJob j = pending(9, "pool1", "normal", 4, 950);
-             j.nodes_given = true;
-             j.allowed_nodes = "n1";
-             return j;
-         }(),
+         bound(pending(9, "pool1", "normal", 4, 950), "n1"),
          {1}},
         {"the job may use only nodes outside its partitions: no plan, the rules alone (never a block)",
          {on(running(1, "pool1", "low", 4, 900), 0), on(running(2, "pool1", "low", 4, 500), 1)},
          {},
-         [] {
-             SnapJob j = pending(9, "pool1", "normal", 4, 950);
-             j.nodes_given = true;
-             j.allowed_nodes = "n7";
-             return j;
-         }(),
+         bound(pending(9, "pool1", "normal", 4, 950), "n7"),
          {1, 2}},
         {"a job of 8 GPUs on 2 nodes takes a whole-node set on each",
          {on(running(1, "pool1", "low", 4, 100), 0), on(running(2, "pool1", "low", 2, 500), 1),
@@ -298,9 +285,7 @@ TEST(VictimPlan, TwoPreemptorsNeverPlanTheSameNode) {
 TEST(VictimPlan, ABoundPreemptorWaitsForANodeAnotherPlanHolds) {
     TwoFullNodes w;
     const SnapJob &a = w.a;
-    SnapJob b = w.b;
-    b.nodes_given = true;
-    b.allowed_nodes = "n1";
+    const SnapJob b = bound(w.b, "n1");
     EXPECT_EQ(w.victims(a), (std::vector<uint32_t>{2})) << "n1's job ran less";
     w.e.note_preempted(a.id, 2);  // job 2 is being signalled, still there
     w.e.refresh_running(w.snap, 1001);
