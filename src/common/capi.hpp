@@ -54,7 +54,7 @@ namespace gpupool::capi {
 // pass scattered them: doc/performance.md, "Live cost inside slurmctld").
 struct SnapshotSpares {
     std::vector<std::string> names;
-    std::vector<std::vector<NodeGpus>> node_lists;
+    std::vector<std::vector<NodeShare>> node_lists;
 };
 
 }  // namespace gpupool::capi

@@ -144,6 +144,26 @@ GP_EXPORT int gp_snapshot_set_node_usage(gp_snapshot_t *s, int32_t node_index, u
     return GP_OK;
 }
 
+GP_EXPORT int gp_snapshot_set_node_room(gp_snapshot_t *s, int32_t node_index, uint32_t cpus, uint64_t mem_mb) {
+    if (!s || node_index < 0 || size_t(node_index) >= s->snap.nodes.size()) return GP_ERR_ARG;
+    SnapNode &n = s->snap.nodes[size_t(node_index)];
+    n.room_cpus = cpus;
+    n.room_mem_mb = mem_mb;
+    return GP_OK;
+}
+
+GP_EXPORT int gp_snapshot_set_job_node_resources(gp_snapshot_t *s, const uint32_t *cpus, const uint64_t *mem_mb,
+                                                 size_t count) {
+    if (!s || s->snap.jobs.empty()) return GP_ERR_ARG;
+    std::vector<NodeShare> &nodes = s->snap.jobs.back().nodes;
+    if (count != nodes.size()) return GP_ERR_ARG;
+    for (size_t i = 0; i < count; ++i) {
+        nodes[i].cpus = cpus ? cpus[i] : 0;
+        nodes[i].mem_mb = mem_mb ? mem_mb[i] : 0;
+    }
+    return GP_OK;
+}
+
 GP_EXPORT int gp_snapshot_set_partition_lln(gp_snapshot_t *s) {
     if (!s || s->snap.partitions.empty()) return GP_ERR_ARG;
     s->snap.partitions.back().lln = true;
@@ -162,16 +182,16 @@ GP_EXPORT int gp_snapshot_set_job_nodes(gp_snapshot_t *s, const int32_t *node_in
     for (size_t i = 0; i < count; ++i)
         if (node_index[i] < 0 || size_t(node_index[i]) >= s->snap.nodes.size()) return GP_ERR_ARG;
     return guarded(GP_ERR_ARG, nullptr, 0, [&] {
-        std::vector<NodeGpus> &nodes = s->snap.jobs.back().nodes;
+        std::vector<NodeShare> &nodes = s->snap.jobs.back().nodes;
         nodes.clear();
-        std::vector<std::vector<NodeGpus>> &spare = s->spares.node_lists;
+        std::vector<std::vector<NodeShare>> &spare = s->spares.node_lists;
         if (count > nodes.capacity() && !spare.empty()) {
             nodes.swap(spare.back());
             spare.pop_back();
             nodes.clear();
         }
         nodes.reserve(count);
-        for (size_t i = 0; i < count; ++i) nodes.push_back(NodeGpus{node_index[i], gpus[i]});
+        for (size_t i = 0; i < count; ++i) nodes.push_back(NodeShare{node_index[i], gpus[i]});
     });
 }
 

@@ -366,7 +366,10 @@ private:
     void make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan);
     bool eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out);
     void node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count, bool swaps,
-                         bool by_work = false);
+                         bool by_work = false, bool cpu_only = false);
+    // Where the node's CPUs or memory do not fit the preemptor with the set
+    // freed: candidates added that free what is short (false: none do).
+    bool cover_room(const NodeUse &u, PlanCost &cost);
     bool within_excess(const std::vector<uint32_t> &set) const;
     // A swap (R5, victim plans only): an admitted NP preemptor may take a
     // preemptible job of another pool within its quota (flat pools, one

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 18
+#define GP_ABI_VERSION 19
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -263,7 +263,10 @@ typedef struct {
 	 * Since ABI 11, for account queues: the job's Slurm account (NULL or "": none), and
 	 * the CPUs and memory (MiB) it holds (running) or asks for (pending),
 	 * counted as `gpus` is: the whole job, one task's for a job array
-	 * record.  Read only where gp_engine_snapshot_needs() says so.
+	 * record.  Read for quotas only where gp_engine_snapshot_needs() says
+	 * so; since ABI 19 a pending job's are also what its victim plan
+	 * frees room for where nodes have CPUs and memory
+	 * (gp_snapshot_set_node_room).
 	 */
 	const char *account;
 	uint32_t cpus;
@@ -356,6 +359,29 @@ int gp_snapshot_set_node_usage(gp_snapshot_t *snap, int32_t node_index,
  */
 int gp_snapshot_set_job_nodes(gp_snapshot_t *snap, const int32_t *node_index,
 			      const uint32_t *gpus, size_t count);
+
+/*
+ * Since ABI 19, with node usage: the CPUs and memory (MiB) Slurm gives jobs
+ * on the node: its CPUs less specialized ones, its memory less
+ * MemSpecLimit; 0 where Slurm does not allocate it (memory without
+ * CR_MEMORY) or where unknown.  The node's free CPUs and memory are these
+ * less what running jobs hold there (gp_snapshot_set_job_node_resources),
+ * and a preemptor fits the node only where its free GPUs, CPUs and memory
+ * all fit it (its gp_job_t cpus and mem_mb, divided by its nodes).  Not
+ * called: GPUs alone decide, as before ABI 19.
+ */
+int gp_snapshot_set_node_room(gp_snapshot_t *snap, int32_t node_index,
+			      uint32_t cpus, uint64_t mem_mb);
+
+/*
+ * Since ABI 19: the CPUs and memory (MiB) the job added last holds on each
+ * of its nodes, in the order of its gp_snapshot_set_job_nodes() call,
+ * made just before with the same `count`.  Either array may be NULL (none
+ * held: a suspended job's CPUs, memory Slurm does not allocate).
+ */
+int gp_snapshot_set_job_node_resources(gp_snapshot_t *snap,
+				       const uint32_t *cpus,
+				       const uint64_t *mem_mb, size_t count);
 
 /*
  * Since ABI 13: the partition added last (gp_snapshot_add_partition) has

@@ -1,5 +1,7 @@
 #include "nodes.hpp"
 
+#include <algorithm>
+
 namespace gpupool {
 
 namespace {
@@ -31,7 +33,12 @@ void NodeLayout::load(const Snapshot &snap) {
     for (size_t i = 0; i < snap.nodes.size(); ++i) {
         const SnapNode &n = snap.nodes[i];
         if (names_[i] != n.name) names_[i] = n.name;
-        nodes_[i] = NodeUse{n.gpus, n.free_gpus, n.completing, n.closed};
+        NodeUse &u = nodes_[i];
+        u = NodeUse{n.gpus, n.free_gpus, n.completing, n.closed};
+        u.cpus_checked = n.room_cpus > 0;
+        u.mem_checked = n.room_mem_mb > 0;
+        u.free_cpus = n.room_cpus;
+        u.free_mem_mb = n.room_mem_mb;
     }
     job_range_.clear();
     job_nodes_.clear();
@@ -39,10 +46,13 @@ void NodeLayout::load(const Snapshot &snap) {
     for (const SnapJob &j : snap.jobs) {
         if (!holds_gpus(j.state) || j.nodes.empty()) continue;
         const uint32_t from = static_cast<uint32_t>(job_nodes_.size());
-        for (const NodeGpus &g : j.nodes) {
+        for (const NodeShare &g : j.nodes) {
             if (g.node < 0 || size_t(g.node) >= nodes_.size()) continue;
             job_nodes_.push_back(g);
             ++node_start_[size_t(g.node) + 1];
+            NodeUse &u = nodes_[size_t(g.node)];
+            u.free_cpus -= std::min(u.free_cpus, g.cpus);
+            u.free_mem_mb -= std::min(u.free_mem_mb, g.mem_mb);
         }
         job_range_.try_emplace(j.id, {from, static_cast<uint32_t>(job_nodes_.size())});
     }
@@ -54,11 +64,12 @@ void NodeLayout::load(const Snapshot &snap) {
     // every time.
     for (const SnapJob &j : snap.jobs) {
         if (!holds_gpus(j.state) || j.nodes.empty()) continue;
-        for (const NodeGpus &g : job_nodes(j.id)) on_node_[fill[size_t(g.node)]++] = JobOnNode{j.id, g.gpus};
+        for (const NodeShare &g : job_nodes(j.id))
+            on_node_[fill[size_t(g.node)]++] = JobOnNode{j.id, g.gpus, g.cpus, g.mem_mb};
     }
 }
 
-Span<NodeGpus> NodeLayout::job_nodes(uint32_t job_id) const {
+Span<NodeShare> NodeLayout::job_nodes(uint32_t job_id) const {
     const std::pair<uint32_t, uint32_t> *r = job_range_.find(job_id);
     if (!r) return {};
     return {job_nodes_.data() + r->first, job_nodes_.data() + r->second};

@@ -1,5 +1,6 @@
-// Where GPUs are: each node's GPUs, free GPUs and completing state, the
-// partitions' nodes and each running job's GPUs per node, as the last
+// Where GPUs are: each node's GPUs, free GPUs (CPUs and memory where
+// given) and completing state, the partitions' nodes and what each running
+// job holds per node, as the last
 // snapshot with node usage gave them (Snapshot::node_usage).  The engine
 // keeps one between passes for the victim plan (victim_plan.hpp).
 #pragma once
@@ -20,14 +21,27 @@ struct NodeUse {
     uint32_t free_gpus = 0;
     bool completing = false;
     bool closed = false;  // no new job starts there now (SnapNode::closed)
+    // CPUs and memory no job holds, where checked (SnapNode::room_cpus,
+    // room_mem_mb).
+    bool cpus_checked = false, mem_checked = false;
+    uint32_t free_cpus = 0;
+    uint64_t free_mem_mb = 0;
     // Slurm may start a job there now.
     bool starts_jobs() const { return !completing && !closed; }
+    // Its free CPUs and memory, with `cpus` and `mem_mb` more freed, fit a
+    // job asking that much there (true where not checked).
+    bool room_for(uint32_t cpus, uint64_t mem_mb, uint64_t freed_cpus = 0, uint64_t freed_mem_mb = 0) const {
+        return (!cpus_checked || uint64_t(free_cpus) + freed_cpus >= cpus) &&
+               (!mem_checked || free_mem_mb + freed_mem_mb >= mem_mb);
+    }
 };
 
-// A running job's GPUs on one node, as listed per node.
+// What a running job holds on one node, as listed per node.
 struct JobOnNode {
     uint32_t job_id = 0;
     uint32_t gpus = 0;
+    uint32_t cpus = 0;
+    uint64_t mem_mb = 0;
 };
 
 template <typename T>
@@ -54,7 +68,7 @@ public:
     const std::vector<NodeUse> &nodes() const { return nodes_; }
     const std::string &name(int32_t node) const { return names_[size_t(node)]; }
     // A running job's nodes; empty if unknown.
-    Span<NodeGpus> job_nodes(uint32_t job_id) const;
+    Span<NodeShare> job_nodes(uint32_t job_id) const;
     // GPUs of running jobs on node n.
     Span<JobOnNode> jobs_on(int32_t node) const;
     // The nodes of a partition (indices into nodes()); null if unknown.
@@ -74,7 +88,7 @@ private:
     bool one_node_by_weight_ = false;
     // Jobs' nodes, one range per running job found by id.
     FlatIdMap<std::pair<uint32_t, uint32_t>> job_range_;
-    std::vector<NodeGpus> job_nodes_;
+    std::vector<NodeShare> job_nodes_;
     // Per node: [node_start_[n], node_start_[n+1]) of on_node_.
     std::vector<uint32_t> node_start_;
     std::vector<JobOnNode> on_node_;

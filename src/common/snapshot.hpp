@@ -35,12 +35,21 @@ struct SnapNode {
     // It takes no new job now (draining, failing, not responding, held whole
     // by a reservation): Slurm starts nothing there, so no victim is planned there.
     bool closed = false;
+    // The CPUs and memory (MiB) Slurm gives jobs there (its CPUs less
+    // specialized ones, its memory less MemSpecLimit), where node usage is
+    // known; 0: not checked (memory where Slurm does not allocate it).  A
+    // preemptor fits a node only where its free GPUs, CPUs and memory do.
+    uint32_t room_cpus = 0;
+    uint64_t room_mem_mb = 0;
 };
 
-// GPUs a running job holds on one node (an index into Snapshot::nodes).
-struct NodeGpus {
+// What a running job holds on one node (an index into Snapshot::nodes): its
+// GPUs there, and its CPUs and memory where the snapshot gives them.
+struct NodeShare {
     int32_t node = -1;
     uint32_t gpus = 0;
+    uint32_t cpus = 0;
+    uint64_t mem_mb = 0;
 };
 
 struct SnapPartition {
@@ -137,9 +146,9 @@ struct SnapJob {
     std::string account;
     uint32_t cpus = 0;
     uint64_t mem_mb = 0;
-    // Running: its nodes and its GPUs on each (where Snapshot::node_usage).
+    // Running: its nodes and what it holds on each (where Snapshot::node_usage).
     // Pending: the nodes it asks for (0: one).
-    std::vector<NodeGpus> nodes;
+    std::vector<NodeShare> nodes;
     uint32_t node_count = 0;
     // Running: Slurm would not start it again elsewhere at once
     // (GP_JOB_STAYS): consolidation does not move it.

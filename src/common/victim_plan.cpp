@@ -162,7 +162,9 @@ void Engine::apply_plan(uint32_t victim_id, const JobRef &preemptor, int64_t now
         }
         v.why.set("not in the preemptor's victim plan (node %s first)", node.c_str());
         break;
-    case VictimPlan::Outcome::FitsFree: v.why.set("free GPUs on node %s fit the preemptor", node.c_str()); break;
+    case VictimPlan::Outcome::FitsFree:
+        v.why.set("free GPUs, CPUs and memory on node %s fit the preemptor", node.c_str());
+        break;
     case VictimPlan::Outcome::NoNode:
         // Bound to some nodes: the list may miss one Slurm can use (a
         // model gpupool does not read there): the rules alone, never a
@@ -221,12 +223,14 @@ bool Engine::eligible_nodes(const JobRef &preemptor, std::vector<int32_t> &out) 
 // `by_count`, R5 as a count: also the borrowed jobs past their pool's walk
 // prefix (the set is then capped by within_excess).
 void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now, bool by_count, bool swaps,
-                             bool by_work) {
+                             bool by_work, bool cpu_only) {
     PlanScratch &s = plan_scratch_;
     s.candidates.clear();
     for (const JobOnNode &j : nodes_.jobs_on(node)) {
         auto it = eval_.running.find(j.job_id);
-        if (j.gpus == 0 || it == eval_.running.end()) continue;  // started since the last look: not yet
+        // Jobs without GPUs there only where the node's CPUs or memory are short.
+        if ((j.gpus == 0 && (!cpu_only || (j.cpus == 0 && j.mem_mb == 0))) || it == eval_.running.end())
+            continue;  // (not in running: started since the last look)
         const RunningInfo &ri = it->second;
         enum : uint8_t { kNot, kReclaim, kInPool, kByCount, kSwap };
         const uint8_t *known = s.allowed.find(j.job_id);
@@ -260,7 +264,8 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now,
                                                       how == kInPool && !by_work ? uint64_t(ri.gpus) : 0u,
                                                       uint64_t(ri.gpus) * ran,
                                                       ri.rank},
-                                             how == kInPool ? -1 : ri.pool, how == kByCount, how == kSwap});
+                                             how == kInPool ? -1 : ri.pool, how == kByCount, how == kSwap,
+                                             j.cpus, j.mem_mb});
     }
     std::sort(s.candidates.begin(), s.candidates.end(),
               [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });
@@ -309,6 +314,36 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
     const int64_t first = plans_.first_offered(preemptor.id);
     choose_nodes(preemptor.id, node_count, first >= 0 && now - first >= kFallbacksAfter, plan);
     if (plan.outcome == VictimPlan::Outcome::Victims) plans_.note_offered(preemptor.id, now);
+}
+
+// Slurm starts the job on a node only where CPUs and memory fit too: where
+// the set's GPUs leave those short, the candidates after it in R6 order that
+// free some of what is short join it, until they fit.
+bool Engine::cover_room(const NodeUse &u, PlanCost &cost) {
+    PlanScratch &s = plan_scratch_;
+    uint64_t cpus = 0, mem = 0;
+    for (uint32_t i : s.set) {
+        cpus += s.candidates[i].cpus_here;
+        mem += s.candidates[i].mem_here;
+    }
+    if (u.room_for(s.ask_cpus, s.ask_mem_mb, cpus, mem)) return true;
+    const size_t before = s.set.size();
+    for (uint32_t i = 0; i < s.candidates.size(); ++i) {
+        if (std::find(s.set.begin(), s.set.begin() + long(before), i) != s.set.begin() + long(before)) continue;
+        const NodeCandidate &c = s.candidates[i];
+        const bool cpus_short = !u.room_for(s.ask_cpus, 0, cpus, 0);
+        const bool mem_short = !u.room_for(0, s.ask_mem_mb, 0, mem);
+        if (!(cpus_short && c.cpus_here) && !(mem_short && c.mem_here)) continue;
+        s.set.push_back(i);
+        cost = cost + c.cost;
+        cpus += c.cpus_here;
+        mem += c.mem_here;
+        if (u.room_for(s.ask_cpus, s.ask_mem_mb, cpus, mem)) {
+            std::sort(s.set.begin(), s.set.end());
+            return true;
+        }
+    }
+    return false;
 }
 
 // R5 as a count: a set may take from a pool past its walk's prefix only
@@ -364,6 +399,9 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     s.sets.clear();
     s.dests.clear();
     bool fits_free = false;
+    // Its CPUs and memory per node, rounded down: never more than it asks.
+    s.ask_cpus = preemptor.cpus / node_count;
+    s.ask_mem_mb = preemptor.mem_mb / node_count;
     s.swap_room = node_count == 1 ? swap_room(preemptor) : SwapRoom{};
     s.free_total = 0;
     // Held nodes count too: the choices serve every preemptor alike in a
@@ -377,29 +415,25 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
         if (!u.starts_jobs() || u.gpus < per_node) continue;  // Slurm starts nothing on a completing or closed node
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
         PlanCost cost;
-        if (u.free_gpus < per_node) {
-            const uint32_t need = per_node - u.free_gpus;
+        const bool room = u.room_for(s.ask_cpus, s.ask_mem_mb);
+        if (u.free_gpus < per_node || !room) {
+            const uint32_t need = u.free_gpus < per_node ? per_node - u.free_gpus : 0;
+            // The set freeing `need` GPUs at least cost, with what CPUs and
+            // memory still need (cover_room).
+            auto set_for = [&](bool by_count, bool swaps, bool by_work) {
+                node_candidates(node, preemptor, now, by_count, swaps, by_work, !room);
+                return cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost) && cover_room(u, cost);
+            };
             bool found = false;
             // Swap=least-work: the set that loses least work, swaps among the
             // candidates from the start; the steps below where it fails a bound.
-            if (config_->swap == SwapWhen::LeastWork && s.swap_room.any()) {
-                node_candidates(node, preemptor, now, true, true, true);
-                found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost) && within_excess(s.set) &&
-                        within_swap(s.set, per_node);
-            }
-            if (!found) {
-                node_candidates(node, preemptor, now, true, false);
-                found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
-            }
-            if (found && !within_excess(s.set)) {  // over a pool's excess: the walk's prefix alone
-                node_candidates(node, preemptor, now, false, false);
-                found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost);
-            }
-            if (!found && s.swap_room.any()) {  // nothing else frees the node: a swap
-                node_candidates(node, preemptor, now, true, true);
-                found = cheapest_set(s.candidates, need, s.prev, s.best, s.set, cost) && within_excess(s.set) &&
-                        within_swap(s.set, per_node);
-            }
+            if (config_->swap == SwapWhen::LeastWork && s.swap_room.any())
+                found = set_for(true, true, true) && within_excess(s.set) && within_swap(s.set, per_node);
+            if (!found) found = set_for(true, false, false);
+            // over a pool's excess: the walk's prefix alone
+            if (found && !within_excess(s.set)) found = set_for(false, false, false);
+            if (!found && s.swap_room.any())  // nothing else frees the node: a swap
+                found = set_for(true, true, false) && within_excess(s.set) && within_swap(s.set, per_node);
             if (!found) continue;
             for (uint32_t i : s.set) {
                 s.sets.push_back(s.candidates[i].job_id);
@@ -568,12 +602,15 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
             if (!movable(ri, j.gpus, now)) continue;
             const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
             s.candidates.push_back(
-                NodeCandidate{j.job_id, j.gpus, PlanCost{0, 0, uint64_t(j.gpus) * ran, ri.rank}, -1, false, false});
+                NodeCandidate{j.job_id, j.gpus, PlanCost{0, 0, uint64_t(j.gpus) * ran, ri.rank}, -1, false, false,
+                              j.cpus, j.mem_mb});
         }
         std::sort(s.candidates.begin(), s.candidates.end(),
                   [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });
         PlanCost cost;
-        if (!cheapest_set(s.candidates, per_node - u.free_gpus, s.prev, s.best, s.set, cost)) continue;
+        if (!cheapest_set(s.candidates, per_node - u.free_gpus, s.prev, s.best, s.set, cost) ||
+            !cover_room(u, cost))
+            continue;
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
         if (!place_moved(node, s.set)) continue;
         s.choices.push_back(
@@ -584,9 +621,8 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
 // Places the set's jobs (candidates on `from_node`) on free GPUs of other
 // nodes of their partitions, as Slurm starts them again: in its order
 // (tier, then original submit time, which job ids follow), each on the
-// first node in node order where it fits (equal node Weights; CPUs and
-// memory are not checked).  All placed: appended to the scratch's sets
-// and dests.
+// first node in node order where its GPUs, CPUs and memory fit (equal node
+// Weights).  All placed: appended to the scratch's sets and dests.
 bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
     PlanScratch &s = plan_scratch_;
     const std::vector<NodeUse> &nodes = nodes_.nodes();
@@ -595,6 +631,7 @@ bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
     for (size_t n = 0; n < nodes.size(); ++n)
         s.dest_free[n] = !nodes[n].starts_jobs() || plans_.holder(int32_t(n)) ? 0 : nodes[n].free_gpus;
     s.dest_free[size_t(from_node)] = 0;
+    s.dest_room.assign(nodes.begin(), nodes.end());
     std::vector<uint32_t> &order = s.order;
     order.assign(set.begin(), set.end());
     auto priority = [&](uint32_t i) { return tier_priority(eval_.running.find(s.candidates[i].job_id)->second.tier); };
@@ -610,7 +647,8 @@ bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
         int32_t to = -1;
         if (part)
             for (int32_t m : *part)
-                if (m >= 0 && size_t(m) < nodes.size() && m != from_node && s.dest_free[size_t(m)] >= c.gpus_here) {
+                if (m >= 0 && size_t(m) < nodes.size() && m != from_node && s.dest_free[size_t(m)] >= c.gpus_here &&
+                    s.dest_room[size_t(m)].room_for(c.cpus_here, c.mem_here)) {
                     to = m;
                     break;
                 }
@@ -620,6 +658,9 @@ bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
             return false;
         }
         s.dest_free[size_t(to)] -= c.gpus_here;
+        NodeUse &room = s.dest_room[size_t(to)];
+        room.free_cpus -= std::min(room.free_cpus, c.cpus_here);
+        room.free_mem_mb -= std::min(room.free_mem_mb, c.mem_here);
         s.sets.push_back(c.job_id);
         s.dests.push_back(to);
     }

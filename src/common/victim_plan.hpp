@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "containers.hpp"
+#include "nodes.hpp"
 
 namespace gpupool {
 
@@ -45,6 +46,9 @@ struct NodeCandidate {
     int32_t reclaimed_pool = -1;
     bool by_count = false;
     bool swap = false;  // of a pool within its quota, taken by a swap (R5)
+    // Its CPUs and memory on this node (where the node's are checked).
+    uint32_t cpus_here = 0;
+    uint64_t mem_here = 0;
 };
 
 // What a swap (R5) may take: the preemptor's pool's GPUs past its quota
@@ -65,7 +69,7 @@ bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vecto
 struct VictimPlan {
     enum class Outcome : uint8_t {
         Unplanned,  // the plan does not apply (no GPUs asked, nodes unknown): R4/R5 alone decide
-        FitsFree,   // free GPUs on nodes that take jobs now fit it: no victim
+        FitsFree,   // free GPUs (CPUs, memory) on nodes that take jobs now fit it: no victim
         Victims,    // `victims`, node group by node group
         NoNode,     // no node can be freed for it (or all are planned by others)
         Waiting,    // it preempted already: it waits for the GPUs it freed
@@ -121,10 +125,14 @@ struct PlanScratch {
     std::vector<int32_t> dests;      // per entry of `sets`: where a moved job starts again; -1: not moved
     std::vector<uint32_t> order;      // consolidation: the moved jobs, in Slurm's order
     std::vector<uint32_t> dest_free;  // consolidation: free GPUs per node while moved jobs are placed
+    std::vector<NodeUse> dest_room;   // consolidation: their free CPUs and memory meanwhile
     std::vector<Choice> choices;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap
     SwapRoom swap_room;
     int64_t free_total = 0;  // free GPUs of the preemptor's nodes that take jobs now
+    // What the preemptor asks for per node besides GPUs (NodeUse::room_for).
+    uint32_t ask_cpus = 0;
+    uint64_t ask_mem_mb = 0;
     // Per pool, its GPUs over the bound R5 reclaims to (-1: not known yet).
     std::vector<int64_t> excess;
     // Whom `choices` were made for: preemptors alike (partitions, tier,

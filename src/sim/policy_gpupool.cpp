@@ -281,7 +281,7 @@ private:
             n.completing = held > 0;
         }
         auto hold = [&](SnapJob &sj, int32_t node, uint32_t g) {
-            sj.nodes.push_back(NodeGpus{node, g});
+            sj.nodes.push_back(NodeShare{node, g});
             SnapNode &n = snap_.nodes[static_cast<size_t>(node)];
             n.free_gpus -= std::min(n.free_gpus, g);
         };

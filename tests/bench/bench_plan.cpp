@@ -47,7 +47,7 @@ Snapshot plan_snapshot(std::mt19937 &rng, int partitions) {
             j.gpus = gpus;
             j.submit_time = 1000;
             j.start_time = 1000 + rng() % 4000;
-            j.nodes = {NodeGpus{n, gpus}};
+            j.nodes = {NodeShare{n, gpus}};
             left -= gpus;
             s.add_job(std::move(j));
         }

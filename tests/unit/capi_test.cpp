@@ -158,7 +158,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 18u);
+    EXPECT_EQ(gp_abi_version(), 19u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -394,4 +394,50 @@ TEST(CApi, AllowedNodesReachTheVictimPlan) {
     EXPECT_EQ(allowed(nullptr), "3 4 ");
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
+}
+
+// Two nodes of 4 GPUs and 8 CPUs; pool2 runs a LOW job of 1 GPU and all 8
+// CPUs on each.  Its NORMAL job of 1 GPU and 1 CPU fits neither node,
+// though each has 3 GPUs free: with the nodes' room
+// (gp_snapshot_set_node_room) and the jobs' CPUs per node
+// (gp_snapshot_set_job_node_resources) its plan takes one LOW job.  Without
+// them GPUs alone decide: free GPUs fit, so no victim (as in ABI 18).
+TEST(CApi, NodeCpusReachTheVictimPlan) {
+    for (bool with_room : {true, false}) {
+        SCOPED_TRACE(with_room ? "with the nodes' CPUs" : "GPUs alone");
+        gp_engine_t *e = gp_engine_create();
+        char err[256];
+        ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+        gp_snapshot_t *s = gp_snapshot_create();
+        int32_t idx[2];
+        for (int i = 0; i < 2; ++i) {
+            idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 4);
+            ASSERT_EQ(gp_snapshot_set_node_usage(s, idx[i], 3, 0), GP_OK);
+            if (with_room) ASSERT_EQ(gp_snapshot_set_node_room(s, idx[i], 8, 0), GP_OK);
+        }
+        ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+        gp_job_t low[2];
+        for (int i = 0; i < 2; ++i) {
+            low[i] = job(uint32_t(i + 1), GP_JOB_RUNNING, "pool2", "low", 1, 100 + 10 * i);
+            low[i].cpus = 8;
+            ASSERT_EQ(gp_snapshot_add_job(s, &low[i]), GP_OK);
+            const uint32_t gpus = 1, cpus = 8;
+            ASSERT_EQ(gp_snapshot_set_job_nodes(s, &idx[i], &gpus, 1), GP_OK);
+            ASSERT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
+            EXPECT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 2), GP_ERR_ARG) << "two nodes given, one held";
+        }
+        gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 1, 150);
+        pre.cpus = 1;
+        ASSERT_EQ(gp_snapshot_add_job(s, &pre), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+        std::string out;
+        gp_verdict_t v;
+        for (const gp_job_t &l : low) {
+            EXPECT_EQ(gp_engine_preemptable(e, &l, &pre, 200, &v), GP_OK);
+            if (v.allowed) out += std::to_string(l.job_id) + " ";
+        }
+        EXPECT_EQ(out, with_room ? "2 " : "");
+        gp_snapshot_destroy(s);
+        gp_engine_destroy(e);
+    }
 }

@@ -541,8 +541,8 @@ TEST(CliWhy, ConsolidationSaysWhatMoves) {
     partition(v.snap, "wa", 0, 1);
     partition(v.snap, "wb", 0, 1);
     SnapJob a = running(1, "wb", "low", 2, T0), b = running(2, "wb", "low", 2, T0 + 1);
-    a.nodes = {NodeGpus{0, 2}};
-    b.nodes = {NodeGpus{1, 2}};
+    a.nodes = {NodeShare{0, 2}};
+    b.nodes = {NodeShare{1, 2}};
     v.snap.add_job(a);
     v.snap.add_job(b);
     v.snap.add_job(pending(5, "wa", "normal", 4, T0 + 2));

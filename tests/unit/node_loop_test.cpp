@@ -67,7 +67,7 @@ public:
             }
             for (uint32_t v : victims) {
                 e_.note_preempted(j.id, v);
-                for (const NodeGpus &g : job(v).nodes) {
+                for (const NodeShare &g : job(v).nodes) {
                     dying_.push_back(g);
                     s_.nodes[size_t(g.node)].completing = true;
                 }
@@ -108,14 +108,14 @@ private:
         for (SnapNode &n : s_.nodes) n.free_gpus = n.gpus;
         for (const SnapJob &j : s_.jobs)
             if (j.state == JobState::Running)
-                for (const NodeGpus &g : j.nodes) s_.nodes[size_t(g.node)].free_gpus -= g.gpus;
-        for (const NodeGpus &g : dying_) s_.nodes[size_t(g.node)].free_gpus -= g.gpus;
+                for (const NodeShare &g : j.nodes) s_.nodes[size_t(g.node)].free_gpus -= g.gpus;
+        for (const NodeShare &g : dying_) s_.nodes[size_t(g.node)].free_gpus -= g.gpus;
     }
 
     void start(SnapJob &j, int32_t node, int64_t now) {
         j.state = JobState::Running;
         j.start_time = now;
-        j.nodes = {NodeGpus{node, j.gpus}};
+        j.nodes = {NodeShare{node, j.gpus}};
         settle_free();
         e_.refresh_running(s_, now);
     }
@@ -151,7 +151,7 @@ private:
         std::vector<uint32_t> removed;
         for (const auto &r : ranked) {
             const SnapJob &v = job(r.second);
-            for (const NodeGpus &g : v.nodes) trial.nodes[size_t(g.node)].free_gpus += g.gpus;
+            for (const NodeShare &g : v.nodes) trial.nodes[size_t(g.node)].free_gpus += g.gpus;
             removed.push_back(v.id);
             const int32_t node = first_fit(j, trial);
             if (node < 0) continue;
@@ -183,7 +183,7 @@ private:
     Snapshot &s_;
     // GPUs of jobs preempted this pass: held until they end (the next pass),
     // their nodes completing until then.
-    std::vector<NodeGpus> dying_;
+    std::vector<NodeShare> dying_;
 };
 
 struct NodeWorld {

@@ -253,8 +253,8 @@ TEST(Placement, PackPutsTheNodesOfNonPreemptibleJobsFirst) {
     Snapshot s = cluster(2, 8);
     partition(s, "a", 0, 1);
     SnapJob low = running(1, "a", "low", 4, 500), normal = running(2, "a", "normal", 4, 500);
-    low.nodes = {NodeGpus{0, 4}};
-    normal.nodes = {NodeGpus{1, 4}};
+    low.nodes = {NodeShare{0, 4}};
+    normal.nodes = {NodeShare{1, 4}};
     s.add_job(low);
     s.add_job(normal);
     s.node_usage = true;

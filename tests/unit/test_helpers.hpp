@@ -66,7 +66,7 @@ inline SnapJob pending(uint32_t id, const std::string &parts, const std::string 
 
 // `job` runs on `node` with all its GPUs.
 inline SnapJob on(SnapJob job, int32_t node) {
-    job.nodes = {NodeGpus{node, job.gpus}};
+    job.nodes = {NodeShare{node, job.gpus}};
     return job;
 }
 
@@ -76,7 +76,7 @@ inline void settle(Snapshot &s) {
     for (SnapNode &n : s.nodes) n.free_gpus = n.gpus;
     for (const SnapJob &j : s.jobs)
         if (j.state == JobState::Running)
-            for (const NodeGpus &g : j.nodes) s.nodes[size_t(g.node)].free_gpus -= g.gpus;
+            for (const NodeShare &g : j.nodes) s.nodes[size_t(g.node)].free_gpus -= g.gpus;
 }
 
 inline JobRef ref(const SnapJob &j) {
@@ -85,6 +85,8 @@ inline JobRef ref(const SnapJob &j) {
     r.partitions = j.partitions.empty() ? std::string_view() : std::string_view(j.partitions.front());
     r.qos = j.qos;
     r.gpus = j.gpus;
+    r.cpus = j.cpus;
+    r.mem_mb = j.mem_mb;
     r.start = j.start_time;
     r.nodes_given = j.nodes_given;
     r.allowed_nodes = j.allowed_nodes;

@@ -178,6 +178,74 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
 }
 
 namespace {
+// A job holding (running) or asking for (pending) `cpus` CPUs and `mem_mb`
+// MiB besides its GPUs.
+SnapJob holding(SnapJob j, uint32_t cpus, uint64_t mem_mb = 0) {
+    j.cpus = cpus;
+    j.mem_mb = mem_mb;
+    for (NodeShare &n : j.nodes) {
+        n.cpus = cpus;
+        n.mem_mb = mem_mb;
+    }
+    return j;
+}
+}  // namespace
+
+// Slurm starts a job on a node only where its CPUs and memory fit as well
+// as its GPUs: n0 and n1 have 4 GPUs, 8 CPUs and 64,000 MiB each.
+TEST(VictimPlan, FreesCpusAndMemoryWhereFreeGpusAloneDoNotFit) {
+    const std::vector<Row> rows = {
+        {"each node has 3 GPUs free, but a LOW job holds all its CPUs: the plan frees the one that lost less "
+         "work (before, free GPUs counted as fitting and the job waited for good)",
+         {holding(on(running(1, "pool1", "low", 1, 100), 0), 8), holding(on(running(2, "pool1", "low", 1, 500), 1), 8)},
+         {},
+         holding(pending(9, "pool1", "normal", 1, 900), 1),
+         {2}},
+        {"n0's free GPUs and CPUs fit the job: no victim",
+         {holding(on(running(1, "pool1", "low", 1, 100), 0), 4), holding(on(running(2, "pool1", "low", 1, 500), 1), 8)},
+         {},
+         holding(pending(9, "pool1", "normal", 1, 900), 4),
+         {}},
+        {"n0 has GPUs and CPUs free but too little memory, n1 none of its GPUs free to take: the plan frees the "
+         "job holding n0's memory",
+         {holding(on(running(1, "pool1", "low", 1, 100), 0), 2, 60000), on(running(2, "pool1", "normal", 4, 500), 1)},
+         {},
+         holding(pending(9, "pool1", "normal", 1, 900), 1, 8000),
+         {1}},
+        {"a LOW job without GPUs holds n0's CPUs, a NORMAL job fills n1: the plan takes the job without GPUs",
+         {holding(on(running(1, "pool1", "low", 0, 100), 0), 8), on(running(2, "pool1", "normal", 4, 500), 1)},
+         {},
+         holding(pending(9, "pool1", "normal", 1, 900), 1),
+         {1}},
+        {"the 2-GPU job, the one set of one job that frees n0's GPUs, leaves its CPUs short: n0's 1-GPU job "
+         "joins it",
+         {holding(on(running(1, "pool1", "low", 2, 600), 0), 2), holding(on(running(2, "pool1", "low", 1, 100), 0), 6),
+          on(running(3, "pool1", "normal", 4, 500), 1)},
+         {},
+         holding(pending(9, "pool1", "normal", 3, 900), 4),
+         {1, 2}},
+        {"NORMAL jobs hold every node's CPUs: nothing can free them, no victim",
+         {holding(on(running(1, "pool1", "normal", 1, 100), 0), 8),
+          holding(on(running(2, "pool1", "normal", 1, 500), 1), 8)},
+         {},
+         holding(pending(9, "pool1", "normal", 1, 900), 1),
+         {}},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.sentence);
+        TwoNodes w;
+        for (SnapNode &n : w.snap.nodes) {
+            n.room_cpus = 8;
+            n.room_mem_mb = 64000;
+        }
+        for (const SnapJob &j : row.running) w.snap.add_job(j);
+        w.snap.add_job(row.preemptor);
+        w.pass();
+        EXPECT_EQ(w.victims(row.preemptor), row.victims);
+    }
+}
+
+namespace {
 // pool1 (quota 4) runs its own LOW job 1 on n0, started at own_start;
 // pool2 (quota 0) borrows n1 with LOW job 2, started at borrowed_start.
 // The victims of pool1's NORMAL job of 4 at 1000.
@@ -599,7 +667,7 @@ TEST(VictimPlan, APreemptorStillPending30sAfterItsFirstVictimsAlsoGetsFallbackNo
     EXPECT_EQ(w.victims(pre, 1029), (std::vector<uint32_t>{3, 2}));
     EXPECT_EQ(w.victims(pre, 1030), (std::vector<uint32_t>{3, 2, 1})) << "30 s after the first offer";
     w.snap.jobs.back().state = JobState::Running;  // it started
-    w.snap.jobs.back().nodes = {NodeGpus{1, 4}};
+    w.snap.jobs.back().nodes = {NodeShare{1, 4}};
     w.snap.jobs.erase(w.snap.jobs.begin() + 1, w.snap.jobs.begin() + 3);
     w.pass(1031);
     const SnapJob again = pending(9, "pool1", "normal", 4, 700);  // requeued, same id

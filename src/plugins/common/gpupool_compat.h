@@ -27,6 +27,13 @@
 #error "gpupool supports Slurm 22.05, 23.11, 24.11, 25.11 and 26.05"
 #endif
 
+/* SelectTypeParameters' memory bit: CR_MEMORY, SELECT_MEMORY since it was renamed */
+#ifdef CR_MEMORY
+#define GPS_SELECT_MEMORY CR_MEMORY
+#else
+#define GPS_SELECT_MEMORY SELECT_MEMORY
+#endif
+
 /* ------------------------------------------------------------------ */
 /* headers: the plugin interfaces moved from src/common and src/slurmctld
  * to src/interfaces */

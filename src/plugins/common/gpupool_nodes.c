@@ -116,6 +116,38 @@ extern bool gps_nodes_readable(const gps_tres_t *t)
 	return t->gres_name[0] != '\0';
 }
 
+/*
+ * Slurm allocates memory (SelectTypeParameters with memory): jobs' memory
+ * per node is checked.
+ */
+static bool _memory_checked(void)
+{
+	return (slurm_conf.select_type_param & GPS_SELECT_MEMORY) != 0;
+}
+
+static uint64_t _node_memory(node_record_t *node_ptr)
+{
+	return (node_ptr->real_memory > node_ptr->mem_spec_limit) ?
+		node_ptr->real_memory - node_ptr->mem_spec_limit : 0;
+}
+
+/*
+ * A node's CPUs are checked where no partition over it shares them
+ * (OverSubscribe=YES:N or FORCE:N with N > 1 lets jobs hold the same
+ * CPUs: free CPUs cannot be counted there).
+ */
+static bool _cpus_checked(node_record_t *node_ptr)
+{
+	int i;
+
+	for (i = 0; i < node_ptr->part_cnt; i++) {
+		part_record_t *part = node_ptr->part_pptr[i];
+		if (part && ((part->max_share & ~SHARED_FORCE) > 1))
+			return false;
+	}
+	return true;
+}
+
 extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 			   node_record_t *node_ptr, uint64_t gpus,
 			   const gps_tres_t *t, bool reserved)
@@ -131,6 +163,12 @@ extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 		(IS_NODE_COMPLETING(node_ptr) ? GP_NODE_COMPLETING : 0) |
 		((reserved || gpr_node_closed(node_ptr->node_state)) ?
 			 GP_NODE_CLOSED : 0));
+	if (!gpr_node_unusable(node_ptr->node_state))
+		(void) gp_snapshot_set_node_room(snap, node,
+						 _cpus_checked(node_ptr) ?
+						 node_ptr->cpus_efctv : 0,
+						 _memory_checked() ?
+						 _node_memory(node_ptr) : 0);
 }
 
 /* The job's GPUs on its i-th node (job_resrcs order). */
@@ -157,12 +195,31 @@ static uint32_t _job_node_gpus(job_record_t *job_ptr, int i,
 	return (cnt > UINT32_MAX) ? UINT32_MAX : (uint32_t) cnt;
 }
 
-extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
-			  const int32_t *node_map, int32_t *idx,
-			  uint32_t *gpus, const gps_tres_t *t)
+extern void gps_node_scratch_alloc(gps_node_scratch_t *s)
 {
-	bitstr_t *alloc = job_ptr->job_resrcs ?
-		job_ptr->job_resrcs->node_bitmap : NULL;
+	s->idx = xcalloc(node_record_count, sizeof(int32_t));
+	s->gpus = xcalloc(node_record_count, sizeof(uint32_t));
+	s->cpus = xcalloc(node_record_count, sizeof(uint32_t));
+	s->mem = xcalloc(node_record_count, sizeof(uint64_t));
+}
+
+extern void gps_node_scratch_free(gps_node_scratch_t *s)
+{
+	xfree(s->idx);
+	xfree(s->gpus);
+	xfree(s->cpus);
+	xfree(s->mem);
+}
+
+extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
+			  const int32_t *node_map, gps_node_scratch_t *s,
+			  const gps_tres_t *t)
+{
+	job_resources_t *res = job_ptr->job_resrcs;
+	bitstr_t *alloc = res ? res->node_bitmap : NULL;
+	/* A suspended job keeps its memory and GRES, not its CPUs (cons_tres). */
+	bool cpus = res && res->cpus && !IS_JOB_SUSPENDED(job_ptr);
+	bool mem = res && res->memory_allocated && _memory_checked();
 	int bits, n, i = 0;
 	size_t cnt = 0;
 
@@ -180,10 +237,16 @@ extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
 		if (job_ptr->node_bitmap && (n < bit_size(job_ptr->node_bitmap))
 		    && bit_test(job_ptr->node_bitmap, n) &&
 		    (node_map[n] >= 0)) {
-			idx[cnt] = node_map[n];
-			gpus[cnt++] = _job_node_gpus(job_ptr, i, t);
+			s->idx[cnt] = node_map[n];
+			s->cpus[cnt] = (cpus && (i < (int) res->nhosts)) ?
+				res->cpus[i] : 0;
+			s->mem[cnt] = (mem && (i < (int) res->nhosts)) ?
+				res->memory_allocated[i] : 0;
+			s->gpus[cnt++] = _job_node_gpus(job_ptr, i, t);
 		}
 		i++;
 	}
-	(void) gp_snapshot_set_job_nodes(snap, idx, gpus, cnt);
+	if (gp_snapshot_set_job_nodes(snap, s->idx, s->gpus, cnt) == GP_OK)
+		(void) gp_snapshot_set_job_node_resources(snap, s->cpus, s->mem,
+							  cnt);
 }

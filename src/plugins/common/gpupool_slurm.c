@@ -408,8 +408,10 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->flags |= GP_JOB_STAYS;
 	if (t->needs & GP_NEEDS_ACCOUNTS)
 		out->account = job_ptr->account;
-	if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
-		_job_cpus_mem(job_ptr, state != GP_JOB_PENDING, t->needs, out);
+	/* Quotas that count them; and a victim plan frees room for them. */
+	if ((t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM)) || gps_nodes_readable(t))
+		_job_cpus_mem(job_ptr, state != GP_JOB_PENDING,
+			      GP_NEEDS_CPU | GP_NEEDS_MEM, out);
 }
 
 extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr)
@@ -428,8 +430,7 @@ typedef struct {
 	uint32_t jobs;
 	/* Where GPUs are read: node record -> snapshot index, scratch. */
 	const int32_t *node_map;
-	int32_t *node_idx;
-	uint32_t *node_gpus;
+	gps_node_scratch_t *scratch;
 } job_add_t;
 
 static int _add_job(void *x, void *arg)
@@ -456,7 +457,7 @@ static int _add_job(void *x, void *arg)
 		add->jobs++;
 		if (add->node_map && (state != GP_JOB_PENDING))
 			gps_job_nodes(add->snap, job_ptr, add->node_map,
-				      add->node_idx, add->node_gpus, add->t);
+				      add->scratch, add->t);
 	}
 	xfree(parts);
 	return 0;
@@ -602,8 +603,8 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 uint32_t *job_cnt)
 {
 	gp_snapshot_t *snap;
-	int32_t *node_map = NULL, *idx = NULL;
-	uint32_t *node_gpus = NULL;
+	int32_t *node_map = NULL;
+	gps_node_scratch_t scratch = { 0 };
 	bool usage = gps_nodes_readable(t);
 	uint32_t jobs = 0;
 
@@ -620,11 +621,10 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	/* A refresh of running jobs reads nodes only for where GPUs are. */
 	if ((!running_only || usage) && (node_record_count > 0)) {
 		node_map = xcalloc(node_record_count, sizeof(int32_t));
-		idx = xcalloc(node_record_count, sizeof(int32_t));
-		node_gpus = xcalloc(node_record_count, sizeof(uint32_t));
+		gps_node_scratch_alloc(&scratch);
 		_add_nodes(snap, t, usage, node_map);
 		if (!running_only && part_list) {
-			_add_partitions(snap, node_map, idx);
+			_add_partitions(snap, node_map, scratch.idx);
 #if GPS_SLURM_AT_LEAST(26, 5)
 			/* cons_tres _get_one_res: Weight alone, no LLN. */
 			(void) gp_snapshot_set_one_node_by_weight(snap);
@@ -638,7 +638,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 		job_add_t add = { .snap = snap, .t = t, .now = now,
 				  .running_only = running_only,
 				  .node_map = usage ? node_map : NULL,
-				  .node_idx = idx, .node_gpus = node_gpus };
+				  .scratch = &scratch };
 		/*
 		 * list_for_each, not an iterator: since Slurm 25.11
 		 * preempt/gpupool refreshes from inside
@@ -649,8 +649,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 		jobs = add.jobs;
 	}
 	xfree(node_map);
-	xfree(idx);
-	xfree(node_gpus);
+	gps_node_scratch_free(&scratch);
 	if (job_cnt)
 		*job_cnt = jobs;
 	return snap;

@@ -148,19 +148,28 @@ extern bool gps_nodes_readable(const gps_tres_t *t);
 /*
  * The node's free GPUs (of `gpus` configured), whether it is completing,
  * and whether it takes no job now (closed: gpr_node_closed, or `reserved`
- * whole by an active reservation).
+ * whole by an active reservation); the CPUs and memory Slurm gives jobs
+ * there.
  */
 extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 			   node_record_t *node_ptr, uint64_t gpus,
 			   const gps_tres_t *t, bool reserved);
+/* Scratch of node_record_count entries each, for gps_job_nodes(). */
+typedef struct {
+	int32_t *idx;
+	uint32_t *gpus;
+	uint32_t *cpus;
+	uint64_t *mem;
+} gps_node_scratch_t;
+extern void gps_node_scratch_alloc(gps_node_scratch_t *s);
+extern void gps_node_scratch_free(gps_node_scratch_t *s);
 /*
  * The running job's nodes (snapshot indexes through `node_map`) and its
- * GPUs on each, for the job added last; `idx` and `gpus` are scratch of
- * node_record_count entries.
+ * GPUs, CPUs and memory on each, for the job added last.
  */
 extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
-			  const int32_t *node_map, int32_t *idx,
-			  uint32_t *gpus, const gps_tres_t *t);
+			  const int32_t *node_map, gps_node_scratch_t *s,
+			  const gps_tres_t *t);
 
 /*
  * The GPU type a job asks for (of the tracked GRES where QuotaTRES names
