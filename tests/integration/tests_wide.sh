@@ -6,7 +6,7 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_swap_places test_swap_least_work
+  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
   test_consolidation_off)
@@ -212,11 +212,11 @@ wide_left() {
   sacctmgr -n -P show account format=account 2>/dev/null | grep -xE 'dep[12]|queue[012]' | grep "^$1"
 }
 
-# wa's NORMAL job NAME of $GPUS GPUs (4) runs within 30 s, and its victims are exactly
+# wa's NORMAL 4-GPU job NAME runs within 30 s, and its victims are exactly
 # the jobs given; its id goes into the caller's variable NAME.
 start_taking() {
   local name=$1 id t0=$SECONDS; shift
-  id=$(submit_gpus "$name" wa normal "${GPUS:-4}") || return 1
+  id=$(submit_gpus "$name" wa normal 4) || return 1
   assert wait_state "$id" RUNNING 30 ||
     { ilog "$name: $(job_state "$id"), reason $(job_reason "$id")"; log_since | grep -a gpupool >&2; return 1; }
   ilog "$name started $(( SECONDS - t0 )) s after its submission"
@@ -251,26 +251,38 @@ Pool=wb Quota=0' || return 1
 }
 
 # Slurm starts a job only where its CPUs fit too.  wb (quota 0) borrows one
-# GPU of each 4-GPU node with a LOW job that holds all 8 of its CPUs
-# (node1's first).  wa's NORMAL job of 1 GPU, 1 CPU fits no node though each
-# has 3 GPUs free: it takes the newer LOW job, on node2, starts within 30 s,
-# then 15 s pass with no preemption.  Before, free GPUs counted as fitting:
-# no victim, and the job waited ("Resources") until a LOW job ended.
-test_reclaim_cpus_held() {
-  local l1 l2 n
+# GPU of each 4-GPU node with a LOW job that holds HELD of its 8 CPUs
+# (node1's first).  wa's NORMAL job of 1 GPU (sbatch ARGS) fits no node
+# though each has 3 GPUs free: it takes the newer LOW job, on node2, starts
+# within 30 s, then 15 s pass with no preemption.  Before, free GPUs counted
+# as fitting: no victim, and the job waited ("Resources") until a LOW job
+# ended.
+reclaim_cpus_held() {
+  local held=$1 l1 l2 n t0; shift
   wide_load 'Pool=wa Quota=8
 Pool=wb Quota=0' || return 1
-  l1=$(submit_gpus l1 wb low 1 -w node1 -c 8) && assert wait_state "$l1" RUNNING 30 || return 1
+  l1=$(submit_gpus l1 wb low 1 -w node1 -c "$held") && assert wait_state "$l1" RUNNING 30 || return 1
   sleep 2
-  l2=$(submit_gpus l2 wb low 1 -w node2 -c 8) && assert wait_state "$l2" RUNNING 30 || return 1
+  l2=$(submit_gpus l2 wb low 1 -w node2 -c "$held") && assert wait_state "$l2" RUNNING 30 || return 1
   mark_log
-  GPUS=1 start_taking n "$l2" || return 1
-  assert test "$(job_field "$n" NodeList)" = node2 || { ilog "n runs on $(job_field "$n" NodeList)"; return 1; }
+  t0=$SECONDS
+  n=$(submit_gpus n wa normal 1 "$@") || return 1
+  assert wait_state "$n" RUNNING 30 ||
+    { ilog "n: $(job_state "$n"), reason $(job_reason "$n")"; log_since | grep -a gpupool >&2; return 1; }
+  ilog "n ($*) started $(( SECONDS - t0 )) s after its submission, on $(job_field "$n" NodeList)"
+  assert test "$(victims_since "$n")" = "$l2 " || { ilog "victims of n: $(victims_since "$n")"; return 1; }
   mark_log
   sleep 15
   ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
   assert test "$(job_state "$n")" = RUNNING
 }
+
+# The LOW jobs hold all 8 CPUs; n asks for 1.
+test_reclaim_cpus_held() { reclaim_cpus_held 8 -c 1; }
+
+# The LOW jobs hold 6 CPUs; n asks for 4 per GPU (--cpus-per-gpu): Slurm
+# records a minimum of 1 CPU and adds the rest at selection.
+test_reclaim_cpus_per_gpu() { reclaim_cpus_held 6 --cpus-per-gpu=4; }
 
 # swap_starts VICTIM: after mark_log, wa's NORMAL job of 2 ("swap") starts
 # within 30 s taking VICTIM alone, by a swap of wb's in-quota job; then 15 s
