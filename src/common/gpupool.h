@@ -363,12 +363,14 @@ int gp_snapshot_set_job_nodes(gp_snapshot_t *snap, const int32_t *node_index,
 /*
  * Since ABI 19, with node usage: the CPUs and memory (MiB) Slurm gives jobs
  * on the node: its CPUs less specialized ones, its memory less
- * MemSpecLimit; 0 where Slurm does not allocate it (memory without
- * CR_MEMORY) or where unknown.  The node's free CPUs and memory are these
- * less what running jobs hold there (gp_snapshot_set_job_node_resources),
- * and a preemptor fits the node only where its free GPUs, CPUs and memory
- * all fit it (its gp_job_t cpus and mem_mb, divided by its nodes).  Not
- * called: GPUs alone decide, as before ABI 19.
+ * MemSpecLimit; 0 where gpupool cannot count it (memory without
+ * CR_MEMORY, CPUs that jobs may share: OverSubscribe=YES:N or FORCE:N with
+ * N > 1) or where unknown.  The node's free CPUs and memory are these less
+ * what running jobs hold there (gp_snapshot_set_job_node_resources), and a
+ * preemptor fits the node only where its free GPUs, CPUs and memory all
+ * fit it (its gp_job_t cpus and mem_mb, divided by its nodes; an ask past
+ * the node's room is not checked: the job may span nodes).  Not called:
+ * GPUs alone decide, as before ABI 19.
  */
 int gp_snapshot_set_node_room(gp_snapshot_t *snap, int32_t node_index,
 			      uint32_t cpus, uint64_t mem_mb);

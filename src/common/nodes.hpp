@@ -21,18 +21,20 @@ struct NodeUse {
     uint32_t free_gpus = 0;
     bool completing = false;
     bool closed = false;  // no new job starts there now (SnapNode::closed)
-    // CPUs and memory no job holds, where checked (SnapNode::room_cpus,
-    // room_mem_mb).
-    bool cpus_checked = false, mem_checked = false;
-    uint32_t free_cpus = 0;
-    uint64_t free_mem_mb = 0;
+    // The CPUs and memory Slurm gives jobs there (SnapNode::room_cpus,
+    // room_mem_mb; 0: not checked) and those no job holds.
+    uint32_t room_cpus = 0, free_cpus = 0;
+    uint64_t room_mem_mb = 0, free_mem_mb = 0;
     // Slurm may start a job there now.
     bool starts_jobs() const { return !completing && !closed; }
-    // Its free CPUs and memory, with `cpus` and `mem_mb` more freed, fit a
-    // job asking that much there (true where not checked).
+    // Its free CPUs and memory, with `freed_cpus` and `freed_mem_mb` more
+    // freed, fit a job asking `cpus` and `mem_mb` there.  True where not
+    // checked, and for an ask past the node's room: such a job spans nodes
+    // (-n64 without -N), or its ask is another node's (--mem=0 asks for
+    // the partition's first node's memory): GPUs alone decide there.
     bool room_for(uint32_t cpus, uint64_t mem_mb, uint64_t freed_cpus = 0, uint64_t freed_mem_mb = 0) const {
-        return (!cpus_checked || uint64_t(free_cpus) + freed_cpus >= cpus) &&
-               (!mem_checked || free_mem_mb + freed_mem_mb >= mem_mb);
+        return (cpus > room_cpus || uint64_t(free_cpus) + freed_cpus >= cpus) &&
+               (mem_mb > room_mem_mb || free_mem_mb + freed_mem_mb >= mem_mb);
     }
 };
 

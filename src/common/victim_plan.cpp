@@ -318,7 +318,9 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
 
 // Slurm starts the job on a node only where CPUs and memory fit too: where
 // the set's GPUs leave those short, the candidates after it in R6 order that
-// free some of what is short join it, until they fit.
+// free some of what is short join it until they fit; then those of them not
+// needed once the others are in leave again, earliest first (a job holding
+// 12 CPUs alone frees 8, not the 2-CPU job before it as well).
 bool Engine::cover_room(const NodeUse &u, PlanCost &cost) {
     PlanScratch &s = plan_scratch_;
     uint64_t cpus = 0, mem = 0;
@@ -328,22 +330,30 @@ bool Engine::cover_room(const NodeUse &u, PlanCost &cost) {
     }
     if (u.room_for(s.ask_cpus, s.ask_mem_mb, cpus, mem)) return true;
     const size_t before = s.set.size();
-    for (uint32_t i = 0; i < s.candidates.size(); ++i) {
-        if (std::find(s.set.begin(), s.set.begin() + long(before), i) != s.set.begin() + long(before)) continue;
+    auto in_set = [&](uint32_t i) { return std::find(s.set.begin(), s.set.end(), i) != s.set.end(); };
+    for (uint32_t i = 0; i < s.candidates.size() && !u.room_for(s.ask_cpus, s.ask_mem_mb, cpus, mem); ++i) {
         const NodeCandidate &c = s.candidates[i];
         const bool cpus_short = !u.room_for(s.ask_cpus, 0, cpus, 0);
         const bool mem_short = !u.room_for(0, s.ask_mem_mb, 0, mem);
-        if (!(cpus_short && c.cpus_here) && !(mem_short && c.mem_here)) continue;
+        if ((!(cpus_short && c.cpus_here) && !(mem_short && c.mem_here)) || in_set(i)) continue;
         s.set.push_back(i);
-        cost = cost + c.cost;
         cpus += c.cpus_here;
         mem += c.mem_here;
-        if (u.room_for(s.ask_cpus, s.ask_mem_mb, cpus, mem)) {
-            std::sort(s.set.begin(), s.set.end());
-            return true;
+    }
+    if (!u.room_for(s.ask_cpus, s.ask_mem_mb, cpus, mem)) return false;
+    for (size_t k = before; k < s.set.size();) {
+        const NodeCandidate &c = s.candidates[s.set[k]];
+        if (u.room_for(s.ask_cpus, s.ask_mem_mb, cpus - c.cpus_here, mem - c.mem_here)) {
+            cpus -= c.cpus_here;
+            mem -= c.mem_here;
+            s.set.erase(s.set.begin() + long(k));
+        } else {
+            cost = cost + c.cost;
+            ++k;
         }
     }
-    return false;
+    std::sort(s.set.begin(), s.set.end());
+    return true;
 }
 
 // R5 as a count: a set may take from a pool past its walk's prefix only
