@@ -416,7 +416,7 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	 * CPUs cons_tres gives a job per GPU at selection are not in its
 	 * minimum (--cpus-per-gpu 3 with 2 GPUs: NumCPUs=1); it needs them.
 	 */
-	if (state == GP_JOB_PENDING) {
+	if ((state == GP_JOB_PENDING) && out->gpus) {
 		uint64_t per_gpu = gps_job_cpus_per_gpu(job_ptr, t);
 		if ((uint64_t) out->gpus * per_gpu > out->cpus)
 			out->cpus = gpr_gpus_clamp((uint64_t) out->gpus *
