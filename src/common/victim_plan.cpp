@@ -303,6 +303,13 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
         if (std::all_of(s.eligible.begin(), s.eligible.end(),
                         [&](int32_t n) { return nodes_.nodes()[size_t(n)].closed; }))
             return;  // Unplanned
+        // More GPUs per node than any of its nodes has: Slurm spreads the
+        // job over more nodes than it asks for (--gpus=8 without -N on
+        // 4-GPU nodes), where the plan cannot say: the rules alone.
+        const uint32_t per_node = (preemptor.gpus + node_count - 1) / node_count;
+        if (std::none_of(s.eligible.begin(), s.eligible.end(),
+                         [&](int32_t n) { return nodes_.nodes()[size_t(n)].gpus >= per_node; }))
+            return;  // Unplanned
         make_choices(preemptor, now, node_count);
         s.made_for = std::move(alike);
     }

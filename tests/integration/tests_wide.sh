@@ -6,7 +6,7 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_swap_places test_swap_least_work
+  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_spread_job test_reclaim_exclusive_partition test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
   test_consolidation_off)
@@ -17,7 +17,8 @@ PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
 PartitionName=pool1 Nodes=node1 MaxTime=INFINITE State=UP
 PartitionName=wa Nodes=node[1-2] MaxTime=INFINITE State=UP
 PartitionName=wb Nodes=node[1-2] MaxTime=INFINITE State=UP
-PartitionName=ws Nodes=node[1-2] LLN=YES MaxTime=INFINITE State=UP")
+PartitionName=ws Nodes=node[1-2] LLN=YES MaxTime=INFINITE State=UP
+PartitionName=wx Nodes=node[1-2] OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP")
 
 WIDE_CONF_HEAD='PreemptionOrder=newest
 RecalcInterval=2
@@ -283,6 +284,46 @@ test_reclaim_cpus_held() { reclaim_cpus_held 8 -c 1; }
 # The LOW jobs hold 6 CPUs; n asks for 4 per GPU (--cpus-per-gpu): Slurm
 # records a minimum of 1 CPU and adds the rest at selection.
 test_reclaim_cpus_per_gpu() { reclaim_cpus_held 6 --cpus-per-gpu=4; }
+
+# A job of more GPUs than a node has, without -N (--gpus=8 -n2 on 4-GPU
+# nodes): Slurm spreads it over two nodes.  wb (quota 0) borrows both nodes
+# with a LOW job of 4 each; wa's NORMAL job of 8 takes both, starts within
+# 30 s, then 15 s pass with no preemption.  Before, the plan looked for one
+# node of 8 GPUs, found none and offered no victim: it waited for good.
+test_reclaim_spread_job() {
+  local l1 l2 n t0 out
+  wide_load 'Pool=wa Quota=8
+Pool=wb Quota=0' || return 1
+  l1=$(submit_gpus l1 wb low 4 -w node1) && assert wait_state "$l1" RUNNING 30 || return 1
+  l2=$(submit_gpus l2 wb low 4 -w node2) && assert wait_state "$l2" RUNNING 30 || return 1
+  mark_log
+  t0=$SECONDS
+  out=$(sbatch --parsable -J n -p wa --qos=normal --gpus=8 -n2 -o /dev/null -e /dev/null --wrap 'sleep 600') || return 1
+  n=${out%%;*}
+  ilog "n asks for NumNodes=$(job_field "$n" NumNodes)"
+  expect_both_evicted "$n" "$l1" "$l2" "$t0"
+}
+
+# A partition that gives whole nodes (OverSubscribe=EXCLUSIVE): wx's NORMAL
+# job of 1 GPU needs a node of its own.  wb borrows one GPU of each node
+# (node1's first); wx's job takes the newer, on node2, and starts within
+# 30 s.  Before, on Slurm 26.05 (which marks the job whole-node only after
+# asking for victims), the 3 free GPUs of each node counted as fitting: no
+# victim, and the job waited for good.
+test_reclaim_exclusive_partition() {
+  local l1 l2 n
+  wide_load 'Pool=wx Quota=8
+Pool=wb Quota=0' || return 1
+  l1=$(submit_gpus l1 wb low 1 -w node1) && assert wait_state "$l1" RUNNING 30 || return 1
+  sleep 2
+  l2=$(submit_gpus l2 wb low 1 -w node2) && assert wait_state "$l2" RUNNING 30 || return 1
+  mark_log
+  n=$(submit_gpus n wx normal 1) || return 1
+  assert wait_state "$n" RUNNING 30 ||
+    { ilog "n: $(job_state "$n"), reason $(job_reason "$n")"; log_since | grep -a gpupool >&2; return 1; }
+  ilog "wx's job runs on $(job_field "$n" NodeList); victims: $(victims_since "$n")"
+  assert test "$(victims_since "$n" | wc -w)" = 1
+}
 
 # swap_starts VICTIM: after mark_log, wa's NORMAL job of 2 ("swap") starts
 # within 30 s taking VICTIM alone, by a swap of wb's in-quota job; then 15 s

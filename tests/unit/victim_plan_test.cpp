@@ -157,6 +157,13 @@ TEST(VictimPlan, TakesTheCheapestSetOnOneNode) {
              return j;
          }(),
          {3, 2, 1}},
+        {"a job of 8 GPUs that asks for one node (--gpus=8 without -N) on nodes of 4: Slurm spreads it, so "
+         "the plan cannot say where; the rules alone offer every job they allow, in R6's order (before, no node "
+         "could hold 8 and it got no victim: it waited for good)",
+         {on(running(1, "pool1", "low", 4, 100), 0), on(running(2, "pool1", "low", 4, 500), 1)},
+         {},
+         pending(9, "pool1", "normal", 8, 700),
+         {2, 1}},
         {"nothing on any node can free enough: no victim at all",
          {on(running(1, "pool1", "low", 2, 100), 0), on(running(2, "pool1", "normal", 2, 100), 0),
           on(running(3, "pool1", "normal", 2, 100), 1), on(running(4, "pool1", "low", 2, 100), 1)},
@@ -509,7 +516,8 @@ TEST(VictimPlan, NoPreemptibleTierMovesUpWhereAnNpTierIsBelowAPreemptibleOneOrNo
 }
 
 // Random layouts: a planned set always frees enough on its node, and no job
-// is offered while free GPUs on a node that is not completing fit.
+// is offered while free GPUs on a node that is not completing fit; a job of
+// more GPUs than any node has gets no plan (the rules alone).
 TEST(VictimPlan, PropertyOverRandomNodeLayouts) {
     std::mt19937 rng(27);
     int planned = 0, free_fits = 0;
@@ -542,6 +550,11 @@ TEST(VictimPlan, PropertyOverRandomNodeLayouts) {
             continue;
         }
         const VictimPlan &plan = w.e.victim_plan(ref(pre), 1000);
+        if (plan.outcome == VictimPlan::Outcome::Unplanned) {
+            // More GPUs than any node has: Slurm would spread it, the rules alone.
+            for (const SnapNode &n : w.snap.nodes) EXPECT_LT(n.gpus, pre.gpus) << "world " << world;
+            continue;
+        }
         if (plan.outcome != VictimPlan::Outcome::Victims) {
             EXPECT_TRUE(v.empty()) << "world " << world;
             continue;

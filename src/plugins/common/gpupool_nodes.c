@@ -83,27 +83,27 @@ extern const char *gps_job_gpu_type(job_record_t *job_ptr,
 	return type;
 }
 
-extern uint32_t gps_job_cpus_per_gpu(job_record_t *job_ptr,
-				     const gps_tres_t *t)
+extern void gps_job_per_gpu(job_record_t *job_ptr, const gps_tres_t *t,
+			    uint32_t *cpus, uint64_t *mem_mb)
 {
 	list_itr_t *it;
 	gres_state_t *gs;
 	gres_job_state_t *js;
-	uint32_t per = 0;
 
+	*cpus = 0;
+	*mem_mb = 0;
 	if (!gps_nodes_readable(t) || !job_ptr->gres_list_req)
-		return 0;
+		return;
 	it = list_iterator_create(job_ptr->gres_list_req);
 	while ((gs = list_next(it))) {
 		if (!(js = _tracked(gs, t)))
 			continue;
-		if (js->cpus_per_gres > per)
-			per = js->cpus_per_gres;
-		else if (!js->cpus_per_gres && (js->def_cpus_per_gres > per))
-			per = js->def_cpus_per_gres;
+		*cpus = MAX(*cpus, js->cpus_per_gres ? js->cpus_per_gres :
+						       js->def_cpus_per_gres);
+		*mem_mb = MAX(*mem_mb, js->mem_per_gres ? js->mem_per_gres :
+							  js->def_mem_per_gres);
 	}
 	list_iterator_destroy(it);
-	return per;
 }
 
 /* GPUs of the tracked GRES that jobs hold on the node. */

@@ -258,13 +258,39 @@ static bool _given(const char *s)
  * reservation) or only whole ones (--exclusive): the victim plan, which
  * counts GPUs on any node of them, cannot serve it.
  */
+/* --exclusive, --exclusive=user, --exclusive=mcs */
+#define GPS_WHOLE_NODE (WHOLE_NODE_REQUIRED | WHOLE_NODE_USER | WHOLE_NODE_MCS)
+
+/*
+ * The job may use some nodes (or CPUs of them) that gpupool does not work
+ * out: features, whole nodes, a reservation, GPUs bound to the CPUs of
+ * their socket (--gres-flags=enforce-binding).
+ */
+static bool _bound_unknown(job_record_t *job_ptr)
+{
+	return !job_ptr->details || _given(job_ptr->details->features) ||
+	       (job_ptr->details->whole_node & GPS_WHOLE_NODE) ||
+	       _given(job_ptr->resv_name) ||
+	       (job_ptr->bit_flags & GRES_ENFORCE_BIND);
+}
+
 static bool _nodes_given(job_record_t *job_ptr)
 {
-	return !job_ptr->details || _given(job_ptr->details->req_nodes) ||
-	       _given(job_ptr->details->exc_nodes) ||
-	       _given(job_ptr->details->features) ||
-	       (job_ptr->details->whole_node & WHOLE_NODE_REQUIRED) ||
-	       _given(job_ptr->resv_name);
+	return _bound_unknown(job_ptr) || _given(job_ptr->details->req_nodes) ||
+	       _given(job_ptr->details->exc_nodes);
+}
+
+/*
+ * The partition gives whole nodes (OverSubscribe=EXCLUSIVE: 26.05 sets the
+ * job's whole_node only after asking preemptable()) or caps its jobs' CPUs
+ * per node (MaxCPUsPerNode counts only its own jobs' CPUs).
+ */
+static bool _part_bound_unknown(part_record_t *part)
+{
+	return (part->max_share == 0) ||
+	       ((part->max_cpus_per_node != INFINITE) &&
+		(part->max_cpus_per_node != NO_VAL) &&
+		(part->max_cpus_per_node != 0));
 }
 
 /*
@@ -311,8 +337,7 @@ extern int gps_job_nodes_allowed(job_record_t *job_ptr,
 
 	*names = NULL;
 	if (!d || !part || !part->node_bitmap || !type ||
-	    _given(d->features) || (d->whole_node & WHOLE_NODE_REQUIRED) ||
-	    _given(job_ptr->resv_name))
+	    _bound_unknown(job_ptr) || _part_bound_unknown(part))
 		return GPS_NODES_UNKNOWN;
 	if (!type[0] && !_given(d->req_nodes) && !_given(d->exc_nodes))
 		return GPS_NODES_ANY;
@@ -380,6 +405,36 @@ static bool _stays(job_record_t *job_ptr, const char *qos)
 	       (job_ptr->het_job_id && (job_ptr->het_job_id != NO_VAL));
 }
 
+/*
+ * What a pending job needs on its nodes that its minimum does not say,
+ * raised into out->cpus and mem_mb (cons_tres adds these at selection):
+ * CPUs per GPU (--cpus-per-gpu: NumCPUs=1 for 2 GPUs at 3 each) and
+ * MaxMemPerCPU's CPUs (pn_min_cpus); memory per CPU over those CPUs
+ * (DefMemPerCPU, --mem-per-cpu) and, without --mem, DefMemPerGPU (22.05
+ * leaves it out of the job's memory count).
+ */
+static void _pending_ask(job_record_t *job_ptr, const gps_tres_t *t,
+			 gp_job_t *out)
+{
+	__typeof__(job_ptr->details) d = job_ptr->details;
+	uint32_t cpus_per_gpu = 0;
+	uint64_t mem_per_gpu = 0, cpus = out->cpus, mem = out->mem_mb;
+
+	if (!d)
+		return;
+	if (out->gpus)
+		gps_job_per_gpu(job_ptr, t, &cpus_per_gpu, &mem_per_gpu);
+	cpus = MAX(cpus, (uint64_t) out->gpus * cpus_per_gpu);
+	if ((d->pn_min_cpus != NO_VAL16) && d->pn_min_cpus)
+		cpus = MAX(cpus, (uint64_t) d->pn_min_cpus * MAX(d->min_nodes, 1));
+	if ((d->pn_min_memory != NO_VAL64) && (d->pn_min_memory & MEM_PER_CPU))
+		mem = MAX(mem, (d->pn_min_memory & ~MEM_PER_CPU) * cpus);
+	if (!(job_ptr->bit_flags & JOB_MEM_SET))
+		mem = MAX(mem, (uint64_t) out->gpus * mem_per_gpu);
+	out->cpus = gpr_gpus_clamp(cpus);
+	out->mem_mb = mem;
+}
+
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
 			 time_t now, gp_job_t *out, char **part_buf,
@@ -409,19 +464,12 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	if (t->needs & GP_NEEDS_ACCOUNTS)
 		out->account = job_ptr->account;
 	/* Quotas that count them; and a victim plan frees room for them. */
-	if ((t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM)) || gps_nodes_readable(t))
-		_job_cpus_mem(job_ptr, state != GP_JOB_PENDING,
-			      GP_NEEDS_CPU | GP_NEEDS_MEM, out);
-	/*
-	 * CPUs cons_tres gives a job per GPU at selection are not in its
-	 * minimum (--cpus-per-gpu 3 with 2 GPUs: NumCPUs=1); it needs them.
-	 */
-	if ((state == GP_JOB_PENDING) && out->gpus) {
-		uint64_t per_gpu = gps_job_cpus_per_gpu(job_ptr, t);
-		if ((uint64_t) out->gpus * per_gpu > out->cpus)
-			out->cpus = gpr_gpus_clamp((uint64_t) out->gpus *
-						   per_gpu);
-	}
+	if (!(t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM)) && !gps_nodes_readable(t))
+		return;
+	_job_cpus_mem(job_ptr, state != GP_JOB_PENDING,
+		      GP_NEEDS_CPU | GP_NEEDS_MEM, out);
+	if (state == GP_JOB_PENDING)
+		_pending_ask(job_ptr, t, out);
 }
 
 extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr)

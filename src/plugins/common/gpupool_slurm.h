@@ -172,12 +172,13 @@ extern void gps_job_nodes(gp_snapshot_t *snap, job_record_t *job_ptr,
 			  const gps_tres_t *t);
 
 /*
- * The CPUs per GPU of the tracked GRES a job asks for: --cpus-per-gpu, else
- * the DefCpuPerGPU cons_tres set on it when it last tested the job (0:
- * none).  Job read lock.
+ * The CPUs and memory (MiB) per GPU of the tracked GRES a job asks for:
+ * --cpus-per-gpu and --mem-per-gpu, else the DefCpuPerGPU and DefMemPerGPU
+ * cons_tres set on it when it last tested the job (0: none).  Job read
+ * lock.
  */
-extern uint32_t gps_job_cpus_per_gpu(job_record_t *job_ptr,
-				     const gps_tres_t *t);
+extern void gps_job_per_gpu(job_record_t *job_ptr, const gps_tres_t *t,
+			    uint32_t *cpus, uint64_t *mem_mb);
 /*
  * The GPU type a job asks for (of the tracked GRES where QuotaTRES names
  * no type): "" for none, NULL for more than one.  Job read lock.
