@@ -29,6 +29,9 @@
 #                        (pool1, pool2, plain on node[1-4], pool3 on
 #                        node[5-6]), e.g. for fewer nodes               []
 #   CPUS_PER_NODE        CPUs each node claims (config_overrides)      [2]
+#   GPUPOOL_MEMORY_MB    memory (MiB) each node claims: Slurm then allocates
+#                        memory (CR_Core_Memory, DefMemPerCPU its share per
+#                        CPU); unset: CPUs only (CR_Core)               []
 #   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
 #   GPUPOOL_SCHED_PARAMS_EXTRA  ,-led options added to SchedulerParameters
 #                        (e.g. ",defer")                              []
@@ -72,6 +75,9 @@ BUILD=${GPUPOOL_BUILD:-$REPO}
 CONF_SRC=${GPUPOOL_CONF_SRC:-$REPO/etc/gpupool.conf.example}
 GPUS=${GPUS_PER_NODE:-1}
 CPUS=${CPUS_PER_NODE:-2}
+MEMORY=${GPUPOOL_MEMORY_MB:-}
+[[ -z $MEMORY || $MEMORY =~ ^[1-9][0-9]*$ ]] || { echo "GPUPOOL_MEMORY_MB=$MEMORY: a number of MiB" >&2; exit 2; }
+NODE_MEMORY=${MEMORY:+ RealMemory=$MEMORY}
 TIMEOUT=${GPUPOOL_UP_TIMEOUT:-60}
 NODE_COUNT=${GPUPOOL_NODE_COUNT:-6}
 [[ $NODE_COUNT =~ ^[1-9][0-9]?$ ]] && (( NODE_COUNT <= 64 )) ||
@@ -288,13 +294,13 @@ node_lines() {
   local k host
   read -r -a types <<<"${GPUPOOL_GPU_TYPES:-}"
   if (( ${#types[@]} == 0 )); then
-    echo "NodeName=node[1-$NODE_COUNT] $NODE_HOSTS NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS Gres=gpu:$GPUS State=UNKNOWN"
+    echo "NodeName=node[1-$NODE_COUNT] $NODE_HOSTS NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS$NODE_MEMORY Gres=gpu:$GPUS State=UNKNOWN"
     return
   fi
   for (( k = 1; k <= NODE_COUNT; k++ )); do
     host=localhost
     [[ $NODE_HOSTS == *localhost ]] || host=node$k
-    echo "NodeName=node$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$(( 17000 + k )) CPUs=$CPUS Gres=gpu:${types[k-1]:+${types[k-1]}:}$GPUS State=UNKNOWN"
+    echo "NodeName=node$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$(( 17000 + k )) CPUs=$CPUS$NODE_MEMORY Gres=gpu:${types[k-1]:+${types[k-1]}:}$GPUS State=UNKNOWN"
   done
 }
 
@@ -402,7 +408,8 @@ JobRequeue=1
 FirstJobId=$(first_job_id)
 SrunPortRange=17100-17199
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=CR_Core${MEMORY:+_Memory
+DefMemPerCPU=$(( MEMORY / CPUS ))}
 GresTypes=gpu
 SchedulerType=sched/backfill
 # Short passes so tests don't wait for the default 60 s main loop.

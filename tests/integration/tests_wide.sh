@@ -1,17 +1,18 @@
 # shellcheck shell=bash
 # Integration tests that need a node of several GPUs: run.sh runs them on a
-# cluster of its own shape (WIDE_SHAPE below: one node of 4 GPUs, 8 CPUs;
+# cluster of its own shape (WIDE_SHAPE below: one node of 4 GPUs, 8 CPUs and
+# 8000 MiB, which Slurm allocates (CR_Core_Memory), as most sites do;
 # partitions q0, q1 and pool1 over it), after the other tests.  Sourced by
 # run.sh after tests.sh (its helpers: conf_load, mark_log, log_has,
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_spread_job test_reclaim_exclusive_partition test_swap_places test_swap_least_work
+  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
   test_consolidation_off)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
-WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8
+WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8 GPUPOOL_MEMORY_MB=8000
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
 PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
 PartitionName=pool1 Nodes=node1 MaxTime=INFINITE State=UP
@@ -251,20 +252,22 @@ Pool=wb Quota=0' || return 1
   assert test "$(job_state "$n1") $(job_state "$n2")" = "RUNNING RUNNING"
 }
 
-# Slurm starts a job only where its CPUs fit too.  wb (quota 0) borrows one
-# GPU of each 4-GPU node with a LOW job that holds HELD of its 8 CPUs
-# (node1's first).  wa's NORMAL job of 1 GPU (sbatch ARGS) fits no node
-# though each has 3 GPUs free: it takes the newer LOW job, on node2, starts
-# within 30 s, then 15 s pass with no preemption.  Before, free GPUs counted
-# as fitting: no victim, and the job waited ("Resources") until a LOW job
-# ended.
-reclaim_cpus_held() {
-  local held=$1 l1 l2 n t0; shift
+# Slurm starts a job only where its CPUs and memory fit too.  wb (quota 0)
+# borrows one GPU of each 4-GPU node (8 CPUs, 8000 MiB) with a LOW job that
+# holds most of its CPUs or memory (sbatch options HELD; node1's first).
+# wa's NORMAL job of 1 GPU (sbatch ARGS) fits no node though each has 3
+# GPUs free: it takes the newer LOW job, on node2, starts within 30 s, then
+# 15 s pass with no preemption.  Before, free GPUs counted as fitting: no
+# victim, and the job waited ("Resources") until a LOW job ended.
+reclaim_room_held() {
+  local -a held
+  local l1 l2 n t0
+  read -r -a held <<<"$1"; shift
   wide_load 'Pool=wa Quota=8
 Pool=wb Quota=0' || return 1
-  l1=$(submit_gpus l1 wb low 1 -w node1 -c "$held") && assert wait_state "$l1" RUNNING 30 || return 1
+  l1=$(submit_gpus l1 wb low 1 -w node1 "${held[@]}") && assert wait_state "$l1" RUNNING 30 || return 1
   sleep 2
-  l2=$(submit_gpus l2 wb low 1 -w node2 -c "$held") && assert wait_state "$l2" RUNNING 30 || return 1
+  l2=$(submit_gpus l2 wb low 1 -w node2 "${held[@]}") && assert wait_state "$l2" RUNNING 30 || return 1
   mark_log
   t0=$SECONDS
   n=$(submit_gpus n wa normal 1 "$@") || return 1
@@ -279,11 +282,15 @@ Pool=wb Quota=0' || return 1
 }
 
 # The LOW jobs hold all 8 CPUs; n asks for 1.
-test_reclaim_cpus_held() { reclaim_cpus_held 8 -c 1; }
+test_reclaim_cpus_held() { reclaim_room_held "-c 8" -c 1; }
 
 # The LOW jobs hold 6 CPUs; n asks for 4 per GPU (--cpus-per-gpu): Slurm
 # records a minimum of 1 CPU and adds the rest at selection.
-test_reclaim_cpus_per_gpu() { reclaim_cpus_held 6 --cpus-per-gpu=4; }
+test_reclaim_cpus_per_gpu() { reclaim_room_held "-c 6" --cpus-per-gpu=4; }
+
+# The LOW jobs hold 7500 of 8000 MiB; n asks for 1 CPU, and with it
+# DefMemPerCPU's 1000 MiB.
+test_reclaim_memory_held() { reclaim_room_held "--mem=7500" -c 1; }
 
 # A job of more GPUs than a node has, without -N (--gpus=8 -n2 on 4-GPU
 # nodes): Slurm spreads it over two nodes.  wb (quota 0) borrows both nodes
