@@ -253,11 +253,6 @@ static bool _given(const char *s)
 	return s && *s;
 }
 
-/*
- * The job may use only some nodes of its partitions (-w, -x, -C, a
- * reservation) or only whole ones (--exclusive): the victim plan, which
- * counts GPUs on any node of them, cannot serve it.
- */
 /* --exclusive, --exclusive=user, --exclusive=mcs */
 #define GPS_WHOLE_NODE (WHOLE_NODE_REQUIRED | WHOLE_NODE_USER | WHOLE_NODE_MCS)
 
@@ -274,6 +269,11 @@ static bool _bound_unknown(job_record_t *job_ptr)
 	       (job_ptr->bit_flags & GRES_ENFORCE_BIND);
 }
 
+/*
+ * The job may use only some nodes of its partitions (-w, -x, and the above)
+ * or only whole ones: a victim plan over every node of them cannot serve
+ * it (GP_JOB_NODES_GIVEN).
+ */
 static bool _nodes_given(job_record_t *job_ptr)
 {
 	return _bound_unknown(job_ptr) || _given(job_ptr->details->req_nodes) ||
