@@ -24,6 +24,9 @@ uint64_t room_and_work(const PlanScratch::Choice &c) {
     return uint64_t(c.np_room) * kRoomGpuSeconds + c.cost.gpu_seconds;
 }
 
+// The GPUs a job of `node_count` nodes needs on each (rounded up).
+uint32_t gpus_per_node(uint32_t gpus, uint32_t node_count) { return (gpus + node_count - 1) / node_count; }
+
 }  // namespace
 
 bool cheapest_set(const std::vector<NodeCandidate> &c, uint32_t need, std::vector<int32_t> &prev,
@@ -306,7 +309,7 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
         // More GPUs per node than any of its nodes has: Slurm spreads the
         // job over more nodes than it asks for (--gpus=8 without -N on
         // 4-GPU nodes), where the plan cannot say: the rules alone.
-        const uint32_t per_node = (preemptor.gpus + node_count - 1) / node_count;
+        const uint32_t per_node = gpus_per_node(preemptor.gpus, node_count);
         if (std::none_of(s.eligible.begin(), s.eligible.end(),
                          [&](int32_t n) { return nodes_.nodes()[size_t(n)].gpus >= per_node; }))
             return;  // Unplanned
@@ -409,7 +412,7 @@ bool Engine::within_swap(const std::vector<uint32_t> &set, uint32_t per_node) co
 
 void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_count) {
     PlanScratch &s = plan_scratch_;
-    const uint32_t per_node = (preemptor.gpus + node_count - 1) / node_count;
+    const uint32_t per_node = gpus_per_node(preemptor.gpus, node_count);
     s.allowed.clear();
     s.excess.clear();
     s.choices.clear();
