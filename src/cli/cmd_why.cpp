@@ -1,7 +1,9 @@
 // `gpupool why JOBID`: why a pending job waits, where a running job
 // borrows from, who preempted a job (also one slurmctld no longer has), as
 // sentences and tables or JSON.
+#include <algorithm>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "command_pass.hpp"
@@ -189,33 +191,174 @@ void queue_checks_json(const QueueTree &tree, const QuotaLine &q, json_t *o) {
         }));
 }
 
-// The moves a pending job's victim plan makes now (consolidation, as
-// preempt/gpupool would offer them to Slurm); null where it makes none.
-const VictimPlan *consolidation_of(const Pass &p, uint32_t id) {
-    if (!p.cfg().consolidation || !p.view.snap.node_usage) return nullptr;
+// The pending job's victim plan as preempt/gpupool would make it now
+// (victim_plan.hpp), from the nodes slurmctld reports; null where node
+// usage is unknown or the job is not one preemption could start now (held
+// by a quota or a limit, not eligible, in no pool, no GPUs).
+const VictimPlan *plan_of(const Pass &p, const PendingExplain &pe) {
+    if (!p.view.snap.node_usage || pe.gpus == 0 || pe.pools.empty()) return nullptr;
+    switch (pe.reason) {
+    case WaitReason::Starting:
+    case WaitReason::WaitingForGpus:
+    case WaitReason::WaitingForReclaim:
+    case WaitReason::MinRuntime: break;
+    default: return nullptr;
+    }
     for (const SnapJob &j : p.view.snap.jobs) {
-        if (j.id != id || j.state != JobState::Pending) continue;
+        if (j.id != pe.job_id || j.state != JobState::Pending) continue;
         std::string parts;
-        const VictimPlan &plan = p.engine.victim_plan(job_ref(j, parts), p.view.now);
-        const bool moves = plan.consolidation && plan.outcome == VictimPlan::Outcome::Victims &&
-                           !plan.nodes.empty() && plan.moved_to.size() == plan.victims.size();
-        return moves ? &plan : nullptr;
+        return &p.engine.victim_plan(job_ref(j, parts), p.view.now);
     }
     return nullptr;
+}
+
+// The plan moves jobs (consolidation) rather than reclaiming them.
+bool moves(const VictimPlan &plan) {
+    return plan.consolidation && plan.outcome == VictimPlan::Outcome::Victims && !plan.nodes.empty() &&
+           plan.moved_to.size() == plan.victims.size();
+}
+
+const char *outcome_code(VictimPlan::Outcome o) {
+    switch (o) {
+    case VictimPlan::Outcome::Unplanned: return "unplanned";
+    case VictimPlan::Outcome::FitsFree: return "fits_free";
+    case VictimPlan::Outcome::Victims: return "victims";
+    case VictimPlan::Outcome::NoNode: return "no_node";
+    case VictimPlan::Outcome::Waiting: return "waiting";
+    }
+    return "?";
 }
 
 std::string node_name(const Pass &p, int32_t n) {
     return n >= 0 && size_t(n) < p.view.snap.nodes.size() ? p.view.snap.nodes[size_t(n)].name : std::string("?");
 }
 
-void consolidation_text(const Pass &p, const PendingExplain &pe, std::ostream &s) {
-    const VictimPlan *plan = consolidation_of(p, pe.job_id);
+// One node of the job's partitions as a preemption sees it: its GPUs,
+// those free, those of jobs the rules let it take, the rest held.
+struct NodeRoom {
+    int32_t node = -1;
+    uint32_t gpus = 0, free = 0, takeable = 0;
+    bool starts_jobs = true;
+    uint32_t held() const { return gpus - std::min(gpus, free + takeable); }
+};
+
+// The nodes of the job's partitions, most GPUs it could have first (free
+// plus takeable), then in node order; `takeable`: the jobs the rules let
+// it preempt (R4/R5).
+std::vector<NodeRoom> node_rooms(const Pass &p, const PendingExplain &pe, const std::vector<VictimRef> &takeable) {
+    const NodeLayout &layout = p.engine.nodes();
+    std::set<uint32_t> ids;
+    for (const VictimRef &v : takeable) ids.insert(v.job_id);
+    std::set<int32_t> nodes;
+    for (const SnapJob &j : p.view.snap.jobs)
+        if (j.id == pe.job_id && j.state == JobState::Pending)
+            for (const std::string &part : j.partitions)
+                if (const std::vector<int32_t> *in = layout.partition_nodes(part)) nodes.insert(in->begin(), in->end());
+    std::vector<NodeRoom> rows;
+    for (int32_t n : nodes) {
+        const NodeUse &u = layout.nodes()[size_t(n)];
+        NodeRoom r{n, u.gpus, u.free_gpus, 0, u.starts_jobs()};
+        for (const JobOnNode &j : layout.jobs_on(n))
+            if (ids.count(j.job_id)) r.takeable += j.gpus;
+        rows.push_back(r);
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const NodeRoom &a, const NodeRoom &b) { return a.free + a.takeable > b.free + b.takeable; });
+    return rows;
+}
+
+// What the rules let it take: the victims of a job that may reclaim, else
+// (waiting for GPUs) the jobs it may take though they are not enough.
+const std::vector<VictimRef> &takeable_of(const PendingExplain &pe) {
+    return pe.victims.empty() ? pe.may_take : pe.victims;
+}
+
+constexpr size_t kNodeRows = 8;  // nodes shown when no node can be freed
+
+void victim_plan_text(const Pass &p, const PendingExplain &pe, std::ostream &s) {
+    const VictimPlan *plan = plan_of(p, pe);
     if (!plan) return;
-    s << "Consolidation: it fits on node " << node_name(p, plan->nodes.front()) << " once";
-    for (size_t i = 0; i < plan->victims.size(); ++i)
-        s << (i ? ", " : " ") << "job " << p.job_label(plan->victims[i]) << " moves to node "
-          << node_name(p, plan->moved_to[i]);
-    s << " (requeued, each starts again at once on free GPUs there).\n";
+    auto node_list = [&](size_t from, size_t to) {
+        std::string out;
+        for (size_t i = from; i < to && i < plan->nodes.size(); ++i)
+            out += (i > from ? ", " : "") + node_name(p, plan->nodes[i]);
+        return out;
+    };
+    switch (plan->outcome) {
+    case VictimPlan::Outcome::Unplanned:
+        s << "Victim plan: none (it asks for given nodes, features, a reservation or whole nodes, or more GPUs on a "
+             "node than any has): the rules alone say what it may preempt.\n";
+        return;
+    case VictimPlan::Outcome::FitsFree:
+        s << "Victim plan: none needed: free GPUs (and CPUs and memory, where counted) fit it on node" << (plan->nodes.size() == 1 ? " " : "s ") << node_list(0, plan->nodes.size())
+          << "; nothing is preempted for it, and Slurm starts it there in its turn.\n";
+        return;
+    case VictimPlan::Outcome::Waiting:
+        s << "Victim plan: carried out; it waits for the GPUs it freed on node" << (plan->nodes.size() == 1 ? " " : "s ")
+          << node_list(0, plan->nodes.size()) << ".\n";
+        return;
+    case VictimPlan::Outcome::Victims: {
+        if (moves(*plan)) {
+            s << "Consolidation: it fits on node " << node_name(p, plan->nodes.front()) << " once";
+            for (size_t i = 0; i < plan->victims.size(); ++i)
+                s << (i ? ", " : " ") << "job " << p.job_label(plan->victims[i]) << " moves to node "
+                  << node_name(p, plan->moved_to[i]);
+            s << " (requeued, each starts again at once on free GPUs there).\n";
+            return;
+        }
+        s << "Victim plan (what preempt/gpupool offers Slurm, node by node):";
+        size_t from = 0;
+        for (size_t g = 0; g < plan->group_end.size() && g < plan->nodes.size(); ++g) {
+            s << (g ? ";" : "") << (g == plan->planned_nodes ? " if Slurm cannot use that," : "") << " on node "
+              << node_name(p, plan->nodes[g]) << " job" << (plan->group_end[g] - from == 1 ? " " : "s ");
+            for (size_t i = from; i < plan->group_end[g]; ++i) s << (i > from ? ", " : "") << p.job_label(plan->victims[i]);
+            from = plan->group_end[g];
+        }
+        s << ".\n";
+        return;
+    }
+    case VictimPlan::Outcome::NoNode: break;
+    }
+    const std::vector<NodeRoom> rows = node_rooms(p, pe, takeable_of(pe));
+    uint64_t over_nodes = 0;
+    for (const NodeRoom &r : rows) over_nodes += r.starts_jobs ? r.free + r.takeable : 0;
+    s << "Victim plan: no node can be freed for it: on no node of its partitions do the free GPUs and those of the "
+         "jobs it may take come to "
+      << pe.gpus << (pe.gpus == 1 ? " GPU" : " GPUs");
+    if (over_nodes >= pe.gpus) s << " (over all its nodes they come to " << over_nodes << ": not on one node)";
+    if (plan->held_elsewhere) s << ", or other preemptors' plans hold the nodes that would do";
+    s << ".\n";
+    Table t({"NODE", "GPUS", "FREE", "MAY_TAKE", "HELD", "STATE"}, "lrrrrl");
+    for (size_t i = 0; i < rows.size() && i < kNodeRows; ++i) {
+        const NodeRoom &r = rows[i];
+        t.add({node_name(p, r.node), num(r.gpus), num(r.free), num(r.takeable), num(r.held()),
+               r.starts_jobs ? "up" : "completing or closed"});
+    }
+    t.print(s);
+    if (rows.size() > kNodeRows) s << "(" << rows.size() - kNodeRows << " more nodes with fewer)\n";
+}
+
+json_t *victim_plan_json(const Pass &p, const PendingExplain &pe) {
+    const VictimPlan *plan = plan_of(p, pe);
+    if (!plan) return json_null();
+    json_t *o = json_object();
+    put(o, "outcome", json_string(moves(*plan) ? "consolidation" : outcome_code(plan->outcome)));
+    json_t *nodes = json_array();
+    for (int32_t n : plan->nodes) json_array_append_new(nodes, jstr(node_name(p, n)));
+    put(o, "nodes", nodes);
+    json_t *victims = json_array();
+    size_t g = 0;
+    for (size_t i = 0; i < plan->victims.size(); ++i) {
+        while (g < plan->group_end.size() && i >= plan->group_end[g]) ++g;
+        json_t *v = json_object();
+        put(v, "job_id", jint(plan->victims[i]));
+        put(v, "node", jstr(g < plan->nodes.size() ? node_name(p, plan->nodes[g]) : "?"));
+        put(v, "fallback", json_boolean(g >= plan->planned_nodes));
+        json_array_append_new(victims, v);
+    }
+    put(o, "victims", victims);
+    put(o, "held_elsewhere", json_boolean(plan->held_elsewhere));
+    return o;
 }
 
 // A pending job's quota lines, the jobs using the quota, the jobs ahead
@@ -231,19 +374,21 @@ void pending_detail_json(const Pass &p, const WhyModel &w, const PendingExplain 
                          {"needed", q.needed}});
             if (const QueueTree *tree = tree_of(p, q.pool)) queue_checks_json(*tree, q, o);
         }));
-    if (const VictimPlan *plan = consolidation_of(p, pe.job_id)) {
+    const VictimPlan *plan = plan_of(p, pe);
+    if (plan && moves(*plan)) {
         json_t *c = json_object();
         put(c, "node", jstr(node_name(p, plan->nodes.front())));
-        json_t *moves = json_array();
+        json_t *moved = json_array();
         for (size_t i = 0; i < plan->victims.size(); ++i) {
             json_t *m = json_object();
             put(m, "job_id", jint(plan->victims[i]));
             put(m, "to", jstr(node_name(p, plan->moved_to[i])));
-            json_array_append_new(moves, m);
+            json_array_append_new(moved, m);
         }
-        put(c, "moves", moves);
+        put(c, "moves", moved);
         put(job, "consolidation", c);
     }
+    put(job, "victim_plan", victim_plan_json(p, pe));
     put(job, "quota_users", jarray_of(w.quota_users, [&](json_t *o, const QuotaUser &u) {
             put(o, "job_id", jint(u.job_id));
             put(o, "user", jstr(p.user_of(u.job_id)));
@@ -405,7 +550,10 @@ void pending_tables(const Pass &p, const WhyModel &w, const PendingExplain &pe, 
         t.print(s);
     }
     if (!pe.victims.empty()) {
-        s << "Jobs it may preempt:\n";
+        const VictimPlan *plan = plan_of(p, pe);
+        s << (plan && plan->outcome != VictimPlan::Outcome::Unplanned
+                  ? "Jobs the rules alone would preempt (GPU counts in R6 order; the victim plan above decides):\n"
+                  : "Jobs it may preempt:\n");
         Table t({"JOBID", "USER", "POOL", "GPUS", "RULE", "DECIDED_BY", "PROTECTED_UNTIL"}, "lllrlll");
         for (const VictimRef &v : pe.victims) {
             const RunningExplain *vr = p.x.find_running(v.job_id);
@@ -486,7 +634,7 @@ void pending_text(const Pass &p, const WhyModel &w, const PendingExplain &pe, st
             s << ": it fits.\n";
         if (const QueueTree *tree = tree_of(p, q.pool)) queue_checks_text(p, *tree, q, s);
     }
-    consolidation_text(p, pe, s);
+    victim_plan_text(p, pe, s);
     pending_tables(p, w, pe, s);
 }
 

@@ -33,6 +33,14 @@ namespace gpupool::cli::compat {
 // LLN (_get_one_res): Snapshot::one_node_by_weight.
 constexpr bool kOneNodeByWeight = GPC_SLURM_AT_LEAST(26, 5);
 
+// SelectTypeParameters' memory bit: CR_MEMORY, an enum's SELECT_MEMORY
+// since it was renamed.
+#ifdef CR_MEMORY
+constexpr uint16_t kSelectMemory = CR_MEMORY;
+#else
+constexpr uint16_t kSelectMemory = SELECT_MEMORY;
+#endif
+
 // List / ListIterator until 23.11; list_t / list_itr_t since (both in 23.11).
 #if GPC_SLURM_AT_LEAST(23, 11)
 using list_ptr = list_t *;

@@ -30,6 +30,17 @@ std::string str(const char *s) { return s ? s : ""; }
     throw std::runtime_error(what + ": " + slurm_strerror(compat::slurm_errno()));
 }
 
+// A count of `gres` (of `type`) in a string of GRES in use: a node's
+// gres_used or a job's gres_detail_str entry, "gpu:tesla:2(IDX:0-1)".
+uint64_t gres_in_use(const char *text, const std::string &gres, const std::string &type) {
+    std::string in_use = text ? text : "";
+    for (size_t open; (open = in_use.find('(')) != std::string::npos;) {
+        const size_t close = in_use.find(')', open);
+        in_use.erase(open, close == std::string::npos ? std::string::npos : close - open + 1);
+    }
+    return gres_count(in_use, gres, type).value_or(0);
+}
+
 // Not an accounted TRES: the job's own GRES request (per job, per node
 // times its nodes, per task times its tasks).
 uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const std::string &type) {
@@ -86,6 +97,88 @@ void job_cpus_mem(const slurm_job_info_t &j, bool allocated, const Config &cfg, 
     if (cfg.counted[kMem]) sj.mem_mb = tres_mem_mb(tres).value_or(0);
 }
 
+// A count of `gres` in a "gres/gpu:3" or "gres:gpu:3" list (cpus_per_tres,
+// mem_per_tres); 0 if absent.
+uint64_t per_gres(const char *list, const std::string &gres) {
+    if (!list) return 0;
+    for (const std::string &item : split_list(std::string(list))) {
+        for (const char *prefix : {"gres/", "gres:"}) {
+            const std::string head = prefix + gres + ":";
+            if (item.compare(0, head.size(), head) == 0) return std::strtoull(item.c_str() + head.size(), nullptr, 10);
+        }
+    }
+    return 0;
+}
+
+// The job's nodes and what it holds on each, for the victim plan, as
+// gps_job_nodes reads them in slurmctld: nodes from node_inx, GPUs per node
+// from gres_detail_str (SHOW_DETAIL), CPUs and memory from its allocated
+// TRES shared evenly over its nodes (clients are not sent the per-node
+// split; exact for one-node jobs).  False where its GPUs per node cannot
+// be read.
+bool job_node_shares(const slurm_job_info_t &j, bool suspended, const NodeTable &table, bool memory,
+                     const std::string &gres, const std::string &type, SnapJob &sj) {
+    std::vector<int32_t> nodes;
+    for (int k = 0; j.node_inx && j.node_inx[k] >= 0; k += 2)
+        for (int32_t n = j.node_inx[k]; n <= j.node_inx[k + 1]; ++n)
+            nodes.push_back(n >= 0 && size_t(n) < table.to_snap.size() ? table.to_snap[size_t(n)] : -1);
+    if (nodes.empty()) return true;  // nothing held (a finished completing job)
+    if (j.gres_detail_cnt != nodes.size() && j.gres_detail_cnt != 0) return false;
+    const char *tres = j.tres_alloc_str && *j.tres_alloc_str ? j.tres_alloc_str : "";
+    const uint64_t cpus = suspended ? 0 : tres_count(tres, "cpu").value_or(0);
+    const uint64_t mem = memory ? tres_mem_mb(tres).value_or(0) : 0;
+    const uint64_t count = nodes.size();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i] < 0) continue;
+        NodeShare s;
+        s.node = nodes[i];
+        s.gpus = j.gres_detail_cnt ? gpr_gpus_clamp(gres_in_use(j.gres_detail_str[i], gres, type)) : 0;
+        s.cpus = gpr_gpus_clamp(cpus / count + (i < cpus % count ? 1 : 0));
+        s.mem_mb = mem / count + (i < mem % count ? 1 : 0);
+        sj.nodes.push_back(s);
+    }
+    // Without gres_detail_str the job holds no GRES; where it counts GPUs
+    // the detail is missing.
+    return j.gres_detail_cnt || sj.gpus == 0;
+}
+
+// As the plugins' _nodes_given / _bound_unknown for a pending job: nodes
+// or CPUs it may use that gpupool does not work out here (-w, -x,
+// features, a reservation, whole nodes, enforce-binding, a GPU type, a
+// partition of whole nodes): it gets no victim plan.
+bool bound_pending(const slurm_job_info_t &j, const NodeTable &table, const SnapJob &sj, const std::string &gres) {
+    auto given = [](const char *s) { return s && *s; };
+    const bool whole = j.shared == JOB_SHARED_NONE || j.shared == JOB_SHARED_USER || j.shared == JOB_SHARED_MCS;
+    bool typed = false;
+    for (const char *req : {j.tres_per_job, j.tres_per_node, j.tres_per_task, j.tres_per_socket})
+        if (req)
+            for (const std::string &item : split_list(std::string(req))) {
+                const size_t colon = item.find(':', item.find(gres));
+                typed |= item.find(gres) != std::string::npos && colon != std::string::npos &&
+                          item.find(':', colon + 1) != std::string::npos;
+            }
+    bool part_bound = false;
+    for (const std::string &p : sj.partitions) part_bound |= table.bound_partitions.count(p) > 0;
+    return given(j.req_nodes) || given(j.exc_nodes) || given(j.features) || given(j.resv_name) || whole ||
+           (j.bitflags & GRES_ENFORCE_BIND) || typed || part_bound;
+}
+
+// As the plugins' _pending_ask: CPUs per GPU, CPUs per node and memory
+// per CPU raise a pending job's ask (cons_tres adds them at selection).
+void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory, SnapJob &sj) {
+    const char *tres = j.tres_req_str ? j.tres_req_str : "";
+    uint64_t cpus = std::max<uint64_t>(tres_count(tres, "cpu").value_or(0), j.num_cpus);
+    cpus = std::max(cpus, uint64_t(sj.gpus) * per_gres(j.cpus_per_tres, gres));
+    if (j.pn_min_cpus != NO_VAL16 && j.pn_min_cpus)
+        cpus = std::max(cpus, uint64_t(j.pn_min_cpus) * std::max<uint32_t>(1, j.num_nodes));
+    uint64_t mem = memory ? tres_mem_mb(tres).value_or(0) : 0;
+    if (memory && j.pn_min_memory != NO_VAL64 && (j.pn_min_memory & MEM_PER_CPU))
+        mem = std::max(mem, (j.pn_min_memory & ~MEM_PER_CPU) * cpus);
+    if (memory) mem = std::max(mem, uint64_t(sj.gpus) * per_gres(j.mem_per_tres, gres));
+    sj.cpus = gpr_gpus_clamp(cpus);
+    sj.mem_mb = mem;
+}
+
 }  // namespace
 
 bool load_account_tree(const ControllerConf &conf, Snapshot &snap, std::string &why_not) {
@@ -132,12 +225,13 @@ ControllerConf load_controller_conf() {
     out.slurm_conf = str(c->slurm_conf);
     out.state_save = str(c->state_save_location);
     out.private_jobs = c->private_data & PRIVATE_DATA_JOBS;
+    out.memory_allocated = (c->select_type_param & compat::kSelectMemory) != 0;
     compat::free_ctl_conf(c);
     return out;
 }
 
 void load_nodes_partitions(Snapshot &snap, const Config &cfg,
-                           std::unordered_map<std::string, uint32_t> *priority_tier) {
+                           std::unordered_map<std::string, uint32_t> *priority_tier, NodeTable *usage) {
     const bool cpus_mem = cfg.counted[kCpu] || cfg.counted[kMem];
     std::string gres, type;
     split_quota_tres(cfg.quota_tres, gres, type);
@@ -153,18 +247,20 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
         uint64_t gpus = 0;
         if (!gpr_node_unusable(n.node_state) && n.gres) gpus = gres_count(n.gres, gres, type).value_or(0);
         node_map[i] = snap.add_node(n.name, gpr_gpus_clamp(gpus));
-        // Free GPUs for `gpupool status`'s placement table only: without
-        // the jobs' nodes the snapshot does not claim node usage.  A closed
-        // node's free GPUs hold no job now.
-        if (gpus > 0 && !gpr_node_closed(n.node_state)) {
-            // "gpu:1(IDX:0)", "gpu:tesla:2(IDX:0-1)": counts without the indexes.
-            std::string in_use = n.gres_used ? n.gres_used : "";
-            for (size_t open; (open = in_use.find('(')) != std::string::npos;) {
-                const size_t close = in_use.find(')', open);
-                in_use.erase(open, close == std::string::npos ? std::string::npos : close - open + 1);
+        // Free GPUs (`status`'s placement table, and `why`'s victim plan
+        // with `usage`).  A closed node's free GPUs hold no job now.
+        if (gpus > 0 && !gpr_node_closed(n.node_state))
+            snap.nodes.back().free_gpus = gpr_gpus_clamp(gpus - std::min(gpus, gres_in_use(n.gres_used, gres, type)));
+        if (usage) {
+            // As gps_node_usage: the CPUs and memory Slurm gives jobs there.
+            SnapNode &sn = snap.nodes.back();
+            sn.completing = (n.node_state & NODE_STATE_COMPLETING) != 0;
+            sn.closed = gpr_node_closed(n.node_state);
+            if (!gpr_node_unusable(n.node_state)) {
+                sn.room_cpus = n.cpus_efctv;
+                if (usage->memory_allocated)
+                    sn.room_mem_mb = n.real_memory > n.mem_spec_limit ? n.real_memory - n.mem_spec_limit : 0;
             }
-            const uint64_t used = gres_count(in_use, gres, type).value_or(0);
-            snap.nodes.back().free_gpus = gpr_gpus_clamp(used >= gpus ? 0 : gpus - used);
         }
         if (cpus_mem && !gpr_node_unusable(n.node_state)) {
             snap.nodes.back().cpus = n.cpus;
@@ -186,9 +282,19 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
         snap.add_partition(p.name, std::move(idx));
         snap.partitions.back().lln = (p.flags & PART_FLAG_LLN) != 0;
         if (priority_tier) (*priority_tier)[p.name] = p.priority_tier;
+        if (!usage) continue;
+        // As gps_node_usage: jobs may hold the same CPUs under
+        // OverSubscribe=YES:N or FORCE:N, N > 1: CPUs not counted there.
+        if ((p.max_share & ~SHARED_FORCE) > 1)
+            for (int32_t n : snap.partitions.back().nodes) snap.nodes[size_t(n)].room_cpus = 0;
+        // As _part_bound_unknown: whole nodes, or CPUs capped per node.
+        if (p.max_share == 0 || (p.max_cpus_per_node != INFINITE && p.max_cpus_per_node != NO_VAL &&
+                                 p.max_cpus_per_node != 0))
+            usage->bound_partitions.insert(p.name);
     }
     snap.one_node_by_weight = compat::kOneNodeByWeight;
     slurm_free_partition_info_msg(parts);
+    if (usage) usage->to_snap = std::move(node_map);
 }
 
 void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf) {
@@ -196,10 +302,16 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
     const bool accounts = !cfg.accounts.empty(), cpus_mem = cfg.counted[kCpu] || cfg.counted[kMem];
     std::string gres, type;
     split_quota_tres(quota_tres, gres, type);
-    load_nodes_partitions(view.snap, cfg);
+    // Node usage (the victim plan of `why`) where QuotaTRES is a GRES.
+    NodeTable table;
+    table.memory_allocated = conf.memory_allocated;
+    const bool usage = !gres.empty();
+    load_nodes_partitions(view.snap, cfg, nullptr, usage ? &table : nullptr);
+    bool usage_read = usage;
 
     job_info_msg_t *jobs = nullptr;
-    if (slurm_load_jobs(0, &jobs, SHOW_ALL) != SLURM_SUCCESS) fail("cannot read jobs");
+    // SHOW_DETAIL: each running job's GRES per node (gres_detail_str).
+    if (slurm_load_jobs(0, &jobs, SHOW_ALL | (usage ? SHOW_DETAIL : 0)) != SLURM_SUCCESS) fail("cannot read jobs");
     for (uint32_t i = 0; i < jobs->record_count; ++i) {
         const slurm_job_info_t &j = jobs->job_array[i];
         int state = gpr_job_state(j.job_state);
@@ -228,6 +340,14 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.user_held = gpr_user_held(pending, j.priority, our_hold(j, pending));
         if (accounts) sj.account = str(j.account);
         if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
+        if (usage && pending) {
+            sj.node_count = j.num_nodes;
+            sj.nodes_given = bound_pending(j, table, sj, gres);
+            pending_ask(j, gres, conf.memory_allocated, sj);
+        } else if (usage) {
+            usage_read &= job_node_shares(j, sj.state == JobState::Suspended, table, conf.memory_allocated, gres,
+                                          type, sj);
+        }
 
         JobMeta m;
         m.name = str(j.name);
@@ -254,6 +374,9 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         view.snap.add_job(std::move(sj));
     }
     slurm_free_job_info_msg(jobs);
+    view.snap.node_usage = usage_read;
+    if (usage && !usage_read)
+        view.notes.push_back("GPUs per node of some running jobs unknown: why shows no victim plan");
 
     std::string why_not;
     if (accounts && !load_account_tree(conf, view.snap, why_not))

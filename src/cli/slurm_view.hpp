@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "config.hpp"
@@ -20,16 +21,29 @@ struct ControllerConf {
     std::string slurm_conf;       // slurm.conf as slurmctld names it
     std::string state_save;       // StateSaveLocation
     bool private_jobs = false;    // PrivateData=jobs
+    bool memory_allocated = false;  // SelectTypeParameters allocates memory
 };
 
 // Each throws std::runtime_error naming what failed (slurmctld down, ...).
 ControllerConf load_controller_conf();
 
+// What load_cluster reads node usage with (the victim plan of `why`).
+struct NodeTable {
+    bool memory_allocated = false;  // SelectTypeParameters allocates memory
+    // Filled: slurmctld's node table index -> index in Snapshot::nodes (-1: none).
+    std::vector<int32_t> to_snap;
+    // Partitions that give whole nodes or cap CPUs per node: their jobs
+    // get no victim plan (as the plugins' _part_bound_unknown).
+    std::unordered_set<std::string> bound_partitions;
+};
+
 // Nodes (with the GPUs `cfg`'s QuotaTRES counts, and CPUs and memory where
 // it counts them) and partitions into `snap`; with `priority_tier`, each
-// partition's PriorityTier too.
+// partition's PriorityTier too; with `usage`, each node's room, completing
+// and closed state, as the plugins give them to the victim plan.
 void load_nodes_partitions(Snapshot &snap, const Config &cfg,
-                           std::unordered_map<std::string, uint32_t> *priority_tier = nullptr);
+                           std::unordered_map<std::string, uint32_t> *priority_tier = nullptr,
+                           NodeTable *usage = nullptr);
 
 // Slurm's account tree as slurmctld's assoc_mgr has it, from slurmdbd
 // (sacctmgr show assoc): each account association of the cluster and its

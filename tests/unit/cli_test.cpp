@@ -569,6 +569,116 @@ TEST(CliWhy, ConsolidationSaysWhatMoves) {
     EXPECT_EQ(str_at(json_array_get(json_object_get(c, "moves"), 0), "to"), "n0");
 }
 
+// Two pools over 2 nodes of 4 GPUs, wa's quota 4, wb's `wb_quota`;
+// `jobs` running (with their nodes), wa's NORMAL job 5 of `gpus` pending.
+ClusterView plan_view(const std::vector<SnapJob> &jobs, uint32_t gpus) {
+    ClusterView v;
+    v.now = T0 + 30;
+    v.history.available = true;
+    v.snap = cluster(2, 4);
+    partition(v.snap, "wa", 0, 1);
+    partition(v.snap, "wb", 0, 1);
+    v.snap.node_usage = true;
+    v.snap.nodes[0].free_gpus = v.snap.nodes[1].free_gpus = 4;
+    for (const SnapJob &j : jobs) {
+        v.snap.add_job(j);
+        for (const NodeShare &s : j.nodes) v.snap.nodes[size_t(s.node)].free_gpus -= s.gpus;
+        meta(v, j.id, "j" + std::to_string(j.id), "bob", j.partitions.front(), "RUNNING", j.start_time);
+    }
+    v.snap.add_job(pending(5, "wa", "normal", gpus, T0 + 20));
+    meta(v, 5, "n5", "carol", "wa", "PENDING", T0 + 20);
+    return v;
+}
+
+SnapJob on_node(SnapJob j, int32_t node) {
+    j.nodes = {NodeShare{node, j.gpus}};
+    return j;
+}
+
+std::string why_of(Engine &e, const ClusterView &v, bool json = false) {
+    Options o;
+    o.job_id = 5;
+    o.json = json;
+    std::ostringstream out, err;
+    EXPECT_EQ(cmd_why(e, v, o, out, err), 0) << err.str();
+    return out.str();
+}
+
+// wb holds 4 GPUs past its quota of 2: the rules would take its newest
+// LOW job, on n0 beside its non-preemptible one, which frees no node; the
+// plan takes the older one on n1, where 2 GPUs are free.
+TEST(CliWhy, VictimPlanNamesTheJobsOfOneNode) {
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=4\nPool=wb Quota=2\nPreemptionOrder=newest\n");
+    const ClusterView v = plan_view({on_node(running(1, "wb", "normal", 2, T0), 0),
+                                     on_node(running(2, "wb", "low", 2, T0 + 1), 1),
+                                     on_node(running(3, "wb", "low", 2, T0 + 5), 0)},
+                                    4);
+    const std::string t = why_of(e, v);
+    EXPECT_NE(t.find("Victim plan (what preempt/gpupool offers Slurm, node by node): on node n1 job 2.\n"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("Jobs the rules alone would preempt (GPU counts in R6 order; the victim plan above decides):\n"
+                     "JOBID  USER  POOL  GPUS  RULE     DECIDED_BY         PROTECTED_UNTIL\n"
+                     "3      bob   wb       2  Reclaim  wb: gpu 6/2 quota  -\n"),
+              std::string::npos)
+        << t;
+    Json root = parse(why_of(e, v, true));
+    json_t *plan = json_object_get(json_object_get(root.get(), "job"), "victim_plan");
+    EXPECT_EQ(str_at(plan, "outcome"), "victims");
+    EXPECT_EQ(json_array_size(json_object_get(plan, "victims")), 1u);
+    json_t *first = json_array_get(json_object_get(plan, "victims"), 0);
+    EXPECT_EQ(int_at(first, "job_id"), 2);
+    EXPECT_EQ(str_at(first, "node"), "n1");
+    EXPECT_TRUE(json_is_false(json_object_get(first, "fallback")));
+}
+
+// Free GPUs fit on n1: nothing is preempted though the rules would allow it.
+TEST(CliWhy, VictimPlanNoneWhereFreeGpusFit) {
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=4\nPool=wb Quota=0\n");
+    const ClusterView v = plan_view({on_node(running(1, "wb", "low", 4, T0), 0)}, 2);
+    const std::string t = why_of(e, v);
+    EXPECT_NE(t.find("Victim plan: none needed: free GPUs (and CPUs and memory, where counted) fit it on node n1; "
+                     "nothing is preempted for it, and Slurm starts it there in its turn.\n"),
+              std::string::npos)
+        << t;
+    Json root = parse(why_of(e, v, true));
+    json_t *plan = json_object_get(json_object_get(root.get(), "job"), "victim_plan");
+    EXPECT_EQ(str_at(plan, "outcome"), "fits_free");
+    EXPECT_EQ(json_array_size(json_object_get(plan, "victims")), 0u);
+}
+
+// wb's non-preemptible jobs hold a GPU on each node: 6 GPUs are free, but
+// not 4 on one node, and nothing may be preempted: why says so per node.
+TEST(CliWhy, VictimPlanSaysNoNodeCanBeFreed) {
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=4\nPool=wb Quota=4\n");
+    const ClusterView v =
+        plan_view({on_node(running(1, "wb", "normal", 1, T0), 0), on_node(running(2, "wb", "normal", 1, T0 + 1), 1)}, 4);
+    const std::string t = why_of(e, v);
+    EXPECT_NE(t.find("Victim plan: no node can be freed for it: on no node of its partitions do the free GPUs and "
+                     "those of the jobs it may take come to 4 GPUs (over all its nodes they come to 6: not on one "
+                     "node).\n"
+                     "NODE  GPUS  FREE  MAY_TAKE  HELD  STATE\n"
+                     "n0       4     3         0     1  up\n"
+                     "n1       4     3         0     1  up\n"),
+              std::string::npos)
+        << t;
+    Json root = parse(why_of(e, v, true));
+    EXPECT_EQ(str_at(json_object_get(json_object_get(root.get(), "job"), "victim_plan"), "outcome"), "no_node");
+}
+
+// Without node usage (or a job the plan does not serve) why shows none.
+TEST(CliWhy, VictimPlanNotShownWithoutNodes) {
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=4\nPool=wb Quota=0\n");
+    ClusterView v = plan_view({on_node(running(1, "wb", "low", 4, T0), 0)}, 4);
+    v.snap.node_usage = false;
+    EXPECT_EQ(why_of(e, v).find("Victim plan"), std::string::npos);
+    Json root = parse(why_of(e, v, true));
+    EXPECT_TRUE(json_is_null(json_object_get(json_object_get(root.get(), "job"), "victim_plan")));
+    v.snap.node_usage = true;
+    v.snap.jobs.back().nodes_given = true;  // -w, features, ...: the rules alone
+    EXPECT_NE(why_of(e, v).find("Victim plan: none (it asks for given nodes"), std::string::npos) << why_of(e, v);
+}
+
 TEST(CliWhy, UnknownJob) {
     Engine e = engine_with(kTwoPools);
     ClusterView v = osmo_view();
