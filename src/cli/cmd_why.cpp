@@ -234,21 +234,19 @@ std::string node_name(const Pass &p, int32_t n) {
 }
 
 // One node of the job's partitions as a preemption sees it: its GPUs,
-// those free, those of jobs the rules let it take, the rest held.
+// those free, those of preemptible jobs, the rest (non-preemptible), and
+// its free CPUs and memory where Slurm allocates them.
 struct NodeRoom {
     int32_t node = -1;
-    uint32_t gpus = 0, free = 0, takeable = 0;
-    bool starts_jobs = true;
-    uint32_t held() const { return gpus - std::min(gpus, free + takeable); }
+    NodeUse use;
+    uint32_t preemptible = 0;
+    uint32_t non_preemptible() const { return use.gpus - std::min(use.gpus, use.free_gpus + preemptible); }
 };
 
-// The nodes of the job's partitions, most GPUs it could have first (free
-// plus takeable), then in node order; `takeable`: the jobs the rules let
-// it preempt (R4/R5).
-std::vector<NodeRoom> node_rooms(const Pass &p, const PendingExplain &pe, const std::vector<VictimRef> &takeable) {
+// The nodes of the job's partitions, most free and preemptible GPUs first,
+// then in node order.
+std::vector<NodeRoom> node_rooms(const Pass &p, const PendingExplain &pe) {
     const NodeLayout &layout = p.engine.nodes();
-    std::set<uint32_t> ids;
-    for (const VictimRef &v : takeable) ids.insert(v.job_id);
     std::set<int32_t> nodes;
     for (const SnapJob &j : p.view.snap.jobs)
         if (j.id == pe.job_id && j.state == JobState::Pending)
@@ -256,21 +254,17 @@ std::vector<NodeRoom> node_rooms(const Pass &p, const PendingExplain &pe, const 
                 if (const std::vector<int32_t> *in = layout.partition_nodes(part)) nodes.insert(in->begin(), in->end());
     std::vector<NodeRoom> rows;
     for (int32_t n : nodes) {
-        const NodeUse &u = layout.nodes()[size_t(n)];
-        NodeRoom r{n, u.gpus, u.free_gpus, 0, u.starts_jobs()};
-        for (const JobOnNode &j : layout.jobs_on(n))
-            if (ids.count(j.job_id)) r.takeable += j.gpus;
+        NodeRoom r{n, layout.nodes()[size_t(n)], 0};
+        for (const JobOnNode &j : layout.jobs_on(n)) {
+            const RunningExplain *re = p.x.find_running(j.job_id);
+            if (re && re->preemptible) r.preemptible += j.gpus;
+        }
         rows.push_back(r);
     }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const NodeRoom &a, const NodeRoom &b) { return a.free + a.takeable > b.free + b.takeable; });
+    std::stable_sort(rows.begin(), rows.end(), [](const NodeRoom &a, const NodeRoom &b) {
+        return a.use.free_gpus + a.preemptible > b.use.free_gpus + b.preemptible;
+    });
     return rows;
-}
-
-// What the rules let it take: the victims of a job that may reclaim, else
-// (waiting for GPUs) the jobs it may take though they are not enough.
-const std::vector<VictimRef> &takeable_of(const PendingExplain &pe) {
-    return pe.victims.empty() ? pe.may_take : pe.victims;
 }
 
 constexpr size_t kNodeRows = 8;  // nodes shown when no node can be freed
@@ -286,11 +280,14 @@ void victim_plan_text(const Pass &p, const PendingExplain &pe, std::ostream &s) 
     };
     switch (plan->outcome) {
     case VictimPlan::Outcome::Unplanned:
-        s << "Victim plan: none (it asks for given nodes, features, a reservation or whole nodes, or more GPUs on a "
-             "node than any has): the rules alone say what it may preempt.\n";
+        s << "Victim plan: none: where it may run depends on what gpupool does not work out (features, a "
+             "reservation, whole nodes, --gres-flags=enforce-binding, its partition's OverSubscribe=EXCLUSIVE or "
+             "MaxCPUsPerNode, -w naming other than its node count, GPU types it cannot read) or it needs more GPUs "
+             "on a node than any has; the rules alone say what it may preempt.\n";
         return;
     case VictimPlan::Outcome::FitsFree:
-        s << "Victim plan: none needed: free GPUs (and CPUs and memory, where counted) fit it on node" << (plan->nodes.size() == 1 ? " " : "s ") << node_list(0, plan->nodes.size())
+        s << "Victim plan: none needed: free GPUs (and CPUs and memory, where Slurm allocates them) fit it on node"
+          << (plan->nodes.size() == 1 ? " " : "s ") << node_list(0, plan->nodes.size())
           << "; nothing is preempted for it, and Slurm starts it there in its turn.\n";
         return;
     case VictimPlan::Outcome::Waiting:
@@ -306,11 +303,15 @@ void victim_plan_text(const Pass &p, const PendingExplain &pe, std::ostream &s) 
             s << " (requeued, each starts again at once on free GPUs there).\n";
             return;
         }
-        s << "Victim plan (what preempt/gpupool offers Slurm, node by node):";
+        s << "Victim plan (the jobs preempt/gpupool would let Slurm preempt, node by node):";
         size_t from = 0;
         for (size_t g = 0; g < plan->group_end.size() && g < plan->nodes.size(); ++g) {
-            s << (g ? ";" : "") << (g == plan->planned_nodes ? " if Slurm cannot use that," : "") << " on node "
-              << node_name(p, plan->nodes[g]) << " job" << (plan->group_end[g] - from == 1 ? " " : "s ");
+            s << (g ? ";" : "") << (g == plan->planned_nodes ? " if Slurm cannot use those," : "") << " on node "
+              << node_name(p, plan->nodes[g]);
+            if (plan->group_end[g] == from)
+                s << " its free GPUs";
+            else
+                s << " job" << (plan->group_end[g] - from == 1 ? " " : "s ");
             for (size_t i = from; i < plan->group_end[g]; ++i) s << (i > from ? ", " : "") << p.job_label(plan->victims[i]);
             from = plan->group_end[g];
         }
@@ -319,23 +320,30 @@ void victim_plan_text(const Pass &p, const PendingExplain &pe, std::ostream &s) 
     }
     case VictimPlan::Outcome::NoNode: break;
     }
-    const std::vector<NodeRoom> rows = node_rooms(p, pe, takeable_of(pe));
-    uint64_t over_nodes = 0;
-    for (const NodeRoom &r : rows) over_nodes += r.starts_jobs ? r.free + r.takeable : 0;
-    s << "Victim plan: no node can be freed for it: on no node of its partitions do the free GPUs and those of the "
-         "jobs it may take come to "
-      << pe.gpus << (pe.gpus == 1 ? " GPU" : " GPUs");
-    if (over_nodes >= pe.gpus) s << " (over all its nodes they come to " << over_nodes << ": not on one node)";
-    if (plan->held_elsewhere) s << ", or other preemptors' plans hold the nodes that would do";
-    s << ".\n";
-    Table t({"NODE", "GPUS", "FREE", "MAY_TAKE", "HELD", "STATE"}, "lrrrrl");
+    const std::vector<NodeRoom> rows = node_rooms(p, pe);
+    uint64_t free_all = 0;
+    uint32_t free_most = 0;
+    for (const NodeRoom &r : rows)
+        if (r.use.starts_jobs()) {
+            free_all += r.use.free_gpus;
+            free_most = std::max(free_most, r.use.free_gpus);
+        }
+    s << "Victim plan: no node can be freed for it now: no node of its partitions that takes jobs has " << pe.gpus
+      << (pe.gpus == 1 ? " GPU" : " GPUs")
+      << " free or held by jobs it may take, with the CPUs and memory it asks for";
+    if (plan->held_elsewhere) s << " (or other preemptors' plans hold those that do)";
+    s << ". Free GPUs: " << free_all << " over its nodes, " << free_most << " at most on one.\n";
+    Table t({"NODE", "GPUS", "FREE", "PREEMPTIBLE", "NON_PREEMPTIBLE", "FREE_CPUS", "FREE_MEM", "STATE"}, "lrrrrrrl");
     for (size_t i = 0; i < rows.size() && i < kNodeRows; ++i) {
         const NodeRoom &r = rows[i];
-        t.add({node_name(p, r.node), num(r.gpus), num(r.free), num(r.takeable), num(r.held()),
-               r.starts_jobs ? "up" : "completing or closed"});
+        t.add({node_name(p, r.node), num(r.use.gpus), num(r.use.free_gpus), num(r.preemptible), num(r.non_preemptible()),
+               r.use.room_cpus ? num(r.use.free_cpus) : "-",
+               r.use.room_mem_mb ? num(r.use.free_mem_mb) + "M" : "-",
+               r.use.completing ? "completing" : r.use.closed ? "takes no jobs" : "up"});
     }
     t.print(s);
-    if (rows.size() > kNodeRows) s << "(" << rows.size() - kNodeRows << " more nodes with fewer)\n";
+    if (rows.size() > kNodeRows) s << "(" << rows.size() - kNodeRows << " more nodes, with fewer)\n";
+    s << "Of the preemptible jobs it may take only those the rules allow.\n";
 }
 
 json_t *victim_plan_json(const Pass &p, const PendingExplain &pe) {
@@ -552,7 +560,8 @@ void pending_tables(const Pass &p, const WhyModel &w, const PendingExplain &pe, 
     if (!pe.victims.empty()) {
         const VictimPlan *plan = plan_of(p, pe);
         s << (plan && plan->outcome != VictimPlan::Outcome::Unplanned
-                  ? "Jobs the rules alone would preempt (GPU counts in R6 order; the victim plan above decides):\n"
+                  ? "Jobs the rules alone would preempt (counting GPUs, in victim order; the victim plan above decides "
+                    "which go):\n"
                   : "Jobs it may preempt:\n");
         Table t({"JOBID", "USER", "POOL", "GPUS", "RULE", "DECIDED_BY", "PROTECTED_UNTIL"}, "lllrlll");
         for (const VictimRef &v : pe.victims) {

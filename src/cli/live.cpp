@@ -78,7 +78,7 @@ void load_live(const LiveOptions &opt, Live &live, FirstSubmits *known) {
         view.passes.error = e.what();
     }
 
-    load_cluster(view, live.engine.config(), cc);
+    load_cluster(view, live.engine.config(), cc, opt.node_usage);
     // Requeued jobs keep their first submit time (R1.3): from the history
     // if it knows them, else from accounting.
     FirstSubmits once;

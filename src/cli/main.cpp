@@ -185,6 +185,7 @@ int parse_command(int argc, char **argv, Args &a) {
         if (optind >= argc || !end || *end != '\0' || id == 0 || id > UINT32_MAX)
             return usage_error("why needs a job id (gpupool why JOBID)");
         a.opt.job_id = static_cast<uint32_t>(id);
+        a.lo.node_usage = true;  // its victim plan
         ++optind;
     }
     if (optind < argc) return usage_error(std::string("unexpected argument '") + argv[optind] + "'");

@@ -8,6 +8,7 @@
 #include "slurm_compat.hpp"
 
 #include <cstring>
+#include <set>
 #include <functional>
 #include <stdexcept>
 #include <vector>
@@ -31,14 +32,35 @@ std::string str(const char *s) { return s ? s : ""; }
 }
 
 // A count of `gres` (of `type`) in a string of GRES in use: a node's
-// gres_used or a job's gres_detail_str entry, "gpu:tesla:2(IDX:0-1)".
+// gres_used or a job's gres_detail_str entry, "gpu:tesla:2(IDX:0-1)", or
+// "gpu(CNT:2)" for GRES without device files.
 uint64_t gres_in_use(const char *text, const std::string &gres, const std::string &type) {
     std::string in_use = text ? text : "";
-    for (size_t open; (open = in_use.find('(')) != std::string::npos;) {
-        const size_t close = in_use.find(')', open);
-        in_use.erase(open, close == std::string::npos ? std::string::npos : close - open + 1);
+    for (size_t at; (at = in_use.find("(CNT:")) != std::string::npos;) {
+        in_use.replace(at, 5, ":");
+        const size_t close = in_use.find(')', at);
+        if (close != std::string::npos) in_use.erase(close, 1);
     }
     return gres_count(in_use, gres, type).value_or(0);
+}
+
+// The GPU type of a node's GRES ("gpu:a100:4(S:0-1)": "a100"); "" where it
+// has none of `gres`; "?" where they are untyped or of several types (as
+// gps_node_gpu_type's NULL: a typed job's plan cannot be worked out).
+std::string node_gpu_type(const char *node_gres, const std::string &gres) {
+    std::string type;
+    bool any = false;
+    for (const GresEntry &e : gres_entries(node_gres ? node_gres : "")) {
+        std::vector<std::string> f;
+        for (const std::string &field : e.fields)
+            if (!field.empty()) f.push_back(field);
+        if (f.empty() || f[0] != gres) continue;
+        const bool typed = f.size() >= 3 || (f.size() == 2 && !slurm_count(f[1]));
+        if (!typed || (any && type != f[1])) return "?";
+        type = f[1];
+        any = true;
+    }
+    return type;
 }
 
 // Not an accounted TRES: the job's own GRES request (per job, per node
@@ -112,66 +134,120 @@ uint64_t per_gres(const char *list, const std::string &gres) {
 
 // The job's nodes and what it holds on each, for the victim plan, as
 // gps_job_nodes reads them in slurmctld: nodes from node_inx, GPUs per node
-// from gres_detail_str (SHOW_DETAIL), CPUs and memory from its allocated
-// TRES shared evenly over its nodes (clients are not sent the per-node
-// split; exact for one-node jobs).  False where its GPUs per node cannot
-// be read.
-bool job_node_shares(const slurm_job_info_t &j, bool suspended, const NodeTable &table, bool memory,
+// from gres_detail_str (SHOW_DETAIL; where it does not list every node,
+// e.g. GRES without device files, its GPUs shared evenly), CPUs and memory
+// from its allocated TRES shared evenly over its nodes (clients are not
+// sent the per-node split; exact for one-node jobs).
+void job_node_shares(const slurm_job_info_t &j, bool suspended, const NodeTable &table, bool memory,
                      const std::string &gres, const std::string &type, SnapJob &sj) {
     std::vector<int32_t> nodes;
     for (int k = 0; j.node_inx && j.node_inx[k] >= 0; k += 2)
         for (int32_t n = j.node_inx[k]; n <= j.node_inx[k + 1]; ++n)
             nodes.push_back(n >= 0 && size_t(n) < table.to_snap.size() ? table.to_snap[size_t(n)] : -1);
-    if (nodes.empty()) return true;  // nothing held (a finished completing job)
-    if (j.gres_detail_cnt != nodes.size() && j.gres_detail_cnt != 0) return false;
+    if (nodes.empty()) return;
+    const bool detail = j.gres_detail_cnt == nodes.size() && j.gres_detail_str;
     const char *tres = j.tres_alloc_str && *j.tres_alloc_str ? j.tres_alloc_str : "";
     const uint64_t cpus = suspended ? 0 : tres_count(tres, "cpu").value_or(0);
     const uint64_t mem = memory ? tres_mem_mb(tres).value_or(0) : 0;
     const uint64_t count = nodes.size();
+    auto share = [&](uint64_t total, size_t i) { return total / count + (i < total % count ? 1 : 0); };
     for (size_t i = 0; i < nodes.size(); ++i) {
         if (nodes[i] < 0) continue;
         NodeShare s;
         s.node = nodes[i];
-        s.gpus = j.gres_detail_cnt ? gpr_gpus_clamp(gres_in_use(j.gres_detail_str[i], gres, type)) : 0;
-        s.cpus = gpr_gpus_clamp(cpus / count + (i < cpus % count ? 1 : 0));
-        s.mem_mb = mem / count + (i < mem % count ? 1 : 0);
+        s.gpus = gpr_gpus_clamp(detail ? gres_in_use(j.gres_detail_str[i], gres, type) : share(sj.gpus, i));
+        s.cpus = gpr_gpus_clamp(share(cpus, i));
+        s.mem_mb = share(mem, i);
         sj.nodes.push_back(s);
     }
-    // Without gres_detail_str the job holds no GRES; where it counts GPUs
-    // the detail is missing.
-    return j.gres_detail_cnt || sj.gpus == 0;
 }
 
-// As the plugins' _nodes_given / _bound_unknown for a pending job: nodes
-// or CPUs it may use that gpupool does not work out here (-w, -x,
-// features, a reservation, whole nodes, enforce-binding, a GPU type, a
-// partition of whole nodes): it gets no victim plan.
-bool bound_pending(const slurm_job_info_t &j, const NodeTable &table, const SnapJob &sj, const std::string &gres) {
+// The job's GPU type ("" none, "?" several), as gps_job_gpu_type: a typed
+// QuotaTRES counts one type on every node, so the job's is not looked at.
+std::string job_gpu_type(const slurm_job_info_t &j, const std::string &gres, const std::string &quota_type) {
+    std::string type;
+    if (!quota_type.empty()) return type;
+    for (const char *req : {j.tres_per_job, j.tres_per_node, j.tres_per_socket, j.tres_per_task})
+        for (const GresEntry &e : gres_entries(req ? req : "")) {
+            std::vector<std::string> f;
+            for (const std::string &field : e.fields)
+                if (!field.empty()) f.push_back(field);
+            if (f.size() < 2 || f[0] != gres || (f.size() == 2 && slurm_count(f[1]))) continue;
+            if (!type.empty() && type != f[1]) return "?";
+            type = f[1];
+        }
+    return type;
+}
+
+// node_inx pairs as a set of Snapshot::nodes indices.
+std::set<int32_t> snap_nodes(const int32_t *inx, const NodeTable &table) {
+    std::set<int32_t> out;
+    for (int k = 0; inx && inx[k] >= 0; k += 2)
+        for (int32_t n = inx[k]; n <= inx[k + 1]; ++n)
+            if (n >= 0 && size_t(n) < table.to_snap.size() && table.to_snap[size_t(n)] >= 0)
+                out.insert(table.to_snap[size_t(n)]);
+    return out;
+}
+
+// Where a pending job may run, as the plugins' gps_job_nodes_allowed for
+// its partitions together: sj.nodes_given with the nodes it may use in
+// sj.allowed_nodes, or none where they cannot be worked out (features, a
+// reservation, whole nodes, enforce-binding, a partition of whole nodes
+// or capped CPUs per node, GPU types that cannot be read, -w naming other
+// than its node count): then it gets no victim plan.
+void pending_nodes(const slurm_job_info_t &j, const NodeTable &table, const Snapshot &snap, const std::string &gres,
+                   const std::string &quota_type, uint32_t min_nodes, SnapJob &sj) {
     auto given = [](const char *s) { return s && *s; };
     const bool whole = j.shared == JOB_SHARED_NONE || j.shared == JOB_SHARED_USER || j.shared == JOB_SHARED_MCS;
-    bool typed = false;
-    for (const char *req : {j.tres_per_job, j.tres_per_node, j.tres_per_task, j.tres_per_socket})
-        if (req)
-            for (const std::string &item : split_list(std::string(req))) {
-                const size_t colon = item.find(':', item.find(gres));
-                typed |= item.find(gres) != std::string::npos && colon != std::string::npos &&
-                          item.find(':', colon + 1) != std::string::npos;
-            }
     bool part_bound = false;
     for (const std::string &p : sj.partitions) part_bound |= table.bound_partitions.count(p) > 0;
-    return given(j.req_nodes) || given(j.exc_nodes) || given(j.features) || given(j.resv_name) || whole ||
-           (j.bitflags & GRES_ENFORCE_BIND) || typed || part_bound;
+    const std::string type = job_gpu_type(j, gres, quota_type);
+    sj.nodes_given = true;
+    if (given(j.features) || given(j.resv_name) || whole || (j.bitflags & GRES_ENFORCE_BIND) || part_bound ||
+        type == "?")
+        return;
+    const bool req_given = given(j.req_nodes), exc_given = given(j.exc_nodes);
+    if (type.empty() && !req_given && !exc_given) {
+        sj.nodes_given = false;
+        return;
+    }
+    const std::set<int32_t> req = snap_nodes(j.req_node_inx, table), exc = snap_nodes(j.exc_node_inx, table);
+    std::set<int32_t> in_parts;
+    for (const SnapPartition &p : snap.partitions)
+        for (const std::string &name : sj.partitions)
+            if (p.name == name) in_parts.insert(p.nodes.begin(), p.nodes.end());
+    bool bound = false;
+    uint32_t listed = 0;
+    std::string names;
+    for (int32_t n : in_parts) {
+        if ((req_given && !req.count(n)) || (exc_given && exc.count(n))) {
+            bound = true;
+            continue;
+        }
+        if (!type.empty()) {
+            const std::string &has = size_t(n) < table.gpu_type.size() ? table.gpu_type[size_t(n)] : "?";
+            if (has == "?") return;
+            if (!has.empty() && has != type) {
+                bound = true;
+                continue;
+            }
+        }
+        names += (listed++ ? "," : "") + snap.nodes[size_t(n)].name;
+    }
+    if (req_given && listed != std::max<uint32_t>(min_nodes, 1)) return;
+    if (!bound) sj.nodes_given = false;
+    else if (listed) sj.allowed_nodes = names;
 }
 
 // As the plugins' _pending_ask: CPUs per GPU, CPUs per node and memory
 // per CPU raise a pending job's ask (cons_tres adds them at selection).
-void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory, SnapJob &sj) {
+void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory, uint32_t min_nodes, SnapJob &sj) {
     const char *tres = j.tres_req_str ? j.tres_req_str : "";
-    uint64_t cpus = std::max<uint64_t>(tres_count(tres, "cpu").value_or(0), j.num_cpus);
+    uint64_t cpus = std::max<uint64_t>({sj.cpus, tres_count(tres, "cpu").value_or(0), j.num_cpus});
     cpus = std::max(cpus, uint64_t(sj.gpus) * per_gres(j.cpus_per_tres, gres));
     if (j.pn_min_cpus != NO_VAL16 && j.pn_min_cpus)
-        cpus = std::max(cpus, uint64_t(j.pn_min_cpus) * std::max<uint32_t>(1, j.num_nodes));
-    uint64_t mem = memory ? tres_mem_mb(tres).value_or(0) : 0;
+        cpus = std::max(cpus, uint64_t(j.pn_min_cpus) * std::max<uint32_t>(1, min_nodes));
+    uint64_t mem = std::max(sj.mem_mb, tres_mem_mb(tres).value_or(0));
     if (memory && j.pn_min_memory != NO_VAL64 && (j.pn_min_memory & MEM_PER_CPU))
         mem = std::max(mem, (j.pn_min_memory & ~MEM_PER_CPU) * cpus);
     if (memory) mem = std::max(mem, uint64_t(sj.gpus) * per_gres(j.mem_per_tres, gres));
@@ -255,7 +331,8 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
             // As gps_node_usage: the CPUs and memory Slurm gives jobs there.
             SnapNode &sn = snap.nodes.back();
             sn.completing = (n.node_state & NODE_STATE_COMPLETING) != 0;
-            sn.closed = gpr_node_closed(n.node_state);
+            sn.closed = gpr_node_closed(n.node_state) || gpr_node_unusable(n.node_state);
+            usage->gpu_type.push_back(node_gpu_type(n.gres, gres));
             if (!gpr_node_unusable(n.node_state)) {
                 sn.room_cpus = n.cpus_efctv;
                 if (usage->memory_allocated)
@@ -297,17 +374,17 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
     if (usage) usage->to_snap = std::move(node_map);
 }
 
-void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf) {
+void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf, bool node_usage) {
     const std::string &quota_tres = cfg.quota_tres;
     const bool accounts = !cfg.accounts.empty(), cpus_mem = cfg.counted[kCpu] || cfg.counted[kMem];
     std::string gres, type;
     split_quota_tres(quota_tres, gres, type);
-    // Node usage (the victim plan of `why`) where QuotaTRES is a GRES.
+    // Node usage (the victim plan of `why`) where QuotaTRES is a GRES, and
+    // where the caller sees every job (PrivateData=jobs hides others').
     NodeTable table;
     table.memory_allocated = conf.memory_allocated;
-    const bool usage = !gres.empty();
+    const bool usage = node_usage && !gres.empty() && !(conf.private_jobs && getuid() != 0);
     load_nodes_partitions(view.snap, cfg, nullptr, usage ? &table : nullptr);
-    bool usage_read = usage;
 
     job_info_msg_t *jobs = nullptr;
     // SHOW_DETAIL: each running job's GRES per node (gres_detail_str).
@@ -341,12 +418,15 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         if (accounts) sj.account = str(j.account);
         if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
         if (usage && pending) {
-            sj.node_count = j.num_nodes;
-            sj.nodes_given = bound_pending(j, table, sj, gres);
-            pending_ask(j, gres, conf.memory_allocated, sj);
+            // details->min_nodes: slurmctld sends it in the requested TRES
+            // (num_nodes may be a past run's or a guess of its last try).
+            const uint32_t min_nodes = gpr_gpus_clamp(
+                tres_count(j.tres_req_str ? j.tres_req_str : "", "node").value_or(std::max<uint32_t>(1, j.num_nodes)));
+            sj.node_count = min_nodes;
+            pending_nodes(j, table, view.snap, gres, type, min_nodes, sj);
+            pending_ask(j, gres, conf.memory_allocated, min_nodes, sj);
         } else if (usage) {
-            usage_read &= job_node_shares(j, sj.state == JobState::Suspended, table, conf.memory_allocated, gres,
-                                          type, sj);
+            job_node_shares(j, sj.state == JobState::Suspended, table, conf.memory_allocated, gres, type, sj);
         }
 
         JobMeta m;
@@ -374,9 +454,7 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         view.snap.add_job(std::move(sj));
     }
     slurm_free_job_info_msg(jobs);
-    view.snap.node_usage = usage_read;
-    if (usage && !usage_read)
-        view.notes.push_back("GPUs per node of some running jobs unknown: why shows no victim plan");
+    view.snap.node_usage = usage;
 
     std::string why_not;
     if (accounts && !load_account_tree(conf, view.snap, why_not))

@@ -35,6 +35,9 @@ struct NodeTable {
     // Partitions that give whole nodes or cap CPUs per node: their jobs
     // get no victim plan (as the plugins' _part_bound_unknown).
     std::unordered_set<std::string> bound_partitions;
+    // Filled: each node's GPU type (Snapshot::nodes order; "" none, "?"
+    // untyped or several).
+    std::vector<std::string> gpu_type;
 };
 
 // Nodes (with the GPUs `cfg`'s QuotaTRES counts, and CPUs and memory where
@@ -55,7 +58,9 @@ bool load_account_tree(const ControllerConf &conf, Snapshot &snap, std::string &
 // Account= entries also jobs' accounts and Slurm's account tree (from
 // slurmdbd: when it cannot be reached the tree is empty and a note says
 // so), and where QuotaTRES counts them jobs' and nodes' CPUs and memory.
-void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf);
+// With `node_usage`, also each node's room and each job's nodes and GPUs
+// per node (SHOW_DETAIL, a larger answer): the victim plan (`why`).
+void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &conf, bool node_usage = false);
 
 // Each record slurmdbd keeps of `jobs` (sacct -D, no steps) submitted
 // before `end` that ended at or after `since` or still run (since 0: every

@@ -10,7 +10,7 @@ WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_recl
   test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
-  test_consolidation_off test_why_victim_plan test_why_plan_cpus test_why_plan_memory)
+  test_consolidation_off test_why_victim_plan test_why_plan_cpus test_why_plan_memory test_why_plan_excluded)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8 GPUPOOL_MEMORY_MB=8000
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
@@ -603,44 +603,52 @@ Pool=wb Quota=4' || return 1
   n=$(submit_gpus n wa normal 4) || return 1
   assert wait_until 30 eval '[[ $(job_reason "$n") == Resources ]]' || return 1
   text=$(gp why "$n") || return 1
-  ilog "$(grep -A3 '^Victim plan' <<<"$text")"
-  assert grep -qF "Victim plan: no node can be freed for it: on no node of its partitions do the free GPUs and those of the jobs it may take come to 4 GPUs (over all its nodes they come to 6: not on one node)." <<<"$text" ||
+  ilog "$(grep -A4 '^Victim plan' <<<"$text")"
+  assert grep -qF "Victim plan: no node can be freed for it now: no node of its partitions that takes jobs has 4 GPUs free or held by jobs it may take, with the CPUs and memory it asks for. Free GPUs: 6 over its nodes, 3 at most on one." <<<"$text" ||
     { printf '%s\n' "$text" >&2; return 1; }
-  assert grep -qE '^node1 +4 +3 +0 +1 +up$' <<<"$text" && assert grep -qE '^node2 +4 +3 +0 +1 +up$' <<<"$text" || return 1
+  # 1 CPU and DefMemPerCPU's 1000 MiB of wb's job on each node.
+  assert grep -qE '^node1 +4 +3 +0 +1 +7 +7000M +up$' <<<"$text" &&
+    assert grep -qE '^node2 +4 +3 +0 +1 +7 +7000M +up$' <<<"$text" || { printf '%s\n' "$text" >&2; return 1; }
   js=$(gp why --json "$n") || return 1
   assert test "$(jget "d['job']['victim_plan']['outcome']" <<<"$js")" = no_node || return 1
   scancel "$b"
   assert wait_state "$n" RUNNING 30 && assert test "$(job_field "$n" NodeList)" = node2
 }
 
-# why_plan_room "LOW_ARGS": "gpupool why" reads each node's CPUs and memory
-# and what each job holds there.  wb (quota 0) borrows a GPU of each node
-# with LOW_ARGS (node1's older).  slurmctld's gpupool.conf gives wa no
-# quota, so its NORMAL job n of 1 GPU is held and nothing is preempted;
-# why, given wa a quota of 8 by --conf, shows the plan the plugin would
-# make: node2's job, since the free GPUs fit neither node without it.
+# why_plan_room "LOW_ARGS" l1|l2 [N_ARGS...]: "gpupool why" reads each
+# node's CPUs and memory, what each job holds there and where the job may
+# run.  wb (quota 0) borrows a GPU of each node with LOW_ARGS (node1's
+# older).  slurmctld's gpupool.conf gives wa no quota, so its NORMAL job n
+# of 1 GPU (N_ARGS) is held and nothing is preempted; why, given wa a quota
+# of 8 by --conf, shows the plan the plugin would make: the named LOW
+# job's node, since the free GPUs fit neither node without it.
 why_plan_room() {
   local -a low
-  local l1 l2 n conf text
+  local l1 l2 n conf text want
   read -r -a low <<<"$1"
   wide_load 'Pool=wa Quota=0
 Pool=wb Quota=0' || return 1
   l1=$(submit_gpus l1 wb low 1 -w node1 "${low[@]}") && assert wait_state "$l1" RUNNING 30 || return 1
   sleep 2
   l2=$(submit_gpus l2 wb low 1 -w node2 "${low[@]}") && assert wait_state "$l2" RUNNING 30 || return 1
-  n=$(submit_gpus n wa normal 1 -c 1) || return 1
+  if [[ $2 == l1 ]]; then want="node1 job $l1"; else want="node2 job $l2"; fi
+  shift 2
+  n=$(submit_gpus n wa normal 1 -c 1 "$@") || return 1
   conf=$GPUPOOL_CLUSTER_DIR/log/why-plan.conf
   printf '%s\nPool=wa Quota=8\nPool=wb Quota=0\n' "$WIDE_CONF_HEAD" >"$conf"
   assert wait_until 20 eval '[[ $(job_state "$n") == PENDING ]]' || return 1
   text=$(gp why --conf="$conf" "$n") || return 1
   ilog "$(grep '^Victim plan' <<<"$text")"
-  assert grep -qxF "Victim plan (what preempt/gpupool offers Slurm, node by node): on node node2 job $l2." <<<"$text" ||
+  assert grep -qxF "Victim plan (the jobs preempt/gpupool would let Slurm preempt, node by node): on node $want." <<<"$text" ||
     { printf '%s\n' "$text" >&2; return 1; }
   assert test "$(job_state "$l1") $(job_state "$l2") $(job_state "$n")" = "RUNNING RUNNING PENDING"
 }
 
 # The LOW jobs hold all 8 CPUs of their node.
-test_why_plan_cpus() { why_plan_room "-c 8"; }
+test_why_plan_cpus() { why_plan_room "-c 8" l2; }
 
 # The LOW jobs hold 7500 of 8000 MiB; n asks for DefMemPerCPU's 1000.
-test_why_plan_memory() { why_plan_room "--mem=7500"; }
+test_why_plan_memory() { why_plan_room "--mem=7500" l2; }
+
+# n may not use node2 (-x): the plan takes node1's job.
+test_why_plan_excluded() { why_plan_room "-c 8" l1 -x node2; }

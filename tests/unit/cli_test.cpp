@@ -614,10 +614,11 @@ TEST(CliWhy, VictimPlanNamesTheJobsOfOneNode) {
                                      on_node(running(3, "wb", "low", 2, T0 + 5), 0)},
                                     4);
     const std::string t = why_of(e, v);
-    EXPECT_NE(t.find("Victim plan (what preempt/gpupool offers Slurm, node by node): on node n1 job 2.\n"),
+    EXPECT_NE(t.find("Victim plan (the jobs preempt/gpupool would let Slurm preempt, node by node): on node n1 job 2.\n"),
               std::string::npos)
         << t;
-    EXPECT_NE(t.find("Jobs the rules alone would preempt (GPU counts in R6 order; the victim plan above decides):\n"
+    EXPECT_NE(t.find("Jobs the rules alone would preempt (counting GPUs, in victim order; the victim plan above decides "
+                     "which go):\n"
                      "JOBID  USER  POOL  GPUS  RULE     DECIDED_BY         PROTECTED_UNTIL\n"
                      "3      bob   wb       2  Reclaim  wb: gpu 6/2 quota  -\n"),
               std::string::npos)
@@ -637,7 +638,8 @@ TEST(CliWhy, VictimPlanNoneWhereFreeGpusFit) {
     Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=4\nPool=wb Quota=0\n");
     const ClusterView v = plan_view({on_node(running(1, "wb", "low", 4, T0), 0)}, 2);
     const std::string t = why_of(e, v);
-    EXPECT_NE(t.find("Victim plan: none needed: free GPUs (and CPUs and memory, where counted) fit it on node n1; "
+    EXPECT_NE(t.find("Victim plan: none needed: free GPUs (and CPUs and memory, where Slurm allocates them) fit it on "
+                     "node n1; "
                      "nothing is preempted for it, and Slurm starts it there in its turn.\n"),
               std::string::npos)
         << t;
@@ -654,12 +656,13 @@ TEST(CliWhy, VictimPlanSaysNoNodeCanBeFreed) {
     const ClusterView v =
         plan_view({on_node(running(1, "wb", "normal", 1, T0), 0), on_node(running(2, "wb", "normal", 1, T0 + 1), 1)}, 4);
     const std::string t = why_of(e, v);
-    EXPECT_NE(t.find("Victim plan: no node can be freed for it: on no node of its partitions do the free GPUs and "
-                     "those of the jobs it may take come to 4 GPUs (over all its nodes they come to 6: not on one "
-                     "node).\n"
-                     "NODE  GPUS  FREE  MAY_TAKE  HELD  STATE\n"
-                     "n0       4     3         0     1  up\n"
-                     "n1       4     3         0     1  up\n"),
+    EXPECT_NE(t.find("Victim plan: no node can be freed for it now: no node of its partitions that takes jobs has 4 "
+                     "GPUs free or held by jobs it may take, with the CPUs and memory it asks for. Free GPUs: 6 over "
+                     "its nodes, 3 at most on one.\n"
+                     "NODE  GPUS  FREE  PREEMPTIBLE  NON_PREEMPTIBLE  FREE_CPUS  FREE_MEM  STATE\n"
+                     "n0       4     3            0                1          -         -  up\n"
+                     "n1       4     3            0                1          -         -  up\n"
+                     "Of the preemptible jobs it may take only those the rules allow.\n"),
               std::string::npos)
         << t;
     Json root = parse(why_of(e, v, true));
@@ -676,7 +679,9 @@ TEST(CliWhy, VictimPlanNotShownWithoutNodes) {
     EXPECT_TRUE(json_is_null(json_object_get(json_object_get(root.get(), "job"), "victim_plan")));
     v.snap.node_usage = true;
     v.snap.jobs.back().nodes_given = true;  // -w, features, ...: the rules alone
-    EXPECT_NE(why_of(e, v).find("Victim plan: none (it asks for given nodes"), std::string::npos) << why_of(e, v);
+    EXPECT_NE(why_of(e, v).find("Victim plan: none: where it may run depends on what gpupool does not work out"),
+              std::string::npos)
+        << why_of(e, v);
 }
 
 TEST(CliWhy, UnknownJob) {
