@@ -32,6 +32,9 @@
 #   GPUPOOL_MEMORY_MB    memory (MiB) each node claims: Slurm then allocates
 #                        memory (CR_Core_Memory, DefMemPerCPU its share per
 #                        CPU); unset: CPUs only (CR_Core)               []
+#   GPUPOOL_SHARDS       gres/shard per node over its GPUs (Slurm's GPU
+#                        sharing; a GPU with shards in use goes to no
+#                        whole-GPU job); unset: none                    []
 #   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
 #   GPUPOOL_SCHED_PARAMS_EXTRA  ,-led options added to SchedulerParameters
 #                        (e.g. ",defer")                              []
@@ -76,6 +79,8 @@ CONF_SRC=${GPUPOOL_CONF_SRC:-$REPO/etc/gpupool.conf.example}
 GPUS=${GPUS_PER_NODE:-1}
 CPUS=${CPUS_PER_NODE:-2}
 MEMORY=${GPUPOOL_MEMORY_MB:-}
+SHARDS=${GPUPOOL_SHARDS:-}
+[[ -z $SHARDS || $SHARDS =~ ^[1-9][0-9]*$ ]] || { echo "GPUPOOL_SHARDS=$SHARDS: a number of shards" >&2; exit 2; }
 [[ -z $MEMORY || $MEMORY =~ ^[1-9][0-9]*$ ]] || { echo "GPUPOOL_MEMORY_MB=$MEMORY: a number of MiB" >&2; exit 2; }
 NODE_MEMORY=${MEMORY:+ RealMemory=$MEMORY}
 TIMEOUT=${GPUPOOL_UP_TIMEOUT:-60}
@@ -294,13 +299,13 @@ node_lines() {
   local k host
   read -r -a types <<<"${GPUPOOL_GPU_TYPES:-}"
   if (( ${#types[@]} == 0 )); then
-    echo "NodeName=node[1-$NODE_COUNT] $NODE_HOSTS NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS$NODE_MEMORY Gres=gpu:$GPUS State=UNKNOWN"
+    echo "NodeName=node[1-$NODE_COUNT] $NODE_HOSTS NodeAddr=127.0.0.1 Port=$SLURMD_PORTS CPUs=$CPUS$NODE_MEMORY Gres=gpu:$GPUS${SHARDS:+,shard:$SHARDS} State=UNKNOWN"
     return
   fi
   for (( k = 1; k <= NODE_COUNT; k++ )); do
     host=localhost
     [[ $NODE_HOSTS == *localhost ]] || host=node$k
-    echo "NodeName=node$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$(( 17000 + k )) CPUs=$CPUS$NODE_MEMORY Gres=gpu:${types[k-1]:+${types[k-1]}:}$GPUS State=UNKNOWN"
+    echo "NodeName=node$k NodeHostname=$host NodeAddr=127.0.0.1 Port=$(( 17000 + k )) CPUs=$CPUS$NODE_MEMORY Gres=gpu:${types[k-1]:+${types[k-1]}:}$GPUS${SHARDS:+,shard:$SHARDS} State=UNKNOWN"
   done
 }
 
@@ -364,6 +369,10 @@ write_configs() {
     else gpu_files="$D/dev/$n/nvidia[0-$(( GPUS - 1 ))]"; fi
     type_opt=${gpu_types[k]:+ Type=${gpu_types[k]}}
     echo "NodeName=$n Name=gpu$type_opt File=$gpu_files" >>"$ETC/gres.conf"
+    # Shards spread over the node's GPU devices (File=: Slurm then knows
+    # which GPU each shard is on, and gives a GPU to shards or to a job
+    # asking for whole GPUs, not both).
+    [[ -z $SHARDS ]] || echo "NodeName=$n Name=shard Count=$SHARDS File=$gpu_files" >>"$ETC/gres.conf"
   done
 
   : >"$ETC/plugstack.conf"   # keep /etc/slurm/plugstack.conf (SPANK) out
@@ -410,7 +419,7 @@ SrunPortRange=17100-17199
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core${MEMORY:+_Memory
 DefMemPerCPU=$(( MEMORY / CPUS ))}
-GresTypes=gpu
+GresTypes=gpu${SHARDS:+,shard}
 SchedulerType=sched/backfill
 # Short passes so tests don't wait for the default 60 s main loop.
 # gpupool: preempt_strict_order keeps its victim plan's order (node group by

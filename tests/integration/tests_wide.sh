@@ -7,12 +7,12 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_swap_places test_swap_least_work
+  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_reclaim_shards_held test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
   test_consolidation_off test_why_victim_plan test_why_plan_cpus test_why_plan_memory test_why_plan_excluded)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
-WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8 GPUPOOL_MEMORY_MB=8000
+WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8 GPUPOOL_MEMORY_MB=8000 GPUPOOL_SHARDS=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
 PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
 PartitionName=pool1 Nodes=node1 MaxTime=INFINITE State=UP
@@ -309,6 +309,47 @@ Pool=wb Quota=0' || return 1
   n=${out%%;*}
   ilog "n asks for NumNodes=$(job_field "$n" NumNodes)"
   expect_both_evicted "$n" "$l1" "$l2" "$t0"
+}
+
+# slurm_before MAJOR MINOR MICRO: slurmctld's release is older.
+slurm_before() {
+  local v
+  v=$(sinfo -V | awk '{print $2}')
+  [[ $(printf '%s\n%s.%s.%s\n' "$v" "$1" "$2" "$3" | sort -V | head -1) == "$v" && $v != "$1.$2.$3" ]]
+}
+
+# Since Slurm 23.11.5 a GPU with shards in use goes to no whole-GPU job
+# (gres/shard, 8 per node over its 4 GPUs): the shard job s on node1 holds
+# one.  wb (quota 0) borrows 2 GPUs of node2 (l2), then 1 of node1 (l1);
+# wa's NORMAL job of 3 GPUs fits neither node: the plan takes l1 (less
+# work lost, and the newer), which leaves node1 3 GPUs.  Before, node1's 3 GPUs no job held as a GPU
+# counted as free: no victim, and the job waited.  22.05 gives l1 the
+# shard's GPU too, and n starts on node1's other 3 at once: nothing is
+# preempted.
+test_reclaim_shards_held() {
+  local s l1 l2 n t0 out want
+  wide_load 'Pool=wa Quota=8
+Pool=wb Quota=0' || return 1
+  out=$(sbatch --parsable -J s -p wb --qos=normal --gres=shard:1 -N1 -n1 -w node1 -o /dev/null -e /dev/null \
+          --wrap 'sleep 600') || return 1
+  s=${out%%;*}
+  assert wait_state "$s" RUNNING 30 || return 1
+  l2=$(submit_gpus l2 wb low 2 -w node2) && assert wait_state "$l2" RUNNING 30 || return 1
+  sleep 3
+  l1=$(submit_gpus l1 wb low 1 -w node1) && assert wait_state "$l1" RUNNING 30 || return 1
+  want="$l1 "
+  slurm_before 23 11 5 && want=
+  mark_log
+  t0=$SECONDS
+  n=$(submit_gpus n wa normal 3) || return 1
+  assert wait_state "$n" RUNNING 30 ||
+    { ilog "n: $(job_state "$n"), reason $(job_reason "$n")"; log_since | grep -a gpupool >&2; return 1; }
+  ilog "n started $(( SECONDS - t0 )) s after its submission, on $(job_field "$n" NodeList); node1: $(scontrol show node node1 -d | grep -o 'GresUsed=.*')"
+  assert test "$(victims_since "$n")" = "$want" || { ilog "victims of n: $(victims_since "$n") (want: $want)"; return 1; }
+  mark_log
+  sleep 15
+  ! log_has 'gpupool: preempt victim' || { log_since | grep -a 'gpupool: preempt' >&2; return 1; }
+  assert test "$(job_state "$n") $(job_state "$s") $(job_state "$l2")" = "RUNNING RUNNING RUNNING"
 }
 
 # A partition that gives whole nodes (OverSubscribe=EXCLUSIVE): wx's NORMAL

@@ -61,6 +61,21 @@
 #include "src/slurmctld/preempt.h"
 #endif
 
+/*
+ * The GPU node record's partner of shared GRES (gres/shard, gres/mps over
+ * the same devices), where Slurm gives a GPU with shards or MPS in use to
+ * no job asking for whole GPUs: since 23.11.5 (NEWS: "Fix issue where you
+ * could have a gpu allocated as well as a shard on that gpu allocated at
+ * the same time"), by a gres_state_t's alt_gres.  Before (22.05), both
+ * may hold the same GPU: NULL, such GPUs count as free.
+ */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 5)
+#define GPS_SHARED_GRES_NS(ns) \
+	((ns)->alt_gres ? (gres_node_state_t *) (ns)->alt_gres->gres_data : NULL)
+#else
+#define GPS_SHARED_GRES_NS(ns) ((void) (ns), (gres_node_state_t *) NULL)
+#endif
+
 #if GPS_SLURM_AT_LEAST(24, 11)
 #include "src/slurmctld/acct_policy.h"
 #endif

@@ -4,7 +4,9 @@
  * each running job's GPUs per node, read from slurmctld's GRES records.
  * The structs read here (gres_state_t, gres_node_state_t,
  * gres_job_state_t: gres_cnt_alloc, type_cnt/type_name/type_cnt_alloc,
- * node_cnt/gres_cnt_node_alloc) have the same fields from 22.05 to 26.05.
+ * node_cnt/gres_cnt_node_alloc, gres_bit_alloc, topo_*) have the same fields
+ * from 22.05 to 26.05; the shared GRES's partner pointer differs
+ * (GPS_SHARED_GRES_NS).
  * Caller holds the job read and node read locks.
  */
 #include "config.h"
@@ -106,12 +108,65 @@ extern void gps_job_per_gpu(job_record_t *job_ptr, const gps_tres_t *t,
 	list_iterator_destroy(it);
 }
 
-/* GPUs of the tracked GRES that jobs hold on the node. */
+/*
+ * GPUs with shards or MPS in use (the shared GRES's allocation, one bit per
+ * GPU) that no job holds as a GPU, among `only` (NULL: all): cons_tres
+ * gives none of them to a job asking for whole GPUs (26.05
+ * gres_sock_list.c: "filter out resources already allocated to the other
+ * GRES type"; 22.05 may, GPS_SHARED_GRES_NS).
+ */
+static uint64_t _shared_in_use(gres_node_state_t *ns, bitstr_t *only)
+{
+	gres_node_state_t *alt = GPS_SHARED_GRES_NS(ns);
+	bitstr_t *shared = alt ? alt->gres_bit_alloc : NULL;
+	int64_t i, bits;
+	uint64_t cnt = 0;
+
+	if (!shared)
+		return 0;
+	bits = bit_size(shared);
+	for (i = 0; i < bits; i++) {
+		if (!bit_test(shared, i))
+			continue;
+		if (only && ((i >= bit_size(only)) || !bit_test(only, i)))
+			continue;
+		if (ns->gres_bit_alloc && (i < bit_size(ns->gres_bit_alloc)) &&
+		    bit_test(ns->gres_bit_alloc, i))
+			continue;
+		cnt++;
+	}
+	return cnt;
+}
+
+/* GPUs of the tracked GRES (of its type) on the node's topology entries. */
+static bitstr_t *_typed_bits(gres_node_state_t *ns, const gps_tres_t *t)
+{
+	bitstr_t *bits = NULL;
+	int i;
+
+	for (i = 0; i < ns->topo_cnt; i++) {
+		if (!ns->topo_gres_bitmap || !ns->topo_gres_bitmap[i] ||
+		    !ns->topo_type_name ||
+		    xstrcmp(ns->topo_type_name[i], t->gres_type))
+			continue;
+		if (!bits)
+			bits = bit_copy(ns->topo_gres_bitmap[i]);
+		else if (bit_size(bits) == bit_size(ns->topo_gres_bitmap[i]))
+			bit_or(bits, ns->topo_gres_bitmap[i]);
+	}
+	return bits;
+}
+
+/*
+ * GPUs of the tracked GRES that jobs hold on the node, or that shards or
+ * MPS hold (no whole-GPU job gets those).
+ */
 static uint64_t _node_alloc(node_record_t *node_ptr, const gps_tres_t *t)
 {
 	list_itr_t *it;
 	gres_state_t *gs;
 	gres_node_state_t *ns;
+	bitstr_t *typed;
 	uint64_t alloc = 0;
 	int i;
 
@@ -122,13 +177,17 @@ static uint64_t _node_alloc(node_record_t *node_ptr, const gps_tres_t *t)
 		if (!(ns = _tracked(gs, t)))
 			continue;
 		if (!t->gres_type[0]) {
-			alloc += ns->gres_cnt_alloc;
+			alloc += ns->gres_cnt_alloc + _shared_in_use(ns, NULL);
 			continue;
 		}
 		for (i = 0; i < ns->type_cnt; i++)
 			if (ns->type_name && !xstrcmp(ns->type_name[i],
 						      t->gres_type))
 				alloc += ns->type_cnt_alloc[i];
+		if (GPS_SHARED_GRES_NS(ns) && (typed = _typed_bits(ns, t))) {
+			alloc += _shared_in_use(ns, typed);
+			FREE_NULL_BITMAP(typed);
+		}
 	}
 	list_iterator_destroy(it);
 	return alloc;
