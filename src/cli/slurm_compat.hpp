@@ -41,6 +41,10 @@ constexpr uint16_t kSelectMemory = CR_MEMORY;
 constexpr uint16_t kSelectMemory = SELECT_MEMORY;
 #endif
 
+// Slurm gives a GPU with shards or MPS in use to no job asking for whole
+// GPUs since 23.11.5 (before, both may hold it): such GPUs are not free.
+constexpr bool kSharedGresHoldsGpus = SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 5);
+
 // List / ListIterator until 23.11; list_t / list_itr_t since (both in 23.11).
 #if GPC_SLURM_AT_LEAST(23, 11)
 using list_ptr = list_t *;

@@ -44,6 +44,23 @@ uint64_t gres_in_use(const char *text, const std::string &gres, const std::strin
     return gres_count(in_use, gres, type).value_or(0);
 }
 
+// GPUs with shards or MPS in use, from a node's gres_used: since 23.11
+// "shard:3(2/4,-/4,1/4,0/4)", each GPU's shards in use or "-" (held as a
+// GPU); as gpupool_nodes.c's _shared_in_use.
+uint64_t shared_gres_gpus(const char *gres_used) {
+    uint64_t gpus = 0;
+    for (const std::string &entry : split_top_level(gres_used ? gres_used : "", ',')) {
+        if (entry.compare(0, 6, "shard:") != 0 && entry.compare(0, 4, "mps:") != 0) continue;
+        const size_t open = entry.find('('), close = entry.rfind(')');
+        if (open == std::string::npos || close == std::string::npos || close < open) continue;
+        for (const std::string &gpu : split_top_level(entry.substr(open + 1, close - open - 1), ',')) {
+            const std::optional<uint64_t> used = slurm_count(gpu.substr(0, gpu.find('/')));
+            gpus += used && *used > 0;
+        }
+    }
+    return gpus;
+}
+
 // The GPU type of a node's GRES ("gpu:a100:4(S:0-1)": "a100"); "" where it
 // has none of `gres`; "?" where they are untyped or of several types (as
 // gps_node_gpu_type's NULL: a typed job's plan cannot be worked out).
@@ -325,8 +342,11 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
         node_map[i] = snap.add_node(n.name, gpr_gpus_clamp(gpus));
         // Free GPUs (`status`'s placement table, and `why`'s victim plan
         // with `usage`).  A closed node's free GPUs hold no job now.
-        if (gpus > 0 && !gpr_node_closed(n.node_state))
-            snap.nodes.back().free_gpus = gpr_gpus_clamp(gpus - std::min(gpus, gres_in_use(n.gres_used, gres, type)));
+        if (gpus > 0 && !gpr_node_closed(n.node_state)) {
+            const uint64_t used = gres_in_use(n.gres_used, gres, type) +
+                                  (compat::kSharedGresHoldsGpus ? shared_gres_gpus(n.gres_used) : 0);
+            snap.nodes.back().free_gpus = gpr_gpus_clamp(gpus - std::min(gpus, used));
+        }
         if (usage) {
             // As gps_node_usage: the CPUs and memory Slurm gives jobs there.
             SnapNode &sn = snap.nodes.back();
