@@ -67,7 +67,10 @@
  * no job asking for whole GPUs: since 23.11.5 (NEWS: "Fix issue where you
  * could have a gpu allocated as well as a shard on that gpu allocated at
  * the same time"), by a gres_state_t's alt_gres.  Before (22.05), both
- * may hold the same GPU: NULL, such GPUs count as free.
+ * may hold the same GPU: NULL, such GPUs count as free.  (23.11 and 24.11
+ * leave alt_gres out of the copy of node GRES their will-run and
+ * preemption tests use, so there Slurm may preempt fewer jobs than a plan
+ * names and start the job a pass later; 25.11 copies it.)
  */
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 5)
 #define GPS_SHARED_GRES_NS(ns) \

@@ -110,7 +110,7 @@ extern void gps_job_per_gpu(job_record_t *job_ptr, const gps_tres_t *t,
 
 /*
  * GPUs with shards or MPS in use (the shared GRES's allocation, one bit per
- * GPU) that no job holds as a GPU, among `only` (NULL: all): cons_tres
+ * GPU) that no job holds as a GPU, among `only`: cons_tres
  * gives none of them to a job asking for whole GPUs (26.05
  * gres_sock_list.c: "filter out resources already allocated to the other
  * GRES type"; 22.05 may, GPS_SHARED_GRES_NS).
@@ -128,7 +128,7 @@ static uint64_t _shared_in_use(gres_node_state_t *ns, bitstr_t *only)
 	for (i = 0; i < bits; i++) {
 		if (!bit_test(shared, i))
 			continue;
-		if (only && ((i >= bit_size(only)) || !bit_test(only, i)))
+		if ((i >= bit_size(only)) || !bit_test(only, i))
 			continue;
 		if (ns->gres_bit_alloc && (i < bit_size(ns->gres_bit_alloc)) &&
 		    bit_test(ns->gres_bit_alloc, i))
@@ -138,16 +138,21 @@ static uint64_t _shared_in_use(gres_node_state_t *ns, bitstr_t *only)
 	return cnt;
 }
 
-/* GPUs of the tracked GRES (of its type) on the node's topology entries. */
-static bitstr_t *_typed_bits(gres_node_state_t *ns, const gps_tres_t *t)
+/*
+ * The node's GPUs of type `type` (NULL: all) by its topology entries,
+ * through which alone cons_tres keeps shared GRES off whole-GPU jobs;
+ * NULL: none.
+ */
+static bitstr_t *_topo_bits(gres_node_state_t *ns, const char *type)
 {
 	bitstr_t *bits = NULL;
 	int i;
 
 	for (i = 0; i < ns->topo_cnt; i++) {
-		if (!ns->topo_gres_bitmap || !ns->topo_gres_bitmap[i] ||
-		    !ns->topo_type_name ||
-		    xstrcmp(ns->topo_type_name[i], t->gres_type))
+		if (!ns->topo_gres_bitmap || !ns->topo_gres_bitmap[i])
+			continue;
+		if (type && (!ns->topo_type_name ||
+			     xstrcmp(ns->topo_type_name[i], type)))
 			continue;
 		if (!bits)
 			bits = bit_copy(ns->topo_gres_bitmap[i]);
@@ -166,7 +171,7 @@ static uint64_t _node_alloc(node_record_t *node_ptr, const gps_tres_t *t)
 	list_itr_t *it;
 	gres_state_t *gs;
 	gres_node_state_t *ns;
-	bitstr_t *typed;
+	bitstr_t *topo;
 	uint64_t alloc = 0;
 	int i;
 
@@ -177,16 +182,18 @@ static uint64_t _node_alloc(node_record_t *node_ptr, const gps_tres_t *t)
 		if (!(ns = _tracked(gs, t)))
 			continue;
 		if (!t->gres_type[0]) {
-			alloc += ns->gres_cnt_alloc + _shared_in_use(ns, NULL);
-			continue;
+			alloc += ns->gres_cnt_alloc;
+		} else {
+			for (i = 0; i < ns->type_cnt; i++)
+				if (ns->type_name &&
+				    !xstrcmp(ns->type_name[i], t->gres_type))
+					alloc += ns->type_cnt_alloc[i];
 		}
-		for (i = 0; i < ns->type_cnt; i++)
-			if (ns->type_name && !xstrcmp(ns->type_name[i],
-						      t->gres_type))
-				alloc += ns->type_cnt_alloc[i];
-		if (GPS_SHARED_GRES_NS(ns) && (typed = _typed_bits(ns, t))) {
-			alloc += _shared_in_use(ns, typed);
-			FREE_NULL_BITMAP(typed);
+		if (GPS_SHARED_GRES_NS(ns) &&
+		    (topo = _topo_bits(ns, t->gres_type[0] ? t->gres_type :
+							      NULL))) {
+			alloc += _shared_in_use(ns, topo);
+			FREE_NULL_BITMAP(topo);
 		}
 	}
 	list_iterator_destroy(it);
