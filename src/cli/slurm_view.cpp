@@ -140,19 +140,6 @@ void job_cpus_mem(const slurm_job_info_t &j, bool allocated, const Config &cfg, 
     if (cfg.counted[kMem]) sj.mem_mb = tres_mem_mb(tres).value_or(0);
 }
 
-// A count of `gres` in a "gres/gpu:3" or "gres:gpu:3" list (cpus_per_tres,
-// mem_per_tres); 0 if absent.
-uint64_t per_gres(const char *list, const std::string &gres) {
-    if (!list) return 0;
-    for (const std::string &item : split_list(std::string(list))) {
-        for (const char *prefix : {"gres/", "gres:"}) {
-            const std::string head = prefix + gres + ":";
-            if (item.compare(0, head.size(), head) == 0) return std::strtoull(item.c_str() + head.size(), nullptr, 10);
-        }
-    }
-    return 0;
-}
-
 // The job's nodes and what it holds on each, for the victim plan, as
 // gps_job_nodes reads them in slurmctld: nodes from node_inx, GPUs per node
 // from gres_detail_str (SHOW_DETAIL; where it does not list every node,
@@ -261,17 +248,18 @@ void pending_nodes(const slurm_job_info_t &j, const NodeTable &table, const Snap
 }
 
 // As the plugins' _pending_ask: CPUs per GPU, CPUs per node and memory
-// per CPU raise a pending job's ask (cons_tres adds them at selection).
+// per CPU raise a pending job's ask (cons_tres adds them at selection;
+// DefCpuPerGPU and DefMemPerGPU once it has tested the job).
 void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory, uint32_t min_nodes, SnapJob &sj) {
     const char *tres = j.tres_req_str ? j.tres_req_str : "";
     uint64_t cpus = std::max<uint64_t>({sj.cpus, tres_count(tres, "cpu").value_or(0), j.num_cpus});
-    cpus = std::max(cpus, uint64_t(sj.gpus) * per_gres(j.cpus_per_tres, gres));
+    cpus = std::max(cpus, uint64_t(sj.gpus) * per_gres_value(str(j.cpus_per_tres), gres));
     if (j.pn_min_cpus != NO_VAL16 && j.pn_min_cpus)
         cpus = std::max(cpus, uint64_t(j.pn_min_cpus) * std::max<uint32_t>(1, min_nodes));
     uint64_t mem = std::max(sj.mem_mb, tres_mem_mb(tres).value_or(0));
     if (memory && j.pn_min_memory != NO_VAL64 && (j.pn_min_memory & MEM_PER_CPU))
         mem = std::max(mem, (j.pn_min_memory & ~MEM_PER_CPU) * cpus);
-    if (memory) mem = std::max(mem, uint64_t(sj.gpus) * per_gres(j.mem_per_tres, gres));
+    if (memory) mem = std::max(mem, uint64_t(sj.gpus) * per_gres_value(str(j.mem_per_tres), gres));
     sj.cpus = gpr_gpus_clamp(cpus);
     sj.mem_mb = mem;
 }

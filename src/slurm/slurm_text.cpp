@@ -149,6 +149,17 @@ std::optional<uint64_t> gres_count(const std::string &spec, const std::string &n
     return total;
 }
 
+uint64_t per_gres_value(const std::string &list, const std::string &name) {
+    uint64_t value = 0;
+    for (const GresEntry &e : gres_entries(list)) {
+        if (e.fields.size() < 2 || e.fields[0] != name) continue;
+        // name:value or name:type:value; one entry per GRES, the largest kept.
+        uint64_t v = 0;
+        if (parse_uint(e.fields.back(), UINT64_MAX, &v)) value = std::max(value, v);
+    }
+    return value;
+}
+
 void split_quota_tres(const std::string &quota_tres, std::string &name, std::string &type) {
     std::string rest = quota_tres;
     size_t slash = rest.find('/');

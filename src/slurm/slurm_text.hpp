@@ -64,6 +64,12 @@ std::vector<GresEntry> gres_entries(const std::string &spec);
 // the spec names no such GRES.
 std::optional<uint64_t> gres_count(const std::string &spec, const std::string &name, const std::string &type);
 
+// What a job asks per GRES of `name` in its cpus_per_tres or mem_per_tres:
+// "gres:gpu:2" (22.05's sbatch), "gres/gpu:2" (later releases') or
+// "gpu:2" (cons_tres writes the partition's or slurm.conf's DefCpuPerGPU
+// and DefMemPerGPU so when it tests the job); 0 if `name` is absent.
+uint64_t per_gres_value(const std::string &list, const std::string &name);
+
 // QuotaTRES "gres/gpu" or "gres/gpu:TYPE" -> name "gpu" and type "" or TYPE.
 void split_quota_tres(const std::string &quota_tres, std::string &name, std::string &type);
 

@@ -7,10 +7,10 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_reclaim_shards_held test_swap_places test_swap_least_work
+  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_def_cpu_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_reclaim_shards_held test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
-  test_consolidation_off test_why_victim_plan test_why_plan_cpus test_why_plan_memory test_why_plan_excluded)
+  test_consolidation_off test_why_victim_plan test_why_plan_cpus test_why_plan_memory test_why_plan_excluded test_why_plan_def_cpu_per_gpu)
 # node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8 GPUPOOL_MEMORY_MB=8000 GPUPOOL_SHARDS=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
@@ -19,7 +19,8 @@ PartitionName=pool1 Nodes=node1 MaxTime=INFINITE State=UP
 PartitionName=wa Nodes=node[1-2] MaxTime=INFINITE State=UP
 PartitionName=wb Nodes=node[1-2] MaxTime=INFINITE State=UP
 PartitionName=ws Nodes=node[1-2] LLN=YES MaxTime=INFINITE State=UP
-PartitionName=wx Nodes=node[1-2] OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP")
+PartitionName=wx Nodes=node[1-2] OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP
+PartitionName=wd Nodes=node[1-2] DefCpuPerGPU=4 MaxTime=INFINITE State=UP")
 
 WIDE_CONF_HEAD='PreemptionOrder=newest
 RecalcInterval=2
@@ -255,22 +256,23 @@ Pool=wb Quota=0' || return 1
 # Slurm starts a job only where its CPUs and memory fit too.  wb (quota 0)
 # borrows one GPU of each 4-GPU node (8 CPUs, 8000 MiB) with a LOW job that
 # holds most of its CPUs or memory (sbatch options HELD; node1's first).
-# wa's NORMAL job of 1 GPU (sbatch ARGS) fits no node though each has 3
-# GPUs free: it takes the newer LOW job, on node2, starts within 30 s, then
-# 15 s pass with no preemption.  Before, free GPUs counted as fitting: no
-# victim, and the job waited ("Resources") until a LOW job ended.
+# wa's (or ROOM_PARTITION's) NORMAL job of 1 GPU (sbatch ARGS) fits no node
+# though each has 3 GPUs free: it takes the newer LOW job, on node2, starts
+# within 30 s, then 15 s pass with no preemption.  Before, free GPUs counted
+# as fitting: no victim, and the job waited ("Resources") until a LOW job
+# ended.
 reclaim_room_held() {
   local -a held
-  local l1 l2 n t0
+  local l1 l2 n t0 part=${ROOM_PARTITION:-wa}
   read -r -a held <<<"$1"; shift
-  wide_load 'Pool=wa Quota=8
-Pool=wb Quota=0' || return 1
+  wide_load "Pool=$part Quota=8
+Pool=wb Quota=0" || return 1
   l1=$(submit_gpus l1 wb low 1 -w node1 "${held[@]}") && assert wait_state "$l1" RUNNING 30 || return 1
   sleep 2
   l2=$(submit_gpus l2 wb low 1 -w node2 "${held[@]}") && assert wait_state "$l2" RUNNING 30 || return 1
   mark_log
   t0=$SECONDS
-  n=$(submit_gpus n wa normal 1 "$@") || return 1
+  n=$(submit_gpus n "$part" normal 1 "$@") || return 1
   assert wait_state "$n" RUNNING 30 ||
     { ilog "n: $(job_state "$n"), reason $(job_reason "$n")"; log_since | grep -a gpupool >&2; return 1; }
   ilog "n ($*) started $(( SECONDS - t0 )) s after its submission, on $(job_field "$n" NodeList)"
@@ -287,6 +289,10 @@ test_reclaim_cpus_held() { reclaim_room_held "-c 8" -c 1; }
 # The LOW jobs hold 6 CPUs; n asks for 4 per GPU (--cpus-per-gpu): Slurm
 # records a minimum of 1 CPU and adds the rest at selection.
 test_reclaim_cpus_per_gpu() { reclaim_room_held "-c 6" --cpus-per-gpu=4; }
+
+# The LOW jobs hold 6 CPUs; n asks for none, and wd's DefCpuPerGPU=4
+# gives it 4 once cons_tres has tested it.
+test_reclaim_def_cpu_per_gpu() { ROOM_PARTITION=wd reclaim_room_held "-c 6"; }
 
 # The LOW jobs hold 7500 of 8000 MiB; n asks for 1 CPU, and with it
 # DefMemPerCPU's 1000 MiB.
@@ -695,3 +701,31 @@ test_why_plan_memory() { why_plan_room "--mem=7500" l2; }
 
 # n may not use node2 (-x): the plan takes node1's job.
 test_why_plan_excluded() { why_plan_room "-c 8" l1 -x node2; }
+
+# A partition's DefCpuPerGPU (wd: 4) raises a pending job's CPUs once
+# cons_tres has tested it (it writes CpusPerTres=gpu:4 into the job).
+# wb's jobs h1 and h2 (QOS high: not preemptible here) hold 5 of each
+# node's 8 CPUs, so wd's NORMAL job n of 1 GPU fits neither node's 3 free
+# CPUs and waits.  why, given a gpupool.conf where high is preemptible and
+# wb has no quota, plans the newer one's node.  Before, it read n's ask as
+# 1 CPU and said the free GPUs fit it on node1.
+test_why_plan_def_cpu_per_gpu() {
+  local h1 h2 n conf text head
+  wide_load 'Pool=wb Quota=8
+Pool=wd Quota=8' || return 1
+  h1=$(submit_gpus h1 wb high 1 -w node1 -c 5) && assert wait_state "$h1" RUNNING 30 || return 1
+  sleep 2
+  h2=$(submit_gpus h2 wb high 1 -w node2 -c 5) && assert wait_state "$h2" RUNNING 30 || return 1
+  n=$(submit_gpus n wd normal 1) || return 1
+  assert wait_until 30 eval '[[ $(scontrol -o show job "$n") == *CpusPerTres=gpu:4* ]]' ||
+    { scontrol -o show job "$n" >&2; return 1; }
+  head=${WIDE_CONF_HEAD/Tier=high   QOS=high   Priority=300 Preemptible=no/Tier=high   QOS=high   Priority=50 Preemptible=yes}
+  [[ $head != "$WIDE_CONF_HEAD" ]] || { ilog "WIDE_CONF_HEAD has no high tier line to change"; return 1; }
+  conf=$GPUPOOL_CLUSTER_DIR/log/why-plan-def.conf
+  printf '%s\nPool=wb Quota=0\nPool=wd Quota=8\n' "$head" >"$conf"
+  text=$(gp why --conf="$conf" "$n") || return 1
+  ilog "$(grep '^Victim plan' <<<"$text")"
+  assert grep -qxF "Victim plan (the jobs preempt/gpupool would let Slurm preempt, node by node): on node node2 job $h2." <<<"$text" ||
+    { printf '%s\n' "$text" >&2; return 1; }
+  assert test "$(job_state "$h1") $(job_state "$h2") $(job_state "$n")" = "RUNNING RUNNING PENDING"
+}

@@ -98,6 +98,18 @@ TEST(SlurmText, TresCount) {
     EXPECT_EQ(tres_count("mem=2G", "mem"), 2ull << 30);
 }
 
+// --cpus-per-gpu as 22.05's and later sbatch send it, and DefCpuPerGPU as
+// cons_tres writes it into the job once it tested it.
+TEST(SlurmText, PerGresValueReadsEveryFormSlurmWrites) {
+    EXPECT_EQ(per_gres_value("gres:gpu:2", "gpu"), 2u);
+    EXPECT_EQ(per_gres_value("gres/gpu:3", "gpu"), 3u);
+    EXPECT_EQ(per_gres_value("gpu:4", "gpu"), 4u);
+    EXPECT_EQ(per_gres_value("gres/gpu:a100:5", "gpu"), 5u);
+    EXPECT_EQ(per_gres_value("gres/shard:6", "gpu"), 0u);
+    EXPECT_EQ(per_gres_value("gpu", "gpu"), 0u);
+    EXPECT_EQ(per_gres_value("", "gpu"), 0u);
+}
+
 TEST(SlurmText, AJobsMemoryIsReadInMebibytesAsSlurmctldCountsIt) {
     EXPECT_EQ(tres_mem_mb("cpu=2,mem=4G,node=1,billing=2"), 4096u);
     EXPECT_EQ(tres_mem_mb("cpu=1,mem=1000M,node=1"), 1000u);
