@@ -257,6 +257,10 @@ RE_GP = re.compile(r"gpupool: preempt victim JobId=(\d+) \(pool (\S+), used (\d+
                    r"for JobId=(\d+) \(pool (\S+)\) rule (\w+): (.*)$")
 RE_GP_NOVERDICT = re.compile(r"gpupool: preempt victim JobId=(\d+) \((\w+), grace \d+s\): no verdict on record")
 RE_RELOAD = re.compile(r"gpupool: configuration reloaded from")
+# Slurm (seen on 23.11.11 right after a slurmctld restart, before the node
+# registered again) starting a job on a node without selecting its GRES
+# there: the job runs but holds none of the node's GPUs in Slurm's books.
+RE_NO_GRES = re.compile(r"error: gres/\w+: job (\d+) node (\S+) no resources selected")
 RE_RECOVERED = re.compile(r"gpupool: recovered state from")
 
 
@@ -392,6 +396,18 @@ def cmd_check(a):
     confs = Confs(conf_events, reloads)
     violations += confs.errors
     samples, down = load_samples(a.samples, since)
+    # (job, node) -> times Slurm started it there without its GRES
+    no_gres = {}
+    for t, msg in log:
+        m = RE_NO_GRES.search(msg)
+        if m and t >= since - 1:
+            no_gres.setdefault((m.group(1), m.group(2)), []).append(t)
+    slurm_no_gres = set()  # notes: (job, node, start) Slurm started without its GPUs
+
+    def started_without_gres(jid, r):
+        """The run Slurm logged as started on its node without its GRES."""
+        return r["start"] is not None and any(
+            abs(t - r["start"]) <= 2 for t in no_gres.get((jid, r["node"]), ()))
 
     def gpus_of(jid, row):
         return jobs[jid]["gpus"] if jid in jobs else row["gpus"]
@@ -426,7 +442,11 @@ def cmd_check(a):
                 continue
             g = gpus_of(jid, r)
             if r["node"] and "," not in r["node"] and "[" not in r["node"]:
-                per_node[r["node"]] = per_node.get(r["node"], 0) + g
+                if started_without_gres(jid, r):
+                    # Slurm's own double booking, not gpupool's: noted.
+                    slurm_no_gres.add((jid, r["node"], r["start"]))
+                else:
+                    per_node[r["node"]] = per_node.get(r["node"], 0) + g
             if r["part"] in np_used and confs.is_np(r["qos"]):
                 np_used[r["part"]] += g
                 np_jobs[r["part"]].append(jid)
@@ -543,6 +563,10 @@ def cmd_check(a):
         violations.append("workload: only %d preemptions (at least %d wanted)" % (len(preemptions), a.min_preemptions))
     for ln in violations:
         print("VIOLATION " + ln)
+    for jid, node, start in sorted(slurm_no_gres):
+        print("NOTE slurm-started-without-gres: JobId=%s on node %s at %.0f: slurmctld logged \"no resources "
+              "selected\" for it and started it holding none of the node's GPUs (Slurm's own double booking, "
+              "not counted)" % (jid, node, start))
     restarts = sum(1 for t, msg in log if t >= since - 1 and RE_RECOVERED.search(msg))
     print("%s: %d jobs, %d preemptions (%d reclaims), %d samples, %d violations"
           % (a.name, len(jobs), len(preemptions), n_reclaim, len(samples), len(violations)))

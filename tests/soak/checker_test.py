@@ -176,6 +176,19 @@ class NpQuota(unittest.TestCase):
         self.assertEqual(r.kinds(), ["duplicate-run"])
 
 
+    def test_a_job_slurm_started_without_its_gres_is_noted_not_counted(self):
+        r = Run()
+        r.job("1", "pool1", "low"), r.job("2", "pool2", "normal")
+        r.sample(T0 + 1, r.row("1", "RUNNING", start=T0), r.row("2", "RUNNING", start=T0))
+        r.line(T0 + 0.4, "error: gres/gpu: job 2 node node1 no resources selected")
+        self.assertEqual(r.check("--gpus-per-node", "1"), 0, r.out)
+        self.assertIn("NOTE slurm-started-without-gres: JobId=2 on node node1", r.out)
+        # The same job's later run on that node, with its GPUs, counts.
+        r.sample(T0 + 60, r.row("1", "RUNNING", start=T0), r.row("2", "RUNNING", start=T0 + 59))
+        self.assertEqual(r.check("--gpus-per-node", "1"), 1)
+        self.assertEqual(r.kinds(), ["duplicate-run"])
+
+
 class Preemptions(unittest.TestCase):
     def borrowed(self, pool1_low_running):
         """pool1: 1 NORMAL + LOW jobs 11.. running; pool2 NORMAL 20 pending."""
