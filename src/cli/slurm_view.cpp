@@ -45,26 +45,6 @@ uint64_t gres_in_use(const char *text, const std::string &gres, const std::strin
     return gres_count(in_use, gres, type).value_or(0);
 }
 
-// GPUs with shards or MPS in use, from a node's gres_used: each GPU's
-// shards in use, "shard:3(2/4,0/4,1/4,0/4)" (26.05 writes "-/4" for a GPU
-// held whole; 23.11-25.11 "shard:(null):3(...)"); a GPU counts once
-// whatever shares it.  As gpupool_nodes.c's _shared_in_use.
-uint64_t shared_gres_gpus(const char *gres_used) {
-    std::vector<bool> in_use;
-    for (const std::string &entry : split_top_level(gres_used ? gres_used : "", ',')) {
-        if (entry.compare(0, 6, "shard:") != 0 && entry.compare(0, 4, "mps:") != 0) continue;
-        const size_t open = entry.find('('), close = entry.rfind(')');
-        if (open == std::string::npos || close == std::string::npos || close < open) continue;
-        const std::vector<std::string> gpus = split_top_level(entry.substr(open + 1, close - open - 1), ',');
-        if (in_use.size() < gpus.size()) in_use.resize(gpus.size());
-        for (size_t i = 0; i < gpus.size(); ++i) {
-            const std::optional<uint64_t> used = slurm_count(gpus[i].substr(0, gpus[i].find('/')));
-            if (used && *used > 0) in_use[i] = true;
-        }
-    }
-    return uint64_t(std::count(in_use.begin(), in_use.end(), true));
-}
-
 // The GPU type of a node's GRES ("gpu:a100:4(S:0-1)": "a100"); "" where it
 // has none of `gres`; "?" where they are untyped or of several types (as
 // gps_node_gpu_type's NULL: a typed job's plan cannot be worked out).
@@ -339,7 +319,7 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
             // GRES, or GPUs of another type than the node's, none here.
             const bool shared = compat::kSharedGresHoldsGpus && gres == "gpu" &&
                                 (type.empty() || node_gpu_type(n.gres, gres) == type);
-            const uint64_t used = gres_in_use(n.gres_used, gres, type) + (shared ? shared_gres_gpus(n.gres_used) : 0);
+            const uint64_t used = gres_in_use(n.gres_used, gres, type) + (shared ? shared_gres_gpus(str(n.gres_used)) : 0);
             snap.nodes.back().free_gpus = gpr_gpus_clamp(gpus - std::min(gpus, used));
         }
         if (usage) {

@@ -110,6 +110,9 @@ std::vector<GresEntry> gres_entries(const std::string &spec) {
     for (char &ch : norm)
         if (ch == ';') ch = ',';
     for (std::string &text : split_top_level(norm, ',')) {
+        // 22.05-25.11 print an untyped GRES in use with the type "(null)"
+        // ("gpu:(null):2(IDX:0-1)"): no type.
+        for (size_t at; (at = text.find(":(null)")) != std::string::npos;) text.erase(at, 7);
         size_t paren = text.find('(');
         if (paren != std::string::npos) text.erase(paren);
         std::string_view rest = text;
@@ -158,6 +161,23 @@ uint64_t per_gres_value(const std::string &list, const std::string &name) {
         if (parse_uint(e.fields.back(), UINT64_MAX, &v)) value = std::max(value, v);
     }
     return value;
+}
+
+uint64_t shared_gres_gpus(const std::string &gres_used) {
+    std::vector<bool> in_use;
+    for (const std::string &entry : split_top_level(gres_used, ',')) {
+        if (entry.compare(0, 6, "shard:") != 0 && entry.compare(0, 4, "mps:") != 0) continue;
+        // The last group: a type printed "(null)" comes before it.
+        const size_t open = entry.rfind('('), close = entry.rfind(')');
+        if (open == std::string::npos || close == std::string::npos || close < open) continue;
+        const std::vector<std::string> gpus = split_top_level(entry.substr(open + 1, close - open - 1), ',');
+        if (in_use.size() < gpus.size()) in_use.resize(gpus.size());
+        for (size_t i = 0; i < gpus.size(); ++i) {
+            const std::optional<uint64_t> used = slurm_count(gpus[i].substr(0, gpus[i].find('/')));
+            if (used && *used > 0) in_use[i] = true;
+        }
+    }
+    return uint64_t(std::count(in_use.begin(), in_use.end(), true));
 }
 
 void split_quota_tres(const std::string &quota_tres, std::string &name, std::string &type) {

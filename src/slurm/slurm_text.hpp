@@ -54,7 +54,8 @@ struct GresEntry {
     std::vector<std::string> fields;
 };
 // The entries of a node's "gpu:a100:2(S:0-1),gpu:1" or a job's
-// "gres:gpu:2" (separated by ',' or ';' outside parentheses).
+// "gres:gpu:2" (separated by ',' or ';' outside parentheses); a type
+// printed "(null)" ("gpu:(null):2(IDX:0-1)") is none.
 std::vector<GresEntry> gres_entries(const std::string &spec);
 
 // GRES counts of `name` (e.g. "gpu") in a spec such as a node's
@@ -69,6 +70,12 @@ std::optional<uint64_t> gres_count(const std::string &spec, const std::string &n
 // "gpu:2" (cons_tres writes the partition's or slurm.conf's DefCpuPerGPU
 // and DefMemPerGPU so when it tests the job); 0 if `name` is absent.
 uint64_t per_gres_value(const std::string &list, const std::string &name);
+
+// GPUs with shards or MPS in use, from a node's gres_used: each GPU's
+// shards in use, "shard:3(2/4,0/4,1/4,0/4)" (26.05; "-/4" for a GPU held
+// whole), "shard:(null):3(...)" or "shard:tesla:3(...)" (22.05-25.11); a
+// GPU counts once whatever shares it.  As gpupool_nodes.c's _shared_in_use.
+uint64_t shared_gres_gpus(const std::string &gres_used);
 
 // QuotaTRES "gres/gpu" or "gres/gpu:TYPE" -> name "gpu" and type "" or TYPE.
 void split_quota_tres(const std::string &quota_tres, std::string &name, std::string &type);

@@ -110,6 +110,17 @@ TEST(SlurmText, PerGresValueReadsEveryFormSlurmWrites) {
     EXPECT_EQ(per_gres_value("", "gpu"), 0u);
 }
 
+// A node's gres_used as each release writes it: a GPU with shards or MPS
+// in use counts once; a type printed "(null)" (23.11-25.11) is no count.
+TEST(SlurmText, SharedGresGpusInEveryReleasesForm) {
+    EXPECT_EQ(shared_gres_gpus("gpu:1(IDX:1),shard:3(2/2,0/2,1/2,0/2)"), 2u);
+    EXPECT_EQ(shared_gres_gpus("gpu:(null):1(IDX:1),shard:(null):1(1/2,0/2,0/2,0/2)"), 1u);
+    EXPECT_EQ(shared_gres_gpus("gpu:tesla:0(IDX:N/A),shard:tesla:3(0/2,1/2,2/2,0/2),mps:tesla:50(0/100,50/100,0/100,0/100)"), 2u);
+    EXPECT_EQ(shared_gres_gpus("gpu:4(IDX:0-3),shard:0(-/2,-/2,-/2,-/2)"), 0u);
+    EXPECT_EQ(shared_gres_gpus("gpu:4,shard:(null):1(IDX:0)"), 0u);
+    EXPECT_EQ(shared_gres_gpus(""), 0u);
+}
+
 TEST(SlurmText, AJobsMemoryIsReadInMebibytesAsSlurmctldCountsIt) {
     EXPECT_EQ(tres_mem_mb("cpu=2,mem=4G,node=1,billing=2"), 4096u);
     EXPECT_EQ(tres_mem_mb("cpu=1,mem=1000M,node=1"), 1000u);
@@ -129,6 +140,9 @@ TEST(SlurmText, GresCount) {
     EXPECT_EQ(gres_count("mps:100,gpu:1", "gpu", ""), 1u);
     EXPECT_FALSE(gres_count("mps:100", "gpu", ""));
     EXPECT_FALSE(gres_count("(null)", "gpu", ""));
+    // A node's gres_used on 23.11-25.11: an untyped GPU's type is "(null)".
+    EXPECT_EQ(gres_count("gpu:(null):2(IDX:0-1),shard:(null):0(0/2,0/2,0/2,0/2)", "gpu", ""), 2u);
+    EXPECT_EQ(gres_count("gpu:(null):0(IDX:N/A)", "gpu", ""), 0u);
     std::string n, t;
     split_quota_tres("gres/gpu:a100", n, t);
     EXPECT_EQ(n, "gpu");
