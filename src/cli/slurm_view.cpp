@@ -239,7 +239,10 @@ void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory
     uint64_t mem = std::max(sj.mem_mb, tres_mem_mb(tres).value_or(0));
     if (memory && j.pn_min_memory != NO_VAL64 && (j.pn_min_memory & MEM_PER_CPU))
         mem = std::max(mem, (j.pn_min_memory & ~MEM_PER_CPU) * cpus);
-    if (memory) mem = std::max(mem, uint64_t(sj.gpus) * per_gres_value(str(j.mem_per_tres), gres));
+    // As the plugins: memory per GPU (--mem-per-gpu, DefMemPerGPU) only
+    // for a job that set no memory of its own (--mem, --mem-per-cpu).
+    if (memory && !(j.bitflags & JOB_MEM_SET))
+        mem = std::max(mem, uint64_t(sj.gpus) * per_gres_value(str(j.mem_per_tres), gres));
     sj.cpus = gpr_gpus_clamp(cpus);
     sj.mem_mb = mem;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <stdexcept>
 
 #include "config.hpp"
@@ -164,12 +165,17 @@ uint64_t per_gres_value(const std::string &list, const std::string &name) {
 }
 
 uint64_t shared_gres_gpus(const std::string &gres_used) {
-    std::vector<bool> in_use;
+    // Slurm lists each GPU type's devices in a group of their own: shards
+    // and MPS of one type share positions, other types are other GPUs.
+    std::map<std::string, std::vector<bool>> by_type;
     for (const std::string &entry : split_top_level(gres_used, ',')) {
         if (entry.compare(0, 6, "shard:") != 0 && entry.compare(0, 4, "mps:") != 0) continue;
         // The last group: a type printed "(null)" comes before it.
         const size_t open = entry.rfind('('), close = entry.rfind(')');
         if (open == std::string::npos || close == std::string::npos || close < open) continue;
+        const std::vector<GresEntry> head = gres_entries(entry.substr(0, open));
+        const std::vector<std::string> &f = head.empty() ? std::vector<std::string>{} : head.front().fields;
+        std::vector<bool> &in_use = by_type[f.size() >= 3 ? f[1] : std::string()];
         const std::vector<std::string> gpus = split_top_level(entry.substr(open + 1, close - open - 1), ',');
         if (in_use.size() < gpus.size()) in_use.resize(gpus.size());
         for (size_t i = 0; i < gpus.size(); ++i) {
@@ -177,7 +183,9 @@ uint64_t shared_gres_gpus(const std::string &gres_used) {
             if (used && *used > 0) in_use[i] = true;
         }
     }
-    return uint64_t(std::count(in_use.begin(), in_use.end(), true));
+    uint64_t count = 0;
+    for (const auto &[type, in_use] : by_type) count += uint64_t(std::count(in_use.begin(), in_use.end(), true));
+    return count;
 }
 
 void split_quota_tres(const std::string &quota_tres, std::string &name, std::string &type) {

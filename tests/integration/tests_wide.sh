@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# Integration tests that need a node of several GPUs: run.sh runs them on a
-# cluster of its own shape (WIDE_SHAPE below: one node of 4 GPUs, 8 CPUs and
-# 8000 MiB, which Slurm allocates (CR_Core_Memory), as most sites do;
-# partitions q0, q1 and pool1 over it), after the other tests.  Sourced by
+# Integration tests that need nodes of several GPUs: run.sh runs them on a
+# cluster of its own shape (WIDE_SHAPE below: two nodes of 4 GPUs, 8 shards,
+# 8 CPUs and 8000 MiB, which Slurm allocates (CR_Core_Memory), as most sites
+# do; partitions q0, q1 and pool1 over node1, the w* ones over both), after
+# the other tests.  Sourced by
 # run.sh after tests.sh (its helpers: conf_load, mark_log, log_has,
 # log_since, gp) and tests_accounts.sh.
 
@@ -11,7 +12,7 @@ WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_recl
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
   test_consolidation_off test_why_victim_plan test_why_plan_cpus test_why_plan_memory test_why_plan_excluded test_why_plan_def_cpu_per_gpu)
-# node2 is only in wa and wb (test_victim_plan_nodes): the other tests see one node.
+# node2 is only in the w* partitions: the tests of q0, q1 and pool1 see one node.
 WIDE_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8 GPUPOOL_MEMORY_MB=8000 GPUPOOL_SHARDS=8
   "GPUPOOL_PARTITIONS=PartitionName=q0 Nodes=node1 Default=YES MaxTime=INFINITE State=UP
 PartitionName=q1 Nodes=node1 MaxTime=INFINITE State=UP
@@ -727,5 +728,9 @@ Pool=wd Quota=8' || return 1
   ilog "$(grep '^Victim plan' <<<"$text")"
   assert grep -qxF "Victim plan (the jobs preempt/gpupool would let Slurm preempt, node by node): on node node2 job $h2." <<<"$text" ||
     { printf '%s\n' "$text" >&2; return 1; }
-  assert test "$(job_state "$h1") $(job_state "$h2") $(job_state "$n")" = "RUNNING RUNNING PENDING"
+  assert test "$(job_state "$h1") $(job_state "$h2") $(job_state "$n")" = "RUNNING RUNNING PENDING" || return 1
+  # cons_tres keeps the last partition's DefCpuPerGPU while the partition
+  # record is the same: test a job of wb so that no later test gets wd's.
+  scancel "$n"
+  sbatch --test-only -p wb --gres=gpu:1 -N1 -n1 -o /dev/null --wrap true >/dev/null 2>&1 || true
 }

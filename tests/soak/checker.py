@@ -258,9 +258,10 @@ RE_GP = re.compile(r"gpupool: preempt victim JobId=(\d+) \(pool (\S+), used (\d+
 RE_GP_NOVERDICT = re.compile(r"gpupool: preempt victim JobId=(\d+) \((\w+), grace \d+s\): no verdict on record")
 RE_RELOAD = re.compile(r"gpupool: configuration reloaded from")
 # Slurm (seen on 23.11.11 right after a slurmctld restart, before the node
-# registered again) starting a job on a node without selecting its GRES
+# registered again) starting a job on a node without selecting its GPUs
 # there: the job runs but holds none of the node's GPUs in Slurm's books.
-RE_NO_GRES = re.compile(r"error: gres/\w+: job (\d+) node (\S+) no resources selected")
+RE_NO_GRES = re.compile(r"error: gres/gpu: job (\d+) node (\S+) no resources selected")
+RE_CTLD_START = re.compile(r"slurmctld version \S+ started on cluster")
 RE_RECOVERED = re.compile(r"gpupool: recovered state from")
 
 
@@ -397,10 +398,14 @@ def cmd_check(a):
     violations += confs.errors
     samples, down = load_samples(a.samples, since)
     # (job, node) -> times Slurm started it there without its GRES
+    # only within a minute of a slurmctld start (else a violation as any)
     no_gres = {}
+    ctld_start = None
     for t, msg in log:
+        if RE_CTLD_START.search(msg):
+            ctld_start = t
         m = RE_NO_GRES.search(msg)
-        if m and t >= since - 1:
+        if m and t >= since - 1 and ctld_start is not None and t - ctld_start <= 60:
             no_gres.setdefault((m.group(1), m.group(2)), []).append(t)
     slurm_no_gres = set()  # notes: (job, node, start) Slurm started without its GPUs
 

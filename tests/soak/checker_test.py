@@ -181,6 +181,10 @@ class NpQuota(unittest.TestCase):
         r.job("1", "pool1", "low"), r.job("2", "pool2", "normal")
         r.sample(T0 + 1, r.row("1", "RUNNING", start=T0), r.row("2", "RUNNING", start=T0))
         r.line(T0 + 0.4, "error: gres/gpu: job 2 node node1 no resources selected")
+        # Not after a slurmctld start: a violation as any.
+        self.assertEqual(r.check("--gpus-per-node", "1"), 1)
+        self.assertEqual(r.kinds(), ["duplicate-run"])
+        r.line(T0 - 5, "slurmctld version 23.11.11 started on cluster gpupool")
         self.assertEqual(r.check("--gpus-per-node", "1"), 0, r.out)
         self.assertIn("NOTE slurm-started-without-gres: JobId=2 on node node1", r.out)
         # The same job's later run on that node, with its GPUs, counts.

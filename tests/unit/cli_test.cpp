@@ -119,6 +119,8 @@ TEST(SlurmText, SharedGresGpusInEveryReleasesForm) {
     EXPECT_EQ(shared_gres_gpus("gpu:4(IDX:0-3),shard:0(-/2,-/2,-/2,-/2)"), 0u);
     EXPECT_EQ(shared_gres_gpus("gpu:4,shard:(null):1(IDX:0)"), 0u);
     EXPECT_EQ(shared_gres_gpus(""), 0u);
+    // Each type's GPUs are a group of their own: position 0 of each is another GPU.
+    EXPECT_EQ(shared_gres_gpus("shard:a100:1(1/2,0/2),shard:v100:1(1/2,0/2),mps:a100:10(10/100,0/100)"), 2u);
 }
 
 TEST(SlurmText, AJobsMemoryIsReadInMebibytesAsSlurmctldCountsIt) {
