@@ -205,8 +205,11 @@ static void _preempt_prepare_for(uint32_t preemptor)
 	_refresh_running(preemptor);
 }
 
-/* <= 24.11: asked once per walk, before it (PREEMPT_DATA_ENABLED). */
-static void _preempt_prepare(void)
+/*
+ * <= 24.11: asked once per walk, before it (PREEMPT_DATA_ENABLED); since
+ * 25.11 GPS_DEFINE_PREEMPT_DATA_API has no use for it.
+ */
+__attribute__((unused)) static void _preempt_prepare(void)
 {
 	_preempt_prepare_for(0);
 }
