@@ -200,6 +200,7 @@ const VictimPlan *plan_of(const Pass &p, const PendingExplain &pe) {
     switch (pe.reason) {
     case WaitReason::Starting:
     case WaitReason::WaitingForGpus:
+    case WaitReason::NoOneNode:
     case WaitReason::WaitingForReclaim:
     case WaitReason::MinRuntime: break;
     default: return nullptr;

@@ -127,6 +127,10 @@ std::string reason_text(const Pass &p, const PendingExplain &pe) {
     }
     case WaitReason::MinRuntime:
         return base + " of " + victims() + " until " + slurm_time(pe.protected_until);
+    case WaitReason::NoOneNode:
+        return base + ": " + num(pe.free_on_nodes) + " GPUs free over " + pool + "'s nodes, " +
+               num(pe.most_free_on_a_node) + " at most on one" +
+               (pe.most_free_on_a_node >= pe.gpus ? ", none with the CPUs and memory it asks" : "");
     case WaitReason::NotEligible:
         return m && !m->slurm_reason.empty() ? base + " (" + m->slurm_reason + ")" : base;
     default: return base;
@@ -171,6 +175,9 @@ json_t *pending_json(const Pass &p, const PendingExplain &pe) {
     put(o, "reason_pool", pe.reason_pool >= 0 ? jstr(p.pool_name(pe.reason_pool)) : json_null());
     put(o, "protected_until", pe.protected_until ? jint(pe.protected_until) : json_null());
     put(o, "slurm_reason", jstr(m ? m->slurm_reason : ""));
+    if (pe.reason == WaitReason::NoOneNode)
+        put_ints(o, {{"free_on_nodes", static_cast<int64_t>(pe.free_on_nodes)},
+                     {"most_free_on_a_node", pe.most_free_on_a_node}});
     return o;
 }
 

@@ -16,7 +16,7 @@ namespace gpupool::cli {
 struct LiveOptions {
     std::string conf_path;   // --conf (empty: beside slurm.conf)
     std::string state_path;  // --state (empty: StateSaveLocation; "none")
-    bool node_usage = false; // read node usage (load_cluster): `why`
+    bool node_usage = false; // read node usage (load_cluster): `why`, `queue`
 };
 
 struct Live {

@@ -188,6 +188,8 @@ int parse_command(int argc, char **argv, Args &a) {
         a.lo.node_usage = true;  // its victim plan
         ++optind;
     }
+    // A one-node job starts only where one node fits it (no_one_node).
+    if (cmd == "queue" || cmd == "whatif") a.lo.node_usage = true;
     if (optind < argc) return usage_error(std::string("unexpected argument '") + argv[optind] + "'");
     const Options &opt = a.opt;
     if (cmd == "whatif" && opt.whatif_config.empty() && opt.whatif_set.empty())

@@ -377,7 +377,7 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
     const bool accounts = !cfg.accounts.empty(), cpus_mem = cfg.counted[kCpu] || cfg.counted[kMem];
     std::string gres, type;
     split_quota_tres(quota_tres, gres, type);
-    // Node usage (the victim plan of `why`) where QuotaTRES is a GRES, and
+    // Node usage (`why`'s victim plan, `queue`'s one-node check) where QuotaTRES is a GRES, and
     // where the caller sees every job (PrivateData=jobs hides others').
     NodeTable table;
     table.memory_allocated = conf.memory_allocated;

@@ -27,7 +27,8 @@ struct ControllerConf {
 // Each throws std::runtime_error naming what failed (slurmctld down, ...).
 ControllerConf load_controller_conf();
 
-// What load_cluster reads node usage with (the victim plan of `why`).
+// What load_cluster reads node usage with (the victim plan of `why`, the
+// one-node check of `queue`).
 struct NodeTable {
     bool memory_allocated = false;  // SelectTypeParameters allocates memory
     // Filled: slurmctld's node table index -> index in Snapshot::nodes (-1: none).

@@ -2,6 +2,8 @@
 // engine's last pass with the rules engine.cpp applies (see explain.hpp).
 #include "explain.hpp"
 
+#include "placement.hpp"
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -24,6 +26,7 @@ const char *wait_reason_code(WaitReason r) {
     case WaitReason::Held: return "held";
     case WaitReason::NotEligible: return "not_eligible";
     case WaitReason::NotManaged: return "not_managed";
+    case WaitReason::NoOneNode: return "no_one_node";
     }
     return "unknown";
 }
@@ -42,6 +45,7 @@ const char *wait_reason_text(WaitReason r) {
     case WaitReason::Held: return "held by user/admin";
     case WaitReason::NotEligible: return "not eligible yet";
     case WaitReason::NotManaged: return "not in a gpupool pool";
+    case WaitReason::NoOneNode: return "waiting for one node";
     }
     return "unknown";
 }
@@ -171,11 +175,16 @@ void explain_running(const Ctx &c, std::vector<std::vector<PoolGpus>> from, Expl
 // (its result and Engine::admission_trace), never worked out here.
 class PendingWalk {
 public:
-    PendingWalk(const Ctx &c, const ExplainInput &in, Explanation &x)
+    PendingWalk(const Ctx &c, const Snapshot &snap, const ExplainInput &in, Explanation &x)
         : c_(c), in_(in), x_(x), trace_(c.engine.admission_trace()), admitted_(c.ev.pools.size()),
           pool_count_(c.ev.pools.size(), 0), free_left_(x.node_sets.size()), free_start_(x.node_sets.size()),
           took_prio_(x.node_sets.size(), -1) {
         for (size_t s = 0; s < x.node_sets.size(); ++s) free_left_[s] = free_start_[s] = x.node_sets[s].free_gpus;
+        if (c.engine.nodes().known()) {
+            node_left_ = node_start_ = c.engine.nodes().nodes();
+            for (const SnapJob &j : snap.jobs)
+                if (j.state == JobState::Pending) pending_jobs_.emplace(j.id, &j);
+        }
     }
 
     void run() {
@@ -199,12 +208,102 @@ private:
     std::vector<uint32_t> free_left_, free_start_;  // per node set
     std::vector<int64_t> took_prio_;                // highest tier that took free GPUs
     std::unordered_set<uint32_t> claimed_;          // victims counted for a job ahead
+    // Where the engine knows the nodes: free GPUs (CPUs, memory) per node,
+    // handed out in the same order, and the pending jobs' asks.
+    std::vector<NodeUse> node_left_, node_start_;
+    std::unordered_map<uint32_t, const SnapJob *> pending_jobs_;
+    static constexpr int32_t kNoNode = -1, kAnyNode = -2;
 
     bool detailed(uint32_t id) const { return in_.all_details || id == in_.detail_job; }
     int set_of(int p) const { return x_.pools[static_cast<size_t>(p)].node_set; }
     bool fits(int p, uint32_t gpus, const std::vector<uint32_t> &free) const {
         int s = set_of(p);
         return s >= 0 && c_.pool(p).capacity >= gpus && free[static_cast<size_t>(s)] >= gpus;
+    }
+
+    // The node of pool p's partition where Slurm would put a one-node
+    // job's GPUs (and CPUs and memory) now, in the pool's placement order;
+    // kNoNode if none fits; kAnyNode where nodes do not decide here
+    // (unknown, a job on several nodes or bound to some): the count does.
+    int32_t node_fit(const SnapJob *j, int p, uint32_t gpus, const std::vector<NodeUse> &free) const {
+        if (node_left_.empty() || !j || j->node_count > 1 || j->nodes_given) return kAnyNode;
+        const std::vector<int32_t> *in = nodes_of(p);
+        if (!in) return kAnyNode;
+        const Placement order = placement_of(p);
+        int32_t best = kNoNode;
+        for (int32_t n : *in) {
+            const NodeUse &u = free[size_t(n)];
+            if (!u.starts_jobs() || u.free_gpus < gpus || !u.room_for(j->cpus, j->mem_mb)) continue;
+            if (best == kNoNode || before(order, u, free[size_t(best)])) best = n;
+        }
+        return best;
+    }
+    const std::vector<int32_t> *nodes_of(int p) const {
+        return c_.engine.nodes().partition_nodes(c_.pool(p).name);
+    }
+    // Pack: the fewest free GPUs first; spread (LLN): the most; else
+    // Slurm's first fit in node order (Weights as the admin set them).
+    Placement placement_of(int p) const {
+        const PoolState &ps = c_.pool(p);
+        return pool_placement(c_.cfg.pools[size_t(ps.config_index)], c_.engine.nodes().partition_lln(ps.name));
+    }
+    static bool before(Placement order, const NodeUse &a, const NodeUse &b) {
+        if (order == Placement::Pack) return a.free_gpus < b.free_gpus;
+        if (order == Placement::Spread) return a.free_gpus > b.free_gpus;
+        return false;
+    }
+    const SnapJob *pending_job(uint32_t id) const {
+        auto it = pending_jobs_.find(id);
+        return it == pending_jobs_.end() ? nullptr : it->second;
+    }
+    void take(int32_t node, const SnapJob &j, uint32_t gpus) {
+        NodeUse &u = node_left_[size_t(node)];
+        u.free_gpus -= std::min(u.free_gpus, gpus);
+        u.free_cpus -= std::min(u.free_cpus, j.cpus);
+        u.free_mem_mb -= std::min(u.free_mem_mb, j.mem_mb);
+    }
+    // A job the count starts where nodes do not decide (several nodes,
+    // bound to some): its GPUs come off pool p's nodes too, an even share
+    // on each of its nodes in placement order (the rest wherever some are
+    // free), so that the one-node jobs behind it do not count them free.
+    void take_any(int p, const SnapJob *j, uint32_t gpus) {
+        const std::vector<int32_t> *in = node_left_.empty() ? nullptr : nodes_of(p);
+        if (!in) return;
+        std::vector<int32_t> order;
+        for (int32_t n : *in)
+            if (node_left_[size_t(n)].starts_jobs() && node_left_[size_t(n)].free_gpus > 0) order.push_back(n);
+        const Placement how = placement_of(p);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int32_t a, int32_t b) { return before(how, node_left_[size_t(a)], node_left_[size_t(b)]); });
+        const uint32_t nodes = std::max(1u, j ? j->node_count : 1u);
+        const uint32_t share = (gpus + nodes - 1) / nodes;
+        for (uint32_t pass = 0; pass < 2; ++pass)
+            for (int32_t n : order) {
+                if (gpus == 0) return;
+                NodeUse &u = node_left_[size_t(n)];
+                const uint32_t t = std::min({u.free_gpus, gpus, pass == 0 ? share : gpus});
+                u.free_gpus -= t;
+                gpus -= t;
+            }
+    }
+    // Free GPUs enough in pool p's node set: are they on p's own nodes
+    // (then on no one node that fits the job: NoOneNode)?
+    bool on_no_one_node(int p, uint32_t gpus, PendingExplain &pe) const {
+        uint64_t total = 0;
+        uint32_t most = 0;
+        if (const std::vector<int32_t> *in = nodes_of(p))
+            for (int32_t n : *in) {
+                const NodeUse &u = node_left_[size_t(n)];
+                if (!u.starts_jobs()) continue;
+                total += u.free_gpus;
+                most = std::max(most, u.free_gpus);
+            }
+        if (total < gpus) return false;
+        pe.reason = WaitReason::NoOneNode;
+        pe.reason_pool = p;
+        pe.free_on_nodes = total;
+        pe.most_free_on_a_node = most;
+        return true;
     }
 
     // The job, its places, R2's quota lines and (detailed) the jobs ahead.
@@ -255,25 +354,42 @@ private:
         const uint32_t prio = c_.tier_priority(r.tier);
         // Slurm starts an admitted job only in the pools whose quota
         // admitted it (Engine::start_partitions).
-        int fit = -1, taken = -1;
-        for (int p : r.pools)
-            if (!r.refuses(p) && fits(p, r.gpus, free_left_)) {
-                fit = p;
-                break;
+        const SnapJob *j = pending_job(r.job_id);
+        int fit = -1, taken = -1, scattered = -1;
+        int32_t node = kAnyNode;
+        for (int p : r.pools) {
+            if (r.refuses(p) || !fits(p, r.gpus, free_left_)) continue;
+            const int32_t n = node_fit(j, p, r.gpus, node_left_);
+            if (n == kNoNode) {
+                if (scattered < 0) scattered = p;
+                continue;
             }
+            fit = p;
+            node = n;
+            break;
+        }
         if (fit >= 0) {
             pe.reason = WaitReason::Starting;
             pe.reason_pool = fit;
-            // An array record may start several tasks; each takes GPUs.
+            // An array record may start several tasks; each takes GPUs (on
+            // a node that fits it, where nodes decide).
             uint32_t tasks = r.admission == Admission::Quota ? r.admitted_tasks : r.task_count();
             size_t s = static_cast<size_t>(set_of(fit));
-            for (uint32_t t = 0; t < std::max(1u, tasks) && free_left_[s] >= r.gpus; ++t) free_left_[s] -= r.gpus;
+            for (uint32_t t = 0; t < std::max(1u, tasks) && free_left_[s] >= r.gpus && node != kNoNode; ++t) {
+                free_left_[s] -= r.gpus;
+                if (node >= 0) {
+                    take(node, *j, r.gpus);
+                    node = node_fit(j, fit, r.gpus, node_left_);
+                } else {
+                    take_any(fit, j, r.gpus);
+                }
+            }
             took_prio_[s] = std::max<int64_t>(took_prio_[s], prio);
             return;
         }
         // Would it fit but for the jobs ahead of it?
         for (int p : r.pools)
-            if (!r.refuses(p) && fits(p, r.gpus, free_start_)) {
+            if (!r.refuses(p) && fits(p, r.gpus, free_start_) && node_fit(j, p, r.gpus, node_start_) != kNoNode) {
                 taken = p;
                 break;
             }
@@ -283,6 +399,9 @@ private:
                                                                                       : WaitReason::WaitingForGpus;
             return;
         }
+        // Enough free GPUs on its nodes, but on no one node that fits it:
+        // preempt/gpupool's victim plan (`why`) says what frees one.
+        if (scattered >= 0 && on_no_one_node(scattered, r.gpus, pe)) return;
         // No free GPUs: what may it preempt (R4 in its pool, R5 from
         // others' borrowed excess when entitled)?
         pe.reason = WaitReason::WaitingForGpus;
@@ -445,7 +564,7 @@ Explanation explain(const Engine &engine, const Snapshot &snap, const ExplainInp
         px.borrowable = reach > int64_t(ps.quota) ? static_cast<uint32_t>(reach - ps.quota) : 0;
     }
     explain_running(c, std::move(from), x);
-    PendingWalk(c, in, x).run();
+    PendingWalk(c, snap, in, x).run();
     explain_user_held(c, snap, x);
     return x;
 }

@@ -60,6 +60,7 @@ enum class WaitReason {
     Held,              // held by its user or an admin
     NotEligible,       // Slurm: dependency, begin time, ...
     NotManaged,        // in no gpupool pool: only ordered
+    NoOneNode,         // free GPUs enough in its pool, on no one node that fits it (nodes known)
 };
 const char *wait_reason_code(WaitReason r);   // "quota_full", ...
 const char *wait_reason_text(WaitReason r);   // "quota full", ...
@@ -103,6 +104,10 @@ struct PendingExplain {
     std::vector<VictimRef> may_take;
     uint64_t can_free = 0;
     std::vector<std::pair<uint32_t, std::string>> not_takeable;
+    // NoOneNode: the free GPUs over reason_pool's nodes that take jobs and
+    // the most on one (if that is enough, CPUs or memory are short there).
+    uint64_t free_on_nodes = 0;
+    uint32_t most_free_on_a_node = 0;
 
     uint64_t pending_gpus() const { return gpupool::pending_gpus(gpus, tasks); }
 };

@@ -642,8 +642,9 @@ Pool=wb Quota=4' || return 1
 # "gpupool why" shows the victim plan from the live nodes.  wb's two
 # non-preemptible jobs hold a GPU on each node; wa's NORMAL job of 4 is
 # within its quota and 6 GPUs are free, 3 a node, with nothing it may
-# preempt: why says no node can be freed for it, node by node.  Once wb's
-# job on node2 ends the job starts there.
+# preempt: why says no node can be freed for it, node by node, and queue
+# that it waits for one node.  Once wb's job on node2 ends the job
+# starts there.
 test_why_victim_plan() {
   local a b n text js
   wide_load 'Pool=wa Quota=4
@@ -661,6 +662,10 @@ Pool=wb Quota=4' || return 1
     assert grep -qE '^node2 +4 +3 +0 +1 +7 +7000M +up$' <<<"$text" || { printf '%s\n' "$text" >&2; return 1; }
   js=$(gp why --json "$n") || return 1
   assert test "$(jget "d['job']['victim_plan']['outcome']" <<<"$js")" = no_node || return 1
+  # queue says so too: 6 free GPUs in number, on no one node.
+  js=$(gp queue --json) || return 1
+  assert test "$(jget "[j['reason_text'] for j in d['jobs'] if j['job_id'] == $n][0]" <<<"$js")" = "waiting for one node: 6 GPUs free over wa's nodes, 3 at most on one" ||
+    { gp queue >&2; return 1; }
   scancel "$b"
   assert wait_state "$n" RUNNING 30 && assert test "$(job_field "$n" NodeList)" = node2
 }

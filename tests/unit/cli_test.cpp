@@ -854,3 +854,116 @@ TEST(PendingGpus, StatusQueueAndExporterAgreeOnAJobArray) {
         exported += std::stoull((*it)[1]);
     EXPECT_EQ(exported, 14u) << text;
 }
+
+// Where the nodes are known, `queue` says "starting" only where one node
+// fits a one-node job: free GPUs over several nodes do not start it.
+namespace {
+json_t *queue_job(Engine &e, const ClusterView &v, Json &root, uint32_t id) {
+    Options o;
+    o.json = true;
+    std::ostringstream out, err;
+    EXPECT_EQ(cmd_queue(e, v, o, out, err), 0) << err.str();
+    root = parse(out.str());
+    json_t *jobs = json_object_get(root.get(), "jobs");
+    size_t i;
+    json_t *j;
+    json_array_foreach(jobs, i, j) if (json_integer_value(json_object_get(j, "job_id")) == id) return j;
+    ADD_FAILURE() << "job " << id << " not in\n" << out.str();
+    return nullptr;
+}
+std::string queue_reason(Engine &e, const ClusterView &v, uint32_t id) {
+    Json root;
+    json_t *j = queue_job(e, v, root, id);
+    return j ? str_at(j, "reason") : std::string("(not in queue)");
+}
+}  // namespace
+
+TEST(CliQueue, FreeGpusOnSeveralNodesDoNotStartAOneNodeJob) {
+    // wa's NORMAL 2-GPU job on n0, wb's on n1: 4 GPUs free, 2 on each.
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=6\nPool=wb Quota=2\n");
+    ClusterView v = plan_view({on_node(running(1, "wa", "normal", 2, T0), 0), on_node(running(2, "wb", "normal", 2, T0), 1)}, 4);
+    Json root;
+    json_t *j = queue_job(e, v, root, 5);
+    ASSERT_TRUE(j);
+    EXPECT_EQ(str_at(j, "admission"), "admitted");
+    EXPECT_EQ(str_at(j, "reason"), "no_one_node");
+    EXPECT_EQ(str_at(j, "reason_text"), "waiting for one node: 4 GPUs free over wa's nodes, 2 at most on one");
+    EXPECT_EQ(int_at(j, "free_on_nodes"), 4);
+    EXPECT_EQ(int_at(j, "most_free_on_a_node"), 2);
+
+    // Without node usage the pool's count decides, as before.
+    v.snap.node_usage = false;
+    j = queue_job(e, v, root, 5);
+    ASSERT_TRUE(j);
+    EXPECT_EQ(str_at(j, "reason"), "starting");
+    EXPECT_FALSE(json_object_get(j, "free_on_nodes"));
+}
+
+// Jobs ahead take nodes as Slurm would give them: first fit in node order
+// by default, the most free GPUs first with Placement=spread.  n0 has 2
+// GPUs free, n1 4; wa's 2-GPU job 3 goes first, then its 4-GPU job 5.
+TEST(CliQueue, JobsAheadTakeNodesInThePoolsPlacementOrder) {
+    auto reason_of_5 = [](const std::string &placement) {
+        Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=8" + placement + "\nPool=wb Quota=2\n");
+        ClusterView v = plan_view({on_node(running(1, "wb", "normal", 2, T0), 0)}, 4);
+        v.snap.add_job(pending(3, "wa", "high", 2, T0 + 21));
+        return queue_reason(e, v, 5);
+    };
+    EXPECT_EQ(reason_of_5(""), "starting");                   // job 3 on n0
+    EXPECT_EQ(reason_of_5(" Placement=pack"), "starting");    // the fewest free: n0
+    // The most free: n1, which job 5 fitted before job 3 took it.
+    EXPECT_EQ(reason_of_5(" Placement=spread"), "behind_higher_tier");
+}
+
+// A job on two nodes takes its GPUs off the nodes too, a share on each:
+// the one-node job behind it does not count them free.  wa's 4-GPU job 3
+// on 2 nodes (2 on each of n0 and n1), then its 4-GPU job 5: 4 GPUs are
+// free by count, 2 on each node, so job 3 took what job 5 needed (before:
+// "starting").
+TEST(CliQueue, AJobOnSeveralNodesTakesItsGpusOffTheNodes) {
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=8\nPool=wb Quota=0\n");
+    ClusterView v = plan_view({}, 4);
+    SnapJob two = pending(3, "wa", "normal", 4, T0 + 19);
+    two.node_count = 2;
+    v.snap.add_job(two);
+    EXPECT_EQ(queue_reason(e, v, 3), "starting");
+    EXPECT_EQ(queue_reason(e, v, 5), "waiting_for_gpus");
+}
+
+TEST(CliQueue, JobsAheadTakeTheNodeThatFitsThem) {
+    // 4 GPUs free on n1 only (wb's job holds n0); two 2-GPU jobs ahead of
+    // wa's 4-GPU job 5 take them: it waits behind them.  Without them it
+    // starts.
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=8\nPool=wb Quota=0\n");
+    ClusterView v = plan_view({on_node(running(1, "wb", "normal", 4, T0), 0)}, 4);
+    v.snap.add_job(pending(3, "wa", "high", 2, T0 + 21));
+    v.snap.add_job(pending(4, "wa", "high", 2, T0 + 22));
+    EXPECT_EQ(queue_reason(e, v, 3), "starting");
+    EXPECT_EQ(queue_reason(e, v, 4), "starting");
+    EXPECT_EQ(queue_reason(e, v, 5), "behind_higher_tier");
+    v.snap.jobs.erase(v.snap.jobs.end() - 2, v.snap.jobs.end());
+    EXPECT_EQ(queue_reason(e, v, 5), "starting");
+}
+
+TEST(CliQueue, ANodeShortOfCpusDoesNotFitTheJob) {
+    // n1's 4 free GPUs but none of its 8 CPUs (a CPU-only job holds them):
+    // wa's 2-GPU job asking 2 CPUs fits n0 (2 GPUs, 6 CPUs free).  Asking
+    // 7, it fits neither.
+    Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=8\nPool=wb Quota=0\n");
+    SnapJob a = running(1, "wa", "normal", 2, T0);
+    a.nodes = {NodeShare{0, 2, 2, 0}};
+    SnapJob c = running(2, "wb", "normal", 0, T0);
+    c.nodes = {NodeShare{1, 0, 8, 0}};
+    ClusterView v = plan_view({a, c}, 2);
+    v.snap.nodes[0].room_cpus = v.snap.nodes[1].room_cpus = 8;
+    v.snap.jobs.back().cpus = 2;
+    Json root;
+    EXPECT_EQ(queue_reason(e, v, 5), "starting");
+    v.snap.jobs.back().cpus = 7;
+    json_t *j = queue_job(e, v, root, 5);
+    ASSERT_TRUE(j);
+    EXPECT_EQ(str_at(j, "reason"), "no_one_node");
+    EXPECT_EQ(str_at(j, "reason_text"),
+              "waiting for one node: 6 GPUs free over wa's nodes, 4 at most on one, none with the CPUs and memory "
+              "it asks");
+}
