@@ -128,7 +128,7 @@ std::string reason_text(const Pass &p, const PendingExplain &pe) {
     case WaitReason::MinRuntime:
         return base + " of " + victims() + " until " + slurm_time(pe.protected_until);
     case WaitReason::NoOneNode:
-        return base + ": " + num(pe.free_on_nodes) + " GPUs free over " + pool + "'s nodes, " +
+        return base + ": " + num(pe.free_on_nodes) + (pe.free_on_nodes == 1 ? " GPU" : " GPUs") + " free over " + pool + "'s nodes, " +
                num(pe.most_free_on_a_node) + " at most on one" +
                (pe.most_free_on_a_node >= pe.gpus ? ", none with the CPUs and memory it asks" : "");
     case WaitReason::NotEligible:

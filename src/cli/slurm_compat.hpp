@@ -45,6 +45,13 @@ constexpr uint16_t kSelectMemory = SELECT_MEMORY;
 // GPUs since 23.11.5 (before, both may hold it): such GPUs are not free.
 constexpr bool kSharedGresHoldsGpus = SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 5);
 
+// A reservation of GRES holds some of its nodes (not whole), 23.02 and later.
+#ifdef RESERVE_FLAG_GRES_REQ
+constexpr uint64_t kReserveGres = RESERVE_FLAG_GRES_REQ;
+#else
+constexpr uint64_t kReserveGres = 0;
+#endif
+
 // List / ListIterator until 23.11; list_t / list_itr_t since (both in 23.11).
 #if GPC_SLURM_AT_LEAST(23, 11)
 using list_ptr = list_t *;

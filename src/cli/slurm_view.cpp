@@ -247,6 +247,43 @@ void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory
     sj.mem_mb = mem;
 }
 
+// As gpupool_resv.c, from what slurmctld sends its clients: an active
+// reservation without cores listed or GPUs holds its nodes whole (closed);
+// one of some cores keeps them (as CPUs) from other jobs' free CPUs, less what its
+// own jobs use (load_cluster).  Clients get a reservation's GPUs as one
+// total, not per node: those are not counted.  Unreadable (PrivateData=
+// reservations): none counted.
+void load_reservations(Snapshot &snap, const node_info_msg_t *nodes, const std::vector<int32_t> &node_map,
+                       NodeTable &usage) {
+    reserve_info_msg_t *resvs = nullptr;
+    if (slurm_load_reservations(0, &resvs) != SLURM_SUCCESS || !resvs) return;
+    std::unordered_map<std::string, uint32_t> by_name;
+    for (uint32_t i = 0; i < nodes->record_count; ++i)
+        if (nodes->node_array[i].name) by_name[nodes->node_array[i].name] = i;
+    const time_t now = time(nullptr);
+    for (uint32_t r = 0; r < resvs->record_count; ++r) {
+        const reserve_info_t &v = resvs->reservation_array[r];
+        if (now < v.start_time || now >= v.end_time) continue;
+        if ((!v.core_spec_cnt || !v.core_spec) && !(v.flags & compat::kReserveGres)) {
+            for (int k = 0; v.node_inx && v.node_inx[k] >= 0; k += 2)
+                for (int32_t n = v.node_inx[k]; n <= v.node_inx[k + 1]; ++n)
+                    if (n >= 0 && size_t(n) < node_map.size() && node_map[size_t(n)] >= 0)
+                        snap.nodes[size_t(node_map[size_t(n)])].closed = true;
+            continue;
+        }
+        usage.partial_reservations.insert(str(v.name));
+        for (uint32_t c = 0; c < v.core_spec_cnt; ++c) {
+            auto it = by_name.find(str(v.core_spec[c].node_name));
+            if (it == by_name.end() || node_map[it->second] < 0) continue;
+            SnapNode &sn = snap.nodes[size_t(node_map[it->second])];
+            const uint64_t cpus = uint64_t(reservation_cores(str(v.core_spec[c].core_id))) *
+                                  std::max<uint16_t>(1, nodes->node_array[it->second].threads);
+            sn.reserved_cpus = gpr_gpus_clamp(sn.reserved_cpus + cpus);
+        }
+    }
+    slurm_free_reservation_info_msg(resvs);
+}
+
 }  // namespace
 
 bool load_account_tree(const ControllerConf &conf, Snapshot &snap, std::string &why_not) {
@@ -342,6 +379,7 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
             snap.nodes.back().mem_mb = n.real_memory;
         }
     }
+    if (usage) load_reservations(snap, nodes, node_map, *usage);
     slurm_free_node_info_msg(nodes);
 
     partition_info_msg_t *parts = nullptr;
@@ -425,6 +463,12 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
             pending_ask(j, gres, conf.memory_allocated, min_nodes, sj);
         } else if (usage) {
             job_node_shares(j, sj.state == JobState::Suspended, table, conf.memory_allocated, gres, type, sj);
+            // A job of a reservation of some cores runs on them: not reserved and free too.
+            if (j.resv_name && table.partial_reservations.count(j.resv_name))
+                for (const NodeShare &s : sj.nodes) {
+                    uint32_t &r = view.snap.nodes[size_t(s.node)].reserved_cpus;
+                    r -= std::min(r, s.cpus);
+                }
         }
 
         JobMeta m;

@@ -39,6 +39,9 @@ struct NodeTable {
     // Filled: each node's GPU type (Snapshot::nodes order; "" none, "?"
     // untyped or several).
     std::vector<std::string> gpu_type;
+    // Filled: active reservations of some cores (their jobs' CPUs are
+    // theirs, not other jobs').
+    std::unordered_set<std::string> partial_reservations;
 };
 
 // Nodes (with the GPUs `cfg`'s QuotaTRES counts, and CPUs and memory where

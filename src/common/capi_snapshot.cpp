@@ -152,6 +152,12 @@ GP_EXPORT int gp_snapshot_set_node_room(gp_snapshot_t *s, int32_t node_index, ui
     return GP_OK;
 }
 
+GP_EXPORT int gp_snapshot_set_node_reserved(gp_snapshot_t *s, int32_t node_index, uint32_t cpus) {
+    if (!s || node_index < 0 || size_t(node_index) >= s->snap.nodes.size()) return GP_ERR_ARG;
+    s->snap.nodes[size_t(node_index)].reserved_cpus = cpus;
+    return GP_OK;
+}
+
 GP_EXPORT int gp_snapshot_set_job_node_resources(gp_snapshot_t *s, const uint32_t *cpus, const uint64_t *mem_mb,
                                                  size_t count) {
     if (!s || s->snap.jobs.empty()) return GP_ERR_ARG;

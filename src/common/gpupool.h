@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 19
+#define GP_ABI_VERSION 20
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -374,6 +374,16 @@ int gp_snapshot_set_job_nodes(gp_snapshot_t *snap, const int32_t *node_index,
  */
 int gp_snapshot_set_node_room(gp_snapshot_t *snap, int32_t node_index,
 			      uint32_t cpus, uint64_t mem_mb);
+
+/*
+ * Since ABI 20, with node usage: the node's CPUs that reservations of some
+ * cores hold and no job of theirs uses (Slurm gives them to no job outside
+ * the reservation): not free.  Its room (gp_snapshot_set_node_room) stays
+ * the node's.  Reserved GPUs come off the free GPUs of
+ * gp_snapshot_set_node_usage.
+ */
+int gp_snapshot_set_node_reserved(gp_snapshot_t *snap, int32_t node_index,
+				  uint32_t cpus);
 
 /*
  * Since ABI 19: the CPUs and memory (MiB) the job added last holds on each

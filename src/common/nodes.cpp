@@ -35,7 +35,8 @@ void NodeLayout::load(const Snapshot &snap) {
         if (names_[i] != n.name) names_[i] = n.name;
         NodeUse &u = nodes_[i];
         u = NodeUse{n.gpus, n.free_gpus, n.completing, n.closed};
-        u.room_cpus = u.free_cpus = n.room_cpus;
+        u.room_cpus = n.room_cpus;
+        u.free_cpus = n.room_cpus - std::min(n.room_cpus, n.reserved_cpus);
         u.room_mem_mb = u.free_mem_mb = n.room_mem_mb;
     }
     job_range_.clear();

@@ -41,6 +41,9 @@ struct SnapNode {
     // preemptor fits a node only where its free GPUs, CPUs and memory do.
     uint32_t room_cpus = 0;
     uint64_t room_mem_mb = 0;
+    // CPUs reservations of some cores keep from jobs outside them (and no
+    // job of theirs uses): not free, though within the room.
+    uint32_t reserved_cpus = 0;
 };
 
 // What a running job holds on one node (an index into Snapshot::nodes): its

@@ -164,6 +164,25 @@ uint64_t per_gres_value(const std::string &list, const std::string &name) {
     return value;
 }
 
+uint32_t reservation_cores(const std::string &core_ids) {
+    uint64_t n = 0;
+    size_t from = 0;
+    while (from <= core_ids.size()) {
+        size_t to = core_ids.find(',', from);
+        if (to == std::string::npos) to = core_ids.size();
+        const std::string part = core_ids.substr(from, to - from);
+        unsigned long a = 0, b = 0;
+        int used = 0;
+        if (std::sscanf(part.c_str(), "%lu-%lu%n", &a, &b, &used) == 2 && size_t(used) == part.size()) {
+            if (b >= a) n += b - a + 1;
+        } else if (std::sscanf(part.c_str(), "%lu%n", &a, &used) == 1 && size_t(used) == part.size()) {
+            ++n;
+        }
+        from = to + 1;
+    }
+    return n > UINT32_MAX ? UINT32_MAX : uint32_t(n);
+}
+
 uint64_t shared_gres_gpus(const std::string &gres_used) {
     // Slurm lists each GPU type's devices in a group of their own: shards
     // and MPS of one type share positions, other types are other GPUs.

@@ -77,6 +77,10 @@ uint64_t per_gres_value(const std::string &list, const std::string &name);
 // GPU counts once whatever shares it.  As gpupool_nodes.c's _shared_in_use.
 uint64_t shared_gres_gpus(const std::string &gres_used);
 
+// Cores in a reservation's core list for one node ("0-1,3": 3); a part
+// that is no number or range counts none.
+uint32_t reservation_cores(const std::string &core_ids);
+
 // QuotaTRES "gres/gpu" or "gres/gpu:TYPE" -> name "gpu" and type "" or TYPE.
 void split_quota_tres(const std::string &quota_tres, std::string &name, std::string &type);
 

@@ -165,6 +165,79 @@ test_reclaim_past_reserved_node() {
   return $rc
 }
 
+# 3b. A reservation of some of node4's cores (every release) or of its GPU
+#     (TRES=gres/gpu, 23.11 and later): node4 looks free, but Slurm gives a
+#     job outside the reservation none of what it holds.  pool1 borrows
+#     node1-3; pool2's NORMAL job, within its quota, asks for 2 CPUs (node4
+#     keeps 1 of its 2 cores for the reservation) or the GPU: it must
+#     reclaim pool1's borrowed job.  Before, gpupool counted the reserved
+#     core or GPU free: node4 fit the job, no victim, and the job waited as
+#     long as the reservation.  (With no Cores= in gres.conf, Slurm reserves
+#     node4's cores with its GPU: the GPU round has both not free; the
+#     plugin counted the GPU, seen in a debug build.)
+reclaim_past_partial_reservation() {
+  local what=$1 l1 l2 l3 n rc=0 spec=() ask=()
+  case $what in
+    cores) spec=(CoreCnt=1) ask=(-c 2) ;;
+    gpu) spec=(TRES=gres/gpu=1) ;;
+  esac
+  scontrol create reservation ReservationName=gppart Nodes=node4 "${spec[@]}" StartTime=now Duration=10 \
+    Users=root >/dev/null || { ilog "scontrol create reservation ${spec[*]} failed"; return 1; }
+  # Clients see its cores once slurmctld saved it (22.05: up to 5 s).
+  wait_until 10 eval '[[ $(scontrol show reservation gppart) == *CoreIDs=* ]]' || true
+  ilog "reservation on node4: $(scontrol show reservation gppart | grep -oE '(TRES|CoreIDs)=[^ ]*' | tr '\n' ' ')"
+  { l1=$(submit l1 pool1 low -w node1) && l2=$(submit l2 pool1 low -w node2) &&
+      l3=$(submit l3 pool1 low -w node3) && assert wait_running_count 3 30; } || rc=1
+  if (( rc == 0 )); then
+    ilog "pool1 borrows node1-3 (quota 2, 3 LOW jobs); node4's GPU free, its $what partly reserved"
+    mark_log
+    n=$(submit n pool2 normal "${ask[@]}") || rc=1
+    { assert wait_state "$n" RUNNING 30 &&
+        assert log_has "preempt.*JobId=$n.*Reclaim" &&
+        assert test "$(squeue -h -j "$n" -o %N)" != node4; } ||
+      { ilog "pool2's job: $(job_state "$n") $(job_reason "$n") on $(squeue -h -j "$n" -o %N)"
+        log_since | grep gpupool | tail -5 >&2; rc=1; }
+  fi
+  cancel_all 30
+  scontrol delete ReservationName=gppart || rc=1
+  return $rc
+}
+# 3b'. `gpupool queue` reads the reservation too: pool1's two NORMAL jobs
+#     and pool2's one hold node1-3, none preemptible; pool2's NORMAL job of
+#     2 CPUs, within its quota, fits node4's free GPU but not its one
+#     unreserved core: it waits for one node (before, the command counted
+#     the core free and called the job starting).
+queue_sees_reserved_cores() {
+  local a b c n js text rc=0
+  scontrol create reservation ReservationName=gppart Nodes=node4 CoreCnt=1 StartTime=now Duration=10 \
+    Users=root >/dev/null || return 1
+  # The command reads its cores once slurmctld saved it (22.05: up to 5 s).
+  assert wait_until 10 eval '[[ $(scontrol show reservation gppart) == *CoreIDs=* ]]' || rc=1
+  (( rc == 0 )) && { a=$(submit a pool1 normal -w node1) && b=$(submit b pool1 normal -w node2) &&
+      c=$(submit c pool2 normal -w node3) && assert wait_running_count 3 30 &&
+      n=$(submit n pool2 normal -c 2) &&
+      assert wait_until 30 eval '[[ $(job_reason "$n") == Resources ]]'; } || rc=1
+  if (( rc == 0 )); then
+    js=$(gp queue --json) || rc=1
+    text=$(jget "[j['reason_text'] for j in d['jobs'] if j['job_id'] == $n][0]" <<<"$js")
+    ilog "queue: $text"
+    assert test "$text" = "waiting for one node: 1 GPU free over pool2's nodes, 1 at most on one, none with the CPUs and memory it asks" ||
+      { gp queue >&2; gp why "$n" >&2; rc=1; }
+  fi
+  cancel_all 30
+  scontrol delete ReservationName=gppart || rc=1
+  return $rc
+}
+test_reclaim_past_reserved_cores() {
+  reclaim_past_partial_reservation cores || return 1
+  queue_sees_reserved_cores || return 1
+  if [[ $(scontrol --version) == *" 22."* ]]; then
+    ilog "22.05 reserves no GRES: the GPU round is for 23.11 and later"
+    return 0
+  fi
+  reclaim_past_partial_reservation gpu
+}
+
 # 3c. A job bound to node1, by its GPU model (in the narrow cluster node1
 #     alone has model "a": run.sh's GPUPOOL_GPU_TYPES) or by -w.  pool1
 #     borrows node1-4 with LOW jobs, node1's the oldest; pool2's NORMAL job,

@@ -158,7 +158,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 19u);
+    EXPECT_EQ(gp_abi_version(), 20u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -394,6 +394,45 @@ TEST(CApi, AllowedNodesReachTheVictimPlan) {
     EXPECT_EQ(allowed(nullptr), "3 4 ");
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
+}
+
+// node1 has its 4 GPUs free, but a reservation of 7 of its 8 CPUs' cores
+// (gp_snapshot_set_node_reserved); node2's 4 GPUs hold pool2's LOW job.
+// pool2's NORMAL job of 1 GPU and 2 CPUs fits node1's free GPUs, not its
+// free CPUs: its plan takes the LOW job.  Before ABI 20 node1 counted as
+// fitting, so no victim, and the job waited as long as the reservation.
+TEST(CApi, ReservedCpusAreNotFree) {
+    for (bool reserved : {true, false}) {
+        SCOPED_TRACE(reserved ? "7 CPUs reserved on node1" : "no reservation");
+        gp_engine_t *e = gp_engine_create();
+        char err[256];
+        ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+        gp_snapshot_t *s = gp_snapshot_create();
+        int32_t idx[2];
+        for (int i = 0; i < 2; ++i) {
+            idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 4);
+            ASSERT_EQ(gp_snapshot_set_node_usage(s, idx[i], i == 0 ? 4 : 0, 0), GP_OK);
+            ASSERT_EQ(gp_snapshot_set_node_room(s, idx[i], 8, 0), GP_OK);
+        }
+        if (reserved) ASSERT_EQ(gp_snapshot_set_node_reserved(s, idx[0], 7), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_node_reserved(s, 5, 7), GP_ERR_ARG);
+        ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+        gp_job_t low = job(1, GP_JOB_RUNNING, "pool2", "low", 4, 100);
+        low.cpus = 1;
+        ASSERT_EQ(gp_snapshot_add_job(s, &low), GP_OK);
+        const uint32_t gpus = 4, cpus = 1;
+        ASSERT_EQ(gp_snapshot_set_job_nodes(s, &idx[1], &gpus, 1), GP_OK);
+        ASSERT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
+        gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 1, 150);
+        pre.cpus = 2;
+        ASSERT_EQ(gp_snapshot_add_job(s, &pre), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+        gp_verdict_t v;
+        EXPECT_EQ(gp_engine_preemptable(e, &low, &pre, 200, &v), GP_OK);
+        EXPECT_EQ(v.allowed != 0, reserved);
+        gp_snapshot_destroy(s);
+        gp_engine_destroy(e);
+    }
 }
 
 // Two nodes of 4 GPUs and 8 CPUs; pool2 runs a LOW job of 1 GPU and all 8

@@ -112,6 +112,16 @@ TEST(SlurmText, PerGresValueReadsEveryFormSlurmWrites) {
 
 // A node's gres_used as each release writes it: a GPU with shards or MPS
 // in use counts once; a type printed "(null)" (23.11-25.11) is no count.
+// A reservation's cores on one node, as slurmctld sends them (core_id).
+TEST(SlurmText, ReservationCoresCountsListsAndRanges) {
+    EXPECT_EQ(reservation_cores("0"), 1u);
+    EXPECT_EQ(reservation_cores("0-1"), 2u);
+    EXPECT_EQ(reservation_cores("0-1,3,6-9"), 7u);
+    EXPECT_EQ(reservation_cores(""), 0u);
+    EXPECT_EQ(reservation_cores("x,2"), 1u) << "what is no number counts none";
+    EXPECT_EQ(reservation_cores("3-1"), 0u);
+}
+
 TEST(SlurmText, SharedGresGpusInEveryReleasesForm) {
     EXPECT_EQ(shared_gres_gpus("gpu:1(IDX:1),shard:3(2/2,0/2,1/2,0/2)"), 2u);
     EXPECT_EQ(shared_gres_gpus("gpu:(null):1(IDX:1),shard:(null):1(1/2,0/2,0/2,0/2)"), 1u);

@@ -79,6 +79,13 @@
 #define GPS_SHARED_GRES_NS(ns) ((void) (ns), (gres_node_state_t *) NULL)
 #endif
 
+/* A reservation's GPUs (GRES in reservations, 23.02): its GRES list, or NULL. */
+#if GPS_SLURM_AT_LEAST(23, 11)
+#define GPS_RESV_GRES(resv) ((resv)->gres_list_alloc)
+#else
+#define GPS_RESV_GRES(resv) ((void) (resv), (list_t *) NULL)
+#endif
+
 #if GPS_SLURM_AT_LEAST(24, 11)
 #include "src/slurmctld/acct_policy.h"
 #endif

@@ -200,6 +200,54 @@ static uint64_t _node_alloc(node_record_t *node_ptr, const gps_tres_t *t)
 	return alloc;
 }
 
+/*
+ * Of the GPUs a reservation holds on node `n` (its GRES list, the GPUs
+ * of each node by the node's index), those no job holds: cons_tres gives
+ * none of them to a job outside it (23.11 gres_sched.c, 26.05
+ * gres_sock_list.c: reserved bits count only where not allocated).
+ */
+extern uint32_t gps_node_resv_gpus(node_record_t *node_ptr, int n,
+				   const gps_tres_t *t, list_t *resv_gres)
+{
+	list_itr_t *it;
+	gres_state_t *gs;
+	gres_job_state_t *js;
+	gres_node_state_t *ns = NULL;
+	uint64_t cnt = 0;
+
+	if (!resv_gres || !node_ptr->gres_list)
+		return 0;
+	it = list_iterator_create(node_ptr->gres_list);
+	while (!ns && (gs = list_next(it)))
+		ns = _tracked(gs, t);
+	list_iterator_destroy(it);
+	if (!ns)
+		return 0;
+	it = list_iterator_create(resv_gres);
+	while ((gs = list_next(it))) {
+		bitstr_t *bits, *topo;
+		if (!(js = _tracked(gs, t)) || !js->gres_bit_alloc ||
+		    (n >= (int) js->node_cnt) || !(bits = js->gres_bit_alloc[n]))
+			continue;
+		bits = bit_copy(bits);
+		if (ns->gres_bit_alloc &&
+		    (bit_size(ns->gres_bit_alloc) == bit_size(bits)))
+			bit_and_not(bits, ns->gres_bit_alloc);
+		if (t->gres_type[0]) {
+			topo = _topo_bits(ns, t->gres_type);
+			if (topo && (bit_size(topo) == bit_size(bits)))
+				bit_and(bits, topo);
+			else if (xstrcmp(js->type_name, t->gres_type))
+				bit_clear_all(bits);
+			FREE_NULL_BITMAP(topo);
+		}
+		cnt += bit_set_count(bits);
+		FREE_NULL_BITMAP(bits);
+	}
+	list_iterator_destroy(it);
+	return (cnt > UINT32_MAX) ? UINT32_MAX : (uint32_t) cnt;
+}
+
 extern bool gps_nodes_readable(const gps_tres_t *t)
 {
 	return t->gres_name[0] != '\0';
@@ -239,25 +287,32 @@ static bool _cpus_checked(node_record_t *node_ptr)
 
 extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 			   node_record_t *node_ptr, uint64_t gpus,
-			   const gps_tres_t *t, bool reserved)
+			   const gps_tres_t *t, const gps_resv_held_t *h,
+			   int n)
 {
 	uint64_t alloc;
+	uint32_t cpus;
+	bool whole = h && h->whole && h->whole[n];
 
 	if (node < 0)
 		return;
 	alloc = gpr_node_unusable(node_ptr->node_state) ? gpus :
 		_node_alloc(node_ptr, t);
+	if (h && h->gpus)
+		alloc += h->gpus[n];
 	(void) gp_snapshot_set_node_usage(
 		snap, node, (alloc >= gpus) ? 0 : (uint32_t) (gpus - alloc),
 		(IS_NODE_COMPLETING(node_ptr) ? GP_NODE_COMPLETING : 0) |
-		((reserved || gpr_node_closed(node_ptr->node_state)) ?
+		((whole || gpr_node_closed(node_ptr->node_state)) ?
 			 GP_NODE_CLOSED : 0));
-	if (!gpr_node_unusable(node_ptr->node_state))
-		(void) gp_snapshot_set_node_room(snap, node,
-						 _cpus_checked(node_ptr) ?
-						 node_ptr->cpus_efctv : 0,
-						 _memory_checked() ?
-						 _node_memory(node_ptr) : 0);
+	if (gpr_node_unusable(node_ptr->node_state))
+		return;
+	cpus = _cpus_checked(node_ptr) ? node_ptr->cpus_efctv : 0;
+	(void) gp_snapshot_set_node_room(snap, node, cpus,
+					 _memory_checked() ?
+					 _node_memory(node_ptr) : 0);
+	if (cpus && h && h->cpus && h->cpus[n])
+		(void) gp_snapshot_set_node_reserved(snap, node, h->cpus[n]);
 }
 
 /* The job's GPUs on its i-th node (job_resrcs order). */

@@ -592,37 +592,6 @@ static void _add_partitions(gp_snapshot_t *snap, const int32_t *node_map,
 }
 
 /*
- * Nodes an active reservation holds whole (node index -> true): Slurm
- * starts no job outside it there (job_test_resv).  A reservation of some
- * cores or GPUs (not RESV_CTLD_FULL_NODE) leaves the rest to others.
- * Reservations are read under the node lock, which the caller holds.
- */
-static bool *_reserved_whole(time_t now)
-{
-	list_itr_t *it;
-	slurmctld_resv_t *resv;
-	bool *reserved = NULL;
-	int i;
-
-	if (!resv_list || !list_count(resv_list))
-		return NULL;
-	it = list_iterator_create(resv_list);
-	while ((resv = list_next(it))) {
-		if ((now < resv->start_time) || (now >= resv->end_time) ||
-		    !(resv->ctld_flags & RESV_CTLD_FULL_NODE) ||
-		    !resv->node_bitmap)
-			continue;
-		if (!reserved)
-			reserved = xcalloc(node_record_count, sizeof(bool));
-		for (i = 0; i < node_record_count; i++)
-			if (bit_test(resv->node_bitmap, i))
-				reserved[i] = true;
-	}
-	list_iterator_destroy(it);
-	return reserved;
-}
-
-/*
  * Every node with its GPUs (and where t->needs says, CPUs and memory);
  * with `usage`, its free GPUs and completing state too.  `node_map`
  * (node_record_count entries) gets each record's snapshot index.
@@ -631,7 +600,8 @@ static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t,
 		       bool usage, int32_t *node_map)
 {
 	node_record_t *node_ptr;
-	bool *reserved = usage ? _reserved_whole(time(NULL)) : NULL;
+	gps_resv_held_t held = { 0 };
+	bool resv = usage && gps_resv_held(time(NULL), t, &held);
 	int i;
 
 	for (i = 0; i < node_record_count; i++)
@@ -651,9 +621,9 @@ static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t,
 			_node_cpus_mem(snap, node_map[i], node_ptr);
 		if (usage)
 			gps_node_usage(snap, node_map[i], node_ptr, gpus, t,
-				       reserved && reserved[i]);
+				       resv ? &held : NULL, i);
 	}
-	xfree(reserved);
+	gps_resv_held_free(&held);
 }
 
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,

@@ -146,14 +146,32 @@ extern uint64_t gps_running_fingerprint(void);
  */
 extern bool gps_nodes_readable(const gps_tres_t *t);
 /*
+ * What active reservations keep from jobs outside them (gpupool_resv.c),
+ * per node index: held whole, and of reservations of some cores or GPUs
+ * the CPUs and GPUs no job of theirs uses.  All NULL: no reservation.
+ * Caller holds the job read and node read locks.
+ */
+typedef struct {
+	bool *whole;
+	uint32_t *cpus;
+	uint32_t *gpus;
+} gps_resv_held_t;
+extern bool gps_resv_held(time_t now, const gps_tres_t *t,
+			  gps_resv_held_t *h);
+extern void gps_resv_held_free(gps_resv_held_t *h);
+/* The GPUs of a reservation's GRES list on node index `n` no job holds. */
+extern uint32_t gps_node_resv_gpus(node_record_t *node_ptr, int n,
+				   const gps_tres_t *t, list_t *resv_gres);
+/*
  * The node's free GPUs (of `gpus` configured), whether it is completing,
- * and whether it takes no job now (closed: gpr_node_closed, or `reserved`
- * whole by an active reservation); the CPUs and memory Slurm gives jobs
- * there.
+ * and whether it takes no job now (closed: gpr_node_closed, or held whole
+ * by an active reservation); the CPUs and memory Slurm gives jobs there.
+ * `h` (may be NULL): reservations, node index `n`.
  */
 extern void gps_node_usage(gp_snapshot_t *snap, int32_t node,
 			   node_record_t *node_ptr, uint64_t gpus,
-			   const gps_tres_t *t, bool reserved);
+			   const gps_tres_t *t, const gps_resv_held_t *h,
+			   int n);
 /* Scratch of node_record_count entries each, for gps_job_nodes(). */
 typedef struct {
 	int32_t *idx;
