@@ -261,14 +261,27 @@ void load_reservations(Snapshot &snap, const node_info_msg_t *nodes, const std::
     for (uint32_t i = 0; i < nodes->record_count; ++i)
         if (nodes->node_array[i].name) by_name[nodes->node_array[i].name] = i;
     const time_t now = time(nullptr);
+    // Slurm's CPUs per core where a node's CPUs are its threads (tpc), 1
+    // where they are its cores.
+    auto cpus_per_core = [](const node_info_t &n) -> uint32_t {
+        return n.cpus == uint32_t(n.sockets) * n.cores ? 1 : std::max<uint16_t>(1, n.threads);
+    };
     for (uint32_t r = 0; r < resvs->record_count; ++r) {
         const reserve_info_t &v = resvs->reservation_array[r];
-        if (now < v.start_time || now >= v.end_time) continue;
+        if ((v.flags & RESERVE_FLAG_TIME_FLOAT) || now < v.start_time || now >= v.end_time) continue;
+        std::vector<int32_t> in;
+        uint64_t node_cores = 0;
+        for (int k = 0; v.node_inx && v.node_inx[k] >= 0; k += 2)
+            for (int32_t n = v.node_inx[k]; n <= v.node_inx[k + 1]; ++n)
+                if (n >= 0 && size_t(n) < node_map.size() && node_map[size_t(n)] >= 0) {
+                    in.push_back(node_map[size_t(n)]);
+                    node_cores += uint64_t(nodes->node_array[n].sockets) * nodes->node_array[n].cores;
+                }
         if ((!v.core_spec_cnt || !v.core_spec) && !(v.flags & compat::kReserveGres)) {
-            for (int k = 0; v.node_inx && v.node_inx[k] >= 0; k += 2)
-                for (int32_t n = v.node_inx[k]; n <= v.node_inx[k + 1]; ++n)
-                    if (n >= 0 && size_t(n) < node_map.size() && node_map[size_t(n)] >= 0)
-                        snap.nodes[size_t(node_map[size_t(n)])].closed = true;
+            // Some cores whose places 22.05 sends only once slurmctld saved
+            // the reservation (within 5 s): not whole, none counted yet.
+            if (v.core_cnt && v.core_cnt != NO_VAL && v.core_cnt < node_cores) continue;
+            for (int32_t n : in) snap.nodes[size_t(n)].closed = true;
             continue;
         }
         usage.partial_reservations.insert(str(v.name));
@@ -277,7 +290,7 @@ void load_reservations(Snapshot &snap, const node_info_msg_t *nodes, const std::
             if (it == by_name.end() || node_map[it->second] < 0) continue;
             SnapNode &sn = snap.nodes[size_t(node_map[it->second])];
             const uint64_t cpus = uint64_t(reservation_cores(str(v.core_spec[c].core_id))) *
-                                  std::max<uint16_t>(1, nodes->node_array[it->second].threads);
+                                  cpus_per_core(nodes->node_array[it->second]);
             sn.reserved_cpus = gpr_gpus_clamp(sn.reserved_cpus + cpus);
         }
     }

@@ -181,6 +181,7 @@ reclaim_past_partial_reservation() {
     cores) spec=(CoreCnt=1) ask=(-c 2) ;;
     gpu) spec=(TRES=gres/gpu=1) ;;
   esac
+  scontrol delete ReservationName=gppart >/dev/null 2>&1 || true  # left by a test cut off
   scontrol create reservation ReservationName=gppart Nodes=node4 "${spec[@]}" StartTime=now Duration=10 \
     Users=root >/dev/null || { ilog "scontrol create reservation ${spec[*]} failed"; return 1; }
   # Clients see its cores once slurmctld saved it (22.05: up to 5 s).
@@ -209,6 +210,7 @@ reclaim_past_partial_reservation() {
 #     the core free and called the job starting).
 queue_sees_reserved_cores() {
   local a b c n js text rc=0
+  scontrol delete ReservationName=gppart >/dev/null 2>&1 || true  # left by a test cut off
   scontrol create reservation ReservationName=gppart Nodes=node4 CoreCnt=1 StartTime=now Duration=10 \
     Users=root >/dev/null || return 1
   # The command reads its cores once slurmctld saved it (22.05: up to 5 s).

@@ -200,39 +200,48 @@ static uint64_t _node_alloc(node_record_t *node_ptr, const gps_tres_t *t)
 	return alloc;
 }
 
-/*
- * Of the GPUs a reservation holds on node `n` (its GRES list, the GPUs
- * of each node by the node's index), those no job holds: cons_tres gives
- * none of them to a job outside it (23.11 gres_sched.c, 26.05
- * gres_sock_list.c: reserved bits count only where not allocated).
- */
-extern uint32_t gps_node_resv_gpus(node_record_t *node_ptr, int n,
-				   const gps_tres_t *t, list_t *resv_gres)
+/* The node's GRES record of the tracked resource, or NULL. */
+static gres_node_state_t *_node_tracked(node_record_t *node_ptr,
+					const gps_tres_t *t)
 {
 	list_itr_t *it;
 	gres_state_t *gs;
-	gres_job_state_t *js;
 	gres_node_state_t *ns = NULL;
-	uint64_t cnt = 0;
 
-	if (!resv_gres || !node_ptr->gres_list)
-		return 0;
+	if (!node_ptr->gres_list)
+		return NULL;
 	it = list_iterator_create(node_ptr->gres_list);
 	while (!ns && (gs = list_next(it)))
 		ns = _tracked(gs, t);
 	list_iterator_destroy(it);
-	if (!ns)
-		return 0;
+	return ns;
+}
+
+/*
+ * The GPUs (of QuotaTRES's type) a reservation's GRES list holds on node
+ * index `n` (23.11 gres_sched.c, 26.05 gres_sock_list.c: one bitmap per
+ * node by the node's index), ORed into *acc: reservations may overlap.
+ */
+extern void gps_node_resv_gpu_bits(node_record_t *node_ptr, int n,
+				   const gps_tres_t *t, list_t *resv_gres,
+				   bitstr_t **acc)
+{
+	list_itr_t *it;
+	gres_state_t *gs;
+	gres_job_state_t *js;
+	gres_node_state_t *ns;
+
+	if (!resv_gres || !(ns = _node_tracked(node_ptr, t)))
+		return;
 	it = list_iterator_create(resv_gres);
 	while ((gs = list_next(it))) {
 		bitstr_t *bits, *topo;
 		if (!(js = _tracked(gs, t)) || !js->gres_bit_alloc ||
 		    (n >= (int) js->node_cnt) || !(bits = js->gres_bit_alloc[n]))
 			continue;
+		if (*acc && (bit_size(*acc) != bit_size(bits)))
+			continue;
 		bits = bit_copy(bits);
-		if (ns->gres_bit_alloc &&
-		    (bit_size(ns->gres_bit_alloc) == bit_size(bits)))
-			bit_and_not(bits, ns->gres_bit_alloc);
 		if (t->gres_type[0]) {
 			topo = _topo_bits(ns, t->gres_type);
 			if (topo && (bit_size(topo) == bit_size(bits)))
@@ -241,11 +250,36 @@ extern uint32_t gps_node_resv_gpus(node_record_t *node_ptr, int n,
 				bit_clear_all(bits);
 			FREE_NULL_BITMAP(topo);
 		}
-		cnt += bit_set_count(bits);
-		FREE_NULL_BITMAP(bits);
+		if (!*acc)
+			*acc = bits;
+		else {
+			bit_or(*acc, bits);
+			FREE_NULL_BITMAP(bits);
+		}
 	}
 	list_iterator_destroy(it);
-	return (cnt > UINT32_MAX) ? UINT32_MAX : (uint32_t) cnt;
+}
+
+/*
+ * Of the reserved GPUs `bits`, those no job holds on the node: cons_tres
+ * gives none of them to a job outside the reservation (it counts reserved
+ * bits only where not allocated, as here).
+ */
+extern uint32_t gps_node_resv_gpus_unheld(node_record_t *node_ptr,
+					  const gps_tres_t *t, bitstr_t *bits)
+{
+	gres_node_state_t *ns = _node_tracked(node_ptr, t);
+	bitstr_t *left;
+	int32_t cnt;
+
+	if (!bits || !ns)
+		return 0;
+	left = bit_copy(bits);
+	if (ns->gres_bit_alloc && (bit_size(ns->gres_bit_alloc) == bit_size(left)))
+		bit_and_not(left, ns->gres_bit_alloc);
+	cnt = bit_set_count(left);
+	FREE_NULL_BITMAP(left);
+	return (cnt > 0) ? (uint32_t) cnt : 0;
 }
 
 extern bool gps_nodes_readable(const gps_tres_t *t)

@@ -4,12 +4,17 @@
  * - nodes a reservation holds whole (RESV_CTLD_FULL_NODE): Slurm starts no
  *   outside job there (job_test_resv);
  * - of a reservation of some cores (CoreCnt=, TRES=cpu=) or, from 23.11,
- *   some GPUs (TRES=gres/gpu=), those no job of it uses: cons_tres takes
+ *   some GPUs (TRES=gres/gpu=), those no running job holds: cons_tres takes
  *   every reserved core and GPU off an outside job's choice (exc_cores,
  *   gres_list_exc), so counting them free made a job within its quota
  *   wait on a node it could not have, and preempt nothing.
- * A job inside a reservation is bound (its nodes are given), planned for
- * by no one.  Caller holds the job read and node read locks.
+ * Reservations may overlap (Flags=OVERLAP): cores and GPUs are ORed, as
+ * Slurm does, and counted once.  A reservation with Flags=TIME_FLOAT
+ * never starts (its start is always the same offset from now).  One that
+ * starts before a job would end also keeps its nodes from it in Slurm;
+ * gpupool reads only active ones (a known gap).  A job inside a
+ * reservation is bound (its nodes are given), planned for by no one.
+ * Caller holds the job read and node read locks.
  */
 #include "config.h"
 
@@ -24,8 +29,8 @@
 
 static bool _active(slurmctld_resv_t *resv, time_t now)
 {
-	return resv->node_bitmap && (now >= resv->start_time) &&
-	       (now < resv->end_time);
+	return resv->node_bitmap && !(resv->flags & RESERVE_FLAG_TIME_FLOAT) &&
+	       (now >= resv->start_time) && (now < resv->end_time);
 }
 
 static bool _partial(slurmctld_resv_t *resv)
@@ -42,66 +47,55 @@ static void _alloc(gps_resv_held_t *h)
 	h->gpus = xcalloc(node_record_count, sizeof(uint32_t));
 }
 
-static uint32_t _add(uint32_t a, uint64_t b)
-{
-	return ((uint64_t) a + b > UINT32_MAX) ? UINT32_MAX :
-						   (uint32_t) (a + b);
-}
-
 /*
- * The reservation's cores, as CPUs, on each of its nodes: its core bitmap
- * is the cluster's, each node's cores from cr_get_coremap_offset() (its
- * core_resrcs may be built only at the next state save, 22.05).
+ * Clear a running job's cores from the cluster's core bitmap `cores`: its
+ * core bitmap lists its nodes' cores one node after another
+ * (get_job_resources_offset), the cluster's by cr_get_coremap_offset().
+ * (list_for_each: it nests where an iterator may not, 25.11.)
  */
-static void _reserved_cpus(slurmctld_resv_t *resv, gps_resv_held_t *h)
-{
-	int n, bits;
-	int32_t size;
-
-	if (!resv->core_bitmap)
-		return;
-	size = bit_size(resv->core_bitmap);
-	bits = MIN(bit_size(resv->node_bitmap), node_record_count);
-	for (n = 0; n < bits; n++) {
-		node_record_t *node_ptr = node_record_table_ptr[n];
-		uint32_t from, to;
-		if (!node_ptr || !bit_test(resv->node_bitmap, n))
-			continue;
-		from = cr_get_coremap_offset(n);
-		to = MIN(cr_get_coremap_offset(n + 1), (uint32_t) size);
-		if (from >= to)
-			continue;
-		h->cpus[n] = _add(h->cpus[n],
-				  (uint64_t) bit_set_count_range(
-					  resv->core_bitmap, from, to) *
-				  MAX(node_ptr->tpc, 1));
-	}
-}
-
-/*
- * A running job of a partial reservation runs on its cores: those are
- * reserved, not free, once.  (list_for_each: it nests where an iterator
- * may not, 25.11.)
- */
-static int _used_cpus(void *x, void *arg)
+static int _clear_job_cores(void *x, void *arg)
 {
 	job_record_t *job_ptr = x;
-	gps_resv_held_t *h = arg;
+	bitstr_t *cores = arg;
 	job_resources_t *res = job_ptr->job_resrcs;
 	int n, bits, i = 0;
+	int32_t size = bit_size(cores);
 
-	if (!IS_JOB_RUNNING(job_ptr) || !job_ptr->resv_ptr ||
-	    !_partial(job_ptr->resv_ptr) || !res || !res->cpus ||
-	    !res->node_bitmap)
+	if (!IS_JOB_RUNNING(job_ptr) || !res || !res->node_bitmap ||
+	    !res->core_bitmap || !res->sock_core_rep_count)
 		return 0;
 	bits = MIN(bit_size(res->node_bitmap), node_record_count);
-	for (n = 0; (n < bits) && (i < (int) res->nhosts); n++) {
+	for (n = 0; n < bits; n++) {
+		uint32_t from, to, c;
+		int off, job_bits = bit_size(res->core_bitmap);
 		if (!bit_test(res->node_bitmap, n))
 			continue;
-		h->cpus[n] -= MIN(h->cpus[n], res->cpus[i]);
-		i++;
+		off = get_job_resources_offset(res, i++, 0, 0);
+		from = cr_get_coremap_offset(n);
+		to = MIN(cr_get_coremap_offset(n + 1), (uint32_t) size);
+		for (c = 0; (off >= 0) && (from + c < to) &&
+			    (off + (int) c < job_bits); c++)
+			if (bit_test(res->core_bitmap, off + c))
+				bit_clear(cores, from + c);
 	}
 	return 0;
+}
+
+/* The reserved cores left in `cores`, as CPUs, on each node. */
+static void _count_cpus(bitstr_t *cores, gps_resv_held_t *h)
+{
+	int32_t size = bit_size(cores);
+	node_record_t *node_ptr;
+	int n;
+
+	for (n = 0; (node_ptr = next_node(&n)); n++) {
+		uint32_t from = cr_get_coremap_offset(n);
+		uint32_t to = MIN(cr_get_coremap_offset(n + 1), (uint32_t) size);
+		if (from < to)
+			h->cpus[n] = (uint32_t) bit_set_count_range(cores, from,
+								    to) *
+				     MAX(node_ptr->tpc, 1);
+	}
 }
 
 extern bool gps_resv_held(time_t now, const gps_tres_t *t,
@@ -109,7 +103,7 @@ extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 {
 	list_itr_t *it;
 	slurmctld_resv_t *resv;
-	bool partial = false;
+	bitstr_t *cores = NULL, **gpus = NULL;
 	int n, bits;
 
 	memset(h, 0, sizeof(*h));
@@ -127,23 +121,45 @@ extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 					h->whole[n] = true;
 			continue;
 		}
-		partial = true;
-		_reserved_cpus(resv, h);
-		/* Its GPUs no job holds (none before 23.11). */
+		if (resv->core_bitmap) {
+			if (!cores)
+				cores = bit_copy(resv->core_bitmap);
+			else if (bit_size(cores) == bit_size(resv->core_bitmap))
+				bit_or(cores, resv->core_bitmap);
+		}
+		/* Its GPUs (none before 23.11). */
 		if (!GPS_RESV_GRES(resv))
 			continue;
+		if (!gpus)
+			gpus = xcalloc(node_record_count, sizeof(bitstr_t *));
 		for (n = 0; n < bits; n++) {
 			node_record_t *node_ptr = node_record_table_ptr[n];
 			if (node_ptr && bit_test(resv->node_bitmap, n))
-				h->gpus[n] = _add(h->gpus[n],
-						  gps_node_resv_gpus(
-							  node_ptr, n, t,
-							  GPS_RESV_GRES(resv)));
+				gps_node_resv_gpu_bits(node_ptr, n, t,
+						       GPS_RESV_GRES(resv),
+						       &gpus[n]);
 		}
 	}
 	list_iterator_destroy(it);
-	if (partial && job_list)
-		(void) list_for_each(job_list, _used_cpus, h);
+	if (cores) {
+		/* Reserved cores a job holds (its own, FLEX, IGNORE_JOBS)
+		 * are held, not reserved and free. */
+		if (job_list)
+			(void) list_for_each(job_list, _clear_job_cores, cores);
+		_count_cpus(cores, h);
+		FREE_NULL_BITMAP(cores);
+	}
+	if (gpus) {
+		for (n = 0; n < node_record_count; n++) {
+			if (!gpus[n])
+				continue;
+			if (node_record_table_ptr[n])
+				h->gpus[n] = gps_node_resv_gpus_unheld(
+					node_record_table_ptr[n], t, gpus[n]);
+			FREE_NULL_BITMAP(gpus[n]);
+		}
+		xfree(gpus);
+	}
 	return h->whole != NULL;
 }
 

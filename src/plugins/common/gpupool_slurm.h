@@ -159,9 +159,13 @@ typedef struct {
 extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 			  gps_resv_held_t *h);
 extern void gps_resv_held_free(gps_resv_held_t *h);
-/* The GPUs of a reservation's GRES list on node index `n` no job holds. */
-extern uint32_t gps_node_resv_gpus(node_record_t *node_ptr, int n,
-				   const gps_tres_t *t, list_t *resv_gres);
+/* A reservation's GPUs on node index `n`, ORed into *acc (gpupool_nodes.c). */
+extern void gps_node_resv_gpu_bits(node_record_t *node_ptr, int n,
+				   const gps_tres_t *t, list_t *resv_gres,
+				   bitstr_t **acc);
+/* Of reserved GPUs `bits` on the node, those no job holds. */
+extern uint32_t gps_node_resv_gpus_unheld(node_record_t *node_ptr,
+					  const gps_tres_t *t, bitstr_t *bits);
 /*
  * The node's free GPUs (of `gpus` configured), whether it is completing,
  * and whether it takes no job now (closed: gpr_node_closed, or held whole
