@@ -249,7 +249,8 @@ void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory
 
 // As gpupool_resv.c, from what slurmctld sends its clients: an active
 // reservation without cores listed or GPUs holds its nodes whole (closed);
-// one of some cores keeps them (as CPUs) from other jobs' free CPUs, less what its
+// one of some cores (summed over reservations, not ORed: overlapping ones
+// count twice here, and only a reservation's own jobs' CPUs come off) keeps them (as CPUs) from other jobs' free CPUs, less what its
 // own jobs use (load_cluster).  Clients get a reservation's GPUs as one
 // total, not per node: those are not counted.  Unreadable (PrivateData=
 // reservations): none counted.
@@ -264,7 +265,7 @@ void load_reservations(Snapshot &snap, const node_info_msg_t *nodes, const std::
     // Slurm's CPUs per core where a node's CPUs are its threads (tpc), 1
     // where they are its cores.
     auto cpus_per_core = [](const node_info_t &n) -> uint32_t {
-        return n.cpus == uint32_t(n.sockets) * n.cores ? 1 : std::max<uint16_t>(1, n.threads);
+        return n.cpus <= uint32_t(n.sockets) * n.cores ? 1 : std::max<uint16_t>(1, n.threads);
     };
     for (uint32_t r = 0; r < resvs->record_count; ++r) {
         const reserve_info_t &v = resvs->reservation_array[r];

@@ -58,23 +58,32 @@ static int _clear_job_cores(void *x, void *arg)
 	job_record_t *job_ptr = x;
 	bitstr_t *cores = arg;
 	job_resources_t *res = job_ptr->job_resrcs;
-	int n, bits, i = 0;
+	int n, first, last, i = 0;
 	int32_t size = bit_size(cores);
 
-	if (!IS_JOB_RUNNING(job_ptr) || !res || !res->node_bitmap ||
-	    !res->core_bitmap || !res->sock_core_rep_count)
+	/* A completing job holds its cores until its epilog is done. */
+	if (!(IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr)) || !res ||
+	    !res->node_bitmap || !res->core_bitmap ||
+	    !res->sock_core_rep_count ||
+	    ((first = bit_ffs(res->node_bitmap)) < 0))
 		return 0;
-	bits = MIN(bit_size(res->node_bitmap), node_record_count);
-	for (n = 0; n < bits; n++) {
+	last = MIN(bit_fls(res->node_bitmap), node_record_count - 1);
+	for (n = first; n <= last; n++) {
 		uint32_t from, to, c;
-		int off, job_bits = bit_size(res->core_bitmap);
+		int off, next, job_bits = bit_size(res->core_bitmap);
 		if (!bit_test(res->node_bitmap, n))
 			continue;
-		off = get_job_resources_offset(res, i++, 0, 0);
+		off = get_job_resources_offset(res, i, 0, 0);
+		/* The job's cores there: up to its next node's first. */
+		next = (i + 1 < (int) res->nhosts) ?
+			get_job_resources_offset(res, i + 1, 0, 0) : job_bits;
+		i++;
+		if ((off < 0) || (next < off))
+			continue;
 		from = cr_get_coremap_offset(n);
 		to = MIN(cr_get_coremap_offset(n + 1), (uint32_t) size);
-		for (c = 0; (off >= 0) && (from + c < to) &&
-			    (off + (int) c < job_bits); c++)
+		for (c = 0; (from + c < to) && (off + (int) c < MIN(next, job_bits));
+		     c++)
 			if (bit_test(res->core_bitmap, off + c))
 				bit_clear(cores, from + c);
 	}
@@ -121,10 +130,12 @@ extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 					h->whole[n] = true;
 			continue;
 		}
-		if (resv->core_bitmap) {
+		if (resv->core_bitmap &&
+		    (cr_get_coremap_offset(node_record_count) > 0)) {
 			if (!cores)
-				cores = bit_copy(resv->core_bitmap);
-			else if (bit_size(cores) == bit_size(resv->core_bitmap))
+				cores = bit_alloc(cr_get_coremap_offset(
+					node_record_count));
+			if (bit_size(cores) == bit_size(resv->core_bitmap))
 				bit_or(cores, resv->core_bitmap);
 		}
 		/* Its GPUs (none before 23.11). */
