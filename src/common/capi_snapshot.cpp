@@ -51,6 +51,7 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s, SnapshotSpares &spares) {
     s.stays = (j->flags & GP_JOB_STAYS) != 0;
     s.nodes_given = (j->flags & GP_JOB_NODES_GIVEN) != 0;
     set_name(s.allowed_nodes, s.nodes_given ? j->allowed_nodes : nullptr, spares.names);
+    s.run_limit = j->run_limit > 0 ? j->run_limit : 0;
 }
 
 // The spares of the last snapshot freed, for the next one created.
@@ -155,6 +156,13 @@ GP_EXPORT int gp_snapshot_set_node_room(gp_snapshot_t *s, int32_t node_index, ui
 GP_EXPORT int gp_snapshot_set_node_reserved(gp_snapshot_t *s, int32_t node_index, uint32_t cpus) {
     if (!s || node_index < 0 || size_t(node_index) >= s->snap.nodes.size()) return GP_ERR_ARG;
     s->snap.nodes[size_t(node_index)].reserved_cpus = cpus;
+    return GP_OK;
+}
+
+GP_EXPORT int gp_snapshot_add_node_reserved_ahead(gp_snapshot_t *s, int32_t node_index, int64_t from, int whole,
+                                                  uint32_t cpus, uint32_t gpus) {
+    if (!s || node_index < 0 || size_t(node_index) >= s->snap.nodes.size()) return GP_ERR_ARG;
+    s->snap.reserved_ahead.push_back(ReservedAhead{node_index, from, whole != 0, cpus, gpus});
     return GP_OK;
 }
 

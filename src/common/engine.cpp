@@ -535,6 +535,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.nodes = job.node_count;
     ref.nodes_given = job.nodes_given;
     ref.allowed_nodes = job.allowed_nodes;
+    ref.run_limit = job.run_limit;
     return ref;
 }
 

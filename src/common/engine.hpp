@@ -49,6 +49,8 @@ struct JobRef {
     uint32_t nodes = 0;
     bool nodes_given = false;
     std::string_view allowed_nodes;
+    // Pending: seconds Slurm counts it to run (SnapJob::run_limit); 0: not known.
+    int64_t run_limit = 0;
 };
 
 // A snapshot job as a JobRef; `parts` keeps its partitions joined by

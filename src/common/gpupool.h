@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 20
+#define GP_ABI_VERSION 21
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -288,6 +288,14 @@ typedef struct {
 	 * not known).  Its victim plan looks only there.
 	 */
 	const char *allowed_nodes;
+	/*
+	 * Since ABI 21, pending jobs: how long Slurm counts the job to run,
+	 * in seconds (its time limit, else its partition's; a year where
+	 * there is none).  A reservation that starts before it would end
+	 * keeps its nodes or cores from it (gp_snapshot_add_node_reserved_
+	 * ahead).  0: not known; such reservations are not read for it.
+	 */
+	int64_t run_limit;
 } gp_job_t;
 
 /*
@@ -384,6 +392,21 @@ int gp_snapshot_set_node_room(gp_snapshot_t *snap, int32_t node_index,
  */
 int gp_snapshot_set_node_reserved(gp_snapshot_t *snap, int32_t node_index,
 				  uint32_t cpus);
+
+/*
+ * Since ABI 21, with node usage: a reservation that has not started yet.
+ * Slurm keeps a reservation's nodes (or cores, GPUs) from a job outside
+ * it that would still run when it starts, so for a preemptor whose
+ * run_limit reaches past `from`, from `from` on the node is held whole
+ * (`whole`), or `cpus` CPUs and `gpus` GPUs more than now are reserved.
+ * Give a node's entries cumulatively: each one counts every reservation
+ * on the node starting by its `from` (the latest one before the
+ * preemptor's end applies).  GP_ERR_ARG: no such node.
+ */
+int gp_snapshot_add_node_reserved_ahead(gp_snapshot_t *snap,
+					int32_t node_index, int64_t from,
+					int whole, uint32_t cpus,
+					uint32_t gpus);
 
 /*
  * Since ABI 19: the CPUs and memory (MiB) the job added last holds on each

@@ -39,6 +39,18 @@ void NodeLayout::load(const Snapshot &snap) {
         u.free_cpus = n.room_cpus - std::min(n.room_cpus, n.reserved_cpus);
         u.room_mem_mb = u.free_mem_mb = n.room_mem_mb;
     }
+    ahead_.clear();
+    ahead_starts_.clear();
+    for (const ReservedAhead &a : snap.reserved_ahead) {
+        if (a.node < 0 || size_t(a.node) >= nodes_.size()) continue;
+        ahead_.push_back(a);
+        ahead_starts_.push_back(a.from);
+    }
+    std::stable_sort(ahead_.begin(), ahead_.end(), [](const ReservedAhead &a, const ReservedAhead &b) {
+        return a.node != b.node ? a.node < b.node : a.from < b.from;
+    });
+    std::sort(ahead_starts_.begin(), ahead_starts_.end());
+    ahead_starts_.erase(std::unique(ahead_starts_.begin(), ahead_starts_.end()), ahead_starts_.end());
     job_range_.clear();
     job_nodes_.clear();
     node_start_.assign(nodes_.size() + 1, 0);
@@ -77,6 +89,25 @@ Span<NodeShare> NodeLayout::job_nodes(uint32_t job_id) const {
 Span<JobOnNode> NodeLayout::jobs_on(int32_t node) const {
     if (node < 0 || size_t(node) >= nodes_.size()) return {};
     return {on_node_.data() + node_start_[size_t(node)], on_node_.data() + node_start_[size_t(node) + 1]};
+}
+
+uint32_t NodeLayout::ahead_before(int64_t until) const {
+    return static_cast<uint32_t>(std::lower_bound(ahead_starts_.begin(), ahead_starts_.end(), until) -
+                                 ahead_starts_.begin());
+}
+
+void NodeLayout::nodes_until(int64_t until, std::vector<NodeUse> &out) const {
+    out.assign(nodes_.begin(), nodes_.end());
+    for (size_t i = 0; i < ahead_.size(); ++i) {
+        const ReservedAhead &a = ahead_[i];
+        // A node's latest entry starting before `until`: it counts the earlier ones.
+        if (a.from >= until) continue;
+        if (i + 1 < ahead_.size() && ahead_[i + 1].node == a.node && ahead_[i + 1].from < until) continue;
+        NodeUse &u = out[size_t(a.node)];
+        u.closed |= a.whole;
+        u.free_gpus -= std::min(u.free_gpus, a.gpus);
+        u.free_cpus -= std::min(u.free_cpus, a.cpus);
+    }
 }
 
 const std::vector<int32_t> *NodeLayout::partition_nodes(std::string_view name) const {

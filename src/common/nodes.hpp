@@ -79,6 +79,12 @@ public:
     bool partition_lln(std::string_view name) const { return lln_.count(std::string(name)) > 0; }
     // Slurm places a one-node job by Weight alone (Snapshot::one_node_by_weight).
     bool one_node_by_weight() const { return one_node_by_weight_; }
+    // How many start times of reservations not started yet come before
+    // `until` (a job running until then is kept off what they hold).
+    uint32_t ahead_before(int64_t until) const;
+    // nodes() as a job that would run until `until` may have them: with
+    // what reservations starting before then hold (Snapshot::reserved_ahead).
+    void nodes_until(int64_t until, std::vector<NodeUse> &out) const;
 
 private:
     bool known_ = false;
@@ -88,6 +94,9 @@ private:
     std::unordered_map<std::string, std::vector<int32_t>> partitions_;
     std::unordered_map<std::string, bool> lln_;  // partitions with LLN=YES
     bool one_node_by_weight_ = false;
+    // Snapshot::reserved_ahead by node, then start; their start times, sorted, once each.
+    std::vector<ReservedAhead> ahead_;
+    std::vector<int64_t> ahead_starts_;
     // Jobs' nodes, one range per running job found by id.
     FlatIdMap<std::pair<uint32_t, uint32_t>> job_range_;
     std::vector<NodeShare> job_nodes_;

@@ -162,6 +162,11 @@ struct SnapJob {
     // gets no plan.
     bool nodes_given = false;
     std::string allowed_nodes;
+    // Pending: how long Slurm counts it to run (its time limit, else its
+    // partition's; a year for none), in seconds: a reservation starting
+    // before it would end keeps its nodes and cores from it
+    // (Snapshot::reserved_ahead).  0: not known (those are not read).
+    int64_t run_limit = 0;
 };
 
 // Tasks a pending record stands for: an array meta record's pending tasks,
@@ -175,8 +180,25 @@ inline uint64_t pending_gpus(uint32_t gpus_per_task, uint32_t array_tasks) {
     return uint64_t(gpus_per_task) * task_count(array_tasks);
 }
 
+// What reservations that have not started yet keep on a node from a job
+// that would still run when they start (Slurm's job_test_resv: a job whose
+// time limit reaches past a reservation's start is treated as if it had
+// started): from `from` on, with every reservation starting by then
+// counted, the node is held whole, or `cpus` CPUs and `gpus` GPUs more than
+// now are reserved (beyond SnapNode::reserved_cpus and off free_gpus).
+// A node's later entries include its earlier ones.
+struct ReservedAhead {
+    int32_t node = -1;
+    int64_t from = 0;
+    bool whole = false;
+    uint32_t cpus = 0;
+    uint32_t gpus = 0;
+};
+
 struct Snapshot {
     std::vector<SnapNode> nodes;
+    // Reservations not started yet (with node usage only).
+    std::vector<ReservedAhead> reserved_ahead;
     std::vector<SnapPartition> partitions;
     // Mapped, not from malloc: it goes back when the snapshot does.
     std::vector<SnapJob, PageAllocator<SnapJob>> jobs;

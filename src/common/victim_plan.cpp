@@ -296,22 +296,32 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
     alike.nodes = node_count;
     alike.mem_mb = preemptor.mem_mb;
     alike.admitted = pc.admitted;
+    // Slurm keeps a reservation's nodes or cores from a job that would run
+    // past its start, as if it had started (job_test_resv).
+    const int64_t until = preemptor.run_limit > 0 ? now + preemptor.run_limit : now;
+    alike.ahead = nodes_.ahead_before(until);
     if (alike == s.made_for) {
         ++s.reused;
     } else {
         s.made_for.valid = false;
+        if (alike.ahead > 0) {
+            nodes_.nodes_until(until, s.nodes_until);
+            s.nodes = &s.nodes_until;
+        } else {
+            s.nodes = &nodes_.nodes();
+        }
+        const std::vector<NodeUse> &nodes = *s.nodes;
         if (!eligible_nodes(preemptor, s.eligible)) return;  // Unplanned
         // Every node of its partitions closed: the rules alone (Slurm
         // preempts nothing it cannot start the job with), never a block.
-        if (std::all_of(s.eligible.begin(), s.eligible.end(),
-                        [&](int32_t n) { return nodes_.nodes()[size_t(n)].closed; }))
+        if (std::all_of(s.eligible.begin(), s.eligible.end(), [&](int32_t n) { return nodes[size_t(n)].closed; }))
             return;  // Unplanned
         // More GPUs per node than any of its nodes has: Slurm spreads the
         // job over more nodes than it asks for (--gpus=8 without -N on
         // 4-GPU nodes), where the plan cannot say: the rules alone.
         const uint32_t per_node = gpus_per_node(preemptor.gpus, node_count);
         if (std::none_of(s.eligible.begin(), s.eligible.end(),
-                         [&](int32_t n) { return nodes_.nodes()[size_t(n)].gpus >= per_node; }))
+                         [&](int32_t n) { return nodes[size_t(n)].gpus >= per_node; }))
             return;  // Unplanned
         make_choices(preemptor, now, node_count);
         s.made_for = std::move(alike);
@@ -427,11 +437,11 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     // Held nodes count too: the choices serve every preemptor alike in a
     // layout and second, whatever plans are carried out meanwhile.
     for (int32_t node : s.eligible) {
-        const NodeUse &u = nodes_.nodes()[size_t(node)];
+        const NodeUse &u = (*s.nodes)[size_t(node)];
         if (u.starts_jobs()) s.free_total += u.free_gpus;
     }
     for (int32_t node : s.eligible) {
-        const NodeUse &u = nodes_.nodes()[size_t(node)];
+        const NodeUse &u = (*s.nodes)[size_t(node)];
         if (!u.starts_jobs() || u.gpus < per_node) continue;  // Slurm starts nothing on a completing or closed node
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
         PlanCost cost;
@@ -611,7 +621,7 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
     const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
     for (int32_t node : s.eligible) {
         if (tries == 0) break;
-        const NodeUse &u = nodes_.nodes()[size_t(node)];
+        const NodeUse &u = (*s.nodes)[size_t(node)];
         if (!u.starts_jobs() || u.gpus < per_node || u.free_gpus >= per_node) continue;
         --tries;
         s.candidates.clear();

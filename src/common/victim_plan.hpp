@@ -127,6 +127,10 @@ struct PlanScratch {
     std::vector<uint32_t> dest_free;  // consolidation: free GPUs per node while moved jobs are placed
     std::vector<NodeUse> dest_room;   // consolidation: their free CPUs and memory meanwhile
     std::vector<Choice> choices;
+    // The nodes as the preemptor may have them: the layout's, or with
+    // reservations that start before it would end (NodeLayout::nodes_until).
+    const std::vector<NodeUse> *nodes = nullptr;
+    std::vector<NodeUse> nodes_until;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap
     SwapRoom swap_room;
     int64_t free_total = 0;  // free GPUs of the preemptor's nodes that take jobs now
@@ -150,8 +154,10 @@ struct PlanScratch {
         uint32_t gpus = 0, cpus = 0, nodes = 0;
         uint64_t mem_mb = 0;
         bool admitted = false;
+        uint32_t ahead = 0;  // reservations' start times before its end (NodeLayout::ahead_before)
         bool operator==(const Alike &o) const {
-            return valid && o.valid && generation == o.generation && now == o.now && partitions == o.partitions &&
+            return valid && o.valid && generation == o.generation && now == o.now && ahead == o.ahead &&
+                   partitions == o.partitions &&
                    allowed_nodes == o.allowed_nodes &&
                    tier == o.tier && refused_pool == o.refused_pool && account == o.account && gpus == o.gpus &&
                    cpus == o.cpus && nodes == o.nodes && mem_mb == o.mem_mb && admitted == o.admitted;

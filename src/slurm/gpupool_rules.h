@@ -95,6 +95,14 @@ extern uint32_t gpr_array_pending_tasks(bool pending, uint32_t array_task_id,
 extern int64_t gpr_submit_time(int64_t submit_time, int64_t now);
 
 /*
+ * How long Slurm counts a pending job to run, in seconds, when it checks
+ * reservations (job_test_resv's duration): its time limit in minutes,
+ * else (NO_VAL) its partition's MaxTime; a year for INFINITE.  The
+ * partition's may be NO_VAL too (none known): a year.
+ */
+extern int64_t gpr_run_limit(uint32_t time_limit, uint32_t part_max_time);
+
+/*
  * Could this job's hold be gpupool's?  Pending, priority 0 that no one set
  * by hand (`direct_set_prio`: scontrol hold or an admin's priority), and
  * WAIT_HELD (or no reason, after "scontrol release" wiped it and before the

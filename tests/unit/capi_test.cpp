@@ -1,4 +1,6 @@
 // The C ABI: what the plugins see, including errors and no exceptions.
+#include <array>
+#include <functional>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -158,7 +160,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 20u);
+    EXPECT_EQ(gp_abi_version(), 21u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -396,42 +398,93 @@ TEST(CApi, AllowedNodesReachTheVictimPlan) {
     gp_engine_destroy(e);
 }
 
-// node1 has its 4 GPUs free, but a reservation of 7 of its 8 CPUs' cores
-// (gp_snapshot_set_node_reserved); node2's 4 GPUs hold pool2's LOW job.
-// pool2's NORMAL job of 1 GPU and 2 CPUs fits node1's free GPUs, not its
-// free CPUs: its plan takes the LOW job.  Before ABI 20 node1 counted as
-// fitting, so no victim, and the job waited as long as the reservation.
+// node1: 4 GPUs free, 8 CPUs; node2: its 4 GPUs held by pool2's LOW job
+// (job 1, 1 CPU).  `reserve` adds reservations to the snapshot; then
+// whether pool2's NORMAL job of 1 GPU and 2 CPUs, running `run_limit`
+// seconds, may take the LOW job at time 200 (its plan's answer).
+bool takes_node2s_low(const std::function<void(gp_snapshot_t *, const int32_t *)> &reserve, int64_t run_limit) {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    EXPECT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t idx[2];
+    for (int i = 0; i < 2; ++i) {
+        idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 4);
+        EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[i], i == 0 ? 4 : 0, 0), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_node_room(s, idx[i], 8, 0), GP_OK);
+    }
+    reserve(s, idx);
+    EXPECT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+    gp_job_t low = job(1, GP_JOB_RUNNING, "pool2", "low", 4, 100);
+    low.cpus = 1;
+    EXPECT_EQ(gp_snapshot_add_job(s, &low), GP_OK);
+    const uint32_t gpus = 4, cpus = 1;
+    EXPECT_EQ(gp_snapshot_set_job_nodes(s, &idx[1], &gpus, 1), GP_OK);
+    EXPECT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
+    gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 1, 150);
+    pre.cpus = 2;
+    pre.run_limit = run_limit;
+    EXPECT_EQ(gp_snapshot_add_job(s, &pre), GP_OK);
+    EXPECT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+    gp_verdict_t v;
+    EXPECT_EQ(gp_engine_preemptable(e, &low, &pre, 200, &v), GP_OK);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+    return v.allowed != 0;
+}
+
+// A reservation of 7 of node1's 8 CPUs' cores (gp_snapshot_set_node_reserved):
+// the NORMAL job fits node1's free GPUs, not its free CPUs, so its plan
+// takes the LOW job.  Before ABI 20 node1 counted as fitting, so no victim,
+// and the job waited as long as the reservation.
 TEST(CApi, ReservedCpusAreNotFree) {
-    for (bool reserved : {true, false}) {
-        SCOPED_TRACE(reserved ? "7 CPUs reserved on node1" : "no reservation");
-        gp_engine_t *e = gp_engine_create();
-        char err[256];
-        ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
-        gp_snapshot_t *s = gp_snapshot_create();
-        int32_t idx[2];
-        for (int i = 0; i < 2; ++i) {
-            idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 4);
-            ASSERT_EQ(gp_snapshot_set_node_usage(s, idx[i], i == 0 ? 4 : 0, 0), GP_OK);
-            ASSERT_EQ(gp_snapshot_set_node_room(s, idx[i], 8, 0), GP_OK);
-        }
-        if (reserved) ASSERT_EQ(gp_snapshot_set_node_reserved(s, idx[0], 7), GP_OK);
+    EXPECT_TRUE(takes_node2s_low([](gp_snapshot_t *s, const int32_t *idx) {
+        ASSERT_EQ(gp_snapshot_set_node_reserved(s, idx[0], 7), GP_OK);
         EXPECT_EQ(gp_snapshot_set_node_reserved(s, 5, 7), GP_ERR_ARG);
-        ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
-        gp_job_t low = job(1, GP_JOB_RUNNING, "pool2", "low", 4, 100);
-        low.cpus = 1;
-        ASSERT_EQ(gp_snapshot_add_job(s, &low), GP_OK);
-        const uint32_t gpus = 4, cpus = 1;
-        ASSERT_EQ(gp_snapshot_set_job_nodes(s, &idx[1], &gpus, 1), GP_OK);
-        ASSERT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
-        gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 1, 150);
-        pre.cpus = 2;
-        ASSERT_EQ(gp_snapshot_add_job(s, &pre), GP_OK);
-        ASSERT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
-        gp_verdict_t v;
-        EXPECT_EQ(gp_engine_preemptable(e, &low, &pre, 200, &v), GP_OK);
-        EXPECT_EQ(v.allowed != 0, reserved);
-        gp_snapshot_destroy(s);
-        gp_engine_destroy(e);
+    }, 0));
+    EXPECT_FALSE(takes_node2s_low([](gp_snapshot_t *, const int32_t *) {}, 0));
+}
+
+// Reservations not started yet (gp_snapshot_add_node_reserved_ahead): Slurm
+// keeps their nodes, cores and GPUs from a job that would still run at
+// their start.  Before ABI 21 node1 counted as fitting whatever came, so
+// the job got no victim and waited for the reservation to end.
+TEST(CApi, ReservationsAheadKeepNodesFromJobsThatWouldRunPastTheirStart) {
+    struct Case {
+        const char *sentence;
+        std::vector<std::array<int64_t, 5>> ahead;  // node, from, whole, cpus, gpus
+        int64_t run_limit;
+        bool takes;
+    };
+    const std::vector<Case> cases = {
+        {"node1 is held whole from 800, the job would run until 3800: node2's LOW job is taken",
+         {{0, 800, 1, 0, 0}}, 3600, true},
+        {"the job would end at 500, before node1's reservation starts: it fits node1, no victim",
+         {{0, 800, 1, 0, 0}}, 300, false},
+        {"the job would end at 800, as the reservation starts: it fits node1, no victim",
+         {{0, 800, 1, 0, 0}}, 600, false},
+        {"its time limit is not known: reservations ahead are not read, no victim",
+         {{0, 800, 1, 0, 0}}, 0, false},
+        {"node1's 4 GPUs reserved from 800: node2's LOW job is taken", {{0, 800, 0, 0, 4}}, 3600, true},
+        {"3 of node1's GPUs reserved from 800: one left fits, no victim", {{0, 800, 0, 0, 3}}, 3600, false},
+        {"7 of node1's CPUs reserved from 800: node2's LOW job is taken", {{0, 800, 0, 7, 0}}, 3600, true},
+        {"node2 held whole from 800: nothing there to take, node1 fits", {{1, 800, 1, 0, 0}}, 3600, false},
+        {"1 CPU from 800, 7 from 2000, the job would end at 1100: the first counts, it fits",
+         {{0, 800, 0, 1, 0}, {0, 2000, 0, 7, 0}}, 900, false},
+        {"1 CPU from 800, 7 from 2000, the job would end at 3800: the second counts",
+         {{0, 800, 0, 1, 0}, {0, 2000, 0, 7, 0}}, 3600, true},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        auto reserve = [&](gp_snapshot_t *s, const int32_t *idx) {
+            for (const auto &a : c.ahead)
+                ASSERT_EQ(gp_snapshot_add_node_reserved_ahead(s, idx[a[0]], a[1], int(a[2]), uint32_t(a[3]),
+                                                              uint32_t(a[4])),
+                          GP_OK);
+            EXPECT_EQ(gp_snapshot_add_node_reserved_ahead(s, 7, 800, 1, 0, 0), GP_ERR_ARG);
+        };
+        const bool takes = takes_node2s_low(reserve, c.run_limit);
+        EXPECT_EQ(takes, c.takes);
     }
 }
 

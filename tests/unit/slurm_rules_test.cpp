@@ -82,6 +82,15 @@ TEST(SlurmRules, ArrayPendingTasks) {
     EXPECT_EQ(gpr_array_pending_tasks(false, NO_VAL, 40), 0u);
 }
 
+TEST(SlurmRules, RunLimitIsTheTimeLimitElseThePartitionsElseAYear) {
+    EXPECT_EQ(gpr_run_limit(30, 600), 1800);
+    EXPECT_EQ(gpr_run_limit(NO_VAL, 600), 36000);
+    EXPECT_EQ(gpr_run_limit(INFINITE, 600), 365 * 24 * 3600);
+    EXPECT_EQ(gpr_run_limit(NO_VAL, INFINITE), 365 * 24 * 3600);
+    EXPECT_EQ(gpr_run_limit(NO_VAL, NO_VAL), 365 * 24 * 3600);
+    EXPECT_EQ(gpr_run_limit(0, 600), 0);  // --time=0: Slurm's own check has it end at once
+}
+
 TEST(SlurmRules, SubmitTime) {
     EXPECT_EQ(gpr_submit_time(1000, 5000), 1000);
     EXPECT_EQ(gpr_submit_time(0, 5000), 5000);

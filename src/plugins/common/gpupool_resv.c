@@ -1,19 +1,23 @@
 /*
- * gpupool_resv.c - what active reservations keep from jobs outside them,
- * for the core's free GPUs and CPUs per node:
+ * gpupool_resv.c - what reservations keep from jobs outside them, for the
+ * core's free GPUs and CPUs per node, as Slurm's job_test_resv takes them
+ * for such a job: every reservation that has started, or starts before
+ * the job would end (its time limit: gp_job_t's run_limit), is in force:
  * - nodes a reservation holds whole (RESV_CTLD_FULL_NODE): Slurm starts no
- *   outside job there (job_test_resv);
+ *   outside job there;
  * - of a reservation of some cores (CoreCnt=, TRES=cpu=) or, from 23.11,
  *   some GPUs (TRES=gres/gpu=), those no running job holds: cons_tres takes
  *   every reserved core and GPU off an outside job's choice (exc_cores,
  *   gres_list_exc), so counting them free made a job within its quota
  *   wait on a node it could not have, and preempt nothing.
+ * Active ones go to the node's usage; those not started yet, nearest
+ * first, to the core as what they hold more from their start on
+ * (gp_snapshot_add_node_reserved_ahead), so that a preemptor that would
+ * run past a maintenance window's start is not planned onto its nodes.
  * Reservations may overlap (Flags=OVERLAP): cores and GPUs are ORed, as
  * Slurm does, and counted once.  A reservation with Flags=TIME_FLOAT
- * never starts (its start is always the same offset from now).  One that
- * starts before a job would end also keeps its nodes from it in Slurm;
- * gpupool reads only active ones (a known gap).  A job inside a
- * reservation is bound (its nodes are given), planned for by no one.
+ * starts its offset from now, always.  A job inside a reservation is
+ * bound (its nodes are given), planned for by no one.
  * Caller holds the job read and node read locks.
  */
 #include "config.h"
@@ -25,41 +29,73 @@
 #include "src/common/node_conf.h"
 #include "src/common/xmalloc.h"
 
+#ifndef YEAR_SECONDS
+#define YEAR_SECONDS (365 * 24 * 60 * 60)
+#endif
+
 #include "gpupool_slurm.h"
 
-static bool _active(slurmctld_resv_t *resv, time_t now)
+/* Start times of reservations not started yet read, nearest first. */
+#define GPS_RESV_AHEAD 16
+
+typedef struct {
+	slurmctld_resv_t *resv;
+	time_t start;  /* now for one that has started */
+} resv_at_t;
+
+/* Reservations in force by some time, ORed. */
+typedef struct {
+	bool *whole;
+	bitstr_t *cores;  /* the cluster's core bitmap */
+	bitstr_t **gpus;  /* per node index (23.11 and later) */
+} resv_union_t;
+
+/*
+ * Its start and end as job_test_resv takes them for a job outside it
+ * (_get_rel_start_end): a floating one starts its offset from now; a
+ * recurring one from its first start.
+ */
+static void _start_end(slurmctld_resv_t *resv, time_t now, time_t *start,
+		       time_t *end)
 {
-	return resv->node_bitmap && !(resv->flags & RESERVE_FLAG_TIME_FLOAT) &&
-	       (now >= resv->start_time) && (now < resv->end_time);
+	if (resv->flags & RESERVE_FLAG_TIME_FLOAT) {
+		*start = resv->start_time + now;
+		if (resv->duration == INFINITE)
+			*end = *start + YEAR_SECONDS;
+		else if (resv->duration && (resv->duration != NO_VAL))
+			*end = *start + (time_t) resv->duration * 60;
+		else {
+			*end = resv->end_time;
+			if (*start > *end)
+				*start = *end;
+		}
+	} else {
+		*start = resv->start_time_first ? resv->start_time_first :
+						  resv->start_time;
+		*end = resv->end_time;
+	}
 }
 
-static bool _partial(slurmctld_resv_t *resv)
+static int _by_start(const void *a, const void *b)
 {
-	return !(resv->ctld_flags & RESV_CTLD_FULL_NODE);
-}
-
-static void _alloc(gps_resv_held_t *h)
-{
-	if (h->whole)
-		return;
-	h->whole = xcalloc(node_record_count, sizeof(bool));
-	h->cpus = xcalloc(node_record_count, sizeof(uint32_t));
-	h->gpus = xcalloc(node_record_count, sizeof(uint32_t));
+	time_t x = ((const resv_at_t *) a)->start;
+	time_t y = ((const resv_at_t *) b)->start;
+	return (x < y) ? -1 : (x > y);
 }
 
 /*
- * Clear a running job's cores from the cluster's core bitmap `cores`: its
- * core bitmap lists its nodes' cores one node after another
+ * Set a running job's cores in the cluster's core bitmap `held`: its core
+ * bitmap lists its nodes' cores one node after another
  * (get_job_resources_offset), the cluster's by cr_get_coremap_offset().
  * (list_for_each: it nests where an iterator may not, 25.11.)
  */
-static int _clear_job_cores(void *x, void *arg)
+static int _held_job_cores(void *x, void *arg)
 {
 	job_record_t *job_ptr = x;
-	bitstr_t *cores = arg;
+	bitstr_t *held = arg;
 	job_resources_t *res = job_ptr->job_resrcs;
 	int n, first, last, i = 0;
-	int32_t size = bit_size(cores);
+	int32_t size = bit_size(held);
 
 	/* A completing job holds its cores until its epilog is done. */
 	if (!(IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr)) || !res ||
@@ -85,26 +121,105 @@ static int _clear_job_cores(void *x, void *arg)
 		for (c = 0; (from + c < to) && (off + (int) c < MIN(next, job_bits));
 		     c++)
 			if (bit_test(res->core_bitmap, off + c))
-				bit_clear(cores, from + c);
+				bit_set(held, from + c);
 	}
 	return 0;
 }
 
-/* The reserved cores left in `cores`, as CPUs, on each node. */
-static void _count_cpus(bitstr_t *cores, gps_resv_held_t *h)
+/* Add `resv` to the union `u`. */
+static void _add(resv_union_t *u, slurmctld_resv_t *resv, const gps_tres_t *t)
 {
-	int32_t size = bit_size(cores);
+	int n, bits = MIN(bit_size(resv->node_bitmap), node_record_count);
+
+	if (resv->ctld_flags & RESV_CTLD_FULL_NODE) {
+		for (n = 0; n < bits; n++)
+			if (bit_test(resv->node_bitmap, n))
+				u->whole[n] = true;
+		return;
+	}
+	if (resv->core_bitmap && (cr_get_coremap_offset(node_record_count) > 0)) {
+		if (!u->cores)
+			u->cores = bit_alloc(
+				cr_get_coremap_offset(node_record_count));
+		if (bit_size(u->cores) == bit_size(resv->core_bitmap))
+			bit_or(u->cores, resv->core_bitmap);
+	}
+	/* Its GPUs (none before 23.11). */
+	if (!GPS_RESV_GRES(resv))
+		return;
+	if (!u->gpus)
+		u->gpus = xcalloc(node_record_count, sizeof(bitstr_t *));
+	for (n = 0; n < bits; n++) {
+		node_record_t *node_ptr = node_record_table_ptr[n];
+		if (node_ptr && bit_test(resv->node_bitmap, n))
+			gps_node_resv_gpu_bits(node_ptr, n, t,
+					       GPS_RESV_GRES(resv), &u->gpus[n]);
+	}
+}
+
+/*
+ * What the union holds per node: whole, and the reserved cores (as CPUs)
+ * and GPUs no running job holds (its own, FLEX, IGNORE_JOBS: held, not
+ * reserved and free).  `*held` (the cores jobs hold) is made once.
+ */
+static void _count(const resv_union_t *u, const gps_tres_t *t,
+		   bitstr_t **held, bool *whole, uint32_t *cpus,
+		   uint32_t *gpus)
+{
 	node_record_t *node_ptr;
+	bitstr_t *cores = NULL;
 	int n;
 
-	for (n = 0; (node_ptr = next_node(&n)); n++) {
-		uint32_t from = cr_get_coremap_offset(n);
-		uint32_t to = MIN(cr_get_coremap_offset(n + 1), (uint32_t) size);
-		if (from < to)
-			h->cpus[n] = (uint32_t) bit_set_count_range(cores, from,
-								    to) *
-				     MAX(node_ptr->tpc, 1);
+	memcpy(whole, u->whole, node_record_count * sizeof(bool));
+	memset(cpus, 0, node_record_count * sizeof(uint32_t));
+	memset(gpus, 0, node_record_count * sizeof(uint32_t));
+	if (u->cores) {
+		if (!*held) {
+			*held = bit_alloc(bit_size(u->cores));
+			if (job_list)
+				(void) list_for_each(job_list, _held_job_cores,
+						     *held);
+		}
+		cores = bit_copy(u->cores);
+		bit_and_not(cores, *held);
 	}
+	for (n = 0; (node_ptr = next_node(&n)); n++) {
+		if (cores) {
+			int32_t size = bit_size(cores);
+			uint32_t from = cr_get_coremap_offset(n);
+			uint32_t to = MIN(cr_get_coremap_offset(n + 1),
+					  (uint32_t) size);
+			if (from < to)
+				cpus[n] = (uint32_t) bit_set_count_range(
+						  cores, from, to) *
+					  MAX(node_ptr->tpc, 1);
+		}
+		if (u->gpus && u->gpus[n])
+			gpus[n] = gps_node_resv_gpus_unheld(node_ptr, t,
+							    u->gpus[n]);
+	}
+	FREE_NULL_BITMAP(cores);
+}
+
+/* Node n's entry from `from` on, where it holds more than now. */
+static void _note_ahead(gps_resv_held_t *h, int n, time_t from, bool whole,
+			uint32_t cpus, uint32_t gpus, int *room)
+{
+	gps_resv_ahead_t *a;
+
+	if (h->whole[n] || (!(whole) && (cpus <= h->cpus[n]) &&
+			    (gpus <= h->gpus[n])))
+		return;
+	if (h->ahead_cnt >= *room) {
+		*room = *room ? *room * 2 : 64;
+		xrecalloc(h->ahead, *room, sizeof(*h->ahead));
+	}
+	a = &h->ahead[h->ahead_cnt++];
+	a->n = n;
+	a->from = from;
+	a->whole = whole;
+	a->cpus = (cpus > h->cpus[n]) ? cpus - h->cpus[n] : 0;
+	a->gpus = (gpus > h->gpus[n]) ? gpus - h->gpus[n] : 0;
 }
 
 extern bool gps_resv_held(time_t now, const gps_tres_t *t,
@@ -112,66 +227,70 @@ extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 {
 	list_itr_t *it;
 	slurmctld_resv_t *resv;
-	bitstr_t *cores = NULL, **gpus = NULL;
-	int n, bits;
+	resv_at_t *at;
+	resv_union_t u = { 0 };
+	bitstr_t *held = NULL;
+	bool *w = NULL;
+	uint32_t *c = NULL, *g = NULL;
+	int cnt = 0, i, n, steps = 0, room = 0;
 
 	memset(h, 0, sizeof(*h));
 	if (!resv_list || !list_count(resv_list) || (node_record_count < 1))
 		return false;
+	at = xcalloc(list_count(resv_list), sizeof(*at));
 	it = list_iterator_create(resv_list);
 	while ((resv = list_next(it))) {
-		if (!_active(resv, now))
+		time_t start, end;
+		if (!resv->node_bitmap)
 			continue;
-		_alloc(h);
-		bits = MIN(bit_size(resv->node_bitmap), node_record_count);
-		if (!_partial(resv)) {
-			for (n = 0; n < bits; n++)
-				if (bit_test(resv->node_bitmap, n))
-					h->whole[n] = true;
+		_start_end(resv, now, &start, &end);
+		/* Ended, or past any job's end (a year: no time limit). */
+		if ((end <= now) || (start >= now + YEAR_SECONDS))
 			continue;
-		}
-		if (resv->core_bitmap &&
-		    (cr_get_coremap_offset(node_record_count) > 0)) {
-			if (!cores)
-				cores = bit_alloc(cr_get_coremap_offset(
-					node_record_count));
-			if (bit_size(cores) == bit_size(resv->core_bitmap))
-				bit_or(cores, resv->core_bitmap);
-		}
-		/* Its GPUs (none before 23.11). */
-		if (!GPS_RESV_GRES(resv))
-			continue;
-		if (!gpus)
-			gpus = xcalloc(node_record_count, sizeof(bitstr_t *));
-		for (n = 0; n < bits; n++) {
-			node_record_t *node_ptr = node_record_table_ptr[n];
-			if (node_ptr && bit_test(resv->node_bitmap, n))
-				gps_node_resv_gpu_bits(node_ptr, n, t,
-						       GPS_RESV_GRES(resv),
-						       &gpus[n]);
-		}
+		at[cnt].resv = resv;
+		at[cnt++].start = MAX(start, now);
 	}
 	list_iterator_destroy(it);
-	if (cores) {
-		/* Reserved cores a job holds (its own, FLEX, IGNORE_JOBS)
-		 * are held, not reserved and free. */
-		if (job_list)
-			(void) list_for_each(job_list, _clear_job_cores, cores);
-		_count_cpus(cores, h);
-		FREE_NULL_BITMAP(cores);
+	if (!cnt) {
+		xfree(at);
+		return false;
 	}
-	if (gpus) {
-		for (n = 0; n < node_record_count; n++) {
-			if (!gpus[n])
-				continue;
-			if (node_record_table_ptr[n])
-				h->gpus[n] = gps_node_resv_gpus_unheld(
-					node_record_table_ptr[n], t, gpus[n]);
-			FREE_NULL_BITMAP(gpus[n]);
-		}
-		xfree(gpus);
+	qsort(at, cnt, sizeof(*at), _by_start);
+	h->whole = xcalloc(node_record_count, sizeof(bool));
+	h->cpus = xcalloc(node_record_count, sizeof(uint32_t));
+	h->gpus = xcalloc(node_record_count, sizeof(uint32_t));
+	u.whole = xcalloc(node_record_count, sizeof(bool));
+	/* Those in force now. */
+	for (i = 0; (i < cnt) && (at[i].start <= now); i++)
+		_add(&u, at[i].resv, t);
+	_count(&u, t, &held, h->whole, h->cpus, h->gpus);
+	/* Then each start time ahead, with all before it. */
+	if (i < cnt) {
+		w = xcalloc(node_record_count, sizeof(bool));
+		c = xcalloc(node_record_count, sizeof(uint32_t));
+		g = xcalloc(node_record_count, sizeof(uint32_t));
 	}
-	return h->whole != NULL;
+	while ((i < cnt) && (steps++ < GPS_RESV_AHEAD)) {
+		time_t from = at[i].start;
+		for (; (i < cnt) && (at[i].start == from); i++)
+			_add(&u, at[i].resv, t);
+		_count(&u, t, &held, w, c, g);
+		for (n = 0; n < node_record_count; n++)
+			_note_ahead(h, n, from, w[n], c[n], g[n], &room);
+	}
+	xfree(w);
+	xfree(c);
+	xfree(g);
+	if (u.gpus) {
+		for (n = 0; n < node_record_count; n++)
+			FREE_NULL_BITMAP(u.gpus[n]);
+		xfree(u.gpus);
+	}
+	FREE_NULL_BITMAP(u.cores);
+	FREE_NULL_BITMAP(held);
+	xfree(u.whole);
+	xfree(at);
+	return true;
 }
 
 extern void gps_resv_held_free(gps_resv_held_t *h)
@@ -179,4 +298,6 @@ extern void gps_resv_held_free(gps_resv_held_t *h)
 	xfree(h->whole);
 	xfree(h->cpus);
 	xfree(h->gpus);
+	xfree(h->ahead);
+	h->ahead_cnt = 0;
 }

@@ -459,6 +459,11 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->nodes = job_ptr->details->min_nodes;
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
+	if (state == GP_JOB_PENDING) {
+		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;
+		out->run_limit = gpr_run_limit(job_ptr->time_limit,
+					       part ? part->max_time : NO_VAL);
+	}
 	if ((state == GP_JOB_RUNNING) && _stays(job_ptr, out->qos))
 		out->flags |= GP_JOB_STAYS;
 	if (t->needs & GP_NEEDS_ACCOUNTS)
@@ -622,6 +627,13 @@ static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t,
 		if (usage)
 			gps_node_usage(snap, node_map[i], node_ptr, gpus, t,
 				       resv ? &held : NULL, i);
+	}
+	for (i = 0; resv && (i < held.ahead_cnt); i++) {
+		const gps_resv_ahead_t *a = &held.ahead[i];
+		if (node_map[a->n] >= 0)
+			(void) gp_snapshot_add_node_reserved_ahead(
+				snap, node_map[a->n], (int64_t) a->from,
+				a->whole, a->cpus, a->gpus);
 	}
 	gps_resv_held_free(&held);
 }

@@ -146,15 +146,26 @@ extern uint64_t gps_running_fingerprint(void);
  */
 extern bool gps_nodes_readable(const gps_tres_t *t);
 /*
- * What active reservations keep from jobs outside them (gpupool_resv.c),
- * per node index: held whole, and of reservations of some cores or GPUs
- * the CPUs and GPUs no job of theirs uses.  All NULL: no reservation.
- * Caller holds the job read and node read locks.
+ * What reservations keep from jobs outside them (gpupool_resv.c), per
+ * node index: active ones, held whole, and of reservations of some cores
+ * or GPUs the CPUs and GPUs no job of theirs uses; and `ahead`, what
+ * those not started yet hold more from their start on, each node's
+ * entries cumulative (gp_snapshot_add_node_reserved_ahead).  All NULL: no
+ * reservation.  Caller holds the job read and node read locks.
  */
+typedef struct {
+	int n;           /* node index */
+	time_t from;
+	bool whole;
+	uint32_t cpus;   /* more than active ones reserve */
+	uint32_t gpus;
+} gps_resv_ahead_t;
 typedef struct {
 	bool *whole;
 	uint32_t *cpus;
 	uint32_t *gpus;
+	gps_resv_ahead_t *ahead;
+	int ahead_cnt;
 } gps_resv_held_t;
 extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 			  gps_resv_held_t *h);
