@@ -619,6 +619,11 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
     PlanScratch &s = plan_scratch_;
     uint32_t tries = config_->consolidation_tries;
     const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
+    s.dest_nodes = &nodes_.nodes();
+    if (nodes_.ahead_before(INT64_MAX) > 0) {
+        nodes_.nodes_until(INT64_MAX, s.dest_until);
+        s.dest_nodes = &s.dest_until;
+    }
     for (int32_t node : s.eligible) {
         if (tries == 0) break;
         const NodeUse &u = (*s.nodes)[size_t(node)];
@@ -655,7 +660,7 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
 // Weights).  All placed: appended to the scratch's sets and dests.
 bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
     PlanScratch &s = plan_scratch_;
-    const std::vector<NodeUse> &nodes = nodes_.nodes();
+    const std::vector<NodeUse> &nodes = *s.dest_nodes;
     s.dest_free.resize(nodes.size());
     // Not a node another preemptor holds (its victims' or its moved jobs').
     for (size_t n = 0; n < nodes.size(); ++n)

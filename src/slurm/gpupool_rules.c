@@ -102,14 +102,15 @@ extern int64_t gpr_submit_time(int64_t submit_time, int64_t now)
 	return (submit_time > 0) ? submit_time : now;
 }
 
-extern int64_t gpr_run_limit(uint32_t time_limit, uint32_t part_max_time)
+extern int64_t gpr_run_limit(uint32_t time_limit, uint32_t part_max_time,
+			     uint32_t time_slices)
 {
 	const int64_t year = 365 * 24 * 60 * 60;  /* Slurm's YEAR_SECONDS */
 	uint32_t minutes = (time_limit != NO_VAL) ? time_limit : part_max_time;
 
 	if ((minutes == INFINITE) || (minutes == NO_VAL))
 		return year;
-	return (int64_t) minutes * 60;
+	return (int64_t) minutes * 60 * ((time_slices > 1) ? time_slices : 1);
 }
 
 extern bool gpr_hold_may_be_ours(bool pending, uint32_t priority,

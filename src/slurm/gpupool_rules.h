@@ -96,11 +96,14 @@ extern int64_t gpr_submit_time(int64_t submit_time, int64_t now);
 
 /*
  * How long Slurm counts a pending job to run, in seconds, when it checks
- * reservations (job_test_resv's duration): its time limit in minutes,
- * else (NO_VAL) its partition's MaxTime; a year for INFINITE.  The
- * partition's may be NO_VAL too (none known): a year.
+ * reservations (job_test_resv's _get_job_duration): its time limit in
+ * minutes, else (NO_VAL) its partition's MaxTime; a year for INFINITE
+ * (or NO_VAL: none known).  Under gang scheduling a job shares its time
+ * with `time_slices` others (the partition's OverSubscribe count), so a
+ * limit (not a year) is multiplied by them; pass 1 otherwise.
  */
-extern int64_t gpr_run_limit(uint32_t time_limit, uint32_t part_max_time);
+extern int64_t gpr_run_limit(uint32_t time_limit, uint32_t part_max_time,
+			     uint32_t time_slices);
 
 /*
  * Could this job's hold be gpupool's?  Pending, priority 0 that no one set

@@ -22,6 +22,7 @@ struct Row {
     std::vector<uint32_t> victims;  // in plan order
     std::vector<std::string> moved_to;
     Rule rule = Rule::None;
+    std::vector<ReservedAhead> ahead;  // reservations not started yet
 };
 
 // Two 4-GPU nodes; pool1 (Quota=4) over both; pool2 over both unless a
@@ -140,6 +141,30 @@ TEST(Consolidation, MovesAJobThatCanStartAgainAtOnce) {
          {2},
          {},
          Rule::Reclaim},
+        {"n0 is reserved whole from 2000: the newer LOW job would run past it there (its time limit not "
+         "known), so the older one moves to n1 and the job, whose own limit is not known either, takes n0",
+         kTwoPools,
+         {{"pool1", 1}, {"pool2", 1}},
+         {on(running(1, "pool2", "low", 2, 100), 0), on(running(2, "pool2", "low", 2, 500), 1)},
+         pending(9, "pool1", "normal", 4, 700),
+         {1},
+         {"n1"},
+         Rule::Consolidate,
+         {ReservedAhead{0, 2000, true, 0, 0}}},
+        {"n0 is reserved whole from 2000 and the job would run until 6000: only n1 could hold it, and n1's "
+         "LOW job could go only to n0: nothing moves",
+         kTwoPools,
+         {{"pool1", 1}, {"pool2", 1}},
+         {on(running(1, "pool2", "low", 2, 100), 0), on(running(2, "pool2", "low", 2, 500), 1)},
+         [] {
+             SnapJob j = pending(9, "pool1", "normal", 4, 700);
+             j.run_limit = 5000;
+             return j;
+         }(),
+         {},
+         {},
+         Rule::None,
+         {ReservedAhead{0, 2000, true, 0, 0}}},
     };
     for (const Row &row : rows) {
         SCOPED_TRACE(row.sentence);
@@ -152,6 +177,7 @@ TEST(Consolidation, MovesAJobThatCanStartAgainAtOnce) {
         }
         for (const SnapJob &j : row.running) w.snap.add_job(j);
         w.snap.add_job(row.preemptor);
+        w.snap.reserved_ahead = row.ahead;
         settle(w.snap);
         w.e.evaluate(w.snap, 1000);
         EXPECT_EQ(w.victims(row.preemptor), row.victims);

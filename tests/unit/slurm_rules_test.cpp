@@ -83,12 +83,15 @@ TEST(SlurmRules, ArrayPendingTasks) {
 }
 
 TEST(SlurmRules, RunLimitIsTheTimeLimitElseThePartitionsElseAYear) {
-    EXPECT_EQ(gpr_run_limit(30, 600), 1800);
-    EXPECT_EQ(gpr_run_limit(NO_VAL, 600), 36000);
-    EXPECT_EQ(gpr_run_limit(INFINITE, 600), 365 * 24 * 3600);
-    EXPECT_EQ(gpr_run_limit(NO_VAL, INFINITE), 365 * 24 * 3600);
-    EXPECT_EQ(gpr_run_limit(NO_VAL, NO_VAL), 365 * 24 * 3600);
-    EXPECT_EQ(gpr_run_limit(0, 600), 0);  // --time=0: Slurm's own check has it end at once
+    EXPECT_EQ(gpr_run_limit(30, 600, 1), 1800);
+    EXPECT_EQ(gpr_run_limit(NO_VAL, 600, 1), 36000);
+    EXPECT_EQ(gpr_run_limit(INFINITE, 600, 1), 365 * 24 * 3600);
+    EXPECT_EQ(gpr_run_limit(NO_VAL, INFINITE, 1), 365 * 24 * 3600);
+    EXPECT_EQ(gpr_run_limit(NO_VAL, NO_VAL, 1), 365 * 24 * 3600);
+    // Gang scheduling over OverSubscribe=FORCE:4: four slices a limit, not a year.
+    EXPECT_EQ(gpr_run_limit(30, 600, 4), 7200);
+    EXPECT_EQ(gpr_run_limit(INFINITE, 600, 4), 365 * 24 * 3600);
+    EXPECT_EQ(gpr_run_limit(30, 600, 0), 1800);
 }
 
 TEST(SlurmRules, SubmitTime) {

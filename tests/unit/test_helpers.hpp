@@ -90,6 +90,7 @@ inline JobRef ref(const SnapJob &j) {
     r.start = j.start_time;
     r.nodes_given = j.nodes_given;
     r.allowed_nodes = j.allowed_nodes;
+    r.run_limit = j.run_limit;
     return r;
 }
 

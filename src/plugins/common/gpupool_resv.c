@@ -10,10 +10,14 @@
  *   every reserved core and GPU off an outside job's choice (exc_cores,
  *   gres_list_exc), so counting them free made a job within its quota
  *   wait on a node it could not have, and preempt nothing.
- * Active ones go to the node's usage; those not started yet, nearest
- * first, to the core as what they hold more from their start on
+ * Active ones go to the node's usage; those not started yet (the nearest
+ * GPS_RESV_AHEAD start times, within a year: no job runs longer) to the
+ * core as what they hold more from their start on
  * (gp_snapshot_add_node_reserved_ahead), so that a preemptor that would
  * run past a maintenance window's start is not planned onto its nodes.
+ * Reserved cores and GPUs a victim holds go back to the reservation, not
+ * to the preemptor; the plan counts them freed (a known gap: the
+ * preemptor then waits for its next plan).
  * Reservations may overlap (Flags=OVERLAP): cores and GPUs are ORed, as
  * Slurm does, and counted once.  A reservation with Flags=TIME_FLOAT
  * starts its offset from now, always.  A job inside a reservation is
@@ -52,8 +56,11 @@ typedef struct {
 
 /*
  * Its start and end as job_test_resv takes them for a job outside it
- * (_get_rel_start_end): a floating one starts its offset from now; a
- * recurring one from its first start.
+ * (_get_rel_start_end): a floating one starts its offset from now; others
+ * at start_time_first (a recurring one's current occurrence; slurmctld
+ * moves one that ended to its next, gpupool skips it until then).
+ * Slurm adds a reservation's boot_time to a job that needs a reboot (node
+ * features plugins): not read.
  */
 static void _start_end(slurmctld_resv_t *resv, time_t now, time_t *start,
 		       time_t *end)

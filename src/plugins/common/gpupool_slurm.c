@@ -461,8 +461,12 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->flags |= GP_JOB_NODES_GIVEN;
 	if (state == GP_JOB_PENDING) {
 		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;
+		uint32_t slices = 1;
+		if (part && (slurm_conf.preempt_mode & PREEMPT_MODE_GANG))
+			slices = part->max_share & ~SHARED_FORCE;
 		out->run_limit = gpr_run_limit(job_ptr->time_limit,
-					       part ? part->max_time : NO_VAL);
+					       part ? part->max_time : NO_VAL,
+					       slices);
 	}
 	if ((state == GP_JOB_RUNNING) && _stays(job_ptr, out->qos))
 		out->flags |= GP_JOB_STAYS;
@@ -601,12 +605,12 @@ static void _add_partitions(gp_snapshot_t *snap, const int32_t *node_map,
  * with `usage`, its free GPUs and completing state too.  `node_map`
  * (node_record_count entries) gets each record's snapshot index.
  */
-static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t,
+static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t, time_t now,
 		       bool usage, int32_t *node_map)
 {
 	node_record_t *node_ptr;
 	gps_resv_held_t held = { 0 };
-	bool resv = usage && gps_resv_held(time(NULL), t, &held);
+	bool resv = usage && gps_resv_held(now, t, &held);
 	int i;
 
 	for (i = 0; i < node_record_count; i++)
@@ -662,7 +666,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	if ((!running_only || usage) && (node_record_count > 0)) {
 		node_map = xcalloc(node_record_count, sizeof(int32_t));
 		gps_node_scratch_alloc(&scratch);
-		_add_nodes(snap, t, usage, node_map);
+		_add_nodes(snap, t, now, usage, node_map);
 		if (!running_only && part_list) {
 			_add_partitions(snap, node_map, scratch.idx);
 #if GPS_SLURM_AT_LEAST(26, 5)
