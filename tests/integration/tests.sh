@@ -163,28 +163,34 @@ test_reclaim_past_reserved_node() {
   cancel_all 30
   scontrol delete ReservationName=gpmaint || rc=1
   (( rc == 0 )) || return 1
-  reclaim_past_reservation_ahead
+  reclaim_past_reservation_ahead whole || return 1
+  reclaim_past_reservation_ahead cores
 }
 
-# 3a'. The same reservation, not started yet: it starts in 10 minutes.
-#     Slurm keeps node4 from a job that would still run then (job_test_resv
-#     counts a job's time limit), not from one that ends before.  A NORMAL
-#     job of pool2 for 5 minutes starts on node4's free GPU and preempts
-#     nothing; one for 60 minutes must reclaim what pool1 borrowed on
-#     node1-3.  Before, gpupool read only reservations that had started:
+# 3a'. The same reservation, not started yet: it starts in 10 minutes, of
+#     node4 whole (MAINT) or of one of its two cores.  Slurm keeps it from
+#     a job that would still run then (job_test_resv counts a job's time
+#     limit), not from one that ends before.  A NORMAL job of pool2 for 5
+#     minutes (of 2 CPUs in the cores round) starts on node4's free GPU and
+#     preempts nothing; one for 60 minutes must reclaim what pool1 borrowed
+#     on node1-3.  Before, gpupool read only reservations that had started:
 #     node4 fit every job, the long one got no victim and waited for the
 #     reservation's end.
 reclaim_past_reservation_ahead() {
-  local l1 l2 l3 s n rc=0
+  local what=$1 l1 l2 l3 s n rc=0 spec=() ask=()
+  case $what in
+    whole) spec=(Flags=MAINT) ;;
+    cores) spec=(CoreCnt=1) ask=(-c 2) ;;
+  esac
   scontrol delete ReservationName=gpsoon >/dev/null 2>&1 || true  # left by a test cut off
   scontrol create reservation ReservationName=gpsoon Nodes=node4 StartTime=now+10minutes Duration=10 \
-    Users=root Flags=MAINT >/dev/null || return 1
+    Users=root "${spec[@]}" >/dev/null || { ilog "scontrol create reservation ${spec[*]} failed"; return 1; }
   { l1=$(submit l1 pool1 low -w node1) && l2=$(submit l2 pool1 low -w node2) &&
       l3=$(submit l3 pool1 low -w node3) && assert wait_running_count 3 30; } || rc=1
   if (( rc == 0 )); then
-    ilog "pool1 borrows node1-3 (quota 2, 3 LOW jobs); node4's GPU free, reserved from 10 minutes on"
+    ilog "pool1 borrows node1-3 (quota 2, 3 LOW jobs); node4's GPU free, reserved ($what) from 10 minutes on"
     mark_log
-    s=$(submit s pool2 normal --time=5) || rc=1
+    s=$(submit s pool2 normal --time=5 "${ask[@]}") || rc=1
     { assert wait_state "$s" RUNNING 30 && assert test "$(squeue -h -j "$s" -o %N)" = node4 &&
         assert test "$(job_state "$l1")$(job_state "$l2")$(job_state "$l3")" = RUNNINGRUNNINGRUNNING; } ||
       { ilog "pool2's 5-minute job: $(job_state "$s") $(job_reason "$s") on $(squeue -h -j "$s" -o %N)"; rc=1; }
@@ -192,7 +198,7 @@ reclaim_past_reservation_ahead() {
   fi
   if (( rc == 0 )); then
     assert wait_state "$s" 'CANCELLED|COMPLETED' 30 || rc=1
-    n=$(submit n pool2 normal --time=60) || rc=1
+    n=$(submit n pool2 normal --time=60 "${ask[@]}") || rc=1
     { assert wait_state "$n" RUNNING 30 &&
         assert log_has "preempt.*JobId=$n.*Reclaim" &&
         assert test "$(squeue -h -j "$n" -o %N)" != node4; } ||
