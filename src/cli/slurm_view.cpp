@@ -267,9 +267,14 @@ void load_reservations(Snapshot &snap, const node_info_msg_t *nodes, const std::
     auto cpus_per_core = [](const node_info_t &n) -> uint32_t {
         return n.cpus <= uint32_t(n.sockets) * n.cores ? 1 : std::max<uint16_t>(1, n.threads);
     };
+    std::vector<ReservedAhead> ahead;  // not started yet: per reservation and node, summed below
     for (uint32_t r = 0; r < resvs->record_count; ++r) {
         const reserve_info_t &v = resvs->reservation_array[r];
-        if ((v.flags & RESERVE_FLAG_TIME_FLOAT) || now < v.start_time || now >= v.end_time) continue;
+        if ((v.flags & RESERVE_FLAG_TIME_FLOAT) || now >= v.end_time) continue;
+        // One not started yet counts for jobs that would run past its
+        // start, as the plugins count it (gpupool_resv.c); within a year.
+        const bool later = now < v.start_time;
+        if (later && v.start_time - now >= 365 * 24 * 3600) continue;
         std::vector<int32_t> in;
         uint64_t node_cores = 0;
         for (int k = 0; v.node_inx && v.node_inx[k] >= 0; k += 2)
@@ -282,20 +287,40 @@ void load_reservations(Snapshot &snap, const node_info_msg_t *nodes, const std::
             // Some cores whose places 22.05 sends only once slurmctld saved
             // the reservation (within 5 s): not whole, none counted yet.
             if (v.core_cnt && v.core_cnt != NO_VAL && v.core_cnt < node_cores) continue;
-            for (int32_t n : in) snap.nodes[size_t(n)].closed = true;
+            for (int32_t n : in) {
+                if (later)
+                    ahead.push_back(ReservedAhead{n, int64_t(v.start_time), true, 0, 0});
+                else
+                    snap.nodes[size_t(n)].closed = true;
+            }
             continue;
         }
-        usage.partial_reservations.insert(str(v.name));
+        if (!later) usage.partial_reservations.insert(str(v.name));
         for (uint32_t c = 0; c < v.core_spec_cnt; ++c) {
             auto it = by_name.find(str(v.core_spec[c].node_name));
             if (it == by_name.end() || node_map[it->second] < 0) continue;
-            SnapNode &sn = snap.nodes[size_t(node_map[it->second])];
-            const uint64_t cpus = uint64_t(reservation_cores(str(v.core_spec[c].core_id))) *
-                                  cpus_per_core(nodes->node_array[it->second]);
-            sn.reserved_cpus = gpr_gpus_clamp(sn.reserved_cpus + cpus);
+            const int32_t n = node_map[it->second];
+            const uint32_t cpus = gpr_gpus_clamp(uint64_t(reservation_cores(str(v.core_spec[c].core_id))) *
+                                                 cpus_per_core(nodes->node_array[it->second]));
+            if (later) {
+                ahead.push_back(ReservedAhead{n, int64_t(v.start_time), false, cpus, 0});
+            } else {
+                SnapNode &sn = snap.nodes[size_t(n)];
+                sn.reserved_cpus = gpr_gpus_clamp(uint64_t(sn.reserved_cpus) + cpus);
+            }
         }
     }
     slurm_free_reservation_info_msg(resvs);
+    // Each node's entries cumulative by start, as the core reads them.
+    std::stable_sort(ahead.begin(), ahead.end(), [](const ReservedAhead &a, const ReservedAhead &b) {
+        return a.node != b.node ? a.node < b.node : a.from < b.from;
+    });
+    for (size_t i = 1; i < ahead.size(); ++i)
+        if (ahead[i].node == ahead[i - 1].node) {
+            ahead[i].whole |= ahead[i - 1].whole;
+            ahead[i].cpus = gpr_gpus_clamp(uint64_t(ahead[i].cpus) + ahead[i - 1].cpus);
+        }
+    snap.reserved_ahead = std::move(ahead);
 }
 
 }  // namespace
@@ -410,6 +435,7 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
         snap.partitions.back().lln = (p.flags & PART_FLAG_LLN) != 0;
         if (priority_tier) (*priority_tier)[p.name] = p.priority_tier;
         if (!usage) continue;
+        usage->max_time[p.name] = p.max_time;
         // As gps_node_usage: jobs may hold the same CPUs under
         // OverSubscribe=YES:N or FORCE:N, N > 1: CPUs not counted there.
         if ((p.max_share & ~SHARED_FORCE) > 1)
@@ -475,6 +501,9 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
             sj.node_count = min_nodes;
             pending_nodes(j, table, view.snap, gres, type, min_nodes, sj);
             pending_ask(j, gres, conf.memory_allocated, min_nodes, sj);
+            // As gps_job_fill (gang scheduling's slices not read here).
+            auto mt = table.max_time.find(sj.partitions.empty() ? std::string() : sj.partitions.front());
+            sj.run_limit = gpr_run_limit(j.time_limit, mt != table.max_time.end() ? mt->second : NO_VAL, 1);
         } else if (usage) {
             job_node_shares(j, sj.state == JobState::Suspended, table, conf.memory_allocated, gres, type, sj);
             // A job of a reservation of some cores runs on them: not reserved and free too.

@@ -42,6 +42,9 @@ struct NodeTable {
     // Filled: active reservations of some cores (their jobs' CPUs are
     // theirs, not other jobs').
     std::unordered_set<std::string> partial_reservations;
+    // Filled: each partition's MaxTime (minutes), for a pending job's run
+    // limit (SnapJob::run_limit) where it has no time limit of its own.
+    std::unordered_map<std::string, uint32_t> max_time;
 };
 
 // Nodes (with the GPUs `cfg`'s QuotaTRES counts, and CPUs and memory where

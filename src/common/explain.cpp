@@ -232,11 +232,19 @@ private:
         const Placement order = placement_of(p);
         int32_t best = kNoNode;
         for (int32_t n : *in) {
-            const NodeUse &u = free[size_t(n)];
+            const NodeUse u = for_job(j, n, free[size_t(n)]);
             if (!u.starts_jobs() || u.free_gpus < gpus || !u.room_for(j->cpus, j->mem_mb)) continue;
-            if (best == kNoNode || before(order, u, free[size_t(best)])) best = n;
+            if (best == kNoNode || before(order, free[size_t(n)], free[size_t(best)])) best = n;
         }
         return best;
+    }
+    // Node n's use `u` as job j may have it: Slurm keeps a reservation's
+    // nodes and cores from a job that would run past its start
+    // (NodeLayout::node_until).
+    NodeUse for_job(const SnapJob *j, int32_t n, NodeUse u) const {
+        const int64_t until = j && j->run_limit > 0 ? c_.now + j->run_limit : c_.now;
+        c_.engine.nodes().node_until(until, n, u);
+        return u;
     }
     const std::vector<int32_t> *nodes_of(int p) const {
         return c_.engine.nodes().partition_nodes(c_.pool(p).name);
@@ -288,12 +296,12 @@ private:
     }
     // Free GPUs enough in pool p's node set: are they on p's own nodes
     // (then on no one node that fits the job: NoOneNode)?
-    bool on_no_one_node(int p, uint32_t gpus, PendingExplain &pe) const {
+    bool on_no_one_node(const SnapJob *j, int p, uint32_t gpus, PendingExplain &pe) const {
         uint64_t total = 0;
         uint32_t most = 0;
         if (const std::vector<int32_t> *in = nodes_of(p))
             for (int32_t n : *in) {
-                const NodeUse &u = node_left_[size_t(n)];
+                const NodeUse u = for_job(j, n, node_left_[size_t(n)]);
                 if (!u.starts_jobs()) continue;
                 total += u.free_gpus;
                 most = std::max(most, u.free_gpus);
@@ -401,7 +409,7 @@ private:
         }
         // Enough free GPUs on its nodes, but on no one node that fits it:
         // preempt/gpupool's victim plan (`why`) says what frees one.
-        if (scattered >= 0 && on_no_one_node(scattered, r.gpus, pe)) return;
+        if (scattered >= 0 && on_no_one_node(j, scattered, r.gpus, pe)) return;
         // No free GPUs: what may it preempt (R4 in its pool, R5 from
         // others' borrowed excess when entitled)?
         pe.reason = WaitReason::WaitingForGpus;

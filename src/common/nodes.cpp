@@ -96,18 +96,34 @@ uint32_t NodeLayout::ahead_before(int64_t until) const {
                                  ahead_starts_.begin());
 }
 
+namespace {
+
+// A node's latest entry starting before `until` (it counts the earlier ones).
+void apply(const ReservedAhead &a, NodeUse &u) {
+    u.closed |= a.whole;
+    u.free_gpus -= std::min(u.free_gpus, a.gpus);
+    u.free_cpus -= std::min(u.free_cpus, a.cpus);
+}
+
+}  // namespace
+
 void NodeLayout::nodes_until(int64_t until, std::vector<NodeUse> &out) const {
     out.assign(nodes_.begin(), nodes_.end());
     for (size_t i = 0; i < ahead_.size(); ++i) {
         const ReservedAhead &a = ahead_[i];
-        // A node's latest entry starting before `until`: it counts the earlier ones.
         if (a.from >= until) continue;
         if (i + 1 < ahead_.size() && ahead_[i + 1].node == a.node && ahead_[i + 1].from < until) continue;
-        NodeUse &u = out[size_t(a.node)];
-        u.closed |= a.whole;
-        u.free_gpus -= std::min(u.free_gpus, a.gpus);
-        u.free_cpus -= std::min(u.free_cpus, a.cpus);
+        apply(a, out[size_t(a.node)]);
     }
+}
+
+void NodeLayout::node_until(int64_t until, int32_t node, NodeUse &u) const {
+    if (ahead_.empty()) return;
+    auto it = std::lower_bound(ahead_.begin(), ahead_.end(), node,
+                               [](const ReservedAhead &a, int32_t n) { return a.node < n; });
+    const ReservedAhead *last = nullptr;
+    for (; it != ahead_.end() && it->node == node && it->from < until; ++it) last = &*it;
+    if (last) apply(*last, u);
 }
 
 const std::vector<int32_t> *NodeLayout::partition_nodes(std::string_view name) const {

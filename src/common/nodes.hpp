@@ -85,6 +85,8 @@ public:
     // nodes() as a job that would run until `until` may have them: with
     // what reservations starting before then hold (Snapshot::reserved_ahead).
     void nodes_until(int64_t until, std::vector<NodeUse> &out) const;
+    // The same for one node's use `u` (nodes()[node], or what is left of it).
+    void node_until(int64_t until, int32_t node, NodeUse &u) const;
 
 private:
     bool known_ = false;

@@ -252,22 +252,25 @@ reclaim_past_partial_reservation() {
 #     and pool2's one hold node1-3, none preemptible; pool2's NORMAL job of
 #     2 CPUs, within its quota, fits node4's free GPU but not its one
 #     unreserved core: it waits for one node (before, the command counted
-#     the core free and called the job starting).
+#     the core free and called the job starting).  With `later`, the
+#     reservation starts in 10 minutes and the job would run 60: the same
+#     (before, the command read only reservations that had started).
 queue_sees_reserved_cores() {
-  local a b c n js text rc=0
+  local when=now ask=() a b c n js text rc=0
+  [[ ${1:-} == later ]] && when=now+10minutes ask=(--time=60)
   scontrol delete ReservationName=gppart >/dev/null 2>&1 || true  # left by a test cut off
-  scontrol create reservation ReservationName=gppart Nodes=node4 CoreCnt=1 StartTime=now Duration=10 \
+  scontrol create reservation ReservationName=gppart Nodes=node4 CoreCnt=1 StartTime=$when Duration=10 \
     Users=root >/dev/null || return 1
   # The command reads its cores once slurmctld saved it (22.05: up to 5 s).
   assert wait_until 10 eval '[[ $(scontrol show reservation gppart) == *CoreIDs=* ]]' || rc=1
   (( rc == 0 )) && { a=$(submit a pool1 normal -w node1) && b=$(submit b pool1 normal -w node2) &&
       c=$(submit c pool2 normal -w node3) && assert wait_running_count 3 30 &&
-      n=$(submit n pool2 normal -c 2) &&
+      n=$(submit n pool2 normal -c 2 "${ask[@]}") &&
       assert wait_until 30 eval '[[ $(job_reason "$n") == Resources ]]'; } || rc=1
   if (( rc == 0 )); then
     js=$(gp queue --json) || rc=1
     text=$(jget "[j['reason_text'] for j in d['jobs'] if j['job_id'] == $n][0]" <<<"$js")
-    ilog "queue: $text"
+    ilog "queue (reservation from $when): $text"
     assert test "$text" = "waiting for one node: 1 GPU free over pool2's nodes, 1 at most on one, none with the CPUs and memory it asks" ||
       { gp queue >&2; gp why "$n" >&2; rc=1; }
   fi
@@ -278,6 +281,7 @@ queue_sees_reserved_cores() {
 test_reclaim_past_reserved_cores() {
   reclaim_past_partial_reservation cores || return 1
   queue_sees_reserved_cores || return 1
+  queue_sees_reserved_cores later || return 1
   if [[ $(scontrol --version) == *" 22."* ]]; then
     ilog "22.05 reserves no GRES: the GPU round is for 23.11 and later"
     return 0

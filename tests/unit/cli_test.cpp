@@ -955,6 +955,37 @@ TEST(CliQueue, JobsAheadTakeTheNodeThatFitsThem) {
     EXPECT_EQ(queue_reason(e, v, 5), "starting");
 }
 
+// A reservation not started yet keeps its node from a job that would run
+// past its start, as Slurm's job_test_resv: wb's job holds n0, n1 has its 4
+// GPUs free and is reserved whole from 10 minutes on.  wa's 4-GPU job 5 of
+// 5 minutes starts there; of 60 it does not (before, both "starting"); of
+// 60 with 2 of n1's 8 CPUs reserved instead, and asking 7, it waits for
+// one node short of CPUs.
+TEST(CliQueue, AReservationNotStartedYetKeepsItsNodeFromALongerJob) {
+    auto queue_for = [](int64_t run_limit, ReservedAhead ahead, uint32_t cpus, std::string *text = nullptr) {
+        Engine e = engine_with(kOsmoTiers + "Pool=wa Quota=8\nPool=wb Quota=0\n");
+        ClusterView v = plan_view({on_node(running(1, "wb", "normal", 4, T0), 0)}, 4);
+        v.snap.nodes[0].room_cpus = v.snap.nodes[1].room_cpus = 8;
+        v.snap.reserved_ahead = {ahead};
+        v.snap.jobs.back().run_limit = run_limit;
+        v.snap.jobs.back().cpus = cpus;
+        Json root;
+        json_t *j = queue_job(e, v, root, 5);
+        if (j && text) *text = str_at(j, "reason_text");
+        return j ? str_at(j, "reason") : std::string("(not in queue)");
+    };
+    const int64_t at = T0 + 30 + 600;
+    EXPECT_EQ(queue_for(300, ReservedAhead{1, at, true, 0, 0}, 1), "starting");
+    // n1 is not its: it must take back what wb borrowed on n0.
+    EXPECT_EQ(queue_for(3600, ReservedAhead{1, at, true, 0, 0}, 1), "waiting_for_reclaim");
+    EXPECT_EQ(queue_for(0, ReservedAhead{1, at, true, 0, 0}, 1), "starting");  // no limit known
+    std::string text;
+    EXPECT_EQ(queue_for(3600, ReservedAhead{1, at, false, 2, 0}, 7, &text), "no_one_node");
+    EXPECT_EQ(text, "waiting for one node: 4 GPUs free over wa's nodes, 4 at most on one, none with the CPUs and "
+                    "memory it asks");
+    EXPECT_EQ(queue_for(300, ReservedAhead{1, at, false, 2, 0}, 7), "starting");
+}
+
 TEST(CliQueue, ANodeShortOfCpusDoesNotFitTheJob) {
     // n1's 4 free GPUs but none of its 8 CPUs (a CPU-only job holds them):
     // wa's 2-GPU job asking 2 CPUs fits n0 (2 GPUs, 6 CPUs free).  Asking
