@@ -249,13 +249,17 @@ struct NodeRoom {
 std::vector<NodeRoom> node_rooms(const Pass &p, const PendingExplain &pe) {
     const NodeLayout &layout = p.engine.nodes();
     std::set<int32_t> nodes;
+    int64_t until = p.view.now;  // reservations ahead: as far as its time limit reaches
     for (const SnapJob &j : p.view.snap.jobs)
-        if (j.id == pe.job_id && j.state == JobState::Pending)
+        if (j.id == pe.job_id && j.state == JobState::Pending) {
+            if (j.run_limit > 0) until += j.run_limit;
             for (const std::string &part : j.partitions)
                 if (const std::vector<int32_t> *in = layout.partition_nodes(part)) nodes.insert(in->begin(), in->end());
+        }
     std::vector<NodeRoom> rows;
     for (int32_t n : nodes) {
         NodeRoom r{n, layout.nodes()[size_t(n)], 0};
+        layout.node_until(until, n, r.use);
         for (const JobOnNode &j : layout.jobs_on(n)) {
             const RunningExplain *re = p.x.find_running(j.job_id);
             if (re && re->preemptible) r.preemptible += j.gpus;

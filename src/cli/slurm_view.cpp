@@ -247,13 +247,16 @@ void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory
     sj.mem_mb = mem;
 }
 
-// As gpupool_resv.c, from what slurmctld sends its clients: an active
-// reservation without cores listed or GPUs holds its nodes whole (closed);
-// one of some cores (summed over reservations, not ORed: overlapping ones
-// count twice here, and only a reservation's own jobs' CPUs come off) keeps them (as CPUs) from other jobs' free CPUs, less what its
-// own jobs use (load_cluster).  Clients get a reservation's GPUs as one
-// total, not per node: those are not counted.  Unreadable (PrivateData=
-// reservations): none counted.
+// As gpupool_resv.c, from what slurmctld sends its clients: a reservation
+// without cores listed or GPUs holds its nodes whole (closed); one of some
+// cores keeps them (as CPUs) from other jobs' free CPUs, less what its own
+// jobs use (load_cluster); overlapping reservations' cores count once.
+// One not started yet (within a year) counts for a job that would run past
+// its start (Snapshot::reserved_ahead).  Not as the plugins: reserved cores
+// other running jobs hold (FLEX, IGNORE_JOBS, a job that ends before a
+// reservation starts) count twice, and floating (TIME_FLOAT) reservations
+// not at all.  Clients get a reservation's GPUs as one total, not per node:
+// those are not counted.  Unreadable (PrivateData=reservations): none.
 void load_reservations(Snapshot &snap, const node_info_msg_t *nodes, const std::vector<int32_t> &node_map,
                        NodeTable &usage) {
     reserve_info_msg_t *resvs = nullptr;
@@ -261,66 +264,82 @@ void load_reservations(Snapshot &snap, const node_info_msg_t *nodes, const std::
     std::unordered_map<std::string, uint32_t> by_name;
     for (uint32_t i = 0; i < nodes->record_count; ++i)
         if (nodes->node_array[i].name) by_name[nodes->node_array[i].name] = i;
-    const time_t now = time(nullptr);
+    const int64_t now = usage.now ? usage.now : int64_t(time(nullptr));
     // Slurm's CPUs per core where a node's CPUs are its threads (tpc), 1
     // where they are its cores.
     auto cpus_per_core = [](const node_info_t &n) -> uint32_t {
         return n.cpus <= uint32_t(n.sockets) * n.cores ? 1 : std::max<uint16_t>(1, n.threads);
     };
-    std::vector<ReservedAhead> ahead;  // not started yet: per reservation and node, summed below
+    // What each reservation holds on a node, and from when (now: in force).
+    struct Held {
+        int64_t from;
+        int32_t node;           // snapshot index
+        uint32_t table;         // slurmctld's node table index
+        bool whole;
+        std::string cores;      // its core list there
+    };
+    std::vector<Held> held;
     for (uint32_t r = 0; r < resvs->record_count; ++r) {
         const reserve_info_t &v = resvs->reservation_array[r];
-        if ((v.flags & RESERVE_FLAG_TIME_FLOAT) || now >= v.end_time) continue;
-        // One not started yet counts for jobs that would run past its
-        // start, as the plugins count it (gpupool_resv.c); within a year.
-        const bool later = now < v.start_time;
-        if (later && v.start_time - now >= 365 * 24 * 3600) continue;
-        std::vector<int32_t> in;
+        if ((v.flags & RESERVE_FLAG_TIME_FLOAT) || now >= int64_t(v.end_time)) continue;
+        const bool later = now < int64_t(v.start_time);
+        if (later && int64_t(v.start_time) - now >= 365 * 24 * 3600) continue;
+        const int64_t from = later ? int64_t(v.start_time) : now;
+        std::vector<std::pair<int32_t, uint32_t>> in;
         uint64_t node_cores = 0;
         for (int k = 0; v.node_inx && v.node_inx[k] >= 0; k += 2)
             for (int32_t n = v.node_inx[k]; n <= v.node_inx[k + 1]; ++n)
                 if (n >= 0 && size_t(n) < node_map.size() && node_map[size_t(n)] >= 0) {
-                    in.push_back(node_map[size_t(n)]);
+                    in.emplace_back(node_map[size_t(n)], uint32_t(n));
                     node_cores += uint64_t(nodes->node_array[n].sockets) * nodes->node_array[n].cores;
                 }
         if ((!v.core_spec_cnt || !v.core_spec) && !(v.flags & compat::kReserveGres)) {
             // Some cores whose places 22.05 sends only once slurmctld saved
             // the reservation (within 5 s): not whole, none counted yet.
             if (v.core_cnt && v.core_cnt != NO_VAL && v.core_cnt < node_cores) continue;
-            for (int32_t n : in) {
-                if (later)
-                    ahead.push_back(ReservedAhead{n, int64_t(v.start_time), true, 0, 0});
-                else
-                    snap.nodes[size_t(n)].closed = true;
-            }
+            for (const auto &n : in) held.push_back(Held{from, n.first, n.second, true, {}});
             continue;
         }
         if (!later) usage.partial_reservations.insert(str(v.name));
         for (uint32_t c = 0; c < v.core_spec_cnt; ++c) {
             auto it = by_name.find(str(v.core_spec[c].node_name));
             if (it == by_name.end() || node_map[it->second] < 0) continue;
-            const int32_t n = node_map[it->second];
-            const uint32_t cpus = gpr_gpus_clamp(uint64_t(reservation_cores(str(v.core_spec[c].core_id))) *
-                                                 cpus_per_core(nodes->node_array[it->second]));
-            if (later) {
-                ahead.push_back(ReservedAhead{n, int64_t(v.start_time), false, cpus, 0});
-            } else {
-                SnapNode &sn = snap.nodes[size_t(n)];
-                sn.reserved_cpus = gpr_gpus_clamp(uint64_t(sn.reserved_cpus) + cpus);
-            }
+            held.push_back(Held{from, node_map[it->second], it->second, false, str(v.core_spec[c].core_id)});
         }
     }
     slurm_free_reservation_info_msg(resvs);
-    // Each node's entries cumulative by start, as the core reads them.
-    std::stable_sort(ahead.begin(), ahead.end(), [](const ReservedAhead &a, const ReservedAhead &b) {
+    // Per node, by start: cores ORed; those in force now on the node, and
+    // what each later start adds, cumulatively, as the core reads them.
+    std::stable_sort(held.begin(), held.end(), [](const Held &a, const Held &b) {
         return a.node != b.node ? a.node < b.node : a.from < b.from;
     });
-    for (size_t i = 1; i < ahead.size(); ++i)
-        if (ahead[i].node == ahead[i - 1].node) {
-            ahead[i].whole |= ahead[i - 1].whole;
-            ahead[i].cpus = gpr_gpus_clamp(uint64_t(ahead[i].cpus) + ahead[i - 1].cpus);
+    std::vector<ReservedAhead> &ahead = snap.reserved_ahead;
+    ahead.clear();
+    for (size_t i = 0; i < held.size();) {
+        const int32_t n = held[i].node;
+        const uint32_t per_core = cpus_per_core(nodes->node_array[held[i].table]);
+        std::vector<bool> cores;
+        bool whole = false;
+        uint32_t now_cpus = 0;
+        bool now_whole = false;
+        for (; i < held.size() && held[i].node == n;) {
+            const int64_t from = held[i].from;
+            for (; i < held.size() && held[i].node == n && held[i].from == from; ++i) {
+                whole |= held[i].whole;
+                add_reservation_cores(held[i].cores, cores);
+            }
+            const uint32_t cpus =
+                gpr_gpus_clamp(uint64_t(std::count(cores.begin(), cores.end(), true)) * per_core);
+            if (from <= now) {
+                now_whole = whole;
+                now_cpus = cpus;
+                snap.nodes[size_t(n)].closed |= whole;
+                snap.nodes[size_t(n)].reserved_cpus = cpus;
+            } else if (!now_whole && (whole || cpus > now_cpus)) {
+                ahead.push_back(ReservedAhead{n, from, whole, cpus - now_cpus, 0});
+            }
         }
-    snap.reserved_ahead = std::move(ahead);
+    }
 }
 
 }  // namespace
@@ -459,6 +478,7 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
     // where the caller sees every job (PrivateData=jobs hides others').
     NodeTable table;
     table.memory_allocated = conf.memory_allocated;
+    table.now = view.now;
     const bool usage = node_usage && !gres.empty() && !(conf.private_jobs && getuid() != 0);
     load_nodes_partitions(view.snap, cfg, nullptr, usage ? &table : nullptr);
 

@@ -31,6 +31,7 @@ ControllerConf load_controller_conf();
 // one-node check of `queue`).
 struct NodeTable {
     bool memory_allocated = false;  // SelectTypeParameters allocates memory
+    int64_t now = 0;                // the view's time (0: the clock's)
     // Filled: slurmctld's node table index -> index in Snapshot::nodes (-1: none).
     std::vector<int32_t> to_snap;
     // Partitions that give whole nodes or cap CPUs per node: their jobs

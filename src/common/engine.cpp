@@ -239,6 +239,7 @@ void Engine::count_running(const Snapshot &snap, Evaluation &ev) const {
         r.start = j.start_time;
         r.suspended = j.state == JobState::Suspended;
         r.stays = j.stays;
+        r.run_limit = j.run_limit;
         r.array_job_id = j.array_job_id;
         if (r.array_job_id) ev.array_running[r.array_job_id]++;
         if (!j.partitions.empty()) {

@@ -395,7 +395,7 @@ private:
     bool entitled_to_move(const JobRef &preemptor);
     bool movable(const RunningInfo &vi, uint32_t gpus_here, int64_t now) const;
     void consolidation_choices(const JobRef &preemptor, int64_t now, uint32_t per_node);
-    bool place_moved(int32_t from_node, const std::vector<uint32_t> &set);
+    bool place_moved(int32_t from_node, const std::vector<uint32_t> &set, int64_t now);
     void moved(const VictimPlan &plan, uint32_t place, Verdict &v) const;
     uint32_t np_room(int32_t node) const;
     void choose_nodes(uint32_t preemptor_id, uint32_t node_count, bool with_fallbacks, VictimPlan &plan) const;

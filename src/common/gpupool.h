@@ -289,11 +289,13 @@ typedef struct {
 	 */
 	const char *allowed_nodes;
 	/*
-	 * Since ABI 21, pending jobs: how long Slurm counts the job to run,
-	 * in seconds (its time limit, else its partition's; a year where
-	 * there is none).  A reservation that starts before it would end
-	 * keeps its nodes or cores from it (gp_snapshot_add_node_reserved_
-	 * ahead).  0: not known; such reservations are not read for it.
+	 * Since ABI 21: how long Slurm counts the job to run, in seconds
+	 * (its time limit, else its partition's; a year where there is
+	 * none).  A reservation that starts before it would end keeps its
+	 * nodes or cores from it (gp_snapshot_add_node_reserved_ahead):
+	 * for a pending job (a preemptor), and for a running one if it were
+	 * moved and started again (consolidation).  0: not known; such
+	 * reservations are not read for it.
 	 */
 	int64_t run_limit;
 } gp_job_t;

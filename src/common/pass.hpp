@@ -288,6 +288,7 @@ struct RunningInfo {
     static constexpr uint32_t kNoWalk = UINT32_MAX;
     uint32_t queue_walk = kNoWalk;
     bool stays = false;  // SnapJob::stays
+    int64_t run_limit = 0;  // SnapJob::run_limit
     // Suspended (scontrol suspend): it holds its GPUs and is never a victim
     // (Evaluation::suspended).
     bool suspended = false;

@@ -162,10 +162,12 @@ struct SnapJob {
     // gets no plan.
     bool nodes_given = false;
     std::string allowed_nodes;
-    // Pending: how long Slurm counts it to run (its time limit, else its
+    // How long Slurm counts it to run (its time limit, else its
     // partition's; a year for none), in seconds: a reservation starting
     // before it would end keeps its nodes and cores from it
-    // (Snapshot::reserved_ahead).  0: not known (those are not read).
+    // (Snapshot::reserved_ahead).  Running: the same, as it would run if
+    // moved and started again (consolidation).  0: not known (those are
+    // not read).
     int64_t run_limit = 0;
 };
 

@@ -619,11 +619,6 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
     PlanScratch &s = plan_scratch_;
     uint32_t tries = config_->consolidation_tries;
     const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
-    s.dest_nodes = &nodes_.nodes();
-    if (nodes_.ahead_before(INT64_MAX) > 0) {
-        nodes_.nodes_until(INT64_MAX, s.dest_until);
-        s.dest_nodes = &s.dest_until;
-    }
     for (int32_t node : s.eligible) {
         if (tries == 0) break;
         const NodeUse &u = (*s.nodes)[size_t(node)];
@@ -647,7 +642,7 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
             !cover_room(u, cost))
             continue;
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
-        if (!place_moved(node, s.set)) continue;
+        if (!place_moved(node, s.set, now)) continue;
         s.choices.push_back(
             PlanScratch::Choice{cost, node, from, static_cast<uint32_t>(s.sets.size()), np_room(node), true});
     }
@@ -658,9 +653,9 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
 // (tier, then original submit time, which job ids follow), each on the
 // first node in node order where its GPUs, CPUs and memory fit (equal node
 // Weights).  All placed: appended to the scratch's sets and dests.
-bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
+bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set, int64_t now) {
     PlanScratch &s = plan_scratch_;
-    const std::vector<NodeUse> &nodes = *s.dest_nodes;
+    const std::vector<NodeUse> &nodes = nodes_.nodes();
     s.dest_free.resize(nodes.size());
     // Not a node another preemptor holds (its victims' or its moved jobs').
     for (size_t n = 0; n < nodes.size(); ++n)
@@ -680,13 +675,24 @@ bool Engine::place_moved(int32_t from_node, const std::vector<uint32_t> &set) {
         const RunningInfo &ri = eval_.running.find(c.job_id)->second;
         const std::vector<int32_t> *part = nodes_.partition_nodes(eval_.pools[static_cast<size_t>(ri.pool)].name);
         int32_t to = -1;
+        // Started again, it would run its whole time limit: reservations
+        // starting before then keep their nodes, cores and GPUs from it.
+        const int64_t until = ri.run_limit > 0 ? now + ri.run_limit : now;
         if (part)
-            for (int32_t m : *part)
-                if (m >= 0 && size_t(m) < nodes.size() && m != from_node && s.dest_free[size_t(m)] >= c.gpus_here &&
-                    s.dest_room[size_t(m)].room_for(c.cpus_here, c.mem_here)) {
+            for (int32_t m : *part) {
+                if (m < 0 || size_t(m) >= nodes.size() || m == from_node) continue;
+                NodeUse later = nodes[size_t(m)];
+                nodes_.node_until(until, m, later);
+                const uint32_t kept_gpus = nodes[size_t(m)].free_gpus - later.free_gpus;
+                const uint32_t kept_cpus = nodes[size_t(m)].free_cpus - later.free_cpus;
+                NodeUse room = s.dest_room[size_t(m)];
+                room.free_cpus -= std::min(room.free_cpus, kept_cpus);
+                if (!later.closed && s.dest_free[size_t(m)] >= uint64_t(c.gpus_here) + kept_gpus &&
+                    room.room_for(c.cpus_here, c.mem_here)) {
                     to = m;
                     break;
                 }
+            }
         if (to < 0) {
             s.sets.resize(first);
             s.dests.resize(first);

@@ -126,10 +126,6 @@ struct PlanScratch {
     std::vector<uint32_t> order;      // consolidation: the moved jobs, in Slurm's order
     std::vector<uint32_t> dest_free;  // consolidation: free GPUs per node while moved jobs are placed
     std::vector<NodeUse> dest_room;   // consolidation: their free CPUs and memory meanwhile
-    // Consolidation: the nodes as moved jobs may have them (their time limits
-    // unknown here: with every reservation not started yet).
-    const std::vector<NodeUse> *dest_nodes = nullptr;
-    std::vector<NodeUse> dest_until;
     std::vector<Choice> choices;
     // The nodes as the preemptor may have them: the layout's, or with
     // reservations that start before it would end (NodeLayout::nodes_until).

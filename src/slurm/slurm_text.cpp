@@ -164,8 +164,8 @@ uint64_t per_gres_value(const std::string &list, const std::string &name) {
     return value;
 }
 
-uint32_t reservation_cores(const std::string &core_ids) {
-    uint64_t n = 0;
+void add_reservation_cores(const std::string &core_ids, std::vector<bool> &cores) {
+    constexpr unsigned long kMaxCore = 65535;  // past any node's cores
     size_t from = 0;
     while (from <= core_ids.size()) {
         size_t to = core_ids.find(',', from);
@@ -173,14 +173,24 @@ uint32_t reservation_cores(const std::string &core_ids) {
         const std::string part = core_ids.substr(from, to - from);
         unsigned long a = 0, b = 0;
         int used = 0;
-        if (std::sscanf(part.c_str(), "%lu-%lu%n", &a, &b, &used) == 2 && size_t(used) == part.size()) {
-            if (b >= a) n += b - a + 1;
-        } else if (std::sscanf(part.c_str(), "%lu%n", &a, &used) == 1 && size_t(used) == part.size()) {
-            ++n;
+        bool range = std::sscanf(part.c_str(), "%lu-%lu%n", &a, &b, &used) == 2 && size_t(used) == part.size();
+        if (!range && std::sscanf(part.c_str(), "%lu%n", &a, &used) == 1 && size_t(used) == part.size()) {
+            b = a;
+            range = true;
+        }
+        if (range && a <= b && a <= kMaxCore) {
+            b = std::min(b, kMaxCore);
+            if (cores.size() <= b) cores.resize(b + 1, false);
+            for (unsigned long c = a; c <= b; ++c) cores[c] = true;
         }
         from = to + 1;
     }
-    return n > UINT32_MAX ? UINT32_MAX : uint32_t(n);
+}
+
+uint32_t reservation_cores(const std::string &core_ids) {
+    std::vector<bool> cores;
+    add_reservation_cores(core_ids, cores);
+    return uint32_t(std::count(cores.begin(), cores.end(), true));
 }
 
 uint64_t shared_gres_gpus(const std::string &gres_used) {

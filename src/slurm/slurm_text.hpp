@@ -77,8 +77,12 @@ uint64_t per_gres_value(const std::string &list, const std::string &name);
 // GPU counts once whatever shares it.  As gpupool_nodes.c's _shared_in_use.
 uint64_t shared_gres_gpus(const std::string &gres_used);
 
-// Cores in a reservation's core list for one node ("0-1,3": 3); a part
-// that is no number or range counts none.
+// The cores of a reservation's core list for one node ("0-1,3") set in
+// `cores` (grown as needed; ids past 65535 left out); a part that is no
+// number or range sets none.  Reservations on the same cores (overlapping,
+// one after the other) set them once, as Slurm ORs their core bitmaps.
+void add_reservation_cores(const std::string &core_ids, std::vector<bool> &cores);
+// How many cores `add_reservation_cores` sets in an empty set ("0-1,3": 3).
 uint32_t reservation_cores(const std::string &core_ids);
 
 // QuotaTRES "gres/gpu" or "gres/gpu:TYPE" -> name "gpu" and type "" or TYPE.

@@ -120,6 +120,11 @@ TEST(SlurmText, ReservationCoresCountsListsAndRanges) {
     EXPECT_EQ(reservation_cores(""), 0u);
     EXPECT_EQ(reservation_cores("x,2"), 1u) << "what is no number counts none";
     EXPECT_EQ(reservation_cores("3-1"), 0u);
+    EXPECT_EQ(reservation_cores("0-3,2-5"), 6u) << "a core listed twice counts once";
+    std::vector<bool> cores;
+    add_reservation_cores("0-1", cores);
+    add_reservation_cores("1,3", cores);  // another reservation, on core 1 too
+    EXPECT_EQ(cores, (std::vector<bool>{true, true, false, true}));
 }
 
 TEST(SlurmText, SharedGresGpusInEveryReleasesForm) {

@@ -47,6 +47,11 @@ struct World {
 
 const std::string kTwoPools = "Pool=pool1 Quota=4\nPool=pool2 Quota=4\n";
 
+SnapJob limited(SnapJob j, int64_t run_limit) {
+    j.run_limit = run_limit;
+    return j;
+}
+
 }  // namespace
 
 TEST(Consolidation, MovesAJobThatCanStartAgainAtOnce) {
@@ -141,26 +146,32 @@ TEST(Consolidation, MovesAJobThatCanStartAgainAtOnce) {
          {2},
          {},
          Rule::Reclaim},
-        {"n0 is reserved whole from 2000: the newer LOW job would run past it there (its time limit not "
-         "known), so the older one moves to n1 and the job, whose own limit is not known either, takes n0",
+        {"n0 is reserved whole from 2000: the newer LOW job would run past it there (until 5500), so the "
+         "older one moves to n1, and the job, ending at 1500, takes n0",
          kTwoPools,
          {{"pool1", 1}, {"pool2", 1}},
-         {on(running(1, "pool2", "low", 2, 100), 0), on(running(2, "pool2", "low", 2, 500), 1)},
-         pending(9, "pool1", "normal", 4, 700),
+         {on(limited(running(1, "pool2", "low", 2, 100), 4500), 0), on(limited(running(2, "pool2", "low", 2, 500), 4500), 1)},
+         limited(pending(9, "pool1", "normal", 4, 700), 500),
          {1},
          {"n1"},
          Rule::Consolidate,
          {ReservedAhead{0, 2000, true, 0, 0}}},
+        {"2 of n0's GPUs are reserved from 2000; the newer LOW job, limited to 900, would end at 1900, before: "
+         "it moves to n0 as without the reservation",
+         kTwoPools,
+         {{"pool1", 1}, {"pool2", 1}},
+         {on(limited(running(1, "pool2", "low", 2, 100), 4500), 0), on(limited(running(2, "pool2", "low", 2, 500), 900), 1)},
+         limited(pending(9, "pool1", "normal", 4, 700), 5000),
+         {2},
+         {"n0"},
+         Rule::Consolidate,
+         {ReservedAhead{0, 2000, false, 0, 2}}},
         {"n0 is reserved whole from 2000 and the job would run until 6000: only n1 could hold it, and n1's "
          "LOW job could go only to n0: nothing moves",
          kTwoPools,
          {{"pool1", 1}, {"pool2", 1}},
-         {on(running(1, "pool2", "low", 2, 100), 0), on(running(2, "pool2", "low", 2, 500), 1)},
-         [] {
-             SnapJob j = pending(9, "pool1", "normal", 4, 700);
-             j.run_limit = 5000;
-             return j;
-         }(),
+         {on(limited(running(1, "pool2", "low", 2, 100), 4500), 0), on(limited(running(2, "pool2", "low", 2, 500), 4500), 1)},
+         limited(pending(9, "pool1", "normal", 4, 700), 5000),
          {},
          {},
          Rule::None,

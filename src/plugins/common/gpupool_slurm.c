@@ -459,7 +459,8 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->nodes = job_ptr->details->min_nodes;
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
-	if (state == GP_JOB_PENDING) {
+	{
+		/* Pending: where it is tried; running: its own partition. */
 		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;
 		uint32_t slices = 1;
 		if (part && (slurm_conf.preempt_mode & PREEMPT_MODE_GANG))
