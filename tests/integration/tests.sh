@@ -167,6 +167,17 @@ test_reclaim_past_reserved_node() {
   reclaim_past_reservation_ahead cores
 }
 
+# Job $2 ($1 in the log) starts within 30 s by reclaiming what pool1
+# borrowed, and not on node4 (reserved).
+starts_by_reclaim_off_node4() {
+  local what=$1 n=$2
+  { assert wait_state "$n" RUNNING 30 &&
+      assert log_has "preempt.*JobId=$n.*Reclaim" &&
+      assert test "$(squeue -h -j "$n" -o %N)" != node4; } ||
+    { ilog "$what: $(job_state "$n") $(job_reason "$n") on $(squeue -h -j "$n" -o %N)"
+      log_since | grep gpupool | tail -5 >&2; return 1; }
+}
+
 # 3a'. The same reservation, not started yet: it starts in 10 minutes, of
 #     node4 whole (MAINT) or of one of its two cores.  Slurm keeps it from
 #     a job that would still run then (job_test_resv counts a job's time
@@ -199,11 +210,7 @@ reclaim_past_reservation_ahead() {
   if (( rc == 0 )); then
     assert wait_state "$s" 'CANCELLED|COMPLETED' 30 || rc=1
     n=$(submit n pool2 normal --time=60 "${ask[@]}") || rc=1
-    { assert wait_state "$n" RUNNING 30 &&
-        assert log_has "preempt.*JobId=$n.*Reclaim" &&
-        assert test "$(squeue -h -j "$n" -o %N)" != node4; } ||
-      { ilog "pool2's 60-minute job: $(job_state "$n") $(job_reason "$n") on $(squeue -h -j "$n" -o %N)"
-        log_since | grep gpupool | tail -5 >&2; rc=1; }
+    starts_by_reclaim_off_node4 "pool2's 60-minute job" "$n" || rc=1
   fi
   cancel_all 30
   scontrol delete ReservationName=gpsoon || rc=1
@@ -238,11 +245,7 @@ reclaim_past_partial_reservation() {
     ilog "pool1 borrows node1-3 (quota 2, 3 LOW jobs); node4's GPU free, its $what partly reserved"
     mark_log
     n=$(submit n pool2 normal "${ask[@]}") || rc=1
-    { assert wait_state "$n" RUNNING 30 &&
-        assert log_has "preempt.*JobId=$n.*Reclaim" &&
-        assert test "$(squeue -h -j "$n" -o %N)" != node4; } ||
-      { ilog "pool2's job: $(job_state "$n") $(job_reason "$n") on $(squeue -h -j "$n" -o %N)"
-        log_since | grep gpupool | tail -5 >&2; rc=1; }
+    starts_by_reclaim_off_node4 "pool2's job" "$n" || rc=1
   fi
   cancel_all 30
   scontrol delete ReservationName=gppart || rc=1
