@@ -166,6 +166,18 @@ GP_EXPORT int gp_snapshot_add_node_reserved_ahead(gp_snapshot_t *s, int32_t node
     return GP_OK;
 }
 
+GP_EXPORT int gp_snapshot_add_job_reserved(gp_snapshot_t *s, int32_t node_index, int64_t from, uint32_t cpus,
+                                          uint32_t gpus) {
+    if (!s || s->snap.jobs.empty() || node_index < 0 || size_t(node_index) >= s->snap.nodes.size())
+        return GP_ERR_ARG;
+    const SnapJob &j = s->snap.jobs.back();
+    if (!holds_gpus(j.state)) return GP_ERR_ARG;
+    return guarded(GP_ERR_ARG, nullptr, 0, [&] {
+        s->snap.held_reserved.push_back(HeldReserved{j.id, node_index, from, cpus, gpus});
+        return GP_OK;
+    });
+}
+
 GP_EXPORT int gp_snapshot_set_job_node_resources(gp_snapshot_t *s, const uint32_t *cpus, const uint64_t *mem_mb,
                                                  size_t count) {
     if (!s || s->snap.jobs.empty()) return GP_ERR_ARG;

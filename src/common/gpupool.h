@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 21
+#define GP_ABI_VERSION 22
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -409,6 +409,19 @@ int gp_snapshot_add_node_reserved_ahead(gp_snapshot_t *snap,
 					int32_t node_index, int64_t from,
 					int whole, uint32_t cpus,
 					uint32_t gpus);
+
+/*
+ * Since ABI 22, with node usage: of the running job added last, on node
+ * `node_index` (one of its nodes), the CPUs and GPUs it holds that
+ * reservations in force by `from` reserve (0: those in force now).  A victim's reserved cores and GPUs go back to the
+ * reservation, not to a preemptor outside it that would run past `from`,
+ * so its plan counts them as not freed.  Give a job's entries per node
+ * cumulatively, as gp_snapshot_add_node_reserved_ahead.  Not called: a
+ * victim frees all it holds, as in ABI 21.  GP_ERR_ARG: no running job
+ * added yet, or no such node.
+ */
+int gp_snapshot_add_job_reserved(gp_snapshot_t *snap, int32_t node_index,
+				 int64_t from, uint32_t cpus, uint32_t gpus);
 
 /*
  * Since ABI 19: the CPUs and memory (MiB) the job added last holds on each

@@ -49,6 +49,18 @@ void NodeLayout::load(const Snapshot &snap) {
     std::stable_sort(ahead_.begin(), ahead_.end(), [](const ReservedAhead &a, const ReservedAhead &b) {
         return a.node != b.node ? a.node < b.node : a.from < b.from;
     });
+    held_reserved_.clear();
+    for (const HeldReserved &h : snap.held_reserved) {
+        if (h.node < 0 || size_t(h.node) >= nodes_.size()) continue;
+        held_reserved_.push_back(h);
+        // Its start splits preemptors as a reservation ahead does (a later
+        // one's cores that jobs hold have no ReservedAhead entry).
+        if (h.from > 0) ahead_starts_.push_back(h.from);
+    }
+    std::stable_sort(held_reserved_.begin(), held_reserved_.end(), [](const HeldReserved &a, const HeldReserved &b) {
+        if (a.job_id != b.job_id) return a.job_id < b.job_id;
+        return a.node != b.node ? a.node < b.node : a.from < b.from;
+    });
     std::sort(ahead_starts_.begin(), ahead_starts_.end());
     ahead_starts_.erase(std::unique(ahead_starts_.begin(), ahead_starts_.end()), ahead_starts_.end());
     job_range_.clear();
@@ -124,6 +136,20 @@ void NodeLayout::node_until(int64_t until, int32_t node, NodeUse &u) const {
     const ReservedAhead *last = nullptr;
     for (; it != ahead_.end() && it->node == node && it->from < until; ++it) last = &*it;
     if (last) apply(*last, u);
+}
+
+void NodeLayout::held_reserved(uint32_t job_id, int32_t node, int64_t until, uint32_t &cpus, uint32_t &gpus) const {
+    cpus = gpus = 0;
+    if (held_reserved_.empty()) return;
+    auto it = std::lower_bound(held_reserved_.begin(), held_reserved_.end(), std::make_pair(job_id, node),
+                               [](const HeldReserved &h, const std::pair<uint32_t, int32_t> &k) {
+                                   return h.job_id != k.first ? h.job_id < k.first : h.node < k.second;
+                               });
+    // The latest entry in force by `until` (it counts the earlier ones).
+    for (; it != held_reserved_.end() && it->job_id == job_id && it->node == node && it->from < until; ++it) {
+        cpus = it->cpus;
+        gpus = it->gpus;
+    }
 }
 
 const std::vector<int32_t> *NodeLayout::partition_nodes(std::string_view name) const {

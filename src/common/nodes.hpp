@@ -80,13 +80,19 @@ public:
     // Slurm places a one-node job by Weight alone (Snapshot::one_node_by_weight).
     bool one_node_by_weight() const { return one_node_by_weight_; }
     // How many start times of reservations not started yet come before
-    // `until` (a job running until then is kept off what they hold).
+    // `until` (a job running until then is kept off what they hold, or
+    // gets less back from victims holding it: held_reserved).
     uint32_t ahead_before(int64_t until) const;
     // nodes() as a job that would run until `until` may have them: with
     // what reservations starting before then hold (Snapshot::reserved_ahead).
     void nodes_until(int64_t until, std::vector<NodeUse> &out) const;
     // The same for one node's use `u` (nodes()[node], or what is left of it).
     void node_until(int64_t until, int32_t node, NodeUse &u) const;
+    // Of what running job `job_id` holds on `node`, the CPUs and GPUs that
+    // reservations in force by `until` reserve (Snapshot::held_reserved):
+    // preempted, it frees them to the reservation, not to a job outside it
+    // that runs until then.
+    void held_reserved(uint32_t job_id, int32_t node, int64_t until, uint32_t &cpus, uint32_t &gpus) const;
 
 private:
     bool known_ = false;
@@ -99,6 +105,8 @@ private:
     // Snapshot::reserved_ahead by node, then start; their start times, sorted, once each.
     std::vector<ReservedAhead> ahead_;
     std::vector<int64_t> ahead_starts_;
+    // Snapshot::held_reserved by job, node, then start (nearly always empty).
+    std::vector<HeldReserved> held_reserved_;
     // Jobs' nodes, one range per running job found by id.
     FlatIdMap<std::pair<uint32_t, uint32_t>> job_range_;
     std::vector<NodeShare> job_nodes_;

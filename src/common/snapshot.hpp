@@ -197,10 +197,25 @@ struct ReservedAhead {
     uint32_t gpus = 0;
 };
 
+// What a running job holds on a node that reservations reserve: `cpus`
+// CPUs and `gpus` GPUs of it, counting every reservation in force by `from`
+// (0: those in force now).  Preempted, it gives them back to the
+// reservation, not to a job outside it that would run past `from`.  A job
+// and node's later entries include its earlier ones.
+struct HeldReserved {
+    uint32_t job_id = 0;
+    int32_t node = -1;
+    int64_t from = 0;
+    uint32_t cpus = 0;
+    uint32_t gpus = 0;
+};
+
 struct Snapshot {
     std::vector<SnapNode> nodes;
     // Reservations not started yet (with node usage only).
     std::vector<ReservedAhead> reserved_ahead;
+    // Reserved CPUs and GPUs running jobs hold (with node usage only).
+    std::vector<HeldReserved> held_reserved;
     std::vector<SnapPartition> partitions;
     // Mapped, not from malloc: it goes back when the snapshot does.
     std::vector<SnapJob, PageAllocator<SnapJob>> jobs;

@@ -255,6 +255,9 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now,
             s.allowed.try_emplace(j.job_id, how);
         }
         if (how == kNot || (how == kByCount && !by_count) || (how == kSwap && !swaps)) continue;
+        // Reserved cores and GPUs it holds go back to their reservation.
+        uint32_t resv_cpus, resv_gpus;
+        nodes_.held_reserved(j.job_id, node, s.until, resv_cpus, resv_gpus);
         // GPU-seconds lost is R6's `newest` (least work lost) for a set;
         // with `oldest` the site chose R6's order over work lost.
         const bool work_lost = config_->preemption_order == PreemptionOrder::Newest;
@@ -262,13 +265,13 @@ void Engine::node_candidates(int32_t node, const JobRef &preemptor, int64_t now,
         // With `by_work` (Swap=least-work's first try) the work lost alone
         // orders the sets, whoever's jobs they take (no "fewest by swap, then
         // by R4" first).
-        s.candidates.push_back(NodeCandidate{j.job_id, j.gpus,
+        s.candidates.push_back(NodeCandidate{j.job_id, j.gpus - std::min(j.gpus, resv_gpus),
                                              PlanCost{how == kSwap && !by_work ? uint64_t(ri.gpus) : 0u,
                                                       how == kInPool && !by_work ? uint64_t(ri.gpus) : 0u,
                                                       uint64_t(ri.gpus) * ran,
                                                       ri.rank},
                                              how == kInPool ? -1 : ri.pool, how == kByCount, how == kSwap,
-                                             j.cpus, j.mem_mb});
+                                             j.cpus - std::min(j.cpus, resv_cpus), j.mem_mb});
     }
     std::sort(s.candidates.begin(), s.candidates.end(),
               [](const NodeCandidate &a, const NodeCandidate &b) { return a.cost.rank_sum < b.cost.rank_sum; });
@@ -304,6 +307,7 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
         ++s.reused;
     } else {
         s.made_for.valid = false;
+        s.until = until;
         if (alike.ahead > 0) {
             nodes_.nodes_until(until, s.nodes_until);
             s.nodes = &s.nodes_until;
@@ -630,6 +634,11 @@ void Engine::consolidation_choices(const JobRef &preemptor, int64_t now, uint32_
             if (j.gpus == 0 || it == eval_.running.end() || j.job_id == preemptor.id) continue;
             const RunningInfo &ri = it->second;
             if (!movable(ri, j.gpus, now)) continue;
+            // One holding reserved cores or GPUs would free less than it
+            // takes elsewhere: not moved.
+            uint32_t resv_cpus, resv_gpus;
+            nodes_.held_reserved(j.job_id, node, s.until, resv_cpus, resv_gpus);
+            if (resv_cpus || resv_gpus) continue;
             const uint64_t ran = work_lost && now > ri.start ? uint64_t(now - ri.start) : 0;
             s.candidates.push_back(
                 NodeCandidate{j.job_id, j.gpus, PlanCost{0, 0, uint64_t(j.gpus) * ran, ri.rank}, -1, false, false,

@@ -47,6 +47,8 @@ struct NodeCandidate {
     bool by_count = false;
     bool swap = false;  // of a pool within its quota, taken by a swap (R5)
     // Its CPUs and memory on this node (where the node's are checked).
+    // gpus_here and cpus_here: what the preemptor gets back, less what
+    // reservations hold of them (NodeLayout::held_reserved).
     uint32_t cpus_here = 0;
     uint64_t mem_here = 0;
 };
@@ -131,6 +133,10 @@ struct PlanScratch {
     // reservations that start before it would end (NodeLayout::nodes_until).
     const std::vector<NodeUse> *nodes = nullptr;
     std::vector<NodeUse> nodes_until;
+    // Until when the preemptor would run (its time limit; now where not
+    // known): what victims hold that reservations in force by then reserve
+    // is not theirs to free for it (NodeLayout::held_reserved).
+    int64_t until = 0;
     FlatIdMap<uint8_t> allowed;  // job -> R4/R5 let the preemptor take it: kNot, kReclaim, kInPool, kByCount, kSwap
     SwapRoom swap_room;
     int64_t free_total = 0;  // free GPUs of the preemptor's nodes that take jobs now

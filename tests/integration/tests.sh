@@ -292,6 +292,57 @@ test_reclaim_past_reserved_cores() {
   reclaim_past_partial_reservation gpu
 }
 
+# 3b''. A borrowed job that holds a reserved core.  pool1 borrows node1-3
+#     with LOW jobs and, newest (least work lost), node4 with both its
+#     cores, one of them reserved: `now`, the LOW job runs in a reservation
+#     of one of node4's cores with Flags=FLEX (it may take the other core
+#     too); `later`, one of node4's cores is reserved from 10 minutes on
+#     and the LOW job ends before (Slurm reserves cores that jobs hold only
+#     until then).  pool2's NORMAL job of 2 CPUs for 60 minutes, within its
+#     quota: node4's job would give it back one core, the other going to
+#     the reservation, so Slurm could not start it there.  It must reclaim
+#     on node1-3 and leave node4's job running.  Before, the plan took
+#     node4's job (it counted the reserved core freed): that job was lost
+#     for nothing.
+reclaim_past_held_reserved_core() {
+  local when=$1 l1 l2 l3 l4 n rc=0 spec=() in=()
+  case $when in
+    now) spec=(StartTime=now Flags=FLEX) in=(--reservation=gpheld) ;;
+    later) spec=(StartTime=now+10minutes) in=(--time=5) ;;
+  esac
+  scontrol delete ReservationName=gpheld >/dev/null 2>&1 || true  # left by a test cut off
+  # Over node4 idle now; the `later` one reserves a core the LOW job then holds.
+  if [[ $when == now ]]; then mk_gpheld "${spec[@]}" || rc=1; fi
+  { l1=$(submit l1 pool1 low -w node1) && l2=$(submit l2 pool1 low -w node2) &&
+      l3=$(submit l3 pool1 low -w node3) && assert wait_running_count 3 30 && sleep 2 &&
+      l4=$(submit l4 pool1 low -w node4 -c 2 "${in[@]}") && assert wait_state "$l4" RUNNING 30; } || rc=1
+  if [[ $when == later ]] && (( rc == 0 )); then mk_gpheld "${spec[@]}" || rc=1; fi
+  if (( rc == 0 )); then
+    ilog "pool1 borrows node1-4 (quota 2, 4 LOW jobs), node4's the newest, on both its cores, one of them reserved ($when)"
+    mark_log
+    n=$(submit n pool2 normal -c 2 --time=60) || rc=1
+    starts_by_reclaim_off_node4 "pool2's job" "$n" || rc=1
+    { assert test "$(job_state "$l4")" = RUNNING && assert test "$(job_restarts "$l4")" = 0 &&
+        ! log_has "preempt victim JobId=$l4 "; } ||
+      { ilog "node4's LOW job: $(job_state "$l4"), restarts $(job_restarts "$l4")"; log_since | grep gpupool | tail -8 >&2; rc=1; }
+  fi
+  cancel_all 30
+  scontrol delete ReservationName=gpheld || rc=1
+  return $rc
+}
+# A reservation of one of node4's cores, named gpheld, with "$@".
+mk_gpheld() {
+  scontrol create reservation ReservationName=gpheld Nodes=node4 CoreCnt=1 Duration=10 Users=root "$@" >/dev/null ||
+    { ilog "scontrol create reservation $* failed"; return 1; }
+  # Clients see its cores once slurmctld saved it (22.05: up to 5 s).
+  wait_until 10 eval '[[ $(scontrol show reservation gpheld) == *CoreIDs=* ]]' || true
+  ilog "reservation on node4: $(scontrol show reservation gpheld | grep -oE '(StartTime|CoreIDs|Flags)=[^ ]*' | tr '\n' ' ')"
+}
+test_reclaim_past_held_reserved_core() {
+  reclaim_past_held_reserved_core now || return 1
+  reclaim_past_held_reserved_core later
+}
+
 # 3c. A job bound to node1, by its GPU model (in the narrow cluster node1
 #     alone has model "a": run.sh's GPUPOOL_GPU_TYPES) or by -w.  pool1
 #     borrows node1-4 with LOW jobs, node1's the oldest; pool2's NORMAL job,

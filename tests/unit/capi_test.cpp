@@ -160,7 +160,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 21u);
+    EXPECT_EQ(gp_abi_version(), 22u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -486,6 +486,112 @@ TEST(CApi, ReservationsAheadKeepNodesFromJobsThatWouldRunPastTheirStart) {
         const bool takes = takes_node2s_low(reserve, c.run_limit);
         EXPECT_EQ(takes, c.takes);
     }
+}
+
+namespace {
+
+// The world of ReservedCoresAVictimHoldsGoBackToTheReservation, with
+// `held` (job 1 on node1: from, cpus, gpus) and one pending NORMAL job of
+// pool2 of `gpus` GPUs and 2 CPUs per run limit in `run_limits` (ids 9,
+// 10, ...), all in one snapshot: per preemptor, in that order, the LOW
+// jobs its plan takes.
+std::vector<std::string> taken_past_held(const std::vector<std::array<int64_t, 3>> &held,
+                                         const std::vector<int64_t> &run_limits, uint32_t gpus = 2) {
+    std::vector<std::string> out;
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    EXPECT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t idx[2];
+    for (int i = 0; i < 2; ++i) {
+        idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 2);
+        EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[i], 0, 0), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_node_room(s, idx[i], 8, 0), GP_OK);
+    }
+    EXPECT_EQ(gp_snapshot_add_job_reserved(s, idx[0], 0, 1, 0), GP_ERR_ARG);  // no job yet
+    EXPECT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 2), GP_OK);
+    EXPECT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+    gp_job_t low[2] = {job(1, GP_JOB_RUNNING, "pool1", "low", 2, 150),
+                       job(2, GP_JOB_RUNNING, "pool1", "low", 2, 100)};
+    for (int i = 0; i < 2; ++i) {
+        low[i].cpus = 8;
+        EXPECT_EQ(gp_snapshot_add_job(s, &low[i]), GP_OK);
+        const uint32_t gpus = 2, cpus = 8;
+        EXPECT_EQ(gp_snapshot_set_job_nodes(s, &idx[i], &gpus, 1), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
+        if (i == 0)
+            for (const auto &h : held)
+                EXPECT_EQ(gp_snapshot_add_job_reserved(s, idx[0], h[0], uint32_t(h[1]), uint32_t(h[2])), GP_OK);
+    }
+    EXPECT_EQ(gp_snapshot_add_job_reserved(s, 5, 0, 1, 0), GP_ERR_ARG);
+    std::vector<gp_job_t> pre;
+    for (size_t k = 0; k < run_limits.size(); ++k) {
+        pre.push_back(job(uint32_t(9 + k), GP_JOB_PENDING, "pool2", "normal", gpus, 160));
+        pre.back().cpus = 2;
+        pre.back().run_limit = run_limits[k];
+    }
+    for (const gp_job_t &p : pre) EXPECT_EQ(gp_snapshot_add_job(s, &p), GP_OK);
+    EXPECT_EQ(gp_snapshot_add_job_reserved(s, idx[0], 0, 1, 0), GP_ERR_ARG);  // a pending job holds nothing
+    EXPECT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+    for (const gp_job_t &p : pre) {
+        std::string taken;
+        for (const gp_job_t &l : low) {
+            gp_verdict_t v;
+            EXPECT_EQ(gp_engine_preemptable(e, &l, &p, 200, &v), GP_OK);
+            if (v.allowed) taken += std::to_string(l.job_id);
+        }
+        out.push_back(taken);
+    }
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+    return out;
+}
+
+}  // namespace
+
+// What a victim holds that a reservation reserves goes back to the
+// reservation when it is preempted, not to the preemptor outside it
+// (gp_snapshot_add_job_reserved).  Two nodes of 2 GPUs and 8 CPUs, each
+// held whole by a borrowed LOW job of pool1 (quota 2): job 1 on node1, the
+// newer (least work lost), job 2 on node2.  pool2's NORMAL job of 2 GPUs
+// and 2 CPUs, within its quota, running `run_limit` seconds from 200.
+// Before ABI 22 the plan took job 1 whatever it held: Slurm then could not
+// start the preemptor on node1, and job 1 was lost for nothing.
+TEST(CApi, ReservedCoresAVictimHoldsGoBackToTheReservation) {
+    struct Case {
+        const char *sentence;
+        std::vector<std::array<int64_t, 3>> held;  // job 1 on node1: from, cpus, gpus
+        int64_t run_limit;
+        const char *taken;
+    };
+    const std::vector<Case> cases = {
+        {"nothing reserved: node1's newer job is taken", {}, 3600, "1"},
+        {"7 of job 1's 8 CPUs reserved now: 1 left for the preemptor, node2's job is taken", {{0, 7, 0}}, 3600, "2"},
+        {"6 of job 1's CPUs reserved now: 2 left fit, job 1 is taken", {{0, 6, 0}}, 3600, "1"},
+        {"1 of job 1's GPUs reserved now: 1 left, node2's job is taken", {{0, 0, 1}}, 3600, "2"},
+        {"its time limit not known: reservations in force still count", {{0, 7, 0}}, 0, "2"},
+        {"7 CPUs reserved from 800, the preemptor would run until 3800: node2's job is taken",
+         {{800, 7, 0}}, 3600, "2"},
+        {"7 CPUs reserved from 800, the preemptor ends at 500: job 1 is taken", {{800, 7, 0}}, 300, "1"},
+        {"1 CPU from 800, 7 from 2000, the preemptor ends at 1100: the first counts, job 1 is taken",
+         {{800, 1, 0}, {2000, 7, 0}}, 900, "1"},
+        {"1 CPU from 800, 7 from 2000, the preemptor ends at 3800: the second counts, node2's job is taken",
+         {{800, 1, 0}, {2000, 7, 0}}, 3600, "2"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        EXPECT_EQ(taken_past_held(c.held, {c.run_limit}), std::vector<std::string>{c.taken});
+    }
+}
+
+// Two preemptors of 1 GPU (both within pool2's quota), alike but for
+// their time limits, in one pass: the plan made for the one ending before
+// the reservation starts is not reused for the one that would run past it
+// (their views of job 1 differ, though no reservation ahead holds anything
+// free: no gp_snapshot_add_node_reserved_ahead entry tells them apart).
+TEST(CApi, PreemptorsAlikeButForTheirLimitsSeeVictimsReservedCoresApart) {
+    EXPECT_EQ(taken_past_held({{800, 7, 0}}, {300, 3600}, 1), (std::vector<std::string>{"1", "2"}));
+    EXPECT_EQ(taken_past_held({{800, 7, 0}}, {3600, 300}, 1), (std::vector<std::string>{"2", "1"}));
 }
 
 // Two nodes of 4 GPUs and 8 CPUs; pool2 runs a LOW job of 1 GPU and all 8

@@ -22,7 +22,8 @@ struct Row {
     std::vector<uint32_t> victims;  // in plan order
     std::vector<std::string> moved_to;
     Rule rule = Rule::None;
-    std::vector<ReservedAhead> ahead;  // reservations not started yet
+    std::vector<ReservedAhead> ahead{};  // reservations not started yet
+    std::vector<HeldReserved> held{};    // reserved CPUs and GPUs running jobs hold
 };
 
 // Two 4-GPU nodes; pool1 (Quota=4) over both; pool2 over both unless a
@@ -176,6 +177,17 @@ TEST(Consolidation, MovesAJobThatCanStartAgainAtOnce) {
          {},
          Rule::None,
          {ReservedAhead{0, 2000, true, 0, 0}}},
+        {"the newer LOW job holds 1 GPU of a reservation on n1 (its own, or IGNORE_JOBS): moved, it would give "
+         "back 1 GPU there, not 2, so the older one moves to n1 instead",
+         kTwoPools,
+         {{"pool1", 1}, {"pool2", 1}},
+         {on(running(1, "pool2", "low", 2, 100), 0), on(running(2, "pool2", "low", 2, 500), 1)},
+         pending(9, "pool1", "normal", 4, 700),
+         {1},
+         {"n1"},
+         Rule::Consolidate,
+         {},
+         {HeldReserved{2, 1, 0, 0, 1}}},
     };
     for (const Row &row : rows) {
         SCOPED_TRACE(row.sentence);
@@ -189,6 +201,7 @@ TEST(Consolidation, MovesAJobThatCanStartAgainAtOnce) {
         for (const SnapJob &j : row.running) w.snap.add_job(j);
         w.snap.add_job(row.preemptor);
         w.snap.reserved_ahead = row.ahead;
+        w.snap.held_reserved = row.held;
         settle(w.snap);
         w.e.evaluate(w.snap, 1000);
         EXPECT_EQ(w.victims(row.preemptor), row.victims);
@@ -201,11 +214,12 @@ TEST(Consolidation, MovesAJobThatCanStartAgainAtOnce) {
             if (!row.victims.empty() && j.id == row.victims.front()) {
                 const Verdict v = w.e.preemptable(ref(j), ref(row.preemptor), 1000);
                 EXPECT_EQ(v.rule, row.rule);
-                if (row.rule == Rule::Consolidate)
+                if (row.rule == Rule::Consolidate) {
                     EXPECT_NE(std::string(v.why.c_str()).find("consolidation: it can start again at once on node " +
                                                               row.moved_to.front()),
                               std::string::npos)
                         << v.why.c_str();
+                }
             }
     }
 }

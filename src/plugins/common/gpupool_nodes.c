@@ -373,6 +373,39 @@ static uint32_t _job_node_gpus(job_record_t *job_ptr, int i,
 	return (cnt > UINT32_MAX) ? UINT32_MAX : (uint32_t) cnt;
 }
 
+/*
+ * Of the GPUs the job holds on its i-th node (job_resrcs order), those set
+ * in `bits` (a reservation's GPUs there, by the node's GPU index).
+ */
+extern uint32_t gps_job_node_gpus_in(job_record_t *job_ptr, int i,
+				     const gps_tres_t *t, bitstr_t *bits)
+{
+	list_itr_t *it;
+	gres_state_t *gs;
+	gres_job_state_t *js;
+	uint32_t cnt = 0;
+
+	if (!bits || !job_ptr->gres_list_alloc)
+		return 0;
+	it = list_iterator_create(job_ptr->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		bitstr_t *mine;
+		if (!(js = _tracked(gs, t)) || !js->gres_bit_alloc ||
+		    (i >= (int) js->node_cnt) ||
+		    !(mine = js->gres_bit_alloc[i]) ||
+		    (bit_size(mine) != bit_size(bits)))
+			continue;
+		if (t->gres_type[0] && xstrcmp(js->type_name, t->gres_type))
+			continue;
+		mine = bit_copy(mine);
+		bit_and(mine, bits);
+		cnt += (uint32_t) bit_set_count(mine);
+		FREE_NULL_BITMAP(mine);
+	}
+	list_iterator_destroy(it);
+	return cnt;
+}
+
 extern void gps_node_scratch_alloc(gps_node_scratch_t *s)
 {
 	s->idx = xcalloc(node_record_count, sizeof(int32_t));

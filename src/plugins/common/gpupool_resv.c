@@ -15,9 +15,13 @@
  * core as what they hold more from their start on
  * (gp_snapshot_add_node_reserved_ahead), so that a preemptor that would
  * run past a maintenance window's start is not planned onto its nodes.
- * Reserved cores and GPUs a victim holds go back to the reservation, not
- * to the preemptor; the plan counts them freed (a known gap: the
- * preemptor then waits for its next plan).
+ * Reserved cores and GPUs a running job holds (its reservation's own job,
+ * or FLEX, IGNORE_JOBS, or a job on cores reserved from a later start) go
+ * back to the reservation when it is preempted, not to a preemptor
+ * outside it: each job's are given per node and start time
+ * (gps_resv_job_held, gp_snapshot_add_job_reserved), so that the plan
+ * does not count them freed (before, it took such a job, the preemptor
+ * still did not fit, and the job was lost for nothing).
  * Reservations may overlap (Flags=OVERLAP): cores and GPUs are ORed, as
  * Slurm does, and counted once.  A reservation with Flags=TIME_FLOAT
  * starts its offset from now, always.  A job inside a reservation is
@@ -53,6 +57,13 @@ typedef struct {
 	bitstr_t *cores;  /* the cluster's core bitmap */
 	bitstr_t **gpus;  /* per node index (23.11 and later) */
 } resv_union_t;
+
+/* The reserved cores and GPUs of the union in force by `from` (0: now). */
+struct gps_resv_layer {
+	time_t from;
+	bitstr_t *cores;
+	bitstr_t **gpus;
+};
 
 /*
  * Its start and end as job_test_resv takes them for a job outside it
@@ -90,10 +101,41 @@ static int _by_start(const void *a, const void *b)
 	return (x < y) ? -1 : (x > y);
 }
 
+/* Its cores can be read per node (job_resrcs). */
+static bool _job_cores_readable(job_resources_t *res)
+{
+	return res && res->node_bitmap && res->core_bitmap &&
+	       res->sock_core_rep_count && (bit_ffs(res->node_bitmap) >= 0);
+}
+
 /*
- * Set a running job's cores in the cluster's core bitmap `held`: its core
- * bitmap lists its nodes' cores one node after another
- * (get_job_resources_offset), the cluster's by cr_get_coremap_offset().
+ * The job's i-th node (node index n): its core bitmap lists its nodes'
+ * cores one node after another (get_job_resources_offset), the cluster's
+ * by cr_get_coremap_offset().  Its cores there start at *off, the node's
+ * at *from in the cluster's (of `size` bits), *cnt of them side by side.
+ * False where they cannot be read.
+ */
+static bool _job_node_span(job_resources_t *res, int i, int n, int32_t size,
+			   int *off, uint32_t *from, uint32_t *cnt)
+{
+	int next, job_bits = bit_size(res->core_bitmap);
+	uint32_t to;
+
+	*off = get_job_resources_offset(res, i, 0, 0);
+	/* The job's cores there: up to its next node's first. */
+	next = (i + 1 < (int) res->nhosts) ?
+		get_job_resources_offset(res, i + 1, 0, 0) : job_bits;
+	if ((*off < 0) || (next < *off))
+		return false;
+	next = MIN(next, job_bits);
+	*from = cr_get_coremap_offset(n);
+	to = MIN(cr_get_coremap_offset(n + 1), (uint32_t) size);
+	*cnt = (to > *from) ? MIN(to - *from, (uint32_t) (next - *off)) : 0;
+	return true;
+}
+
+/*
+ * Set a running job's cores in the cluster's core bitmap `held`.
  * (list_for_each: it nests where an iterator may not, 25.11.)
  */
 static int _held_job_cores(void *x, void *arg)
@@ -101,32 +143,21 @@ static int _held_job_cores(void *x, void *arg)
 	job_record_t *job_ptr = x;
 	bitstr_t *held = arg;
 	job_resources_t *res = job_ptr->job_resrcs;
-	int n, first, last, i = 0;
-	int32_t size = bit_size(held);
+	int n, last, i = 0, off;
+	uint32_t from, cnt, c;
 
 	/* A completing job holds its cores until its epilog is done. */
-	if (!(IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr)) || !res ||
-	    !res->node_bitmap || !res->core_bitmap ||
-	    !res->sock_core_rep_count ||
-	    ((first = bit_ffs(res->node_bitmap)) < 0))
+	if (!(IS_JOB_RUNNING(job_ptr) || IS_JOB_COMPLETING(job_ptr)) ||
+	    !_job_cores_readable(res))
 		return 0;
 	last = MIN(bit_fls(res->node_bitmap), node_record_count - 1);
-	for (n = first; n <= last; n++) {
-		uint32_t from, to, c;
-		int off, next, job_bits = bit_size(res->core_bitmap);
+	for (n = bit_ffs(res->node_bitmap); n <= last; n++) {
 		if (!bit_test(res->node_bitmap, n))
 			continue;
-		off = get_job_resources_offset(res, i, 0, 0);
-		/* The job's cores there: up to its next node's first. */
-		next = (i + 1 < (int) res->nhosts) ?
-			get_job_resources_offset(res, i + 1, 0, 0) : job_bits;
-		i++;
-		if ((off < 0) || (next < off))
+		if (!_job_node_span(res, i++, n, bit_size(held), &off, &from,
+				    &cnt))
 			continue;
-		from = cr_get_coremap_offset(n);
-		to = MIN(cr_get_coremap_offset(n + 1), (uint32_t) size);
-		for (c = 0; (from + c < to) && (off + (int) c < MIN(next, job_bits));
-		     c++)
+		for (c = 0; c < cnt; c++)
 			if (bit_test(res->core_bitmap, off + c))
 				bit_set(held, from + c);
 	}
@@ -229,6 +260,30 @@ static void _note_ahead(gps_resv_held_t *h, int n, time_t from, bool whole,
 	a->gpus = (gpus > h->gpus[n]) ? gpus - h->gpus[n] : 0;
 }
 
+/*
+ * Keep the union's reserved cores and GPUs as they are by `from`, for the
+ * jobs that hold some of them (gps_resv_job_held).
+ */
+static void _note_layer(gps_resv_held_t *h, const resv_union_t *u,
+			time_t from)
+{
+	gps_resv_layer_t *l;
+	int n;
+
+	if (!u->cores && !u->gpus)
+		return;
+	xrecalloc(h->layers, h->layer_cnt + 1, sizeof(*h->layers));
+	l = &h->layers[h->layer_cnt++];
+	l->from = from;
+	l->cores = u->cores ? bit_copy(u->cores) : NULL;
+	if (u->gpus) {
+		l->gpus = xcalloc(node_record_count, sizeof(bitstr_t *));
+		for (n = 0; n < node_record_count; n++)
+			if (u->gpus[n])
+				l->gpus[n] = bit_copy(u->gpus[n]);
+	}
+}
+
 extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 			  gps_resv_held_t *h)
 {
@@ -271,6 +326,7 @@ extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 	for (i = 0; (i < cnt) && (at[i].start <= now); i++)
 		_add(&u, at[i].resv, t);
 	_count(&u, t, &held, h->whole, h->cpus, h->gpus);
+	_note_layer(h, &u, 0);
 	/* Then each start time ahead, with all before it. */
 	if (i < cnt) {
 		w = xcalloc(node_record_count, sizeof(bool));
@@ -284,6 +340,7 @@ extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 		_count(&u, t, &held, w, c, g);
 		for (n = 0; n < node_record_count; n++)
 			_note_ahead(h, n, from, w[n], c[n], g[n], &room);
+		_note_layer(h, &u, from);
 	}
 	xfree(w);
 	xfree(c);
@@ -300,8 +357,74 @@ extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 	return true;
 }
 
+extern void gps_resv_job_held(gp_snapshot_t *snap, job_record_t *job_ptr,
+			      const int32_t *node_map, const gps_tres_t *t,
+			      const gps_resv_held_t *h)
+{
+	job_resources_t *res = job_ptr->job_resrcs;
+	const gps_resv_layer_t *all;
+	node_record_t *node_ptr;
+	int n, last, i = 0, k, off;
+
+	if (!h->layer_cnt || !node_map || !_job_cores_readable(res))
+		return;
+	all = &h->layers[h->layer_cnt - 1];
+	last = MIN(bit_fls(res->node_bitmap), node_record_count - 1);
+	for (n = bit_ffs(res->node_bitmap); n <= last; n++) {
+		uint32_t from = 0, cnt = 0, c, cpus = 0, gpus = 0;
+		bool cores;
+		int here;
+		if (!bit_test(res->node_bitmap, n))
+			continue;
+		here = i++;
+		if ((node_map[n] < 0) || !(node_ptr = node_record_table_ptr[n]))
+			continue;
+		cores = _job_node_span(res, here, n,
+				       cr_get_coremap_offset(node_record_count),
+				       &off, &from, &cnt);
+		/* The last layer holds every earlier one's: none there, none. */
+		cores = cores && cnt && all->cores &&
+			(bit_size(all->cores) >= (int32_t) (from + cnt)) &&
+			(bit_set_count_range(all->cores, from, from + cnt) > 0);
+		if (!cores && !(all->gpus && all->gpus[n]))
+			continue;
+		/* Layers are cumulative: an entry where the count grows. */
+		for (k = 0; k < h->layer_cnt; k++) {
+			const gps_resv_layer_t *l = &h->layers[k];
+			uint32_t lc = 0, lg = 0;
+			if (cores && l->cores)
+				for (c = 0; c < cnt; c++)
+					if (bit_test(res->core_bitmap, off + c) &&
+					    bit_test(l->cores, from + c))
+						lc += MAX(node_ptr->tpc, 1);
+			if (l->gpus && l->gpus[n])
+				lg = gps_job_node_gpus_in(job_ptr, here, t,
+							  l->gpus[n]);
+			if ((lc <= cpus) && (lg <= gpus))
+				continue;
+			cpus = MAX(cpus, lc);
+			gpus = MAX(gpus, lg);
+			(void) gp_snapshot_add_job_reserved(
+				snap, node_map[n], (int64_t) l->from, cpus,
+				gpus);
+		}
+	}
+}
+
 extern void gps_resv_held_free(gps_resv_held_t *h)
 {
+	int k, n;
+
+	for (k = 0; k < h->layer_cnt; k++) {
+		FREE_NULL_BITMAP(h->layers[k].cores);
+		if (h->layers[k].gpus) {
+			for (n = 0; n < node_record_count; n++)
+				FREE_NULL_BITMAP(h->layers[k].gpus[n]);
+			xfree(h->layers[k].gpus);
+		}
+	}
+	xfree(h->layers);
+	h->layer_cnt = 0;
 	xfree(h->whole);
 	xfree(h->cpus);
 	xfree(h->gpus);

@@ -499,6 +499,7 @@ typedef struct {
 	/* Where GPUs are read: node record -> snapshot index, scratch. */
 	const int32_t *node_map;
 	gps_node_scratch_t *scratch;
+	const gps_resv_held_t *held;  /* reservations of some cores or GPUs */
 } job_add_t;
 
 static int _add_job(void *x, void *arg)
@@ -523,9 +524,12 @@ static int _add_job(void *x, void *arg)
 					      gps_hold_is_ours(job_ptr));
 	if (gp_snapshot_add_job(add->snap, &job) == GP_OK) {
 		add->jobs++;
-		if (add->node_map && (state != GP_JOB_PENDING))
+		if (add->node_map && (state != GP_JOB_PENDING)) {
 			gps_job_nodes(add->snap, job_ptr, add->node_map,
 				      add->scratch, add->t);
+			gps_resv_job_held(add->snap, job_ptr, add->node_map,
+					  add->t, add->held);
+		}
 	}
 	xfree(parts);
 	return 0;
@@ -607,11 +611,10 @@ static void _add_partitions(gp_snapshot_t *snap, const int32_t *node_map,
  * (node_record_count entries) gets each record's snapshot index.
  */
 static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t, time_t now,
-		       bool usage, int32_t *node_map)
+		       bool usage, int32_t *node_map, gps_resv_held_t *held)
 {
 	node_record_t *node_ptr;
-	gps_resv_held_t held = { 0 };
-	bool resv = usage && gps_resv_held(now, t, &held);
+	bool resv = usage && gps_resv_held(now, t, held);
 	int i;
 
 	for (i = 0; i < node_record_count; i++)
@@ -631,16 +634,15 @@ static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t, time_t now,
 			_node_cpus_mem(snap, node_map[i], node_ptr);
 		if (usage)
 			gps_node_usage(snap, node_map[i], node_ptr, gpus, t,
-				       resv ? &held : NULL, i);
+				       resv ? held : NULL, i);
 	}
-	for (i = 0; resv && (i < held.ahead_cnt); i++) {
-		const gps_resv_ahead_t *a = &held.ahead[i];
+	for (i = 0; resv && (i < held->ahead_cnt); i++) {
+		const gps_resv_ahead_t *a = &held->ahead[i];
 		if (node_map[a->n] >= 0)
 			(void) gp_snapshot_add_node_reserved_ahead(
 				snap, node_map[a->n], (int64_t) a->from,
 				a->whole, a->cpus, a->gpus);
 	}
-	gps_resv_held_free(&held);
 }
 
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
@@ -650,6 +652,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	gp_snapshot_t *snap;
 	int32_t *node_map = NULL;
 	gps_node_scratch_t scratch = { 0 };
+	gps_resv_held_t held = { 0 };
 	bool usage = gps_nodes_readable(t);
 	uint32_t jobs = 0;
 
@@ -667,7 +670,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	if ((!running_only || usage) && (node_record_count > 0)) {
 		node_map = xcalloc(node_record_count, sizeof(int32_t));
 		gps_node_scratch_alloc(&scratch);
-		_add_nodes(snap, t, now, usage, node_map);
+		_add_nodes(snap, t, now, usage, node_map, &held);
 		if (!running_only && part_list) {
 			_add_partitions(snap, node_map, scratch.idx);
 #if GPS_SLURM_AT_LEAST(26, 5)
@@ -683,7 +686,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 		job_add_t add = { .snap = snap, .t = t, .now = now,
 				  .running_only = running_only,
 				  .node_map = usage ? node_map : NULL,
-				  .scratch = &scratch };
+				  .scratch = &scratch, .held = &held };
 		/*
 		 * list_for_each, not an iterator: since Slurm 25.11
 		 * preempt/gpupool refreshes from inside
@@ -695,6 +698,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	}
 	xfree(node_map);
 	gps_node_scratch_free(&scratch);
+	gps_resv_held_free(&held);
 	if (job_cnt)
 		*job_cnt = jobs;
 	return snap;

@@ -160,15 +160,31 @@ typedef struct {
 	uint32_t cpus;   /* more than active ones reserve */
 	uint32_t gpus;
 } gps_resv_ahead_t;
+typedef struct gps_resv_layer gps_resv_layer_t;
 typedef struct {
 	bool *whole;
 	uint32_t *cpus;
 	uint32_t *gpus;
 	gps_resv_ahead_t *ahead;
 	int ahead_cnt;
+	/* Reserved cores and GPUs now and by each start ahead (partial ones). */
+	gps_resv_layer_t *layers;
+	int layer_cnt;
 } gps_resv_held_t;
 extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 			  gps_resv_held_t *h);
+/*
+ * Of the running job just added to `snap` (its nodes set), the reserved
+ * cores (as CPUs) and GPUs it holds per node, now and by each start ahead
+ * (gp_snapshot_add_job_reserved).  Nothing where no reservation of some
+ * cores or GPUs is in force or ahead.
+ */
+extern void gps_resv_job_held(gp_snapshot_t *snap, job_record_t *job_ptr,
+			      const int32_t *node_map, const gps_tres_t *t,
+			      const gps_resv_held_t *h);
+/* Of the GPUs the job holds on its i-th node, those set in `bits`. */
+extern uint32_t gps_job_node_gpus_in(job_record_t *job_ptr, int i,
+				     const gps_tres_t *t, bitstr_t *bits);
 extern void gps_resv_held_free(gps_resv_held_t *h);
 /* A reservation's GPUs on node index `n`, ORed into *acc (gpupool_nodes.c). */
 extern void gps_node_resv_gpu_bits(node_record_t *node_ptr, int n,
