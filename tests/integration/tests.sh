@@ -298,21 +298,24 @@ test_reclaim_past_reserved_cores() {
 #     of one of node4's cores with Flags=FLEX (it may take the other core
 #     too); `later`, one of node4's cores is reserved from 10 minutes on
 #     and the LOW job ends before (Slurm reserves cores that jobs hold only
-#     until then).  pool2's NORMAL job of 2 CPUs for 60 minutes, within its
+#     until then); `gpu` (23.11 and later), as `now` with node4's GPU
+#     reserved.  pool2's NORMAL job of 2 CPUs for 60 minutes, within its
 #     quota: node4's job would give it back one core, the other going to
 #     the reservation, so Slurm could not start it there.  It must reclaim
-#     on node1-3 and leave node4's job running.  Before, the plan took
-#     node4's job (it counted the reserved core freed): that job was lost
-#     for nothing.
+#     on node1-3 and leave node4's job running.  Before, the plan named
+#     node4's job alone (it counted the reserved core freed); Slurm, which
+#     preempts only where the job then fits, preempted nothing, and the job
+#     within its quota waited (Resources).
 reclaim_past_held_reserved_core() {
   local when=$1 l1 l2 l3 l4 n rc=0 spec=() in=()
   case $when in
     now) spec=(StartTime=now Flags=FLEX) in=(--reservation=gpheld) ;;
+    gpu) spec=(StartTime=now Flags=FLEX TRES=gres/gpu=1) in=(--reservation=gpheld) ;;
     later) spec=(StartTime=now+10minutes) in=(--time=5) ;;
   esac
   scontrol delete ReservationName=gpheld >/dev/null 2>&1 || true  # left by a test cut off
   # Over node4 idle now; the `later` one reserves a core the LOW job then holds.
-  if [[ $when == now ]]; then mk_gpheld "${spec[@]}" || rc=1; fi
+  if [[ $when != later ]]; then mk_gpheld "${spec[@]}" || rc=1; fi
   { l1=$(submit l1 pool1 low -w node1) && l2=$(submit l2 pool1 low -w node2) &&
       l3=$(submit l3 pool1 low -w node3) && assert wait_running_count 3 30 && sleep 2 &&
       l4=$(submit l4 pool1 low -w node4 -c 2 "${in[@]}") && assert wait_state "$l4" RUNNING 30; } || rc=1
@@ -330,9 +333,11 @@ reclaim_past_held_reserved_core() {
   scontrol delete ReservationName=gpheld || rc=1
   return $rc
 }
-# A reservation of one of node4's cores, named gpheld, with "$@".
+# A reservation of one of node4's cores (or what "$@" says), named gpheld.
 mk_gpheld() {
-  scontrol create reservation ReservationName=gpheld Nodes=node4 CoreCnt=1 Duration=10 Users=root "$@" >/dev/null ||
+  local what=(CoreCnt=1)
+  [[ " $* " == *" TRES="* ]] && what=()
+  scontrol create reservation ReservationName=gpheld Nodes=node4 "${what[@]}" Duration=10 Users=root "$@" >/dev/null ||
     { ilog "scontrol create reservation $* failed"; return 1; }
   # Clients see its cores once slurmctld saved it (22.05: up to 5 s).
   wait_until 10 eval '[[ $(scontrol show reservation gpheld) == *CoreIDs=* ]]' || true
@@ -340,7 +345,14 @@ mk_gpheld() {
 }
 test_reclaim_past_held_reserved_core() {
   reclaim_past_held_reserved_core now || return 1
-  reclaim_past_held_reserved_core later
+  reclaim_past_held_reserved_core later || return 1
+  if [[ $(scontrol --version) == *" 22."* ]]; then
+    ilog "22.05 reserves no GRES: the GPU round is for 23.11 and later"
+    return 0
+  fi
+  # node4's GPU reserved (with its cores: no Cores= in gres.conf), the
+  # LOW job in it: taken, it would free nothing for pool2's job.
+  reclaim_past_held_reserved_core gpu
 }
 
 # 3c. A job bound to node1, by its GPU model (in the narrow cluster node1
