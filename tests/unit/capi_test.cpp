@@ -36,6 +36,38 @@ gp_snapshot_t *four_nodes(std::initializer_list<const char *> parts) {
     for (const char *p : parts) EXPECT_EQ(gp_snapshot_add_partition(s, p, idx, 4), GP_OK);
     return s;
 }
+
+// An engine on kConf and a snapshot of node1 and node2 with `gpus` GPUs
+// each, free_gpus[i] of them free, and `room_cpus` CPUs for jobs (0: not
+// given); both go with it.
+struct TwoNodes {
+    gp_engine_t *e = gp_engine_create();
+    gp_snapshot_t *s = gp_snapshot_create();
+    int32_t idx[2] = {-1, -1};
+    TwoNodes(uint32_t gpus, std::array<uint32_t, 2> free_gpus, uint32_t room_cpus) {
+        char err[256];
+        EXPECT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+        for (int i = 0; i < 2; ++i) {
+            idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), gpus);
+            EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[i], free_gpus[size_t(i)], 0), GP_OK);
+            if (room_cpus) {
+                EXPECT_EQ(gp_snapshot_set_node_room(s, idx[i], room_cpus, 0), GP_OK);
+            }
+        }
+    }
+    ~TwoNodes() {
+        gp_snapshot_destroy(s);
+        gp_engine_destroy(e);
+    }
+    TwoNodes(const TwoNodes &) = delete;
+    TwoNodes &operator=(const TwoNodes &) = delete;
+    // `j` runs on node i, holding `gpus` GPUs and `cpus` CPUs there.
+    void run_on(const gp_job_t &j, int i, uint32_t gpus, uint32_t cpus) {
+        EXPECT_EQ(gp_snapshot_add_job(s, &j), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_job_nodes(s, &idx[i], &gpus, 1), GP_OK);
+        EXPECT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
+    }
+};
 }  // namespace
 
 TEST(CApi, OsmoReclaimThroughTheAbi) {
@@ -403,33 +435,19 @@ TEST(CApi, AllowedNodesReachTheVictimPlan) {
 // whether pool2's NORMAL job of 1 GPU and 2 CPUs, running `run_limit`
 // seconds, may take the LOW job at time 200 (its plan's answer).
 bool takes_node2s_low(const std::function<void(gp_snapshot_t *, const int32_t *)> &reserve, int64_t run_limit) {
-    gp_engine_t *e = gp_engine_create();
-    char err[256];
-    EXPECT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
-    gp_snapshot_t *s = gp_snapshot_create();
-    int32_t idx[2];
-    for (int i = 0; i < 2; ++i) {
-        idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 4);
-        EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[i], i == 0 ? 4 : 0, 0), GP_OK);
-        EXPECT_EQ(gp_snapshot_set_node_room(s, idx[i], 8, 0), GP_OK);
-    }
-    reserve(s, idx);
-    EXPECT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+    TwoNodes w(4, {4, 0}, 8);
+    reserve(w.s, w.idx);
+    EXPECT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
     gp_job_t low = job(1, GP_JOB_RUNNING, "pool2", "low", 4, 100);
     low.cpus = 1;
-    EXPECT_EQ(gp_snapshot_add_job(s, &low), GP_OK);
-    const uint32_t gpus = 4, cpus = 1;
-    EXPECT_EQ(gp_snapshot_set_job_nodes(s, &idx[1], &gpus, 1), GP_OK);
-    EXPECT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
+    w.run_on(low, 1, 4, 1);
     gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 1, 150);
     pre.cpus = 2;
     pre.run_limit = run_limit;
-    EXPECT_EQ(gp_snapshot_add_job(s, &pre), GP_OK);
-    EXPECT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+    EXPECT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
+    EXPECT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
     gp_verdict_t v;
-    EXPECT_EQ(gp_engine_preemptable(e, &low, &pre, 200, &v), GP_OK);
-    gp_snapshot_destroy(s);
-    gp_engine_destroy(e);
+    EXPECT_EQ(gp_engine_preemptable(w.e, &low, &pre, 200, &v), GP_OK);
     return v.allowed != 0;
 }
 
@@ -498,52 +516,40 @@ namespace {
 std::vector<std::string> taken_past_held(const std::vector<std::array<int64_t, 3>> &held,
                                          const std::vector<int64_t> &run_limits, uint32_t gpus = 2) {
     std::vector<std::string> out;
-    gp_engine_t *e = gp_engine_create();
-    char err[256];
-    EXPECT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
-    gp_snapshot_t *s = gp_snapshot_create();
-    int32_t idx[2];
-    for (int i = 0; i < 2; ++i) {
-        idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 2);
-        EXPECT_EQ(gp_snapshot_set_node_usage(s, idx[i], 0, 0), GP_OK);
-        EXPECT_EQ(gp_snapshot_set_node_room(s, idx[i], 8, 0), GP_OK);
-    }
-    EXPECT_EQ(gp_snapshot_add_job_reserved(s, idx[0], 0, 1, 0), GP_ERR_ARG);  // no job yet
-    EXPECT_EQ(gp_snapshot_add_partition(s, "pool1", idx, 2), GP_OK);
-    EXPECT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+    TwoNodes w(2, {0, 0}, 8);
+    EXPECT_EQ(gp_snapshot_add_job_reserved(w.s, w.idx[0], 0, 1, 0), GP_ERR_ARG);  // no job yet
+    EXPECT_EQ(gp_snapshot_add_partition(w.s, "pool1", w.idx, 2), GP_OK);
+    EXPECT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
     gp_job_t low[2] = {job(1, GP_JOB_RUNNING, "pool1", "low", 2, 150),
                        job(2, GP_JOB_RUNNING, "pool1", "low", 2, 100)};
     for (int i = 0; i < 2; ++i) {
         low[i].cpus = 8;
-        EXPECT_EQ(gp_snapshot_add_job(s, &low[i]), GP_OK);
-        const uint32_t gpus = 2, cpus = 8;
-        EXPECT_EQ(gp_snapshot_set_job_nodes(s, &idx[i], &gpus, 1), GP_OK);
-        EXPECT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
-        if (i == 0)
-            for (const auto &h : held)
-                EXPECT_EQ(gp_snapshot_add_job_reserved(s, idx[0], h[0], uint32_t(h[1]), uint32_t(h[2])), GP_OK);
+        w.run_on(low[i], i, 2, 8);
+        for (const auto &h : held) {
+            if (i == 0) {
+                EXPECT_EQ(gp_snapshot_add_job_reserved(w.s, w.idx[0], h[0], uint32_t(h[1]), uint32_t(h[2])), GP_OK);
+            }
+        }
     }
-    EXPECT_EQ(gp_snapshot_add_job_reserved(s, 5, 0, 1, 0), GP_ERR_ARG);
+    EXPECT_EQ(gp_snapshot_add_job_reserved(w.s, 5, 0, 1, 0), GP_ERR_ARG);
     std::vector<gp_job_t> pre;
     for (size_t k = 0; k < run_limits.size(); ++k) {
         pre.push_back(job(uint32_t(9 + k), GP_JOB_PENDING, "pool2", "normal", gpus, 160));
         pre.back().cpus = 2;
         pre.back().run_limit = run_limits[k];
     }
-    for (const gp_job_t &p : pre) EXPECT_EQ(gp_snapshot_add_job(s, &p), GP_OK);
-    EXPECT_EQ(gp_snapshot_add_job_reserved(s, idx[0], 0, 1, 0), GP_ERR_ARG);  // a pending job holds nothing
-    EXPECT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+    for (const gp_job_t &p : pre) EXPECT_EQ(gp_snapshot_add_job(w.s, &p), GP_OK);
+    EXPECT_EQ(gp_snapshot_add_job_reserved(w.s, w.idx[0], 0, 1, 0), GP_ERR_ARG);  // a pending job holds nothing
+    EXPECT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
     for (const gp_job_t &p : pre) {
         std::string taken;
         for (const gp_job_t &l : low) {
             gp_verdict_t v;
-            EXPECT_EQ(gp_engine_preemptable(e, &l, &p, 200, &v), GP_OK);
+            EXPECT_EQ(gp_engine_preemptable(w.e, &l, &p, 200, &v), GP_OK);
             if (v.allowed) taken += std::to_string(l.job_id);
         }
         out.push_back(taken);
     }
-    gp_snapshot_destroy(s);
-    gp_engine_destroy(e);
     return out;
 }
 
@@ -603,39 +609,26 @@ TEST(CApi, PreemptorsAlikeButForTheirLimitsSeeVictimsReservedCoresApart) {
 TEST(CApi, NodeCpusReachTheVictimPlan) {
     for (bool with_room : {true, false}) {
         SCOPED_TRACE(with_room ? "with the nodes' CPUs" : "GPUs alone");
-        gp_engine_t *e = gp_engine_create();
-        char err[256];
-        ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
-        gp_snapshot_t *s = gp_snapshot_create();
-        int32_t idx[2];
-        for (int i = 0; i < 2; ++i) {
-            idx[i] = gp_snapshot_add_node(s, ("node" + std::to_string(i + 1)).c_str(), 4);
-            ASSERT_EQ(gp_snapshot_set_node_usage(s, idx[i], 3, 0), GP_OK);
-            if (with_room) ASSERT_EQ(gp_snapshot_set_node_room(s, idx[i], 8, 0), GP_OK);
-        }
-        ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", idx, 2), GP_OK);
+        TwoNodes w(4, {3, 3}, with_room ? 8 : 0);
+        ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
         gp_job_t low[2];
         for (int i = 0; i < 2; ++i) {
             low[i] = job(uint32_t(i + 1), GP_JOB_RUNNING, "pool2", "low", 1, 100 + 10 * i);
             low[i].cpus = 8;
-            ASSERT_EQ(gp_snapshot_add_job(s, &low[i]), GP_OK);
-            const uint32_t gpus = 1, cpus = 8;
-            ASSERT_EQ(gp_snapshot_set_job_nodes(s, &idx[i], &gpus, 1), GP_OK);
-            ASSERT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 1), GP_OK);
-            EXPECT_EQ(gp_snapshot_set_job_node_resources(s, &cpus, nullptr, 2), GP_ERR_ARG) << "two nodes given, one held";
+            w.run_on(low[i], i, 1, 8);
+            const uint32_t cpus = 8;
+            EXPECT_EQ(gp_snapshot_set_job_node_resources(w.s, &cpus, nullptr, 2), GP_ERR_ARG) << "two nodes given, one held";
         }
         gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 1, 150);
         pre.cpus = 1;
-        ASSERT_EQ(gp_snapshot_add_job(s, &pre), GP_OK);
-        ASSERT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+        ASSERT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
         std::string out;
         gp_verdict_t v;
         for (const gp_job_t &l : low) {
-            EXPECT_EQ(gp_engine_preemptable(e, &l, &pre, 200, &v), GP_OK);
+            EXPECT_EQ(gp_engine_preemptable(w.e, &l, &pre, 200, &v), GP_OK);
             if (v.allowed) out += std::to_string(l.job_id) + " ";
         }
         EXPECT_EQ(out, with_room ? "2 " : "");
-        gp_snapshot_destroy(s);
-        gp_engine_destroy(e);
     }
 }

@@ -357,6 +357,19 @@ extern bool gps_resv_held(time_t now, const gps_tres_t *t,
 	return true;
 }
 
+/* Some of node index n's cores are in the layer. */
+static bool _node_reserved(const gps_resv_layer_t *l, int n)
+{
+	int32_t size, from, to;
+
+	if (!l->cores)
+		return false;
+	size = bit_size(l->cores);
+	from = (int32_t) cr_get_coremap_offset(n);
+	to = MIN((int32_t) cr_get_coremap_offset(n + 1), size);
+	return (from < to) && (bit_set_count_range(l->cores, from, to) > 0);
+}
+
 extern void gps_resv_job_held(gp_snapshot_t *snap, job_record_t *job_ptr,
 			      const int32_t *node_map, const gps_tres_t *t,
 			      const gps_resv_held_t *h)
@@ -379,15 +392,17 @@ extern void gps_resv_job_held(gp_snapshot_t *snap, job_record_t *job_ptr,
 		here = i++;
 		if ((node_map[n] < 0) || !(node_ptr = node_record_table_ptr[n]))
 			continue;
-		cores = _job_node_span(res, here, n,
-				       cr_get_coremap_offset(node_record_count),
-				       &off, &from, &cnt);
-		/* The last layer holds every earlier one's: none there, none. */
-		cores = cores && cnt && all->cores &&
-			(bit_size(all->cores) >= (int32_t) (from + cnt)) &&
-			(bit_set_count_range(all->cores, from, from + cnt) > 0);
+		/*
+		 * The last layer holds every earlier one's: nothing reserved
+		 * on the node there, nothing held (most nodes: no look at the
+		 * job's cores).
+		 */
+		cores = _node_reserved(all, n);
 		if (!cores && !(all->gpus && all->gpus[n]))
 			continue;
+		cores = cores && _job_node_span(res, here, n,
+						bit_size(all->cores), &off,
+						&from, &cnt);
 		/* Layers are cumulative: an entry where the count grows. */
 		for (k = 0; k < h->layer_cnt; k++) {
 			const gps_resv_layer_t *l = &h->layers[k];
