@@ -413,11 +413,12 @@ int gp_snapshot_add_node_reserved_ahead(gp_snapshot_t *snap,
 /*
  * Since ABI 22, with node usage: of the running job added last, on node
  * `node_index` (one of its nodes), the CPUs and GPUs it holds that
- * reservations in force by `from` reserve (0: those in force now).  A victim's reserved cores and GPUs go back to the
- * reservation, not to a preemptor outside it that would run past `from`,
- * so its plan counts them as not freed.  Give a job's entries per node
- * cumulatively, as gp_snapshot_add_node_reserved_ahead.  Not called: a
- * victim frees all it holds, as in ABI 21.  GP_ERR_ARG: no running job
+ * reservations in force by `from` reserve (0: those in force now).  A
+ * victim's reserved cores and GPUs go back to the reservation, not to a
+ * preemptor outside it that would run past `from`, so its plan counts
+ * them as not freed.  Give a job's entries per node cumulatively, as
+ * gp_snapshot_add_node_reserved_ahead.  Not called: a victim frees all it
+ * holds, as in ABI 21.  GP_ERR_ARG: no running job
  * added yet, or no such node.
  */
 int gp_snapshot_add_job_reserved(gp_snapshot_t *snap, int32_t node_index,

@@ -377,7 +377,7 @@ extern void gps_resv_job_held(gp_snapshot_t *snap, job_record_t *job_ptr,
 	job_resources_t *res = job_ptr->job_resrcs;
 	const gps_resv_layer_t *all;
 	node_record_t *node_ptr;
-	int n, last, i = 0, k, off;
+	int n, last, i = 0, k, off = 0;
 
 	if (!h->layer_cnt || !node_map || !_job_cores_readable(res))
 		return;
