@@ -179,23 +179,25 @@ std::set<int32_t> snap_nodes(const int32_t *inx, const NodeTable &table) {
 
 // Where a pending job may run, as the plugins' gps_job_nodes_allowed for
 // its partitions together: sj.nodes_given with the nodes it may use in
-// sj.allowed_nodes, or none where they cannot be worked out (features, a
-// reservation, whole nodes, enforce-binding, a partition of whole nodes
-// or capped CPUs per node, GPU types that cannot be read, -w naming other
-// than its node count): then it gets no victim plan.
+// sj.allowed_nodes, or none where they cannot be worked out (-C with
+// counts, brackets or parentheses, a reservation, --exclusive=user or mcs,
+// enforce-binding, a partition of whole nodes or capped CPUs per node,
+// GPU types that cannot be read, -w naming other than its node count):
+// then it gets no victim plan.
 void pending_nodes(const slurm_job_info_t &j, const NodeTable &table, const Snapshot &snap, const std::string &gres,
                    const std::string &quota_type, uint32_t min_nodes, SnapJob &sj) {
     auto given = [](const char *s) { return s && *s; };
-    const bool whole = j.shared == JOB_SHARED_NONE || j.shared == JOB_SHARED_USER || j.shared == JOB_SHARED_MCS;
+    // --exclusive: a whole node (GP_JOB_WHOLE_NODE); shared with the user's
+    // or the MCS label's jobs (or 26.05's topo): not worked out.
+    sj.whole_node = j.shared == JOB_SHARED_NONE;
+    const bool shared_some = j.shared != JOB_SHARED_NONE && j.shared != JOB_SHARED_OK && j.shared != NO_VAL16;
     bool part_bound = false;
     for (const std::string &p : sj.partitions) part_bound |= table.bound_partitions.count(p) > 0;
     const std::string type = job_gpu_type(j, gres, quota_type);
     sj.nodes_given = true;
-    if (given(j.features) || given(j.resv_name) || whole || (j.bitflags & GRES_ENFORCE_BIND) || part_bound ||
-        type == "?")
-        return;
+    if (given(j.resv_name) || shared_some || (j.bitflags & GRES_ENFORCE_BIND) || part_bound || type == "?") return;
     const bool req_given = given(j.req_nodes), exc_given = given(j.exc_nodes);
-    if (type.empty() && !req_given && !exc_given) {
+    if (type.empty() && !req_given && !exc_given && !given(j.features)) {
         sj.nodes_given = false;
         return;
     }
@@ -209,6 +211,13 @@ void pending_nodes(const slurm_job_info_t &j, const NodeTable &table, const Snap
     std::string names;
     for (int32_t n : in_parts) {
         if ((req_given && !req.count(n)) || (exc_given && exc.count(n))) {
+            bound = true;
+            continue;
+        }
+        const int has_features =
+            gpr_node_has_features(j.features, size_t(n) < table.features.size() ? table.features[size_t(n)].c_str() : "");
+        if (has_features < 0) return;
+        if (has_features == 0) {
             bound = true;
             continue;
         }
@@ -426,6 +435,7 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
             sn.completing = (n.node_state & NODE_STATE_COMPLETING) != 0;
             sn.closed = gpr_node_closed(n.node_state) || gpr_node_unusable(n.node_state);
             usage->gpu_type.push_back(node_gpu_type(n.gres, gres));
+            usage->features.push_back(str(n.features_act));
             if (!gpr_node_unusable(n.node_state)) {
                 sn.room_cpus = n.cpus_efctv;
                 if (usage->memory_allocated)

@@ -40,6 +40,9 @@ struct NodeTable {
     // Filled: each node's GPU type (Snapshot::nodes order; "" none, "?"
     // untyped or several).
     std::vector<std::string> gpu_type;
+    // Filled: each node's active features (Snapshot::nodes order), for a
+    // pending job's -C.
+    std::vector<std::string> features;
     // Filled: active reservations of some cores (their jobs' CPUs are
     // theirs, not other jobs').
     std::unordered_set<std::string> partial_reservations;

@@ -535,6 +535,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.mem_mb = job.mem_mb;
     ref.nodes = job.node_count;
     ref.nodes_given = job.nodes_given;
+    ref.whole_node = job.whole_node;
     ref.allowed_nodes = job.allowed_nodes;
     ref.run_limit = job.run_limit;
     return ref;

@@ -49,6 +49,7 @@ struct JobRef {
     uint32_t nodes = 0;
     bool nodes_given = false;
     std::string_view allowed_nodes;
+    bool whole_node = false;  // SnapJob::whole_node
     // Pending: seconds Slurm counts it to run (SnapJob::run_limit); 0: not known.
     int64_t run_limit = 0;
 };

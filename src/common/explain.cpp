@@ -226,7 +226,7 @@ private:
     // kNoNode if none fits; kAnyNode where nodes do not decide here
     // (unknown, a job on several nodes or bound to some): the count does.
     int32_t node_fit(const SnapJob *j, int p, uint32_t gpus, const std::vector<NodeUse> &free) const {
-        if (node_left_.empty() || !j || j->node_count > 1 || j->nodes_given) return kAnyNode;
+        if (node_left_.empty() || !j || j->node_count > 1 || j->nodes_given || j->whole_node) return kAnyNode;
         const std::vector<int32_t> *in = nodes_of(p);
         if (!in) return kAnyNode;
         const Placement order = placement_of(p);

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 22
+#define GP_ABI_VERSION 23
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -310,12 +310,21 @@ typedef struct {
 /*
  * Since ABI 17, pending jobs: the job may use only some nodes of its
  * partitions (a GPU model not on every node, -w, -x, -C, --reservation) or
- * only whole ones (--exclusive).  Since ABI 18 `allowed_nodes` may name
+ * only whole ones (--exclusive=user or mcs; plain --exclusive before ABI
+ * 23, GP_JOB_WHOLE_NODE since).  Since ABI 18 `allowed_nodes` may name
  * them: its victim plan then looks only there.  Where it does not, the job
  * gets no victim plan: its victims are judged by the rules alone and Slurm
  * picks its node among them, as before ABI 12.
  */
 #define GP_JOB_NODES_GIVEN 2u
+/*
+ * Since ABI 23, pending jobs: the job asks for whole nodes (--exclusive):
+ * its victim plan frees every job on each node it plans, those without
+ * GPUs too (a node's CPUs from gp_snapshot_set_node_room(); where a node
+ * of its partitions has none given, it gets no plan).  Before ABI 23 the
+ * plugins gave such a job GP_JOB_NODES_GIVEN without nodes: no plan.
+ */
+#define GP_JOB_WHOLE_NODE 4u
 
 gp_snapshot_t *gp_snapshot_create(void);
 void gp_snapshot_destroy(gp_snapshot_t *snap);

@@ -162,6 +162,9 @@ struct SnapJob {
     // gets no plan.
     bool nodes_given = false;
     std::string allowed_nodes;
+    // Pending: it asks for whole nodes (GP_JOB_WHOLE_NODE): no other job
+    // may stay on a node it plans.
+    bool whole_node = false;
     // How long Slurm counts it to run (its time limit, else its
     // partition's; a year for none), in seconds: a reservation starting
     // before it would end keeps its nodes and cores from it

@@ -299,6 +299,7 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
     alike.nodes = node_count;
     alike.mem_mb = preemptor.mem_mb;
     alike.admitted = pc.admitted;
+    alike.whole_node = preemptor.whole_node;
     // Slurm keeps a reservation's nodes or cores from a job that would run
     // past its start, as if it had started (job_test_resv).
     const int64_t until = preemptor.run_limit > 0 ? now + preemptor.run_limit : now;
@@ -326,6 +327,13 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
         const uint32_t per_node = gpus_per_node(preemptor.gpus, node_count);
         if (std::none_of(s.eligible.begin(), s.eligible.end(),
                          [&](int32_t n) { return nodes[size_t(n)].gpus >= per_node; }))
+            return;  // Unplanned
+        // Whole nodes (--exclusive): every job there goes, which only the
+        // nodes' CPUs tell (each job holds some); where a node's are not
+        // given, the rules alone.
+        if (preemptor.whole_node && std::any_of(s.eligible.begin(), s.eligible.end(), [&](int32_t n) {
+                return nodes[size_t(n)].starts_jobs() && nodes[size_t(n)].room_cpus == 0;
+            }))
             return;  // Unplanned
         make_choices(preemptor, now, node_count);
         s.made_for = std::move(alike);
@@ -434,7 +442,7 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     s.dests.clear();
     bool fits_free = false;
     // Its CPUs and memory per node, rounded down: never more than it asks.
-    s.ask_cpus = preemptor.cpus / node_count;
+    const uint32_t ask_cpus = preemptor.cpus / node_count;
     s.ask_mem_mb = preemptor.mem_mb / node_count;
     s.swap_room = node_count == 1 ? swap_room(preemptor) : SwapRoom{};
     s.free_total = 0;
@@ -449,6 +457,8 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
         if (!u.starts_jobs() || u.gpus < per_node) continue;  // Slurm starts nothing on a completing or closed node
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
         PlanCost cost;
+        // A whole node: all its CPUs free, so no job left there.
+        s.ask_cpus = preemptor.whole_node ? std::max(ask_cpus, u.room_cpus) : ask_cpus;
         const bool room = u.room_for(s.ask_cpus, s.ask_mem_mb);
         if (u.free_gpus < per_node || !room) {
             const uint32_t need = u.free_gpus < per_node ? per_node - u.free_gpus : 0;
@@ -481,7 +491,10 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
     }
     // Consolidation, where no node fits and R4 and R5 free no node that no
     // preemptor holds (moves come after them: the order below).
-    if (node_count == 1 && config_->consolidation && !fits_free && entitled_to_move(preemptor) &&
+    s.ask_cpus = ask_cpus;
+    // (Not for whole nodes: every job there would have to move.)
+    if (node_count == 1 && config_->consolidation && !fits_free && !preemptor.whole_node &&
+        entitled_to_move(preemptor) &&
         std::none_of(s.choices.begin(), s.choices.end(), [&](const PlanScratch::Choice &c) {
             return !c.cost.swapped && plans_.holder(c.node) == 0;
         }))

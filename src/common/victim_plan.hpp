@@ -159,14 +159,15 @@ struct PlanScratch {
         int32_t account = -1;
         uint32_t gpus = 0, cpus = 0, nodes = 0;
         uint64_t mem_mb = 0;
-        bool admitted = false;
+        bool admitted = false, whole_node = false;
         uint32_t ahead = 0;  // reservations' start times before its end (NodeLayout::ahead_before)
         bool operator==(const Alike &o) const {
             return valid && o.valid && generation == o.generation && now == o.now && ahead == o.ahead &&
                    partitions == o.partitions &&
                    allowed_nodes == o.allowed_nodes &&
                    tier == o.tier && refused_pool == o.refused_pool && account == o.account && gpus == o.gpus &&
-                   cpus == o.cpus && nodes == o.nodes && mem_mb == o.mem_mb && admitted == o.admitted;
+                   cpus == o.cpus && nodes == o.nodes && mem_mb == o.mem_mb && admitted == o.admitted &&
+                   whole_node == o.whole_node;
         }
     } made_for;
     uint64_t reused = 0;  // plans made from another's choices (benchmarks, tests)

@@ -283,7 +283,7 @@ Verdict Engine::preemptable(const JobRef &victim, const JobRef &preemptor, int64
     }
     const RunningInfo vi = victim_info(victim);
     Verdict v = verdict_for(vi, preemptor, now);
-    // A preemptor bound to nodes the core does not know (-C, --exclusive, a
+    // A preemptor bound to nodes the core does not know (-C with counts, a
     // reservation): the rules alone; Slurm takes victims only on the nodes
     // it may use.
     if (!nodes_.known() || (preemptor.nodes_given && preemptor.allowed_nodes.empty())) return v;

@@ -145,3 +145,45 @@ extern bool gpr_not_eligible(uint32_t state_reason)
 		return false;
 	}
 }
+
+/* Is `name` (its first `len` bytes) one of comma-separated `list`'s? */
+static bool _listed(const char *list, const char *name, size_t len)
+{
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+
+		if ((n == len) && !strncmp(list, name, len))
+			return true;
+		list += n;
+		if (*list)
+			list++;
+	}
+	return false;
+}
+
+extern int gpr_node_has_features(const char *constraint,
+				 const char *node_features)
+{
+	const char *p = constraint;
+	bool has = true;
+	char op = '&';
+
+	if (!p || !*p)
+		return 1;
+	if (strpbrk(p, "*[]()"))
+		return -1;
+	for (;;) {
+		size_t len = strcspn(p, "&|,");
+		bool one;
+
+		if (!len)	/* an operator without a name (Slurm refuses it) */
+			return -1;
+		one = _listed(node_features, p, len);
+		has = (op == '|') ? (has || one) : (has && one);
+		p += len;
+		if (!*p)
+			return has ? 1 : 0;
+		op = (*p == '|') ? '|' : '&';
+		p++;
+	}
+}

@@ -134,6 +134,19 @@ extern bool gpr_user_held(bool pending, uint32_t priority, bool ours);
  */
 extern bool gpr_not_eligible(uint32_t state_reason);
 
+/*
+ * Does a node offer what a job's --constraint asks (`constraint`, the
+ * job's features as slurmctld keeps them; `node_features`, the node's
+ * active features, comma-separated)?  1 yes, 0 no, -1 not read here.
+ * Read: feature names joined by '&' (',' is Slurm's spelling of it too)
+ * and '|', taken left to right with no precedence, as Slurm's
+ * valid_feature_counts() combines them; for a job on one node "a|b" is
+ * any node with either.  Not read: node counts (a*2), brackets (matching
+ * OR: every node the same) and parentheses.  An empty constraint: 1.
+ */
+extern int gpr_node_has_features(const char *constraint,
+				 const char *node_features);
+
 #ifdef __cplusplus
 }
 #endif

@@ -390,6 +390,67 @@ test_reclaim_gpu_model() {
 
 test_reclaim_given_node() { reclaim_on_node1 -w node1; }
 
+# 3c'. The same by node features: node1 has gpfast and gpib, node2 gpslow
+#      (active), and pool2's NORMAL job asks -C gpfast, then -C
+#      "gpslow|gpfast&gpib": Slurm reads it left to right, (gpslow|gpfast)
+#      &gpib, node1 alone (not gpslow|(gpfast&gpib), which node2 would
+#      meet).  Before, a job with -C got no victim plan: offered only
+#      pool1's newest borrowers (node3-4, R5's prefix), none on a node it
+#      may use, it waited (Resources).
+test_reclaim_feature() {
+  local rc=0 n
+  { scontrol update NodeName=node1 AvailableFeatures=gpfast,gpib ActiveFeatures=gpfast,gpib &&
+      scontrol update NodeName=node2 AvailableFeatures=gpslow ActiveFeatures=gpslow; } || rc=1
+  ilog "features: $(sinfo -h -N -n node1,node2 -o '%N %f' | sort -u | tr '\n' ' ')"
+  (( rc == 0 )) && { reclaim_on_node1 -C gpfast || rc=1; }
+  (( rc == 0 )) && { reclaim_on_node1 -C 'gpslow|gpfast&gpib' || rc=1; }
+  for n in node1 node2; do
+    scontrol update NodeName=$n ActiveFeatures= AvailableFeatures= || rc=1
+    [[ $(sinfo -h -n $n -o %f) == "(null)" ]] || { ilog "$n's features left: $(sinfo -h -n $n -o %f)"; rc=1; }
+  done
+  return $rc
+}
+
+# 3c''. --exclusive: pool1 borrows node1-4 with LOW jobs (node1's the
+#       oldest) and runs a NORMAL job without GPUs on node3 and on node4
+#       (within its quota: no GPU).  pool2's NORMAL job, within its quota,
+#       asks for a whole node: only node1's or node2's LOW job can free
+#       one.  Before, a job with --exclusive got no victim plan: offered
+#       pool1's newest borrowers (node3-4, R5's prefix), where the NORMAL
+#       jobs stay, Slurm preempted nothing and it waited (Resources).
+test_reclaim_whole_node() {
+  local l1 l2 l3 l4 c3 c4 n node victim rc=0
+  cpu_job() {
+    local out
+    out=$(sbatch --parsable -J "$1" -p pool1 --qos=normal -N1 -n1 -w "$2" -o /dev/null -e /dev/null \
+      --wrap 'sleep 600') && echo "${out%%;*}"
+  }
+  { l1=$(submit l1 pool1 low -w node1) && assert wait_state "$l1" RUNNING 30 && sleep 3 &&
+      l2=$(submit l2 pool1 low -w node2) && l3=$(submit l3 pool1 low -w node3) &&
+      l4=$(submit l4 pool1 low -w node4) && c3=$(cpu_job c3 node3) && c4=$(cpu_job c4 node4) &&
+      assert wait_running_count 6 30; } || rc=1
+  if (( rc == 0 )); then
+    ilog "pool1 borrows node1-4 (quota 2, 4 LOW jobs), and runs a NORMAL job without GPUs on node3 and node4"
+    mark_log
+    n=$(submit n pool2 normal --exclusive) || rc=1
+    if assert wait_state "$n" RUNNING 30; then
+      node=$(job_field "$n" NodeList)
+      case $node in node1) victim=$l1 ;; node2) victim=$l2 ;; *) victim= ;; esac
+      { assert test -n "$victim" &&
+          assert log_has "preempt victim JobId=$victim .*for JobId=$n " &&
+          assert test "$(job_state "$c3")/$(job_state "$c4")" = RUNNING/RUNNING &&
+          assert test "$(job_restarts "$c3")/$(job_restarts "$c4")" = 0/0; } ||
+        { ilog "pool2's job on ${node:-?}; CPU jobs $(job_state "$c3")/$(job_state "$c4")"; rc=1; }
+      ! log_since | grep -qE "preempt victim JobId=($l3|$l4) " ||
+        { ilog "a LOW job on node3 or node4 was preempted for nothing"; rc=1; }
+    else
+      ilog "pool2's job: $(job_state "$n") $(job_reason "$n")"; log_since | grep gpupool | tail -8 >&2; rc=1
+    fi
+  fi
+  cancel_all 30
+  return $rc
+}
+
 # 4. Quota hold: a third 1-GPU NORMAL job in quota-2 pool1 pends with the
 #    quota reason while GPUs are free, LOW jobs still start on them, and the
 #    held job starts within one scheduling pass of a NORMAL job ending.

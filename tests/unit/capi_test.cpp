@@ -192,7 +192,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 22u);
+    EXPECT_EQ(gp_abi_version(), 23u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -630,5 +630,51 @@ TEST(CApi, NodeCpusReachTheVictimPlan) {
             if (v.allowed) out += std::to_string(l.job_id) + " ";
         }
         EXPECT_EQ(out, with_room ? "2 " : "");
+    }
+}
+
+// --exclusive (GP_JOB_WHOLE_NODE): two nodes of 4 GPUs and 8 CPUs; node1
+// runs pool2's LOW jobs 1 (1 GPU) and 2 (no GPU, 1 CPU), node2 pool1's
+// NORMAL job 3 (2 GPUs, within pool1's quota).  pool2's NORMAL job of 2
+// GPUs, within its quota, fits node1's free GPUs and CPUs as it is; asking
+// for a whole node, it can have only node1, with both LOW jobs gone.
+TEST(CApi, WholeNodePreemptorFreesEveryJobOnItsNode) {
+    struct Case {
+        const char *sentence;
+        bool whole, np_cpu_job_on_node1;
+        const char *taken;
+    };
+    const std::vector<Case> cases = {
+        {"not whole: node1's free GPUs and CPUs fit, no victim", false, false, ""},
+        {"whole: node1's LOW jobs go, the one without GPUs too", true, false, "1 2 "},
+        {"whole, and pool1's NORMAL CPU job on node1 too: no node can be freed", true, true, ""},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        TwoNodes w(4, {2, 2}, 8);
+        ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool1", w.idx, 2), GP_OK);
+        ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
+        gp_job_t low1 = job(1, GP_JOB_RUNNING, "pool2", "low", 1, 100);
+        gp_job_t low2 = job(2, GP_JOB_RUNNING, "pool2", "low", 0, 110);
+        gp_job_t np3 = job(3, GP_JOB_RUNNING, "pool1", "normal", 2, 90);
+        gp_job_t np4 = job(4, GP_JOB_RUNNING, "pool1", "normal", 0, 95);
+        low1.cpus = low2.cpus = np4.cpus = 1;
+        np3.cpus = 2;
+        w.run_on(low1, 0, 1, 1);
+        w.run_on(low2, 0, 0, 1);
+        w.run_on(np3, 1, 2, 2);
+        if (c.np_cpu_job_on_node1) w.run_on(np4, 0, 0, 1);
+        gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 2, 150);
+        pre.cpus = 1;
+        if (c.whole) pre.flags |= GP_JOB_WHOLE_NODE;
+        ASSERT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
+        std::string out;
+        gp_verdict_t v;
+        for (const gp_job_t *j : {&low1, &low2, &np3}) {
+            EXPECT_EQ(gp_engine_preemptable(w.e, j, &pre, 200, &v), GP_OK);
+            if (v.allowed) out += std::to_string(j->job_id) + " ";
+        }
+        EXPECT_EQ(out, c.taken);
     }
 }

@@ -124,3 +124,32 @@ TEST(SlurmRules, NotEligible) {
     for (uint32_t r : {WAIT_NO_REASON, WAIT_HELD, WAIT_PRIORITY, WAIT_RESOURCES})
         EXPECT_FALSE(gpr_not_eligible(r)) << r;
 }
+
+// A preemptor's -C against a node's active features (its victim plan
+// looks only at nodes that meet it): what Slurm's valid_feature_counts
+// gives for one node, left to right; what is not read here is -1 (no plan).
+TEST(SlurmRules, NodeHasFeatures) {
+    struct Row {
+        const char *sentence, *constraint, *node;
+        int want;
+    } rows[] = {
+        {"no constraint: any node", "", "", 1},
+        {"no constraint given at all", nullptr, "a100", 1},
+        {"a feature the node has", "a100", "ib,a100", 1},
+        {"a feature the node lacks", "a100", "h100,ib", 0},
+        {"a node without features", "a100", nullptr, 0},
+        {"names match whole, not as prefixes", "a10", "a100", 0},
+        {"AND: both", "a100&ib", "ib,a100", 1},
+        {"AND: one missing", "a100&ib", "a100", 0},
+        {"a comma is Slurm's AND too", "a100,ib", "a100", 0},
+        {"OR: either", "a100|h100", "h100", 1},
+        {"OR: neither", "a100|h100", "v100", 0},
+        {"left to right: (a100|h100)&ib", "a100|h100&ib", "h100", 0},
+        {"left to right: (a100&ib)|h100", "a100&ib|h100", "h100", 1},
+        {"a node count is not read", "a100*2", "a100", -1},
+        {"brackets (matching OR) are not read", "[a100|h100]", "a100", -1},
+        {"parentheses are not read", "(a100|h100)&ib", "a100,ib", -1},
+        {"a trailing operator is not read", "a100&", "a100", -1},
+    };
+    for (const Row &r : rows) EXPECT_EQ(gpr_node_has_features(r.constraint, r.node), r.want) << r.sentence;
+}

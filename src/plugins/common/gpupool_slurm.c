@@ -253,31 +253,43 @@ static bool _given(const char *s)
 	return s && *s;
 }
 
-/* --exclusive, --exclusive=user, --exclusive=mcs */
-#define GPS_WHOLE_NODE (WHOLE_NODE_REQUIRED | WHOLE_NODE_USER | WHOLE_NODE_MCS)
+/*
+ * --exclusive alone: no other job on its nodes (GP_JOB_WHOLE_NODE).
+ * (whole_node's values differ: 22.05 and 23.11 count 1, 2, 3 for
+ * required, user and mcs; later releases set bits 1, 2, 4 and 8 for
+ * topo.  Plain --exclusive is 1 on all of them.)
+ */
+static bool _whole_node(job_record_t *job_ptr)
+{
+	return job_ptr->details &&
+	       (job_ptr->details->whole_node == WHOLE_NODE_REQUIRED);
+}
 
 /*
  * The job may use some nodes (or CPUs of them) that gpupool does not work
- * out: features, whole nodes, a reservation, GPUs bound to the CPUs of
- * their socket (--gres-flags=enforce-binding).
+ * out: nodes shared only with the user's or the MCS label's jobs
+ * (--exclusive=user, mcs; 26.05's topo), a reservation, GPUs bound to the
+ * CPUs of their socket (--gres-flags=enforce-binding).  (Features:
+ * gps_job_nodes_allowed reads the plain ones.)
  */
 static bool _bound_unknown(job_record_t *job_ptr)
 {
-	return !job_ptr->details || _given(job_ptr->details->features) ||
-	       (job_ptr->details->whole_node & GPS_WHOLE_NODE) ||
+	return !job_ptr->details ||
+	       (job_ptr->details->whole_node && !_whole_node(job_ptr)) ||
 	       _given(job_ptr->resv_name) ||
 	       (job_ptr->bit_flags & GRES_ENFORCE_BIND);
 }
 
 /*
- * The job may use only some nodes of its partitions (-w, -x, and the above)
- * or only whole ones: a victim plan over every node of them cannot serve
- * it (GP_JOB_NODES_GIVEN).
+ * The job may use only some nodes of its partitions (-w, -x, -C, and the
+ * above): a victim plan over every node of them cannot serve it
+ * (GP_JOB_NODES_GIVEN).
  */
 static bool _nodes_given(job_record_t *job_ptr)
 {
 	return _bound_unknown(job_ptr) || _given(job_ptr->details->req_nodes) ||
-	       _given(job_ptr->details->exc_nodes);
+	       _given(job_ptr->details->exc_nodes) ||
+	       _given(job_ptr->details->features);
 }
 
 /*
@@ -339,7 +351,8 @@ extern int gps_job_nodes_allowed(job_record_t *job_ptr,
 	if (!d || !part || !part->node_bitmap || !type ||
 	    _bound_unknown(job_ptr) || _part_bound_unknown(part))
 		return GPS_NODES_UNKNOWN;
-	if (!type[0] && !_given(d->req_nodes) && !_given(d->exc_nodes))
+	if (!type[0] && !_given(d->req_nodes) && !_given(d->exc_nodes) &&
+	    !_given(d->features))
 		return GPS_NODES_ANY;
 	if (!_node_flags(d->req_nodes, &req) ||
 	    !_node_flags(d->exc_nodes, &exc))
@@ -351,6 +364,15 @@ extern int gps_job_nodes_allowed(job_record_t *job_ptr,
 		if ((req && !req[i]) || (exc && exc[i])) {
 			bound = true;
 			continue;
+		}
+		/* Active features: a node would need a reboot for the rest. */
+		switch (gpr_node_has_features(d->features,
+					      node_ptr->features_act)) {
+		case 0:
+			bound = true;
+			continue;
+		case -1:
+			goto out;
 		}
 		if (type[0]) {
 			/* Slurm may match a model gpupool cannot read there. */
@@ -387,7 +409,8 @@ out:
  * Would the job, preempted, be requeued and free to start again on another
  * node of its partition (consolidation moves only such jobs)?  Not if its
  * tier or slurm.conf cancels it, --no-requeue, not a batch job, given or
- * excluded nodes, features, --exclusive, a reservation, a HetJob.
+ * excluded nodes, features, --exclusive (a whole node), a reservation, a
+ * HetJob.
  */
 static bool _stays(job_record_t *job_ptr, const char *qos)
 {
@@ -401,7 +424,7 @@ static bool _stays(job_record_t *job_ptr, const char *qos)
 	if (gp_preempt_mode(found ? &t : NULL, gps_site_preempt_mode(),
 			    requeueable) != GP_MODE_REQUEUE)
 		return true;
-	return _nodes_given(job_ptr) ||
+	return _nodes_given(job_ptr) || _whole_node(job_ptr) ||
 	       (job_ptr->het_job_id && (job_ptr->het_job_id != NO_VAL));
 }
 
@@ -459,6 +482,8 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->nodes = job_ptr->details->min_nodes;
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
+	if ((state == GP_JOB_PENDING) && _whole_node(job_ptr))
+		out->flags |= GP_JOB_WHOLE_NODE;
 	{
 		/* Pending: where it is tried; running: its own partition. */
 		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;

@@ -247,10 +247,13 @@ extern const char *gps_node_gpu_type(node_record_t *node_ptr,
  * counts GPUs of any model on any node of the partition:
  * GPS_NODES_ANY: all of them (the plan as usual);
  * GPS_NODES_LISTED: only *names (comma-separated, xfree() them): those
- *   in -w's list, not in -x's, with its GPU model alone;
- * GPS_NODES_UNKNOWN: some, which gpupool cannot tell (-C, --exclusive, a
- *   reservation, several models, a node of mixed or untyped GPUs, -w
- *   naming fewer nodes than the job needs): no plan, the rules alone.
+ *   in -w's list, not in -x's, with its GPU model alone, whose active
+ *   features meet its -C (gpr_node_has_features);
+ * GPS_NODES_UNKNOWN: some, which gpupool cannot tell (-C with counts,
+ *   brackets or parentheses, --exclusive=user or mcs, a reservation,
+ *   several models,
+ *   a node of mixed or untyped GPUs, -w naming fewer nodes than the job
+ *   needs): no plan, the rules alone.
  * Caller holds the job read and node read locks.
  */
 #define GPS_NODES_ANY 0
