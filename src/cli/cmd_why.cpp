@@ -285,10 +285,11 @@ void victim_plan_text(const Pass &p, const PendingExplain &pe, std::ostream &s) 
     };
     switch (plan->outcome) {
     case VictimPlan::Outcome::Unplanned:
-        s << "Victim plan: none: where it may run depends on what gpupool does not work out (features, a "
-             "reservation, whole nodes, --gres-flags=enforce-binding, its partition's OverSubscribe=EXCLUSIVE or "
-             "MaxCPUsPerNode, -w naming other than its node count, GPU types it cannot read) or it needs more GPUs "
-             "on a node than any has; the rules alone say what it may preempt.\n";
+        s << "Victim plan: none: where it may run depends on what gpupool does not work out (-C with counts, "
+             "brackets or parentheses, a reservation, --exclusive=user or mcs, --exclusive where nodes' CPUs are not "
+             "counted, --gres-flags=enforce-binding, its partition's OverSubscribe=EXCLUSIVE or MaxCPUsPerNode, -w "
+             "naming other than its node count, GPU types it cannot read) or it needs more GPUs on a node than any "
+             "has; the rules alone say what it may preempt.\n";
         return;
     case VictimPlan::Outcome::FitsFree:
         s << "Victim plan: none needed: free GPUs (and CPUs and memory, where Slurm allocates them) fit it on node"

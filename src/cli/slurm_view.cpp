@@ -187,9 +187,8 @@ std::set<int32_t> snap_nodes(const int32_t *inx, const NodeTable &table) {
 void pending_nodes(const slurm_job_info_t &j, const NodeTable &table, const Snapshot &snap, const std::string &gres,
                    const std::string &quota_type, uint32_t min_nodes, SnapJob &sj) {
     auto given = [](const char *s) { return s && *s; };
-    // --exclusive: a whole node (GP_JOB_WHOLE_NODE); shared with the user's
-    // or the MCS label's jobs (or 26.05's topo): not worked out.
-    sj.whole_node = j.shared == JOB_SHARED_NONE;
+    // Shared with the user's or the MCS label's jobs (or 24.11's topo):
+    // not worked out.  (--exclusive alone: sj.whole_node, load_cluster.)
     const bool shared_some = j.shared != JOB_SHARED_NONE && j.shared != JOB_SHARED_OK && j.shared != NO_VAL16;
     bool part_bound = false;
     for (const std::string &p : sj.partitions) part_bound |= table.bound_partitions.count(p) > 0;
@@ -435,7 +434,7 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
             sn.completing = (n.node_state & NODE_STATE_COMPLETING) != 0;
             sn.closed = gpr_node_closed(n.node_state) || gpr_node_unusable(n.node_state);
             usage->gpu_type.push_back(node_gpu_type(n.gres, gres));
-            usage->features.push_back(str(n.features_act));
+            usage->features.push_back(str(n.features_act ? n.features_act : n.features));
             if (!gpr_node_unusable(n.node_state)) {
                 sn.room_cpus = n.cpus_efctv;
                 if (usage->memory_allocated)
@@ -511,13 +510,17 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.start_time = j.start_time;
         sj.restart_cnt = j.restart_cnt;
         // As the plugin's GP_JOB_STAYS (gpupool_slurm.c), but for the
-        // tier's and slurm.conf's PreemptMode and --exclusive: consolidation
-        // would not move it.
+        // tier's and slurm.conf's PreemptMode: consolidation would not move
+        // it.
         sj.stays = sj.state == JobState::Running &&
-                   (!j.requeue || !j.batch_flag || (j.req_nodes && *j.req_nodes) || (j.exc_nodes && *j.exc_nodes) ||
+                   (!j.requeue || !j.batch_flag || j.shared == JOB_SHARED_NONE || (j.req_nodes && *j.req_nodes) ||
+                    (j.exc_nodes && *j.exc_nodes) ||
                     (j.features && *j.features) || (j.resv_name && *j.resv_name) ||
                     (j.het_job_id && j.het_job_id != NO_VAL));
         bool pending = sj.state == JobState::Pending;
+        // As the plugins' GP_JOB_WHOLE_NODE: --exclusive, or a partition
+        // of whole nodes (Slurm sends both as "not shared").
+        sj.whole_node = pending && j.shared == JOB_SHARED_NONE;
         sj.array_tasks = array_tasks(j, pending);
         sj.array_job_id = j.array_job_id;
         sj.user_held = gpr_user_held(pending, j.priority, our_hold(j, pending));

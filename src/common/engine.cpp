@@ -142,6 +142,32 @@ PoolList Engine::managed_pools(std::string_view parts) const {
     return out;
 }
 
+uint32_t Engine::whole_node_gpus(uint32_t most, uint32_t gpus, uint32_t nodes) const {
+    if (most == 0) return gpus;
+    return static_cast<uint32_t>(std::min<uint64_t>(
+        UINT32_MAX, std::max<uint64_t>(gpus, uint64_t(most) * std::max<uint32_t>(1, nodes))));
+}
+
+uint32_t Engine::admitted_gpus(const PartitionList &parts, uint32_t gpus, uint32_t nodes, bool whole) const {
+    if (!whole) return gpus;
+    uint32_t most = 0;
+    for (const std::string &p : parts) {
+        auto it = most_node_gpus_.find(p);
+        if (it != most_node_gpus_.end()) most = std::max(most, it->second);
+    }
+    return whole_node_gpus(most, gpus, nodes);
+}
+
+uint32_t Engine::admitted_gpus(std::string_view parts, uint32_t gpus, uint32_t nodes, bool whole) const {
+    if (!whole) return gpus;
+    uint32_t most = 0;
+    for_each_listed(parts, [&](std::string_view p) {
+        auto it = most_node_gpus_.find(std::string(p));
+        if (it != most_node_gpus_.end()) most = std::max(most, it->second);
+    });
+    return whole_node_gpus(most, gpus, nodes);
+}
+
 void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
     const Config &cfg = *config_;
     ev.pools.clear();
@@ -287,7 +313,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         PendingResult r;
         r.job_id = j.id;
         r.tier = tier_of_qos(j.qos);
-        r.gpus = j.gpus;
+        r.gpus = admitted_gpus(j.partitions, j.gpus, j.node_count, j.whole_node);
         r.orig_submit = jobs_.find(j.id)->orig_submit;  // noted by evaluate()
         r.pools = managed_pools(j.partitions);
         r.array_tasks = j.array_tasks;
@@ -331,6 +357,12 @@ void Engine::evaluate_pass(const Snapshot &snap, int64_t now) {
     eval_.valid = false;
     eval_.pool_index.clear();
     resolve_pools(snap, ev);
+    most_node_gpus_.clear();
+    for (const SnapPartition &p : snap.partitions) {
+        uint32_t &most = most_node_gpus_[p.name];
+        for (int32_t n : p.nodes)
+            if (n >= 0 && size_t(n) < snap.nodes.size()) most = std::max(most, snap.nodes[size_t(n)].gpus);
+    }
     build_queue_trees(*config_, snap, ev);
     // managed_pools() reads eval_.pool_index: make it this pass's.
     eval_.pool_index = ev.pool_index;

@@ -334,6 +334,14 @@ private:
     uint64_t priority_slot(size_t pending) const;
     PoolList managed_pools(const PartitionList &parts) const;
     PoolList managed_pools(std::string_view parts) const;
+    // The GPUs a pending job counts for admission (R2): its ask, or for
+    // one asking for whole nodes (--exclusive), every GPU of each node,
+    // which Slurm gives it whatever it asked, none too
+    // (_handle_exclusive_gres): the most a node of its partitions has,
+    // times its nodes.
+    uint32_t admitted_gpus(const PartitionList &parts, uint32_t gpus, uint32_t nodes, bool whole) const;
+    uint32_t admitted_gpus(std::string_view parts, uint32_t gpus, uint32_t nodes, bool whole) const;
+    uint32_t whole_node_gpus(uint32_t most, uint32_t gpus, uint32_t nodes) const;
     bool names_pool(std::string_view parts) const;
     // R2, the one home of its arithmetic, and Limit and LendingLimit
     // (any tier): admission of one pending result against the
@@ -444,6 +452,9 @@ private:
     int64_t last_account_ = 0;
     std::vector<std::string> config_warnings_;
     NodeLayout nodes_;
+    // Partition -> the most GPUs (QuotaTRES's) a node of it has, as of the
+    // last pass (admitted_gpus).
+    std::unordered_map<std::string, uint32_t> most_node_gpus_;
     NodeWeights node_weights_;
     std::vector<std::string> placement_warnings_;  // Placement= Slurm cannot honour (last pass)
     std::vector<std::string> weight_warnings_;     // of the last node_weights()

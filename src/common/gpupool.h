@@ -303,8 +303,8 @@ typedef struct {
 /*
  * The job would not start again elsewhere at once if preempted: it would not
  * be requeued (--no-requeue, not a batch job), or it asks for given nodes
- * (-w), excludes nodes (-x) or asks for features (-C).  Consolidation does
- * not move it.
+ * (-w), excludes nodes (-x), asks for features (-C) or whole nodes
+ * (--exclusive).  Consolidation does not move it.
  */
 #define GP_JOB_STAYS 1u
 /*
@@ -318,11 +318,14 @@ typedef struct {
  */
 #define GP_JOB_NODES_GIVEN 2u
 /*
- * Since ABI 23, pending jobs: the job asks for whole nodes (--exclusive):
- * its victim plan frees every job on each node it plans, those without
- * GPUs too (a node's CPUs from gp_snapshot_set_node_room(); where a node
- * of its partitions has none given, it gets no plan).  Before ABI 23 the
- * plugins gave such a job GP_JOB_NODES_GIVEN without nodes: no plan.
+ * Since ABI 23, pending jobs: the job gets whole nodes (--exclusive, or a
+ * partition of OverSubscribe=EXCLUSIVE), and with them every GPU there,
+ * whatever it asked: admission counts it at the most GPUs a node of its
+ * partitions has, times its nodes.  Its victim plan frees every job on
+ * each node it plans, those without GPUs too (a node's CPUs from
+ * gp_snapshot_set_node_room(); where a node of its partitions has none
+ * given, it gets no plan).  Before ABI 23 such a job counted what it asked,
+ * and the plugins gave it GP_JOB_NODES_GIVEN without nodes: no plan.
  */
 #define GP_JOB_WHOLE_NODE 4u
 

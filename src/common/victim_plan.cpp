@@ -328,11 +328,12 @@ void Engine::make_plan(const JobRef &preemptor, int64_t now, VictimPlan &plan) {
         if (std::none_of(s.eligible.begin(), s.eligible.end(),
                          [&](int32_t n) { return nodes[size_t(n)].gpus >= per_node; }))
             return;  // Unplanned
-        // Whole nodes (--exclusive): every job there goes, which only the
-        // nodes' CPUs tell (each job holds some); where a node's are not
-        // given, the rules alone.
+        // Whole nodes (--exclusive): every job there goes, which the nodes'
+        // CPUs tell (each running job holds some); where a node that could
+        // hold the job has none given, the rules alone.
         if (preemptor.whole_node && std::any_of(s.eligible.begin(), s.eligible.end(), [&](int32_t n) {
-                return nodes[size_t(n)].starts_jobs() && nodes[size_t(n)].room_cpus == 0;
+                const NodeUse &u = nodes[size_t(n)];
+                return u.starts_jobs() && u.gpus >= per_node && u.room_cpus == 0;
             }))
             return;  // Unplanned
         make_choices(preemptor, now, node_count);
@@ -457,11 +458,13 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
         if (!u.starts_jobs() || u.gpus < per_node) continue;  // Slurm starts nothing on a completing or closed node
         const uint32_t from = static_cast<uint32_t>(s.sets.size());
         PlanCost cost;
-        // A whole node: all its CPUs free, so no job left there.
-        s.ask_cpus = preemptor.whole_node ? std::max(ask_cpus, u.room_cpus) : ask_cpus;
+        // A whole node: Slurm starts such a job only where no job holds
+        // any of its CPUs or GPUs (a suspended job holds GPUs alone).
+        const uint32_t gpus_asked = preemptor.whole_node ? u.gpus : per_node;
+        s.ask_cpus = preemptor.whole_node ? u.room_cpus : ask_cpus;
         const bool room = u.room_for(s.ask_cpus, s.ask_mem_mb);
-        if (u.free_gpus < per_node || !room) {
-            const uint32_t need = u.free_gpus < per_node ? per_node - u.free_gpus : 0;
+        if (u.free_gpus < gpus_asked || !room) {
+            const uint32_t need = u.free_gpus < gpus_asked ? gpus_asked - u.free_gpus : 0;
             // The set freeing `need` GPUs at least cost, with what CPUs and
             // memory still need (cover_room).
             auto set_for = [&](bool by_count, bool swaps, bool by_work) {

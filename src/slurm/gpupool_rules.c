@@ -176,12 +176,13 @@ extern int gpr_node_has_features(const char *constraint,
 		size_t len = strcspn(p, "&|,");
 		bool one;
 
-		if (!len)	/* an operator without a name (Slurm refuses it) */
+		if (!len)	/* leading or doubled: Slurm refuses it */
 			return -1;
 		one = _listed(node_features, p, len);
 		has = (op == '|') ? (has || one) : (has && one);
 		p += len;
-		if (!*p)
+		/* Slurm reads "a100&" as a100. */
+		if (!*p || !p[1])
 			return has ? 1 : 0;
 		op = (*p == '|') ? '|' : '&';
 		p++;

@@ -143,6 +143,7 @@ extern bool gpr_not_eligible(uint32_t state_reason);
  * valid_feature_counts() combines them; for a job on one node "a|b" is
  * any node with either.  Not read: node counts (a*2), brackets (matching
  * OR: every node the same) and parentheses.  An empty constraint: 1.
+ * `node_features` NULL: the node has none.
  */
 extern int gpr_node_has_features(const char *constraint,
 				 const char *node_features);

@@ -633,38 +633,49 @@ TEST(CApi, NodeCpusReachTheVictimPlan) {
     }
 }
 
-// --exclusive (GP_JOB_WHOLE_NODE): two nodes of 4 GPUs and 8 CPUs; node1
+// --exclusive (GP_JOB_WHOLE_NODE): two nodes of 2 GPUs and 8 CPUs; node1
 // runs pool2's LOW jobs 1 (1 GPU) and 2 (no GPU, 1 CPU), node2 pool1's
-// NORMAL job 3 (2 GPUs, within pool1's quota).  pool2's NORMAL job of 2
-// GPUs, within its quota, fits node1's free GPUs and CPUs as it is; asking
-// for a whole node, it can have only node1, with both LOW jobs gone.
+// NORMAL job 3 (2 GPUs, within pool1's quota).  pool2's NORMAL job of 1
+// GPU (2 with a whole node), within its quota, fits node1's free GPU and CPUs as it is; asking
+// for a whole node, it can have only node1, with both LOW jobs gone, and
+// only where nothing else holds node1's CPUs or GPUs (Slurm starts a whole
+// node's job only where no job holds any).
 TEST(CApi, WholeNodePreemptorFreesEveryJobOnItsNode) {
+    enum Extra { kNone, kNpCpuJob, kSuspendedGpuJob, kNoRoom };
     struct Case {
         const char *sentence;
-        bool whole, np_cpu_job_on_node1;
+        bool whole;
+        Extra extra;
         const char *taken;
     };
     const std::vector<Case> cases = {
-        {"not whole: node1's free GPUs and CPUs fit, no victim", false, false, ""},
-        {"whole: node1's LOW jobs go, the one without GPUs too", true, false, "1 2 "},
-        {"whole, and pool1's NORMAL CPU job on node1 too: no node can be freed", true, true, ""},
+        {"not whole: node1's free GPUs and CPUs fit, no victim", false, kNone, ""},
+        {"whole: node1's LOW jobs go, the one without GPUs too", true, kNone, "1 2 "},
+        {"whole, and pool1's NORMAL CPU job on node1 too: no node can be freed", true, kNpCpuJob, ""},
+        {"whole, and a suspended job holds one of node1's GPUs (no CPU): no node can be freed", true,
+         kSuspendedGpuJob, ""},
+        {"whole, the nodes' CPUs not given: no plan, the rules alone (R4: pool2's own LOW jobs)", true, kNoRoom,
+         "1 2 "},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);
-        TwoNodes w(4, {2, 2}, 8);
+        const bool suspended = c.extra == kSuspendedGpuJob;
+        TwoNodes w(2, {suspended ? 0u : 1u, 0}, c.extra == kNoRoom ? 0 : 8);
         ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool1", w.idx, 2), GP_OK);
         ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
         gp_job_t low1 = job(1, GP_JOB_RUNNING, "pool2", "low", 1, 100);
         gp_job_t low2 = job(2, GP_JOB_RUNNING, "pool2", "low", 0, 110);
         gp_job_t np3 = job(3, GP_JOB_RUNNING, "pool1", "normal", 2, 90);
         gp_job_t np4 = job(4, GP_JOB_RUNNING, "pool1", "normal", 0, 95);
+        gp_job_t sus5 = job(5, GP_JOB_SUSPENDED, "pool1", "normal", 1, 80);
         low1.cpus = low2.cpus = np4.cpus = 1;
         np3.cpus = 2;
         w.run_on(low1, 0, 1, 1);
         w.run_on(low2, 0, 0, 1);
         w.run_on(np3, 1, 2, 2);
-        if (c.np_cpu_job_on_node1) w.run_on(np4, 0, 0, 1);
-        gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 2, 150);
+        if (c.extra == kNpCpuJob) w.run_on(np4, 0, 0, 1);
+        if (suspended) w.run_on(sus5, 0, 1, 0);
+        gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", 1, 150);
         pre.cpus = 1;
         if (c.whole) pre.flags |= GP_JOB_WHOLE_NODE;
         ASSERT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
@@ -676,5 +687,41 @@ TEST(CApi, WholeNodePreemptorFreesEveryJobOnItsNode) {
             if (v.allowed) out += std::to_string(j->job_id) + " ";
         }
         EXPECT_EQ(out, c.taken);
+    }
+}
+
+// Slurm gives a job of whole nodes every GPU on them, whatever it asked
+// (_handle_exclusive_gres): pool2 (quota 2) on nodes of 4 GPUs admits a
+// NORMAL job of 1 GPU, or of none, and holds either with --exclusive (4
+// GPUs past its quota), in the pass and at submit alike.
+TEST(CApi, WholeNodeJobCountsItsNodesGpusForQuota) {
+    struct Case {
+        const char *sentence;
+        uint32_t gpus;
+        bool whole;
+        int admission;
+    };
+    const std::vector<Case> cases = {
+        {"1 GPU: admitted within quota", 1, false, GP_ADMIT_QUOTA},
+        {"1 GPU, --exclusive: the node's 4, held", 1, true, GP_HELD_QUOTA},
+        {"no GPU: not subject to quota", 0, false, GP_ADMIT_FREE},
+        {"no GPU, --exclusive: the node's 4 still, held", 0, true, GP_HELD_QUOTA},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        TwoNodes w(4, {4, 4}, 8);
+        ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
+        gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", c.gpus, 150);
+        if (c.whole) pre.flags |= GP_JOB_WHOLE_NODE;
+        ASSERT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
+        gp_pending_result_t r;
+        ASSERT_EQ(gp_engine_pending_result(w.e, 9, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.admission) << "in the pass";
+        gp_job_t later = pre;
+        later.job_id = 10;
+        later.submit_time = 190;
+        ASSERT_EQ(gp_engine_provisional(w.e, &later, 200, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.admission) << "at submit";
     }
 }

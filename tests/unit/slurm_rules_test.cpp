@@ -149,7 +149,14 @@ TEST(SlurmRules, NodeHasFeatures) {
         {"a node count is not read", "a100*2", "a100", -1},
         {"brackets (matching OR) are not read", "[a100|h100]", "a100", -1},
         {"parentheses are not read", "(a100|h100)&ib", "a100,ib", -1},
-        {"a trailing operator is not read", "a100&", "a100", -1},
+        {"a trailing operator is dropped, as Slurm does", "a100&", "a100", 1},
+        {"a trailing OR too", "a100|", "h100", 0},
+        {"a leading operator is not read", "&a100", "a100", -1},
+        {"a doubled one neither", "a100&&ib", "a100,ib", -1},
+        {"a longer name is another", "a1000", "a100", 0},
+        {"empty entries in the node's list match nothing", "a100", ",a100,", 1},
+        {"three terms, left to right: ((v100|a100)&ib)|h100", "v100|a100&ib|h100", "h100", 1},
+        {"three terms, left to right: ((v100|a100)&ib)|h100, a100 alone", "v100|a100&ib|h100", "a100", 0},
     };
     for (const Row &r : rows) EXPECT_EQ(gpr_node_has_features(r.constraint, r.node), r.want) << r.sentence;
 }

@@ -268,7 +268,7 @@ static bool _whole_node(job_record_t *job_ptr)
 /*
  * The job may use some nodes (or CPUs of them) that gpupool does not work
  * out: nodes shared only with the user's or the MCS label's jobs
- * (--exclusive=user, mcs; 26.05's topo), a reservation, GPUs bound to the
+ * (--exclusive=user, mcs; 24.11's topo), a reservation, GPUs bound to the
  * CPUs of their socket (--gres-flags=enforce-binding).  (Features:
  * gps_job_nodes_allowed reads the plain ones.)
  */
@@ -365,9 +365,14 @@ extern int gps_job_nodes_allowed(job_record_t *job_ptr,
 			bound = true;
 			continue;
 		}
-		/* Active features: a node would need a reboot for the rest. */
+		/*
+		 * Active features (none listed: its available ones, as Slurm
+		 * reads them): a node would need a reboot for the rest.
+		 */
 		switch (gpr_node_has_features(d->features,
-					      node_ptr->features_act)) {
+					      node_ptr->features_act ?
+						node_ptr->features_act :
+						node_ptr->features)) {
 		case 0:
 			bound = true;
 			continue;
@@ -482,12 +487,18 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->nodes = job_ptr->details->min_nodes;
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
-	if ((state == GP_JOB_PENDING) && _whole_node(job_ptr))
-		out->flags |= GP_JOB_WHOLE_NODE;
 	{
 		/* Pending: where it is tried; running: its own partition. */
 		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;
 		uint32_t slices = 1;
+		/*
+		 * Whole nodes, and with them all their GPUs (Slurm's
+		 * _handle_exclusive_gres): --exclusive, or a partition's
+		 * OverSubscribe=EXCLUSIVE (no plan there: _part_bound_unknown).
+		 */
+		if ((state == GP_JOB_PENDING) &&
+		    (_whole_node(job_ptr) || (part && !part->max_share)))
+			out->flags |= GP_JOB_WHOLE_NODE;
 		if (part && (slurm_conf.preempt_mode & PREEMPT_MODE_GANG))
 			slices = part->max_share & ~SHARED_FORCE;
 		out->run_limit = gpr_run_limit(job_ptr->time_limit,
