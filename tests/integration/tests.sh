@@ -2177,8 +2177,10 @@ test_sim_places_as_slurm() {
   x=$(sbatch --parsable -J X -p plain --gres=gpu:1 -N1 -n1 -o /dev/null -e /dev/null --wrap 'sleep 2') || return 1
   x=${x%%;*} ids+=("$x")
   assert wait_state "$x" 'RUNNING|COMPLETED' 30 || return 1
-  local live
-  live=$(sacct -n -X -P -j "$x" -o NodeList | head -n1)
+  local live=
+  # slurmdbd may record the start a moment after squeue shows it.
+  wait_until 15 eval 'live=$(sacct -n -X -P -j "$x" -o NodeList | head -n1); [[ -n $live && $live != "None assigned" ]]' ||
+    true
   ilog "Slurm $rel put X on $live"
   assert test "$live" = "$want" || return 1
   assert wait_until 60 sacct_all_completed "${ids[@]}" || return 1

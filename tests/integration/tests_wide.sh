@@ -8,7 +8,7 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_def_cpu_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_reclaim_shards_held test_swap_places test_swap_least_work
+  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_def_cpu_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_whole_node_counts_its_gpus test_reclaim_shards_held test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
   test_consolidation_off test_why_victim_plan test_why_plan_cpus test_why_plan_memory test_why_plan_excluded test_why_plan_def_cpu_per_gpu)
@@ -380,6 +380,32 @@ Pool=wb Quota=0' || return 1
     { ilog "n: $(job_state "$n"), reason $(job_reason "$n")"; log_since | grep -a gpupool >&2; return 1; }
   ilog "wx's job runs on $(job_field "$n" NodeList); victims: $(victims_since "$n")"
   assert test "$(victims_since "$n" | wc -w)" = 1
+}
+
+# Slurm gives a job of whole nodes every GPU there, whatever it asked
+# (_handle_exclusive_gres): a LOW --exclusive job of 1 GPU (not held by
+# quota) is given a node's 4, and then wa (quota 2) holds its NORMAL
+# --exclusive job of 1 GPU for quota (it needs 4) while a node is free, where a
+# NORMAL job of 1 GPU without it starts.  Before, the --exclusive job
+# started and held 4 GPUs, 2 past wa's quota.
+test_whole_node_counts_its_gpus() {
+  local l x n gres rc=0
+  wide_load 'Pool=wa Quota=2' || return 1
+  l=$(submit_gpus l wa low 1 --exclusive) && assert wait_state "$l" RUNNING 30 || return 1
+  gres=$(scontrol -d show job "$l" | grep -oE 'GRES=[^ ]*' | head -n1)
+  ilog "a LOW --exclusive job of 1 GPU holds $gres on $(job_node "$l")"
+  [[ $gres == *gpu*:4* || $gres == *gpu*=4* ]] || rc=1
+  scancel "$l"
+  assert wait_until 30 eval '[[ -z $(squeue -h -j '"$l"' -o %i 2>/dev/null) ]]' || rc=1
+  if (( rc == 0 )); then
+    x=$(submit_gpus x wa normal 1 --exclusive) || rc=1
+    assert wait_until 15 eval '[[ "$(job_reason '"$x"')" == "GpuPoolQuotaTooSmall:wa needs 4 quota 2" ]]' ||
+      { ilog "wa's --exclusive job: $(job_state "$x") $(job_reason "$x") $(scontrol -d show job "$x" | grep -oE 'GRES=[^ ]*')"; rc=1; }
+    n=$(submit_gpus n wa normal 1) && assert wait_state "$n" RUNNING 30 || rc=1
+    assert test "$(job_state "$x")" = PENDING || rc=1
+  fi
+  cancel_all 30
+  return $rc
 }
 
 # swap_starts VICTIM: after mark_log, wa's NORMAL job of 2 ("swap") starts
