@@ -461,6 +461,7 @@ void load_nodes_partitions(Snapshot &snap, const Config &cfg,
                 if (n >= 0 && size_t(n) < node_map.size() && node_map[size_t(n)] >= 0) idx.push_back(node_map[size_t(n)]);
         snap.add_partition(p.name, std::move(idx));
         snap.partitions.back().lln = (p.flags & PART_FLAG_LLN) != 0;
+        snap.partitions.back().whole_nodes = p.max_share == 0;
         if (priority_tier) (*priority_tier)[p.name] = p.priority_tier;
         if (!usage) continue;
         usage->max_time[p.name] = p.max_time;
@@ -518,20 +519,25 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
                     (j.features && *j.features) || (j.resv_name && *j.resv_name) ||
                     (j.het_job_id && j.het_job_id != NO_VAL));
         bool pending = sj.state == JobState::Pending;
-        // As the plugins' GP_JOB_WHOLE_NODE: --exclusive, or a partition
-        // of whole nodes (Slurm sends both as "not shared").
+        // As the plugins' GP_JOB_WHOLE_NODE (_gets_whole_nodes): --exclusive
+        // (sent as "not shared"), or a partition of whole nodes.
         sj.whole_node = pending && j.shared == JOB_SHARED_NONE;
+        for (const SnapPartition &p : view.snap.partitions)
+            if (pending && p.whole_nodes && std::find(sj.partitions.begin(), sj.partitions.end(), p.name) != sj.partitions.end())
+                sj.whole_node = true;
         sj.array_tasks = array_tasks(j, pending);
         sj.array_job_id = j.array_job_id;
         sj.user_held = gpr_user_held(pending, j.priority, our_hold(j, pending));
         if (accounts) sj.account = str(j.account);
         if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
+        // details->min_nodes: slurmctld sends it in the requested TRES
+        // (num_nodes may be a past run's or a guess of its last try).
+        const uint32_t min_nodes =
+            pending ? gpr_gpus_clamp(tres_count(j.tres_req_str ? j.tres_req_str : "", "node")
+                                         .value_or(std::max<uint32_t>(1, j.num_nodes)))
+                    : 0;
+        if (pending) sj.node_count = min_nodes;  // as the plugins' gp_job_t.nodes
         if (usage && pending) {
-            // details->min_nodes: slurmctld sends it in the requested TRES
-            // (num_nodes may be a past run's or a guess of its last try).
-            const uint32_t min_nodes = gpr_gpus_clamp(
-                tres_count(j.tres_req_str ? j.tres_req_str : "", "node").value_or(std::max<uint32_t>(1, j.num_nodes)));
-            sj.node_count = min_nodes;
             pending_nodes(j, table, view.snap, gres, type, min_nodes, sj);
             pending_ask(j, gres, conf.memory_allocated, min_nodes, sj);
             // As gps_job_fill (gang scheduling's slices not read here).

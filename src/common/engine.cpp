@@ -144,8 +144,9 @@ PoolList Engine::managed_pools(std::string_view parts) const {
 
 uint32_t Engine::whole_node_gpus(uint32_t most, uint32_t gpus, uint32_t nodes) const {
     if (most == 0) return gpus;
-    return static_cast<uint32_t>(std::min<uint64_t>(
-        UINT32_MAX, std::max<uint64_t>(gpus, uint64_t(most) * std::max<uint32_t>(1, nodes))));
+    // At least the nodes its GPUs need (--gpus=6 on 4-GPU nodes: 2).
+    const uint64_t count = std::max<uint64_t>({1, nodes, (uint64_t(gpus) + most - 1) / most});
+    return static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, uint64_t(most) * count));
 }
 
 uint32_t Engine::admitted_gpus(const PartitionList &parts, uint32_t gpus, uint32_t nodes, bool whole) const {
@@ -359,6 +360,7 @@ void Engine::evaluate_pass(const Snapshot &snap, int64_t now) {
     resolve_pools(snap, ev);
     most_node_gpus_.clear();
     for (const SnapPartition &p : snap.partitions) {
+        if (!ev.pool_index.count(p.name)) continue;  // quotas count pools' nodes alone
         uint32_t &most = most_node_gpus_[p.name];
         for (int32_t n : p.nodes)
             if (n >= 0 && size_t(n) < snap.nodes.size()) most = std::max(most, snap.nodes[size_t(n)].gpus);

@@ -466,10 +466,11 @@ private:
     // The preempt plugin asks about one preemptor against many victims.
     struct PreemptorCache {
         bool valid = false;
-        uint32_t id = 0, gpus = 0, cpus = 0;
+        uint32_t id = 0, gpus = 0, cpus = 0, nodes = 0;
         uint64_t mem_mb = 0;
+        bool whole_node = false;
         std::string partitions, qos, account;
-        Preemptor who;
+        Preemptor who;  // its GPUs as admission counts them (admitted_gpus)
         PoolList pools;
         bool admitted = false;
         int refused_pool = -1;  // not admitted: a pool whose quota it does not fit

@@ -359,7 +359,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
         // first pass, NP ones so as not to go over quota, preemptible ones
         // so as not to start ahead of jobs the pass will put first (and
         // be preempted back out).
-        before_first_pass(r, names_pool(job.partitions) && job.gpus > 0);
+        before_first_pass(r, names_pool(job.partitions) && (job.gpus > 0 || job.whole_node));
         return r;
     }
     r.pools = managed_pools(job.partitions);

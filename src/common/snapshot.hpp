@@ -59,6 +59,7 @@ struct SnapPartition {
     std::string name;
     std::vector<int32_t> nodes;  // indices into Snapshot::nodes
     bool lln = false;            // LLN=YES (or CR_LLN): Slurm spreads its jobs
+    bool whole_nodes = false;    // OverSubscribe=EXCLUSIVE (the command reads it)
 };
 
 // A job's partitions.  Nearly every job lists one: that one is kept in the

@@ -475,12 +475,12 @@ void Engine::make_choices(const JobRef &preemptor, int64_t now, uint32_t node_co
             // Swap=least-work: the set that loses least work, swaps among the
             // candidates from the start; the steps below where it fails a bound.
             if (config_->swap == SwapWhen::LeastWork && s.swap_room.any())
-                found = set_for(true, true, true) && within_excess(s.set) && within_swap(s.set, per_node);
+                found = set_for(true, true, true) && within_excess(s.set) && within_swap(s.set, gpus_asked);
             if (!found) found = set_for(true, false, false);
             // over a pool's excess: the walk's prefix alone
             if (found && !within_excess(s.set)) found = set_for(false, false, false);
             if (!found && s.swap_room.any())  // nothing else frees the node: a swap
-                found = set_for(true, true, false) && within_excess(s.set) && within_swap(s.set, per_node);
+                found = set_for(true, true, false) && within_excess(s.set) && within_swap(s.set, gpus_asked);
             if (!found) continue;
             for (uint32_t i : s.set) {
                 s.sets.push_back(s.candidates[i].job_id);

@@ -219,23 +219,28 @@ Engine::PreemptorCache &Engine::cached_preemptor(const JobRef &preemptor) {
     PreemptorCache &pc = preemptor_cache_;
     if (!pc.valid || pc.id != preemptor.id || pc.gpus != preemptor.gpus || pc.partitions != preemptor.partitions ||
         pc.qos != preemptor.qos || pc.account != preemptor.account || pc.cpus != preemptor.cpus ||
-        pc.mem_mb != preemptor.mem_mb) {
+        pc.mem_mb != preemptor.mem_mb || pc.nodes != preemptor.nodes || pc.whole_node != preemptor.whole_node) {
         pc.valid = true;
         pc.freeable_count = 0;
         pc.id = preemptor.id;
         pc.gpus = preemptor.gpus;
         pc.cpus = preemptor.cpus;
         pc.mem_mb = preemptor.mem_mb;
+        pc.nodes = preemptor.nodes;
+        pc.whole_node = preemptor.whole_node;
         pc.partitions.assign(preemptor.partitions);
         pc.qos.assign(preemptor.qos);
         pc.account.assign(preemptor.account);
-        pc.who = Preemptor{tier_of_qos(pc.qos), preemptor.gpus};
+        // As the pass counts it: a job of whole nodes gets all their GPUs.
+        const uint32_t gpus =
+            admitted_gpus(preemptor.partitions, preemptor.gpus, preemptor.nodes, preemptor.whole_node);
+        pc.who = Preemptor{tier_of_qos(pc.qos), gpus};
         if (!eval_.account_ids.empty())
             note_account(*config_, eval_, pc.who, pc.account, preemptor.cpus, preemptor.mem_mb);
         pc.pools = managed_pools(preemptor.partitions);
         pc.admitted = true;
         pc.refused_pool = -1;
-        if (!preemptible_tier(pc.who.tier) && preemptor.gpus > 0 && !pc.pools.empty()) {
+        if (!preemptible_tier(pc.who.tier) && gpus > 0 && !pc.pools.empty()) {
             const PendingResult *known = pending_result(preemptor.id);
             PendingResult asked;
             if (!known) {
@@ -243,7 +248,7 @@ Engine::PreemptorCache &Engine::cached_preemptor(const JobRef &preemptor) {
                 // now, as for any job (its queues and limits included).
                 asked.job_id = preemptor.id;
                 asked.tier = pc.who.tier;
-                asked.gpus = preemptor.gpus;
+                asked.gpus = gpus;
                 asked.pools = pc.pools;
                 asked.account = pc.who.account;
                 asked.cpus = pc.who.cpus;
@@ -351,7 +356,7 @@ SwapRoom Engine::swap_room(const JobRef &preemptor) {
     const int q = pc.pools.front();
     const PoolState &qps = eval_.pools[static_cast<size_t>(q)];
     if (qps.queues.tree || qps.domain < 0) return r;
-    r.own = int64_t(qps.used()) + int64_t(preemptor.gpus) - int64_t(qps.quota);
+    r.own = int64_t(qps.used()) + int64_t(pc.who.gpus) - int64_t(qps.quota);
     for (size_t k = 0; k < eval_.pools.size(); ++k)
         if (int(k) != q && eval_.pools[k].domain == qps.domain) r.others += eval_.pools[k].borrowed();
     return r;

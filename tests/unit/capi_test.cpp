@@ -700,12 +700,17 @@ TEST(CApi, WholeNodeJobCountsItsNodesGpusForQuota) {
         uint32_t gpus;
         bool whole;
         int admission;
+        const char *reason;
     };
     const std::vector<Case> cases = {
-        {"1 GPU: admitted within quota", 1, false, GP_ADMIT_QUOTA},
-        {"1 GPU, --exclusive: the node's 4, held", 1, true, GP_HELD_QUOTA},
-        {"no GPU: not subject to quota", 0, false, GP_ADMIT_FREE},
-        {"no GPU, --exclusive: the node's 4 still, held", 0, true, GP_HELD_QUOTA},
+        {"1 GPU: admitted within quota", 1, false, GP_ADMIT_QUOTA, ""},
+        {"1 GPU, --exclusive: the node's 4, held", 1, true, GP_HELD_QUOTA, "GpuPoolQuotaTooSmall:pool2 needs 4 quota 2"},
+        {"no GPU: not subject to quota", 0, false, GP_ADMIT_FREE, ""},
+        {"no GPU, --exclusive: the node's 4 still, held", 0, true, GP_HELD_QUOTA,
+         "GpuPoolQuotaTooSmall:pool2 needs 4 quota 2"},
+        {"6 GPUs: what it asks", 6, false, GP_HELD_QUOTA, "GpuPoolQuotaTooSmall:pool2 needs 6 quota 2"},
+        {"6 GPUs, --exclusive: Slurm spreads it over 2 nodes, 8", 6, true, GP_HELD_QUOTA,
+         "GpuPoolQuotaTooSmall:pool2 needs 8 quota 2"},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);
@@ -718,6 +723,7 @@ TEST(CApi, WholeNodeJobCountsItsNodesGpusForQuota) {
         gp_pending_result_t r;
         ASSERT_EQ(gp_engine_pending_result(w.e, 9, &r), GP_OK);
         EXPECT_EQ(r.admission, c.admission) << "in the pass";
+        EXPECT_STREQ(r.reason, c.reason);
         gp_job_t later = pre;
         later.job_id = 10;
         later.submit_time = 190;

@@ -266,6 +266,38 @@ static bool _whole_node(job_record_t *job_ptr)
 }
 
 /*
+ * Slurm gives the job whole nodes and every GRES on them, whatever it asked
+ * (_handle_exclusive_gres): whole_node has WHOLE_NODE_REQUIRED (22.05 and
+ * 23.11: is it; later releases: has the bit, with user or topo too), or a
+ * partition it may run in gives whole nodes (OverSubscribe=EXCLUSIVE:
+ * max_share 0; Slurm sets whole_node when it tries the job there).  `part`:
+ * the one partition asked about, NULL for all of the job's.
+ */
+static bool _gets_whole_nodes(job_record_t *job_ptr, part_record_t *part)
+{
+	list_itr_t *it;
+	part_record_t *p;
+	bool whole = false;
+
+#if WHOLE_NODE_MCS == 0x03
+	if (job_ptr->details && (job_ptr->details->whole_node == WHOLE_NODE_REQUIRED))
+		return true;
+#else
+	if (job_ptr->details &&
+	    (job_ptr->details->whole_node & WHOLE_NODE_REQUIRED))
+		return true;
+#endif
+	if (part || !job_ptr->part_ptr_list)
+		return (part ? part : job_ptr->part_ptr) &&
+		       !(part ? part : job_ptr->part_ptr)->max_share;
+	it = list_iterator_create(job_ptr->part_ptr_list);
+	while (!whole && (p = list_next(it)))
+		whole = !p->max_share;
+	list_iterator_destroy(it);
+	return whole;
+}
+
+/*
  * The job may use some nodes (or CPUs of them) that gpupool does not work
  * out: nodes shared only with the user's or the MCS label's jobs
  * (--exclusive=user, mcs; 24.11's topo), a reservation, GPUs bound to the
@@ -492,12 +524,13 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;
 		uint32_t slices = 1;
 		/*
-		 * Whole nodes, and with them all their GPUs (Slurm's
-		 * _handle_exclusive_gres): --exclusive, or a partition's
-		 * OverSubscribe=EXCLUSIVE (no plan there: _part_bound_unknown).
+		 * Whole nodes, and with them all their GPUs: admission counts
+		 * those; the victim plan frees whole nodes where it can tell
+		 * (plain --exclusive; otherwise no plan: _bound_unknown,
+		 * _part_bound_unknown).
 		 */
 		if ((state == GP_JOB_PENDING) &&
-		    (_whole_node(job_ptr) || (part && !part->max_share)))
+		    _gets_whole_nodes(job_ptr, use_part))
 			out->flags |= GP_JOB_WHOLE_NODE;
 		if (part && (slurm_conf.preempt_mode & PREEMPT_MODE_GANG))
 			slices = part->max_share & ~SHARED_FORCE;
