@@ -188,3 +188,8 @@ extern int gpr_node_has_features(const char *constraint,
 		p++;
 	}
 }
+
+extern bool gpr_name_listed(const char *names, const char *name)
+{
+	return name && *name && _listed(names, name, strlen(name));
+}

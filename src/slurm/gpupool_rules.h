@@ -148,6 +148,12 @@ extern bool gpr_not_eligible(uint32_t state_reason);
 extern int gpr_node_has_features(const char *constraint,
 				 const char *node_features);
 
+/*
+ * Is `name` one of the comma-separated `names` (a job's partitions as its
+ * user gave them)?  Whole names only; NULL or empty lists name nothing.
+ */
+extern bool gpr_name_listed(const char *names, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,7 @@
 # log_since, gp) and tests_accounts.sh.
 
 WIDE_TESTS=(test_reclaim_together_pools test_reclaim_together_accounts test_reclaim_fairshare_pools
-  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_def_cpu_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_whole_node_counts_its_gpus test_reclaim_shards_held test_swap_places test_swap_least_work
+  test_ranks_departments test_victim_plan_nodes test_reclaim_cpus_held test_reclaim_cpus_per_gpu test_reclaim_def_cpu_per_gpu test_reclaim_memory_held test_reclaim_spread_job test_reclaim_exclusive_partition test_whole_node_counts_its_gpus test_update_shared_releases test_listed_exclusive_partition_counts test_reclaim_shards_held test_swap_places test_swap_least_work
   test_pack_places test_pack_cpu_jobs_follow test_pack_keeps_a_node_whole test_pack_merges_config_records
   test_spread_places test_consolidation_moves
   test_consolidation_off test_why_victim_plan test_why_plan_cpus test_why_plan_memory test_why_plan_excluded test_why_plan_def_cpu_per_gpu)
@@ -406,6 +406,61 @@ test_whole_node_counts_its_gpus() {
   fi
   cancel_all 30
   return $rc
+}
+
+# An update that changes what a held job needs is seen at once, not at the
+# next periodic pass: wa (quota 2) holds its NORMAL --exclusive job of 1 GPU
+# for quota (a node's 4 GPUs); `scontrol update OverSubscribe=yes` makes it
+# a plain 1-GPU job, which starts within 10 s, holding 1 GPU.  Slurm calls
+# no priority hook for a held job's update, and before, the pass skipped it
+# (the jobs' digest left out the whole-node flag): the job waited for the
+# periodic pass, here RecalcInterval=120.
+test_update_shared_releases() {
+  local x gres
+  conf_load "${WIDE_CONF_HEAD/RecalcInterval=2/RecalcInterval=120}" 'Pool=wa Quota=2' || return 1
+  x=$(submit_gpus x wa normal 1 --exclusive) || return 1
+  assert wait_until 15 eval '[[ "$(job_reason '"$x"')" == "GpuPoolQuotaTooSmall:wa needs 4 quota 2" ]]' ||
+    { ilog "x: $(job_state "$x") $(job_reason "$x")"; return 1; }
+  sleep 5   # past the pass that follows a submit (a burst ends after 2 s)
+  scontrol update jobid="$x" OverSubscribe=yes || return 1
+  assert wait_state "$x" RUNNING 10 ||
+    { ilog "x after OverSubscribe=yes: $(job_state "$x") $(job_reason "$x")"; return 1; }
+  gres=$(scontrol -d show job "$x" | grep -oE 'GRES=[^ ]*' | head -n1)
+  ilog "x runs on $(job_node "$x") with $gres"
+  [[ $gres =~ gpu(:[A-Za-z0-9_.-]+)?[:=]1($|[^0-9]) ]] || { ilog "x holds $gres, want 1 GPU"; return 1; }
+  cancel_all 30
+}
+
+# A job listing an OverSubscribe=EXCLUSIVE partition beside a shared one
+# counts whole nodes there every pass, not only while gpupool lets it try
+# there: -p wx,q0, 1 GPU; wx (quota 2) would give it node2's 4 GPUs, so wx
+# refuses it and it may start in q0 only, where node1 is full of q0's own
+# jobs (quota 8).  For 10 s it stays pending, in no partition of wx's; when
+# one of q0's jobs ends it starts in q0 with 1 GPU.  gpupool counts the job
+# by the partitions its user listed, not by the list it narrowed to q0
+# (which alone would count 1 GPU and let it try wx again).  This did not go
+# wrong before on 22.05 or 26.05.3 either: Slurm had marked the job
+# whole-node when it first tried it in wx, and the mark stays.
+test_listed_exclusive_partition_counts() {
+  local f=() i j gres part
+  wide_load 'Pool=wx Quota=2
+Pool=q0 Quota=8' || return 1
+  for i in 1 2 3 4; do
+    f+=("$(submit_gpus "f$i" q0 normal 1)") || return 1
+  done
+  for i in "${f[@]}"; do assert wait_state "$i" RUNNING 30 || return 1; done
+  j=$(submit_gpus j wx,q0 normal 1) || return 1
+  sleep 10
+  assert test "$(job_state "$j")" = PENDING ||
+    { ilog "j: $(job_state "$j") in $(job_field "$j" Partition) on $(job_node "$j") with $(scontrol -d show job "$j" | grep -oE 'GRES=[^ ]*' | head -n1)"; cancel_all 30; return 1; }
+  ilog "j waits: $(job_reason "$j")"
+  scancel "${f[0]}"
+  assert wait_state "$j" RUNNING 30 || { ilog "j: $(job_state "$j") $(job_reason "$j")"; cancel_all 30; return 1; }
+  part=$(job_field "$j" Partition)
+  gres=$(scontrol -d show job "$j" | grep -oE 'GRES=[^ ]*' | head -n1)
+  ilog "j runs in $part on $(job_node "$j") with $gres"
+  cancel_all 30
+  [[ $part == q0 && $gres =~ gpu(:[A-Za-z0-9_.-]+)?[:=]1($|[^0-9]) ]]
 }
 
 # swap_starts VICTIM: after mark_log, wa's NORMAL job of 2 ("swap") starts

@@ -160,3 +160,23 @@ TEST(SlurmRules, NodeHasFeatures) {
     };
     for (const Row &r : rows) EXPECT_EQ(gpr_node_has_features(r.constraint, r.node), r.want) << r.sentence;
 }
+
+// A job's partitions as its user listed them: whether a partition is one
+// (an OverSubscribe=EXCLUSIVE one counts the job at whole nodes).
+TEST(SlurmRules, NameListed) {
+    struct Row {
+        const char *sentence, *names, *name;
+        bool want;
+    } rows[] = {
+        {"the only name", "excl", "excl", true},
+        {"the last of several", "shared,excl", "excl", true},
+        {"the first of several", "excl,shared", "excl", true},
+        {"a prefix of a listed name is not listed", "exclusive,shared", "excl", false},
+        {"a listed name that is a prefix of it is not it", "ex,shared", "excl", false},
+        {"an empty entry lists nothing", "a,,b", "", false},
+        {"an empty list names nothing", "", "excl", false},
+        {"no list names nothing", nullptr, "excl", false},
+        {"no name is never listed", "excl", nullptr, false},
+    };
+    for (const Row &r : rows) EXPECT_EQ(gpr_name_listed(r.names, r.name), r.want) << r.sentence;
+}

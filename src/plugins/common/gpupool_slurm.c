@@ -273,6 +273,13 @@ static bool _whole_node(job_record_t *job_ptr)
  * max_share 0; Slurm sets whole_node when it tries the job there).  `part`:
  * the one partition asked about, NULL for all of the job's.
  */
+static int _exclusive_listed(void *x, void *key)
+{
+	part_record_t *p = x;
+
+	return !p->max_share && gpr_name_listed(key, p->name);
+}
+
 static bool _gets_whole_nodes(job_record_t *job_ptr, part_record_t *part)
 {
 	list_itr_t *it;
@@ -290,6 +297,15 @@ static bool _gets_whole_nodes(job_record_t *job_ptr, part_record_t *part)
 	if (part || !job_ptr->part_ptr_list)
 		return (part ? part : job_ptr->part_ptr) &&
 		       !(part ? part : job_ptr->part_ptr)->max_share;
+	/*
+	 * Every partition its user listed: gpupool may have narrowed
+	 * part_ptr_list to where it admits the job (start_parts.h), and a job
+	 * counted by its narrowed list would be admitted to an exclusive
+	 * partition at the GPUs it asked for, then get the whole node there.
+	 */
+	if (job_ptr->partition && part_list)
+		return list_find_first(part_list, _exclusive_listed,
+				       job_ptr->partition) != NULL;
 	it = list_iterator_create(job_ptr->part_ptr_list);
 	while (!whole && (p = list_next(it)))
 		whole = !p->max_share;
@@ -495,6 +511,30 @@ static void _pending_ask(job_record_t *job_ptr, const gps_tres_t *t,
 	out->mem_mb = mem;
 }
 
+extern void gps_job_size(job_record_t *job_ptr, int state,
+			 const gps_tres_t *t, part_record_t *use_part,
+			 gp_job_t *out)
+{
+	bool pending = (state == GP_JOB_PENDING);
+
+	out->gpus = gps_job_gpus(job_ptr, t, !pending);
+	if (pending && job_ptr->details)
+		out->nodes = job_ptr->details->min_nodes;
+	/*
+	 * Whole nodes, and with them all their GPUs: admission counts those;
+	 * the victim plan frees whole nodes where it can tell (plain
+	 * --exclusive; otherwise no plan: _bound_unknown, _part_bound_unknown).
+	 */
+	if (pending && _gets_whole_nodes(job_ptr, use_part))
+		out->flags |= GP_JOB_WHOLE_NODE;
+	/* Quotas that count them; and a victim plan frees room for them. */
+	if (!(t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM)) && !gps_nodes_readable(t))
+		return;
+	_job_cpus_mem(job_ptr, !pending, GP_NEEDS_CPU | GP_NEEDS_MEM, out);
+	if (pending)
+		_pending_ask(job_ptr, t, out);
+}
+
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
 			 time_t now, gp_job_t *out, char **part_buf,
@@ -505,7 +545,7 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	out->state = state;
 	out->partitions = _job_partitions(job_ptr, state, use_part, part_buf);
 	out->qos = gps_job_qos(job_ptr, true, qos_buf, GPS_QOS_LEN);
-	out->gpus = gps_job_gpus(job_ptr, t, state != GP_JOB_PENDING);
+	gps_job_size(job_ptr, state, t, use_part, out);
 	out->submit_time = gpr_submit_time(
 		job_ptr->details ? (int64_t) job_ptr->details->submit_time : 0,
 		(int64_t) now);
@@ -515,23 +555,13 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	out->array_tasks = gps_array_pending_tasks(job_ptr);
 	if ((job_ptr->array_task_id != NO_VAL) || job_ptr->array_recs)
 		out->array_job_id = job_ptr->array_job_id;
-	if ((state == GP_JOB_PENDING) && job_ptr->details)
-		out->nodes = job_ptr->details->min_nodes;
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
 	{
 		/* Pending: where it is tried; running: its own partition. */
 		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;
 		uint32_t slices = 1;
-		/*
-		 * Whole nodes, and with them all their GPUs: admission counts
-		 * those; the victim plan frees whole nodes where it can tell
-		 * (plain --exclusive; otherwise no plan: _bound_unknown,
-		 * _part_bound_unknown).
-		 */
-		if ((state == GP_JOB_PENDING) &&
-		    _gets_whole_nodes(job_ptr, use_part))
-			out->flags |= GP_JOB_WHOLE_NODE;
+
 		if (part && (slurm_conf.preempt_mode & PREEMPT_MODE_GANG))
 			slices = part->max_share & ~SHARED_FORCE;
 		out->run_limit = gpr_run_limit(job_ptr->time_limit,
@@ -542,13 +572,6 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->flags |= GP_JOB_STAYS;
 	if (t->needs & GP_NEEDS_ACCOUNTS)
 		out->account = job_ptr->account;
-	/* Quotas that count them; and a victim plan frees room for them. */
-	if (!(t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM)) && !gps_nodes_readable(t))
-		return;
-	_job_cpus_mem(job_ptr, state != GP_JOB_PENDING,
-		      GP_NEEDS_CPU | GP_NEEDS_MEM, out);
-	if (state == GP_JOB_PENDING)
-		_pending_ask(job_ptr, t, out);
 }
 
 extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr)

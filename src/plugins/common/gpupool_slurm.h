@@ -86,6 +86,20 @@ extern const char *gps_job_qos(job_record_t *job_ptr, bool may_lock,
 extern uint32_t gps_qos_miss_count(void);
 
 /*
+ * What a job holds (running, suspended) or asks (pending), into `out`
+ * (zeroed by the caller): GPUs, and for a pending job its node count, the
+ * whole-node flag (use_part as gps_job_fill's) and, where quotas or nodes
+ * are read, CPUs and memory as cons_tres will count them.  gps_job_fill
+ * and the pass's digest both read a job's size here, so that a change of
+ * any of it (scontrol update NumNodes=, OverSubscribe=, a partition made
+ * OverSubscribe=EXCLUSIVE) is a change the pass sees.  Locks: as
+ * gps_job_fill.
+ */
+extern void gps_job_size(job_record_t *job_ptr, int state,
+			 const gps_tres_t *t, part_record_t *use_part,
+			 gp_job_t *out);
+
+/*
  * Fill `out` for `job_ptr` in gpupool's state `state` (GP_JOB_*).  The
  * partition string is the job record's own (valid under the job lock) or,
  * when made from its list, xmalloc'd into *part_buf (caller xfree's it,

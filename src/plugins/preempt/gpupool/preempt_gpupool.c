@@ -89,9 +89,11 @@ extern int init(void)
 
 /*
  * The nodes the preemptor may use (gps_job_nodes_allowed), kept while the
- * same preemptor asks in the same partition with the same -w and -x and no
- * job, node or partition changed: preemptable() is asked once per running
- * job.  allowed_mutex is held from the look-up through the engine's answer
+ * same preemptor asks in the same partition with the same -w, -x, -C, GPU
+ * type, whole-node flag and reservation, and no job, node or partition
+ * changed: preemptable() is asked once per running job.  (The update times
+ * count whole seconds: an update in the second the list was made leaves
+ * them equal, so what the job itself says is compared too.)  allowed_mutex is held from the look-up through the engine's answer
  * (`names` is handed to it).
  */
 static pthread_mutex_t allowed_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -99,7 +101,8 @@ static struct {
 	uint32_t job_id;
 	part_record_t *part;
 	time_t job_update, node_update, part_update;
-	char *req_nodes, *exc_nodes;
+	char *req_nodes, *exc_nodes, *features, *gpu_type, *resv;
+	uint16_t whole_node;
 	int rc;
 	char *names;
 } allowed;
@@ -109,6 +112,9 @@ static void _allowed_clear(void)
 	xfree(allowed.names);
 	xfree(allowed.req_nodes);
 	xfree(allowed.exc_nodes);
+	xfree(allowed.features);
+	xfree(allowed.gpu_type);
+	xfree(allowed.resv);
 	allowed.job_id = 0;
 }
 
@@ -316,8 +322,12 @@ static uint16_t _job_mode(job_record_t *job_ptr);
 static void _allowed_nodes(job_record_t *job_ptr, const gps_tres_t *t,
 			   gp_job_t *pre)
 {
-	const char *req = job_ptr->details ? job_ptr->details->req_nodes : NULL;
-	const char *exc = job_ptr->details ? job_ptr->details->exc_nodes : NULL;
+	__typeof__(job_ptr->details) d = job_ptr->details;
+	const char *req = d ? d->req_nodes : NULL;
+	const char *exc = d ? d->exc_nodes : NULL;
+	const char *features = d ? d->features : NULL;
+	const char *gpu_type = gps_job_gpu_type(job_ptr, t);
+	uint16_t whole_node = d ? d->whole_node : 0;
 
 	if ((allowed.job_id != job_ptr->job_id) ||
 	    (allowed.part != job_ptr->part_ptr) ||
@@ -325,7 +335,11 @@ static void _allowed_nodes(job_record_t *job_ptr, const gps_tres_t *t,
 	    (allowed.node_update != last_node_update) ||
 	    (allowed.part_update != last_part_update) ||
 	    xstrcmp(allowed.req_nodes, req) ||
-	    xstrcmp(allowed.exc_nodes, exc)) {
+	    xstrcmp(allowed.exc_nodes, exc) ||
+	    xstrcmp(allowed.features, features) ||
+	    xstrcmp(allowed.gpu_type, gpu_type) ||
+	    xstrcmp(allowed.resv, job_ptr->resv_name) ||
+	    (allowed.whole_node != whole_node)) {
 		_allowed_clear();
 		allowed.rc = gps_job_nodes_allowed(job_ptr, job_ptr->part_ptr,
 						   t, &allowed.names);
@@ -336,6 +350,10 @@ static void _allowed_nodes(job_record_t *job_ptr, const gps_tres_t *t,
 		allowed.part_update = last_part_update;
 		allowed.req_nodes = xstrdup(req);
 		allowed.exc_nodes = xstrdup(exc);
+		allowed.features = xstrdup(features);
+		allowed.gpu_type = xstrdup(gpu_type);
+		allowed.resv = xstrdup(job_ptr->resv_name);
+		allowed.whole_node = whole_node;
 	}
 	/* -x of a node outside the partition binds nothing. */
 	if (allowed.rc == GPS_NODES_ANY)

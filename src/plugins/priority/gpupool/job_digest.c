@@ -80,27 +80,39 @@ static int _digest_job(void *x, void *arg)
 	h = _mix_str(h, job_ptr->partition);
 	if (job_ptr->details)
 		h = _mix(h, (uint64_t) job_ptr->details->submit_time);
-	/* The count a pass reads, from the TRES arrays or the GRES lists. */
-	h = _mix(h, gps_job_gpus(job_ptr, d->tres, !pending));
+	/*
+	 * What the pass reads of its size: a pending job's GPUs, nodes,
+	 * whole-node flag and CPU and memory ask as gps_job_fill gives them
+	 * (scontrol update NumNodes=, OverSubscribe=, a partition made
+	 * exclusive change the GPUs it is admitted at); a running job's
+	 * GPUs (the TRES arrays or the GRES lists).
+	 */
+	if (pending) {
+		gp_job_t size;
+
+		memset(&size, 0, sizeof(size));
+		gps_job_size(job_ptr, GP_JOB_PENDING, d->tres, NULL, &size);
+		h = _mix(h, ((uint64_t) size.gpus << 32) | size.nodes);
+		h = _mix(h, ((uint64_t) size.flags << 32) | size.cpus);
+		h = _mix(h, size.mem_mb);
+	} else {
+		h = _mix(h, gps_job_gpus(job_ptr, d->tres, true));
+	}
 	h = _mix(h, ((uint64_t) job_ptr->array_job_id << 32) |
 		    job_ptr->array_task_id);
 	if (job_ptr->array_recs)
 		h = _mix(h, ((uint64_t) job_ptr->array_recs->task_cnt << 32) |
 			    job_ptr->array_recs->max_run_tasks);
 	/*
-	 * The account and the CPUs and memory a pass reads where
-	 * the configuration counts them (scontrol update Account=, a pending
-	 * job's new size).
+	 * The account, and a running job's CPUs and memory, where the
+	 * configuration counts them (scontrol update Account=).
 	 */
 	if (d->tres->needs & GP_NEEDS_ACCOUNTS)
 		h = _mix_str(h, job_ptr->account);
-	if (d->tres->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM)) {
-		uint64_t *cnt = (!pending && job_ptr->tres_alloc_cnt) ?
-			job_ptr->tres_alloc_cnt : job_ptr->tres_req_cnt;
-		if (cnt) {
-			h = _mix(h, cnt[TRES_ARRAY_CPU]);
-			h = _mix(h, cnt[TRES_ARRAY_MEM]);
-		}
+	if (!pending && (d->tres->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM)) &&
+	    job_ptr->tres_alloc_cnt) {
+		h = _mix(h, job_ptr->tres_alloc_cnt[TRES_ARRAY_CPU]);
+		h = _mix(h, job_ptr->tres_alloc_cnt[TRES_ARRAY_MEM]);
 	}
 	/* Whose hold, and whether its text is still there to show. */
 	if (pending && (job_ptr->priority == 0))

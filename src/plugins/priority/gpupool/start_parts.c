@@ -16,6 +16,7 @@
 #include "gpupool.h"
 #include "gpupool_compat.h"
 #include "gpupool_ids.h"
+#include "gpupool_rules.h"
 #include "start_parts.h"
 
 /*
@@ -71,22 +72,6 @@ static void _forget(uint32_t id)
 		return;
 	xfree(narrowed[pos].listed);
 	gps_ids_remove(narrowed, &narrowed_cnt, sizeof(*narrowed), pos);
-}
-
-/* Is `name` one of the comma-separated `names`? */
-static bool _listed(const char *names, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p = names;
-
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t) (end - p) : strlen(p);
-		if ((len == n) && !strncmp(p, name, n))
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
 }
 
 static int _listed_count(const char *names)
@@ -149,7 +134,7 @@ static bool _set_parts(job_record_t *job_ptr, const char *names,
 	it = list_iterator_create(l);
 	while ((part_ptr = list_next(it))) {
 		have++;
-		if (_listed(names, part_ptr->name))
+		if (gpr_name_listed(names, part_ptr->name))
 			keep++;
 	}
 	list_iterator_destroy(it);
@@ -162,7 +147,7 @@ static bool _set_parts(job_record_t *job_ptr, const char *names,
 
 	it = list_iterator_create(l);
 	while ((part_ptr = list_next(it)))
-		if (!_listed(names, part_ptr->name))
+		if (!gpr_name_listed(names, part_ptr->name))
 			list_delete_item(it);
 	list_iterator_destroy(it);
 	if (add) {
