@@ -35,6 +35,8 @@
 #   GPUPOOL_SHARDS       gres/shard per node over its GPUs (Slurm's GPU
 #                        sharing; a GPU with shards in use goes to no
 #                        whole-GPU job); unset: none                    []
+#   GPUPOOL_ACCT_TRES    AccountingStorageTRES (GPU counts in jobs' TRES;
+#                        typed ones too for QuotaTRES=gres/gpu:TYPE)  [gres/gpu]
 #   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
 #   GPUPOOL_SCHED_PARAMS_EXTRA  ,-led options added to SchedulerParameters
 #                        (e.g. ",defer")                              []
@@ -440,7 +442,7 @@ AccountingStoragePort=$DBD_PORT
 # Messages to slurmdbd take their munge socket from here, not AuthInfo.
 AccountingStoragePass=socket=$MUNGE_SOCK
 AccountingStorageEnforce=associations,limits,qos
-AccountingStorageTRES=gres/gpu
+AccountingStorageTRES=${GPUPOOL_ACCT_TRES:-gres/gpu}
 JobCompType=jobcomp/none
 $([[ $NODE_HOSTS == *localhost ]] || echo "TreeWidth=$(( NODE_COUNT + 1 ))")
 $(node_lines)

@@ -65,15 +65,20 @@ std::string node_gpu_type(const char *node_gres, const std::string &gres) {
 }
 
 // Not an accounted TRES: the job's own GRES request (per job, per node
-// times its nodes, per task times its tasks).
-uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const std::string &type) {
+// times its nodes, per task times its tasks), of `type` (every type where
+// empty) or, with `untyped`, of no type.
+uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const std::string &type,
+                      bool untyped = false) {
+    auto count = [&](const char *spec) {
+        return untyped ? gres_count_untyped(spec, gres) : gres_count(spec, gres, type);
+    };
     uint64_t total = 0;
     if (j.tres_per_job)
-        if (auto c = gres_count(j.tres_per_job, gres, type)) total += *c;
+        if (auto c = count(j.tres_per_job)) total += *c;
     if (j.tres_per_node)
-        if (auto c = gres_count(j.tres_per_node, gres, type)) total += *c * std::max<uint32_t>(1, j.num_nodes);
+        if (auto c = count(j.tres_per_node)) total += *c * std::max<uint32_t>(1, j.num_nodes);
     if (j.tres_per_task)
-        if (auto c = gres_count(j.tres_per_task, gres, type)) total += *c * std::max<uint32_t>(1, j.num_tasks);
+        if (auto c = count(j.tres_per_task)) total += *c * std::max<uint32_t>(1, j.num_tasks);
     return total;
 }
 
@@ -507,6 +512,13 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.partitions = split_list(str(j.partition));
         sj.qos = str(j.qos);
         sj.gpus = job_gpus(j, sj.state != JobState::Pending, quota_tres, gres, type);
+        // As gps_job_size: GPUs of no type where QuotaTRES counts one type
+        // (its requested TRES count none of them there).
+        if (sj.state == JobState::Pending && !type.empty())
+            if (const uint64_t untyped = gres_request(j, gres, type, true)) {
+                sj.gpus = gpr_gpus_clamp(gres_request(j, gres, type) + untyped);
+                sj.gpus_untyped = true;
+            }
         sj.submit_time = gpr_submit_time(j.submit_time, view.now);
         sj.start_time = j.start_time;
         sj.restart_cnt = j.restart_cnt;

@@ -45,6 +45,7 @@ JobRef to_ref(const gp_job_t *j) {
     r.nodes_given = (j->flags & GP_JOB_NODES_GIVEN) != 0;
     if (r.nodes_given && j->allowed_nodes) r.allowed_nodes = j->allowed_nodes;
     r.whole_node = (j->flags & GP_JOB_WHOLE_NODE) != 0;
+    r.gpus_untyped = (j->flags & GP_JOB_GPUS_UNTYPED) != 0;
     r.run_limit = j->run_limit > 0 ? j->run_limit : 0;
     return r;
 }

@@ -142,31 +142,34 @@ PoolList Engine::managed_pools(std::string_view parts) const {
     return out;
 }
 
-uint32_t Engine::whole_node_gpus(uint32_t most, uint32_t gpus, uint32_t nodes) const {
-    if (most == 0) return gpus;
+// `most`: the most GPUs (of QuotaTRES's type) a node of the job's pool
+// partitions has.
+uint32_t Engine::admitted_gpus(uint32_t most, const GpuAsk &ask) const {
+    if (ask.untyped && most == 0) return 0;  // none of its nodes has that type
+    if (!ask.whole || most == 0) return ask.gpus;
     // At least the nodes its GPUs need (--gpus=6 on 4-GPU nodes: 2).
-    const uint64_t count = std::max<uint64_t>({1, nodes, (uint64_t(gpus) + most - 1) / most});
+    const uint64_t count = std::max<uint64_t>({1, ask.nodes, (uint64_t(ask.gpus) + most - 1) / most});
     return static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, uint64_t(most) * count));
 }
 
-uint32_t Engine::admitted_gpus(const PartitionList &parts, uint32_t gpus, uint32_t nodes, bool whole) const {
-    if (!whole) return gpus;
+uint32_t Engine::admitted_gpus(const PartitionList &parts, const GpuAsk &ask) const {
+    if (!ask.whole && !ask.untyped) return ask.gpus;
     uint32_t most = 0;
     for (const std::string &p : parts) {
         auto it = most_node_gpus_.find(p);
         if (it != most_node_gpus_.end()) most = std::max(most, it->second);
     }
-    return whole_node_gpus(most, gpus, nodes);
+    return admitted_gpus(most, ask);
 }
 
-uint32_t Engine::admitted_gpus(std::string_view parts, uint32_t gpus, uint32_t nodes, bool whole) const {
-    if (!whole) return gpus;
+uint32_t Engine::admitted_gpus(std::string_view parts, const GpuAsk &ask) const {
+    if (!ask.whole && !ask.untyped) return ask.gpus;
     uint32_t most = 0;
     for_each_listed(parts, [&](std::string_view p) {
         auto it = most_node_gpus_.find(std::string(p));
         if (it != most_node_gpus_.end()) most = std::max(most, it->second);
     });
-    return whole_node_gpus(most, gpus, nodes);
+    return admitted_gpus(most, ask);
 }
 
 void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
@@ -314,7 +317,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         PendingResult r;
         r.job_id = j.id;
         r.tier = tier_of_qos(j.qos);
-        r.gpus = admitted_gpus(j.partitions, j.gpus, j.node_count, j.whole_node);
+        r.gpus = admitted_gpus(j.partitions, gpu_ask(j));
         r.orig_submit = jobs_.find(j.id)->orig_submit;  // noted by evaluate()
         r.pools = managed_pools(j.partitions);
         r.array_tasks = j.array_tasks;
@@ -570,6 +573,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.nodes = job.node_count;
     ref.nodes_given = job.nodes_given;
     ref.whole_node = job.whole_node;
+    ref.gpus_untyped = job.gpus_untyped;
     ref.allowed_nodes = job.allowed_nodes;
     ref.run_limit = job.run_limit;
     return ref;

@@ -50,6 +50,7 @@ struct JobRef {
     bool nodes_given = false;
     std::string_view allowed_nodes;
     bool whole_node = false;  // SnapJob::whole_node
+    bool gpus_untyped = false;  // SnapJob::gpus_untyped
     // Pending: seconds Slurm counts it to run (SnapJob::run_limit); 0: not known.
     int64_t run_limit = 0;
 };
@@ -338,10 +339,18 @@ private:
     // one asking for whole nodes (--exclusive), every GPU of each node,
     // which Slurm gives it whatever it asked, none too
     // (_handle_exclusive_gres): the most a node of its partitions has,
-    // times its nodes.
-    uint32_t admitted_gpus(const PartitionList &parts, uint32_t gpus, uint32_t nodes, bool whole) const;
-    uint32_t admitted_gpus(std::string_view parts, uint32_t gpus, uint32_t nodes, bool whole) const;
-    uint32_t whole_node_gpus(uint32_t most, uint32_t gpus, uint32_t nodes) const;
+    // times its nodes.  GPUs of no type (`untyped`, QuotaTRES counting one
+    // type) count only where a pool partition it lists has GPUs of that
+    // type: Slurm may give it those there, nowhere else.
+    struct GpuAsk {
+        uint32_t gpus = 0, nodes = 0;
+        bool whole = false, untyped = false;
+    };
+    static GpuAsk gpu_ask(const SnapJob &j) { return {j.gpus, j.node_count, j.whole_node, j.gpus_untyped}; }
+    static GpuAsk gpu_ask(const JobRef &j) { return {j.gpus, j.nodes, j.whole_node, j.gpus_untyped}; }
+    uint32_t admitted_gpus(const PartitionList &parts, const GpuAsk &ask) const;
+    uint32_t admitted_gpus(std::string_view parts, const GpuAsk &ask) const;
+    uint32_t admitted_gpus(uint32_t most, const GpuAsk &ask) const;
     bool names_pool(std::string_view parts) const;
     // R2, the one home of its arithmetic, and Limit and LendingLimit
     // (any tier): admission of one pending result against the
@@ -468,7 +477,7 @@ private:
         bool valid = false;
         uint32_t id = 0, gpus = 0, cpus = 0, nodes = 0;
         uint64_t mem_mb = 0;
-        bool whole_node = false;
+        bool whole_node = false, gpus_untyped = false;
         std::string partitions, qos, account;
         Preemptor who;  // its GPUs as admission counts them (admitted_gpus)
         PoolList pools;

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 23
+#define GP_ABI_VERSION 24
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -328,6 +328,16 @@ typedef struct {
  * and the plugins gave it GP_JOB_NODES_GIVEN without nodes: no plan.
  */
 #define GP_JOB_WHOLE_NODE 4u
+/*
+ * Since ABI 24, pending jobs: QuotaTRES counts one type of GPU
+ * (gres/gpu:TYPE) and `gpus` counts GPUs the job asks for without a type
+ * (--gres=gpu:2), those of that type too.  Slurm may give it GPUs of that
+ * type wherever its partitions have them, and its requested TRES count
+ * none of them until it runs.  Admission counts them where a pool
+ * partition it lists has GPUs of that type, and none where no such
+ * partition does.  Before ABI 24 such a job counted none: never held.
+ */
+#define GP_JOB_GPUS_UNTYPED 8u
 
 gp_snapshot_t *gp_snapshot_create(void);
 void gp_snapshot_destroy(gp_snapshot_t *snap);

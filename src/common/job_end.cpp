@@ -348,7 +348,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     PendingResult r;
     r.job_id = job.id;
     r.tier = tier_of_qos(std::string(job.qos));
-    r.gpus = admitted_gpus(job.partitions, job.gpus, job.nodes, job.whole_node);
+    r.gpus = admitted_gpus(job.partitions, gpu_ask(job));
     r.array_tasks = job.array_tasks;
     r.admitted_tasks = r.task_count();
     if (eval_.levels)

@@ -166,6 +166,10 @@ struct SnapJob {
     // Pending: it asks for whole nodes (GP_JOB_WHOLE_NODE): no other job
     // may stay on a node it plans.
     bool whole_node = false;
+    // Pending: `gpus` are of no type while QuotaTRES counts one type
+    // (GP_JOB_GPUS_UNTYPED): Slurm may give it that type's GPUs wherever
+    // its partitions have them.
+    bool gpus_untyped = false;
     // How long Slurm counts it to run (its time limit, else its
     // partition's; a year for none), in seconds: a reservation starting
     // before it would end keeps its nodes and cores from it

@@ -219,7 +219,8 @@ Engine::PreemptorCache &Engine::cached_preemptor(const JobRef &preemptor) {
     PreemptorCache &pc = preemptor_cache_;
     if (!pc.valid || pc.id != preemptor.id || pc.gpus != preemptor.gpus || pc.partitions != preemptor.partitions ||
         pc.qos != preemptor.qos || pc.account != preemptor.account || pc.cpus != preemptor.cpus ||
-        pc.mem_mb != preemptor.mem_mb || pc.nodes != preemptor.nodes || pc.whole_node != preemptor.whole_node) {
+        pc.mem_mb != preemptor.mem_mb || pc.nodes != preemptor.nodes || pc.whole_node != preemptor.whole_node ||
+        pc.gpus_untyped != preemptor.gpus_untyped) {
         pc.valid = true;
         pc.freeable_count = 0;
         pc.id = preemptor.id;
@@ -228,12 +229,13 @@ Engine::PreemptorCache &Engine::cached_preemptor(const JobRef &preemptor) {
         pc.mem_mb = preemptor.mem_mb;
         pc.nodes = preemptor.nodes;
         pc.whole_node = preemptor.whole_node;
+        pc.gpus_untyped = preemptor.gpus_untyped;
         pc.partitions.assign(preemptor.partitions);
         pc.qos.assign(preemptor.qos);
         pc.account.assign(preemptor.account);
         // As the pass counts it: a job of whole nodes gets all their GPUs.
         const uint32_t gpus =
-            admitted_gpus(preemptor.partitions, preemptor.gpus, preemptor.nodes, preemptor.whole_node);
+            admitted_gpus(preemptor.partitions, gpu_ask(preemptor));
         pc.who = Preemptor{tier_of_qos(pc.qos), gpus};
         if (!eval_.account_ids.empty())
             note_account(*config_, eval_, pc.who, pc.account, preemptor.cpus, preemptor.mem_mb);

@@ -131,7 +131,10 @@ std::vector<GresEntry> gres_entries(const std::string &spec) {
     return out;
 }
 
-std::optional<uint64_t> gres_count(const std::string &spec, const std::string &name, const std::string &type) {
+namespace {
+// gres_count, or with `untyped_only` the entries that name no type.
+std::optional<uint64_t> count_gres(const std::string &spec, const std::string &name, const std::string &type,
+                                   bool untyped_only) {
     std::optional<uint64_t> total;
     for (GresEntry &e : gres_entries(spec)) {
         std::vector<std::string> f;
@@ -147,10 +150,19 @@ std::optional<uint64_t> gres_count(const std::string &spec, const std::string &n
             if (last) n = *last;
             if (f.size() >= 3 || !last) t = f[1];
         }
-        if (!type.empty() && t != type) continue;
+        if ((untyped_only && !t.empty()) || (!type.empty() && t != type)) continue;
         total = total.value_or(0) + n;
     }
     return total;
+}
+}  // namespace
+
+std::optional<uint64_t> gres_count(const std::string &spec, const std::string &name, const std::string &type) {
+    return count_gres(spec, name, type, false);
+}
+
+std::optional<uint64_t> gres_count_untyped(const std::string &spec, const std::string &name) {
+    return count_gres(spec, name, "", true);
 }
 
 uint64_t per_gres_value(const std::string &list, const std::string &name) {

@@ -64,6 +64,8 @@ std::vector<GresEntry> gres_entries(const std::string &spec);
 // `type` empty every type counts; otherwise only that type.  nullopt if
 // the spec names no such GRES.
 std::optional<uint64_t> gres_count(const std::string &spec, const std::string &name, const std::string &type);
+// The same for the entries that name no type ("gpu:2", not "gpu:a100:2").
+std::optional<uint64_t> gres_count_untyped(const std::string &spec, const std::string &name);
 
 // What a job asks per GRES of `name` in its cpus_per_tres or mem_per_tres:
 // "gres:gpu:2" (22.05's sbatch), "gres/gpu:2" (later releases') or

@@ -12,7 +12,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export GPUPOOL_REPO=$REPO
 CLUSTER="$REPO/scripts/cluster.sh"
 
-ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_borrow_reclaim test_reclaim_past_reserved_node test_reclaim_past_reserved_cores test_reclaim_past_held_reserved_core test_reclaim_gpu_model test_reclaim_given_node test_reclaim_feature test_reclaim_whole_node test_quota_hold test_suspended_job_counts test_long_qos_name test_admin_hold_kept test_rejected_hold_update test_update_reevaluates
+ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_borrow_reclaim test_reclaim_past_reserved_node test_reclaim_past_reserved_cores test_reclaim_past_held_reserved_core test_reclaim_gpu_model test_typed_quota_counts_untyped test_reclaim_given_node test_reclaim_feature test_reclaim_whole_node test_quota_hold test_suspended_job_counts test_long_qos_name test_admin_hold_kept test_rejected_hold_update test_update_reevaluates
            test_protection test_no_requeue test_sprio test_reconfigure test_array_quota test_array_throttle_update
            test_slow_state_save test_reconfigure_keeps_pass test_reconfigure_new_pid test_user_cannot_raise_tier test_untrusted_paths
            test_restart_completing_job test_restart_with_bad_config test_bad_state_file_kept test_kill9_restart test_cli_status_borrowing test_cli_why_quota test_cli_queue_order test_cli_requeued_order test_cli_usage_history test_multi_pool test_preempt_needs_priority test_example_osmo test_example_runai test_reclaim_keeps_its_gpus test_example_backendai test_cli_whatif_reconfigure test_exporter_prometheus test_cli_why_preempted test_sim_replays_sacct test_sim_places_as_slurm test_tier_suspend_refused
@@ -117,8 +117,9 @@ if [[ $OTHER == 1 ]]; then
   bash "$CLUSTER" down >&2
 fi
 # The narrow cluster's GPUs have models, as most sites' do: node1's "a",
-# the others' "b" (test_reclaim_gpu_model).
-shape=("GPUPOOL_GPU_TYPES=a b b b b b")
+# the others' "b" (test_reclaim_gpu_model), accounted by model too
+# (test_typed_quota_counts_untyped).
+shape=("GPUPOOL_GPU_TYPES=a b b b b b" "GPUPOOL_ACCT_TRES=gres/gpu,gres/gpu:a,gres/gpu:b")
 (( ${#narrow[@]} )) || shape=("${WIDE_SHAPE[@]}")
 if ! env "${shape[@]}" GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
   echo "FAIL cluster-up"

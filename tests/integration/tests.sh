@@ -390,6 +390,39 @@ test_reclaim_gpu_model() {
 
 test_reclaim_given_node() { reclaim_on_node1 -w node1; }
 
+# 3c*. QuotaTRES=gres/gpu:a counts GPUs of model a (node1's).  A NORMAL job
+#      asking for a GPU of no model in pool2 (node1-4: Slurm may give it
+#      node1's a) counts 1 against pool2's quota of 0 a's and is held; one
+#      asking for model b, and one of pool3 (node5-6, model b only), count
+#      none and run.  Before, the job of no model counted none (its
+#      requested TRES count no a: Slurm knows its model only once it runs)
+#      and ran, on node1 too, past the quota.
+test_typed_quota_counts_untyped() {
+  local u b p rc=0
+  [[ $(sinfo -h -n node1 -o %G) == gpu:a:* ]] ||
+    { ilog "node1 has no GPU of model a (GPUPOOL_GPU_TYPES): $(sinfo -h -n node1 -o %G)"; return 1; }
+  conf_load "QuotaTRES=gres/gpu:a
+RecalcInterval=2
+Tier=high   QOS=high   Priority=300 Preemptible=no
+Tier=normal QOS=normal Priority=200 Preemptible=no
+Tier=low    QOS=low    Priority=100 Preemptible=yes
+DefaultTier=normal" "Pool=pool1 Quota=1
+Pool=pool2 Quota=0
+Pool=pool3 Quota=0" || return 1
+  u=$(submit u pool2 normal) || return 1
+  b=$(submit b pool2 normal --gres=gpu:b:1) || return 1
+  p=$(submit p pool3 normal) || return 1
+  assert wait_state "$b" RUNNING 30 || rc=1
+  assert wait_state "$p" RUNNING 30 || rc=1
+  assert wait_until 15 eval '[[ "$(job_reason '"$u"')" == "GpuPoolQuotaTooSmall:pool2 needs 1 quota 0" ]]' ||
+    { ilog "u (no model, pool2): $(job_state "$u") $(job_reason "$u") on $(job_node "$u") $(job_field "$u" TRES)"; rc=1; }
+  sleep 3
+  assert test "$(job_state "$u")" = PENDING || rc=1
+  ilog "u: $(job_state "$u") $(job_reason "$u"); b on $(job_node "$b"), p on $(job_node "$p")"
+  cancel_all 30
+  return $rc
+}
+
 # 3c'. The same by node features: node1 has gpfast and gpib, node2 gpslow
 #      (active), and pool2's NORMAL job asks -C gpfast, then -C
 #      "gpslow|gpfast&gpib": Slurm reads it left to right, (gpslow|gpfast)

@@ -192,7 +192,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 23u);
+    EXPECT_EQ(gp_abi_version(), 24u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -687,6 +687,59 @@ TEST(CApi, WholeNodePreemptorFreesEveryJobOnItsNode) {
             if (v.allowed) out += std::to_string(j->job_id) + " ";
         }
         EXPECT_EQ(out, c.taken);
+    }
+}
+
+// QuotaTRES=gres/gpu:a counts GPUs of type a; a job asking for GPUs of no
+// type (--gres=gpu:3) has none of them in its requested TRES, yet Slurm may
+// give it a's.  node1 has 4 GPUs of type a (as the plugins count them),
+// node2 none (its GPUs are of another type): pool2 over node1 counts the
+// job's untyped GPUs (quota 2), pool1 over node2 cannot give it an a, and
+// counts none.
+TEST(CApi, UntypedGpusCountWhereTheQuotaTypeIs) {
+    struct Case {
+        const char *sentence, *part;
+        uint32_t gpus;
+        uint32_t flags;
+        int admission;
+        const char *reason;
+    };
+    const std::vector<Case> cases = {
+        {"3 untyped GPUs where nodes have type a: held", "pool2", 3, GP_JOB_GPUS_UNTYPED, GP_HELD_QUOTA,
+         "GpuPoolQuotaTooSmall:pool2 needs 3 quota 2"},
+        {"1 untyped GPU where nodes have type a: within quota", "pool2", 1, GP_JOB_GPUS_UNTYPED, GP_ADMIT_QUOTA, ""},
+        {"3 untyped GPUs where no node has type a: none counted", "pool1", 3, GP_JOB_GPUS_UNTYPED, GP_ADMIT_FREE, ""},
+        {"--exclusive, untyped, where no node has type a: none counted", "pool1", 1,
+         GP_JOB_GPUS_UNTYPED | GP_JOB_WHOLE_NODE, GP_ADMIT_FREE, ""},
+        {"--exclusive, untyped, where nodes have type a: the node's 4", "pool2", 1,
+         GP_JOB_GPUS_UNTYPED | GP_JOB_WHOLE_NODE, GP_HELD_QUOTA, "GpuPoolQuotaTooSmall:pool2 needs 4 quota 2"},
+        {"3 GPUs of type a (the plugins count them as asked): held", "pool2", 3, 0, GP_HELD_QUOTA,
+         "GpuPoolQuotaTooSmall:pool2 needs 3 quota 2"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        gp_engine_t *e = gp_engine_create();
+        gp_snapshot_t *s = gp_snapshot_create();
+        char err[256];
+        ASSERT_EQ(gp_engine_load_config_text(e, kConf, "gpupool.conf", err, sizeof err), GP_OK) << err;
+        const int32_t n1 = gp_snapshot_add_node(s, "node1", 4), n2 = gp_snapshot_add_node(s, "node2", 0);
+        ASSERT_EQ(gp_snapshot_add_partition(s, "pool2", &n1, 1), GP_OK);
+        ASSERT_EQ(gp_snapshot_add_partition(s, "pool1", &n2, 1), GP_OK);
+        gp_job_t pre = job(9, GP_JOB_PENDING, c.part, "normal", c.gpus, 150);
+        pre.flags = c.flags;
+        ASSERT_EQ(gp_snapshot_add_job(s, &pre), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(e, s, 200), GP_OK);
+        gp_pending_result_t r;
+        ASSERT_EQ(gp_engine_pending_result(e, 9, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.admission) << "in the pass";
+        EXPECT_STREQ(r.reason, c.reason);
+        gp_job_t later = pre;
+        later.job_id = 10;
+        later.submit_time = 190;
+        ASSERT_EQ(gp_engine_provisional(e, &later, 200, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.admission) << "at submit";
+        gp_snapshot_destroy(s);
+        gp_engine_destroy(e);
     }
 }
 

@@ -160,6 +160,12 @@ TEST(SlurmText, GresCount) {
     // A node's gres_used on 23.11-25.11: an untyped GPU's type is "(null)".
     EXPECT_EQ(gres_count("gpu:(null):2(IDX:0-1),shard:(null):0(0/2,0/2,0/2,0/2)", "gpu", ""), 2u);
     EXPECT_EQ(gres_count("gpu:(null):0(IDX:N/A)", "gpu", ""), 0u);
+    // Of no type only (a pending job's GPUs a typed QuotaTRES counts too).
+    EXPECT_EQ(gres_count_untyped("gres/gpu:2", "gpu"), 2u);
+    EXPECT_EQ(gres_count_untyped("gres:gpu:a:1,gres:gpu:2", "gpu"), 2u);
+    EXPECT_EQ(gres_count_untyped("gpu:(null):2(IDX:0-1)", "gpu"), 2u);
+    EXPECT_FALSE(gres_count_untyped("gres/gpu:a:1", "gpu"));
+    EXPECT_FALSE(gres_count_untyped("gres/gpu:a100", "gpu"));
     std::string n, t;
     split_quota_tres("gres/gpu:a100", n, t);
     EXPECT_EQ(n, "gpu");

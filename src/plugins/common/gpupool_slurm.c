@@ -168,6 +168,32 @@ extern uint32_t gps_job_gpus(job_record_t *job_ptr, const gps_tres_t *t,
 }
 
 /*
+ * GPUs of no type in a pending job's request (--gres=gpu:2), where
+ * QuotaTRES counts one type: its requested TRES count none of them under
+ * that type (_set_type_tres_cnt), though Slurm may give it that type.
+ */
+static uint64_t _untyped_gpus(job_record_t *job_ptr, const gps_tres_t *t)
+{
+	list_itr_t *it;
+	gres_state_t *gs;
+	gres_job_state_t *js;
+	uint64_t cnt = 0;
+
+	if (!t->gres_type[0] || !job_ptr->gres_list_req)
+		return 0;
+	it = list_iterator_create(job_ptr->gres_list_req);
+	while ((gs = list_next(it))) {
+		if (!gs->gres_name || xstrcmp(gs->gres_name, t->gres_name) ||
+		    !(js = gs->gres_data))
+			continue;
+		if (!js->type_name || !js->type_name[0])
+			cnt += gpr_gpus_value(js->total_gres);
+	}
+	list_iterator_destroy(it);
+	return cnt;
+}
+
+/*
  * The job's CPUs and memory (MiB) from its TRES counts (both always
  * accounted): allocated for a job that holds resources, else requested;
  * gpr_gpus_value's "no value is none" for each count.
@@ -516,8 +542,18 @@ extern void gps_job_size(job_record_t *job_ptr, int state,
 			 gp_job_t *out)
 {
 	bool pending = (state == GP_JOB_PENDING);
+	uint64_t untyped = pending ? _untyped_gpus(job_ptr, t) : 0;
 
 	out->gpus = gps_job_gpus(job_ptr, t, !pending);
+	/*
+	 * Those of its type from its request itself (with gres/gpu not
+	 * accounted, Slurm puts the untyped ones under some type's TRES).
+	 */
+	if (untyped) {
+		out->gpus = gpr_gpus_clamp(
+			_gres_list_cnt(job_ptr->gres_list_req, t) + untyped);
+		out->flags |= GP_JOB_GPUS_UNTYPED;
+	}
 	if (pending && job_ptr->details)
 		out->nodes = job_ptr->details->min_nodes;
 	/*
