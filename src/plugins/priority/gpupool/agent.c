@@ -133,11 +133,12 @@ static void _pass(gp_pass_time_t *pt, time_t *seen_job_update)
 /*
  * Did any job change in what a pass reads since the last pass (see
  * job_digest.h)?  If not, *seen_job_update moves to the last_job_update
- * it read.  Takes the job read lock.
+ * it read.  Takes the job and partition read locks.
  */
 static bool _jobs_changed(time_t *seen_job_update)
 {
-	slurmctld_lock_t job_read = { .job = READ_LOCK };
+	/* A pending job's size reads its partitions (gps_job_size). */
+	slurmctld_lock_t locks = { .job = READ_LOCK, .part = READ_LOCK };
 	gps_tres_t tres;
 	uint64_t digest;
 	time_t seen;
@@ -145,10 +146,10 @@ static bool _jobs_changed(time_t *seen_job_update)
 	if (!pass_digest_valid)
 		return true;
 	gps_tres_get(&tres);
-	lock_slurmctld(job_read);
+	lock_slurmctld(locks);
 	seen = last_job_update;
 	digest = jobs_digest(&tres);
-	unlock_slurmctld(job_read);
+	unlock_slurmctld(locks);
 	if (digest != pass_digest)
 		return true;
 	*seen_job_update = seen;

@@ -14,8 +14,9 @@
  * as that pass saw and wrote it (times going by are the RecalcInterval
  * pass's business, as before).
  *
- * Caller holds the slurmctld job lock (read is enough) and is not inside
- * an iteration of job_list.
+ * Caller holds the slurmctld job and partition locks (read is enough: a
+ * pending job's size reads its partitions, gps_job_size) and is not
+ * inside an iteration of job_list.
  */
 #ifndef GPUPOOL_JOB_DIGEST_H
 #define GPUPOOL_JOB_DIGEST_H
@@ -27,8 +28,9 @@
 /*
  * Per job: id, state, priority, admin-set priority, QOS id, partition
  * (name and record), submit time, start time (not pending), restart
- * count, the GPUs it asks (pending) or holds as gps_job_gpus counts them
- * with `tres`, its array record, and, for a held job, whether the hold is
+ * count, the GPUs it holds as gps_job_gpus counts them with `tres`
+ * (running) or its size as gps_job_size reads it (pending), its array
+ * record, and, for a held job, whether the hold is
  * gpupool's (gps_hold_is_ours) and has its text.  Order of job_list
  * included.  QOS names not yet known are the agent's business (a pass
  * that met one leaves no digest).
