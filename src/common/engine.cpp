@@ -143,9 +143,13 @@ PoolList Engine::managed_pools(std::string_view parts) const {
 }
 
 // `most`: the most GPUs (of QuotaTRES's type) a node of the job's pool
-// partitions has.
-uint32_t Engine::admitted_gpus(uint32_t most, const GpuAsk &ask) const {
-    if (ask.untyped && most == 0) return 0;  // none of its nodes has that type
+// partitions has; `fewest`: the least of those partitions' most (0: one of
+// them has none of that type).
+uint32_t Engine::admitted_gpus(uint32_t most, uint32_t fewest, const GpuAsk &ask) const {
+    // GPUs of no type: Slurm may give it that type's in every pool it
+    // lists, and counts it nothing in one without: counted where every
+    // one has them (R2 cannot count a job in some of its pools only).
+    if (ask.untyped && fewest == 0) return 0;
     if (!ask.whole || most == 0) return ask.gpus;
     // At least the nodes its GPUs need (--gpus=6 on 4-GPU nodes: 2).
     const uint64_t count = std::max<uint64_t>({1, ask.nodes, (uint64_t(ask.gpus) + most - 1) / most});
@@ -154,22 +158,26 @@ uint32_t Engine::admitted_gpus(uint32_t most, const GpuAsk &ask) const {
 
 uint32_t Engine::admitted_gpus(const PartitionList &parts, const GpuAsk &ask) const {
     if (!ask.whole && !ask.untyped) return ask.gpus;
-    uint32_t most = 0;
+    uint32_t most = 0, fewest = UINT32_MAX;
     for (const std::string &p : parts) {
         auto it = most_node_gpus_.find(p);
-        if (it != most_node_gpus_.end()) most = std::max(most, it->second);
+        if (it == most_node_gpus_.end()) continue;
+        most = std::max(most, it->second);
+        fewest = std::min(fewest, it->second);
     }
-    return admitted_gpus(most, ask);
+    return admitted_gpus(most, fewest == UINT32_MAX ? 0 : fewest, ask);
 }
 
 uint32_t Engine::admitted_gpus(std::string_view parts, const GpuAsk &ask) const {
     if (!ask.whole && !ask.untyped) return ask.gpus;
-    uint32_t most = 0;
+    uint32_t most = 0, fewest = UINT32_MAX;
     for_each_listed(parts, [&](std::string_view p) {
         auto it = most_node_gpus_.find(std::string(p));
-        if (it != most_node_gpus_.end()) most = std::max(most, it->second);
+        if (it == most_node_gpus_.end()) return;
+        most = std::max(most, it->second);
+        fewest = std::min(fewest, it->second);
     });
-    return admitted_gpus(most, ask);
+    return admitted_gpus(most, fewest == UINT32_MAX ? 0 : fewest, ask);
 }
 
 void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {

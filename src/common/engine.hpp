@@ -340,8 +340,9 @@ private:
     // which Slurm gives it whatever it asked, none too
     // (_handle_exclusive_gres): the most a node of its partitions has,
     // times its nodes.  GPUs of no type (`untyped`, QuotaTRES counting one
-    // type) count only where a pool partition it lists has GPUs of that
-    // type: Slurm may give it those there, nowhere else.
+    // type) count only where every pool partition it lists has GPUs of
+    // that type: Slurm may give it those there; in one without, it costs
+    // that quota nothing, and R2 counts a job alike in all its pools.
     struct GpuAsk {
         uint32_t gpus = 0, nodes = 0;
         bool whole = false, untyped = false;
@@ -350,7 +351,7 @@ private:
     static GpuAsk gpu_ask(const JobRef &j) { return {j.gpus, j.nodes, j.whole_node, j.gpus_untyped}; }
     uint32_t admitted_gpus(const PartitionList &parts, const GpuAsk &ask) const;
     uint32_t admitted_gpus(std::string_view parts, const GpuAsk &ask) const;
-    uint32_t admitted_gpus(uint32_t most, const GpuAsk &ask) const;
+    uint32_t admitted_gpus(uint32_t most, uint32_t fewest, const GpuAsk &ask) const;
     bool names_pool(std::string_view parts) const;
     // R2, the one home of its arithmetic, and Limit and LendingLimit
     // (any tier): admission of one pending result against the

@@ -333,9 +333,10 @@ typedef struct {
  * (gres/gpu:TYPE) and `gpus` counts GPUs the job asks for without a type
  * (--gres=gpu:2), those of that type too.  Slurm may give it GPUs of that
  * type wherever its partitions have them, and its requested TRES count
- * none of them until it runs.  Admission counts them where a pool
- * partition it lists has GPUs of that type, and none where no such
- * partition does.  Before ABI 24 such a job counted none: never held.
+ * none of them until it runs.  Admission counts them where every pool
+ * partition it lists has GPUs of that type, and none where one does not
+ * (there it costs that quota nothing).  Before ABI 24 such a job usually
+ * counted none (with gres/gpu accounted): never held.
  */
 #define GP_JOB_GPUS_UNTYPED 8u
 

@@ -193,3 +193,17 @@ extern bool gpr_name_listed(const char *names, const char *name)
 {
 	return name && *name && _listed(names, name, strlen(name));
 }
+
+extern bool gpr_lists_share(const char *some, const char *names)
+{
+	while (some && *some) {
+		size_t n = strcspn(some, ",");
+
+		if (n && _listed(names, some, n))
+			return true;
+		some += n;
+		if (*some)
+			some++;
+	}
+	return false;
+}

@@ -154,6 +154,9 @@ extern int gpr_node_has_features(const char *constraint,
  */
 extern bool gpr_name_listed(const char *names, const char *name);
 
+/* Does any name of comma-separated `some` appear in `names`? */
+extern bool gpr_lists_share(const char *some, const char *names);
+
 #ifdef __cplusplus
 }
 #endif

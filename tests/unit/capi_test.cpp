@@ -695,7 +695,8 @@ TEST(CApi, WholeNodePreemptorFreesEveryJobOnItsNode) {
 // give it a's.  node1 has 4 GPUs of type a (as the plugins count them),
 // node2 none (its GPUs are of another type): pool2 over node1 counts the
 // job's untyped GPUs (quota 2), pool1 over node2 cannot give it an a, and
-// counts none.
+// counts none; a job listing both counts none (in pool1 it costs nothing,
+// and R2 counts a job alike in every pool it lists).
 TEST(CApi, UntypedGpusCountWhereTheQuotaTypeIs) {
     struct Case {
         const char *sentence, *part;
@@ -709,6 +710,8 @@ TEST(CApi, UntypedGpusCountWhereTheQuotaTypeIs) {
          "GpuPoolQuotaTooSmall:pool2 needs 3 quota 2"},
         {"1 untyped GPU where nodes have type a: within quota", "pool2", 1, GP_JOB_GPUS_UNTYPED, GP_ADMIT_QUOTA, ""},
         {"3 untyped GPUs where no node has type a: none counted", "pool1", 3, GP_JOB_GPUS_UNTYPED, GP_ADMIT_FREE, ""},
+        {"3 untyped GPUs in both pools, pool1 without type a: none counted (free to start in pool1)", "pool2,pool1",
+         3, GP_JOB_GPUS_UNTYPED, GP_ADMIT_FREE, ""},
         {"--exclusive, untyped, where no node has type a: none counted", "pool1", 1,
          GP_JOB_GPUS_UNTYPED | GP_JOB_WHOLE_NODE, GP_ADMIT_FREE, ""},
         {"--exclusive, untyped, where nodes have type a: the node's 4", "pool2", 1,

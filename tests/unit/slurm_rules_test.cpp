@@ -180,3 +180,20 @@ TEST(SlurmRules, NameListed) {
     };
     for (const Row &r : rows) EXPECT_EQ(gpr_name_listed(r.names, r.name), r.want) << r.sentence;
 }
+
+// Whether a job lists one of the OverSubscribe=EXCLUSIVE partitions.
+TEST(SlurmRules, ListsShare) {
+    struct Row {
+        const char *sentence, *some, *names;
+        bool want;
+    } rows[] = {
+        {"one exclusive partition, listed", "excl", "shared,excl", true},
+        {"two exclusive partitions, the second listed", "ex1,ex2", "ex2", true},
+        {"none listed", "ex1,ex2", "shared,gpu", false},
+        {"a prefix is not the name", "ex", "ex1", false},
+        {"no exclusive partition", nullptr, "shared", false},
+        {"an empty list", "", "shared", false},
+        {"a job with no partition string", "excl", nullptr, false},
+    };
+    for (const Row &r : rows) EXPECT_EQ(gpr_lists_share(r.some, r.names), r.want) << r.sentence;
+}

@@ -292,6 +292,40 @@ static bool _whole_node(job_record_t *job_ptr)
 }
 
 /*
+ * The OverSubscribe=EXCLUSIVE partitions' names, comma-separated (NULL:
+ * none), as the last pass found them (gps_exclusive_parts_refresh): a
+ * pending job's size asks about every partition its user listed, and the
+ * digest asks for every pending job, under the job lock.  The pass writes
+ * it holding the job lock for writing; readers hold the job lock.
+ */
+static char *exclusive_parts = NULL;
+static bool exclusive_parts_known = false;
+
+extern void gps_exclusive_parts_refresh(void)
+{
+	list_itr_t *it;
+	part_record_t *p;
+
+	xfree(exclusive_parts);
+	exclusive_parts_known = false;
+	if (!part_list)
+		return;
+	it = list_iterator_create(part_list);
+	while ((p = list_next(it)))
+		if (!p->max_share && p->name)
+			xstrfmtcat(exclusive_parts, "%s%s",
+				   exclusive_parts ? "," : "", p->name);
+	list_iterator_destroy(it);
+	exclusive_parts_known = true;
+}
+
+extern void gps_exclusive_parts_fini(void)
+{
+	xfree(exclusive_parts);
+	exclusive_parts_known = false;
+}
+
+/*
  * Slurm gives the job whole nodes and every GRES on them, whatever it asked
  * (_handle_exclusive_gres): whole_node has WHOLE_NODE_REQUIRED (22.05 and
  * 23.11: is it; later releases: has the bit, with user or topo too), or a
@@ -299,13 +333,6 @@ static bool _whole_node(job_record_t *job_ptr)
  * max_share 0; Slurm sets whole_node when it tries the job there).  `part`:
  * the one partition asked about, NULL for all of the job's.
  */
-static int _exclusive_listed(void *x, void *key)
-{
-	part_record_t *p = x;
-
-	return !p->max_share && gpr_name_listed(key, p->name);
-}
-
 static bool _gets_whole_nodes(job_record_t *job_ptr, part_record_t *part)
 {
 	list_itr_t *it;
@@ -328,10 +355,10 @@ static bool _gets_whole_nodes(job_record_t *job_ptr, part_record_t *part)
 	 * part_ptr_list to where it admits the job (start_parts.h), and a job
 	 * counted by its narrowed list would be admitted to an exclusive
 	 * partition at the GPUs it asked for, then get the whole node there.
+	 * (Before the first pass, the list as it is.)
 	 */
-	if (job_ptr->partition && part_list)
-		return list_find_first(part_list, _exclusive_listed,
-				       job_ptr->partition) != NULL;
+	if (job_ptr->partition && exclusive_parts_known)
+		return gpr_lists_share(exclusive_parts, job_ptr->partition);
 	it = list_iterator_create(job_ptr->part_ptr_list);
 	while (!whole && (p = list_next(it)))
 		whole = !p->max_share;

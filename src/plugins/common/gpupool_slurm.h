@@ -86,6 +86,14 @@ extern const char *gps_job_qos(job_record_t *job_ptr, bool may_lock,
 extern uint32_t gps_qos_miss_count(void);
 
 /*
+ * Note which partitions are OverSubscribe=EXCLUSIVE (a job listing one
+ * gets whole nodes there): each pass, under the job write and partition
+ * read locks.  _fini frees the list (plugin fini).
+ */
+extern void gps_exclusive_parts_refresh(void);
+extern void gps_exclusive_parts_fini(void);
+
+/*
  * What a job holds (running, suspended) or asks (pending), into `out`
  * (zeroed by the caller): GPUs, and for a pending job its node count, the
  * whole-node flag (use_part as gps_job_fill's) and, where quotas or nodes

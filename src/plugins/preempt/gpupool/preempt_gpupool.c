@@ -90,11 +90,12 @@ extern int init(void)
 /*
  * The nodes the preemptor may use (gps_job_nodes_allowed), kept while the
  * same preemptor asks in the same partition with the same -w, -x, -C, GPU
- * type, whole-node flag and reservation, and no job, node or partition
- * changed: preemptable() is asked once per running job.  (The update times
- * count whole seconds: an update in the second the list was made leaves
- * them equal, so what the job itself says is compared too.)  allowed_mutex is held from the look-up through the engine's answer
- * (`names` is handed to it).
+ * type, whole-node flag, node count, GRES binding and reservation, and no
+ * job, node or partition changed: preemptable() is asked once per running
+ * job.  (The update times count whole seconds: an update in the second
+ * the list was made leaves them equal, so what the job itself says is
+ * compared too.)  allowed_mutex is held from the look-up through the
+ * engine's answer (`names` is handed to it).
  */
 static pthread_mutex_t allowed_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -103,6 +104,8 @@ static struct {
 	time_t job_update, node_update, part_update;
 	char *req_nodes, *exc_nodes, *features, *gpu_type, *resv;
 	uint16_t whole_node;
+	uint32_t min_nodes;
+	bool bound;	/* --gres-flags=enforce-binding */
 	int rc;
 	char *names;
 } allowed;
@@ -328,6 +331,8 @@ static void _allowed_nodes(job_record_t *job_ptr, const gps_tres_t *t,
 	const char *features = d ? d->features : NULL;
 	const char *gpu_type = gps_job_gpu_type(job_ptr, t);
 	uint16_t whole_node = d ? d->whole_node : 0;
+	uint32_t min_nodes = d ? d->min_nodes : 0;
+	bool bound = (job_ptr->bit_flags & GRES_ENFORCE_BIND) != 0;
 
 	if ((allowed.job_id != job_ptr->job_id) ||
 	    (allowed.part != job_ptr->part_ptr) ||
@@ -339,7 +344,8 @@ static void _allowed_nodes(job_record_t *job_ptr, const gps_tres_t *t,
 	    xstrcmp(allowed.features, features) ||
 	    xstrcmp(allowed.gpu_type, gpu_type) ||
 	    xstrcmp(allowed.resv, job_ptr->resv_name) ||
-	    (allowed.whole_node != whole_node)) {
+	    (allowed.whole_node != whole_node) ||
+	    (allowed.min_nodes != min_nodes) || (allowed.bound != bound)) {
 		_allowed_clear();
 		allowed.rc = gps_job_nodes_allowed(job_ptr, job_ptr->part_ptr,
 						   t, &allowed.names);
@@ -354,6 +360,8 @@ static void _allowed_nodes(job_record_t *job_ptr, const gps_tres_t *t,
 		allowed.gpu_type = xstrdup(gpu_type);
 		allowed.resv = xstrdup(job_ptr->resv_name);
 		allowed.whole_node = whole_node;
+		allowed.min_nodes = min_nodes;
+		allowed.bound = bound;
 	}
 	/* -x of a node outside the partition binds nothing. */
 	if (allowed.rc == GPS_NODES_ANY)

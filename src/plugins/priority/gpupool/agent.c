@@ -94,6 +94,7 @@ static void _pass(gp_pass_time_t *pt, time_t *seen_job_update)
 	}
 	now = time(NULL);
 	gps_tres_get(&tres);
+	gps_exclusive_parts_refresh();
 	snap = gps_snapshot_build(&tres, false, now, &jobs);
 	pt->snapshot_usec = _usec_since(&mark);
 	if (!snap)

@@ -163,6 +163,7 @@ extern int fini(void)
 	 */
 	lock_slurmctld(job_write);
 	gps_hold_fini();
+	gps_exclusive_parts_fini();
 	gpp_throttle_fini();
 	parts_fini();
 	in_ctld = false;
