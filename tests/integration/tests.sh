@@ -394,9 +394,10 @@ test_reclaim_given_node() { reclaim_on_node1 -w node1; }
 #      asking for a GPU of no model in pool2 (node1-4: Slurm may give it
 #      node1's a) counts 1 against pool2's quota of 0 a's and is held; one
 #      asking for model b, and one of pool3 (node5-6, model b only), count
-#      none and run.  Before, the job of no model counted none (its
-#      requested TRES count no a: Slurm knows its model only once it runs)
-#      and ran, on node1 too, past the quota.
+#      none and run; `gpupool why` counts it as the plugins do.  Before,
+#      the job of no model counted none (its requested TRES count no a:
+#      Slurm knows its model only once it runs) and ran, on node1 too,
+#      past the quota.
 test_typed_quota_counts_untyped() {
   local u b p rc=0
   [[ $(sinfo -h -n node1 -o %G) == gpu:a:* ]] ||
@@ -419,6 +420,9 @@ Pool=pool3 Quota=0" || return 1
   sleep 3
   assert test "$(job_state "$u")" = PENDING || rc=1
   ilog "u: $(job_state "$u") $(job_reason "$u"); b on $(job_node "$b"), p on $(job_node "$p")"
+  # The command reads the job as the plugins do.
+  gp why "$u" | grep -q "Quota of pool2: 0 GPUs; .* this job needs 1" ||
+    { ilog "gpupool why $u:"; gp why "$u" >&2; rc=1; }
   cancel_all 30
   return $rc
 }
