@@ -64,22 +64,27 @@ std::string node_gpu_type(const char *node_gres, const std::string &gres) {
     return type;
 }
 
-// Not an accounted TRES: the job's own GRES request (per job, per node
-// times its nodes, per task times its tasks), of `type` (every type where
-// empty) or, with `untyped`, of no type.
+// Not an accounted TRES: the job's own GRES request (gres_ask_total, as
+// slurmctld's total_gres), of `type` (every type where empty) or, with
+// `untyped`, of no type.
 uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const std::string &type,
                       bool untyped = false) {
-    auto count = [&](const char *spec) {
+    auto count = [&](const char *spec) -> std::optional<uint64_t> {
+        if (!spec) return std::nullopt;
         return untyped ? gres_count_untyped(spec, gres) : gres_count(spec, gres, type);
     };
-    uint64_t total = 0;
-    if (j.tres_per_job)
-        if (auto c = count(j.tres_per_job)) total += *c;
-    if (j.tres_per_node)
-        if (auto c = count(j.tres_per_node)) total += *c * std::max<uint32_t>(1, j.num_nodes);
-    if (j.tres_per_task)
-        if (auto c = count(j.tres_per_task)) total += *c * std::max<uint32_t>(1, j.num_tasks);
-    return total;
+    auto given32 = [](uint32_t v) -> uint64_t { return v == NO_VAL ? 0 : v; };
+    auto given16 = [](uint16_t v) -> uint64_t { return v == NO_VAL16 ? 0 : v; };
+    GresAsk a;
+    a.per_job = count(j.tres_per_job);
+    a.per_node = count(j.tres_per_node);
+    a.per_socket = count(j.tres_per_socket);
+    a.per_task = count(j.tres_per_task);
+    a.nodes = given32(j.num_nodes);
+    a.tasks = given32(j.num_tasks);
+    a.sockets_per_node = given16(j.sockets_per_node);
+    a.tasks_per_socket = given16(j.ntasks_per_socket);
+    return gres_ask_total(a);
 }
 
 // The job's count of QuotaTRES by gpupool_rules' gpr_gpus_from.  The TRES

@@ -165,6 +165,23 @@ std::optional<uint64_t> gres_count_untyped(const std::string &spec, const std::s
     return count_gres(spec, name, "", true);
 }
 
+uint64_t gres_ask_total(const GresAsk &a) {
+    uint64_t total = 0;
+    auto keep = [&](const std::optional<uint64_t> &c, uint64_t times) {
+        if (c) total = std::max(total, *c * (times ? times : 1));
+    };
+    keep(a.per_job, 1);
+    keep(a.per_node, a.nodes);
+    uint64_t sockets = 0;
+    if (a.nodes && a.sockets_per_node)
+        sockets = a.nodes * a.sockets_per_node;
+    else if (a.tasks && a.tasks_per_socket)
+        sockets = (a.tasks + a.tasks_per_socket - 1) / a.tasks_per_socket;
+    keep(a.per_socket, sockets);
+    keep(a.per_task, a.tasks);
+    return total;
+}
+
 uint64_t per_gres_value(const std::string &list, const std::string &name) {
     uint64_t value = 0;
     for (const GresEntry &e : gres_entries(list)) {

@@ -66,6 +66,16 @@ std::vector<GresEntry> gres_entries(const std::string &spec);
 std::optional<uint64_t> gres_count(const std::string &spec, const std::string &name, const std::string &type);
 // The same for the entries that name no type ("gpu:2", not "gpu:a100:2").
 std::optional<uint64_t> gres_count_untyped(const std::string &spec, const std::string &name);
+// A pending job's count of one GRES from its four requests, as Slurm's
+// gres_job_state_validate sets total_gres: the largest of per job, per node
+// times its nodes, per socket times its sockets (or times its tasks over
+// tasks per socket), per task times its tasks.  A count of the job that is
+// 0 is one Slurm was not given (NO_VAL), and multiplies nothing.
+struct GresAsk {
+    std::optional<uint64_t> per_job, per_node, per_socket, per_task;
+    uint64_t nodes = 0, tasks = 0, sockets_per_node = 0, tasks_per_socket = 0;
+};
+uint64_t gres_ask_total(const GresAsk &a);
 
 // What a job asks per GRES of `name` in its cpus_per_tres or mem_per_tres:
 // "gres:gpu:2" (22.05's sbatch), "gres/gpu:2" (later releases') or

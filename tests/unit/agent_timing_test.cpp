@@ -30,3 +30,14 @@ TEST(AgentTiming, SubmitBurst) {
   EXPECT_FALSE(gpp_submit_burst(1000, INT64_MIN / 2, 2));
   EXPECT_FALSE(gpp_submit_burst(999, 1000, 2));
 }
+
+TEST(AgentTiming, StampReadInItsOwnSecondIsLookedAtAgain) {
+  // A partition updated at 1000, read by a pass at 1000: another update
+  // at 1000 leaves the stamp at 1000, so look again once 1000 is over.
+  EXPECT_FALSE(gpp_stamp_unsettled(1000, 1000, 1000, 1000));
+  EXPECT_TRUE(gpp_stamp_unsettled(1000, 1000, 1000, 1001));
+  // Read at 1001, after its second: settled.
+  EXPECT_FALSE(gpp_stamp_unsettled(1000, 1000, 1001, 1005));
+  // The stamp moved: a change seen the usual way, not this one.
+  EXPECT_FALSE(gpp_stamp_unsettled(1003, 1000, 1000, 1005));
+}

@@ -175,6 +175,36 @@ TEST(SlurmText, GresCount) {
     EXPECT_EQ(t, "");
 }
 
+// A pending job's GPUs where Slurm does not account them, as slurmctld's
+// total_gres: the largest of its requests, not their sum.
+TEST(SlurmText, GresAskTotal) {
+    struct Row {
+        const char *sentence;
+        GresAsk ask;
+        uint64_t total;
+    };
+    auto ask = [](std::optional<uint64_t> job, std::optional<uint64_t> node, std::optional<uint64_t> socket,
+                  std::optional<uint64_t> task, uint64_t nodes, uint64_t tasks, uint64_t sockets,
+                  uint64_t tasks_per_socket) {
+        GresAsk a;
+        a.per_job = job, a.per_node = node, a.per_socket = socket, a.per_task = task;
+        a.nodes = nodes, a.tasks = tasks, a.sockets_per_node = sockets, a.tasks_per_socket = tasks_per_socket;
+        return a;
+    };
+    const std::nullopt_t no = std::nullopt;
+    const Row rows[] = {
+        {"--gpus=4 counts 4", ask(4, no, no, no, 1, 1, 0, 0), 4},
+        {"--gres=gpu:2 -N 3 counts 6", ask(no, 2, no, no, 3, 3, 0, 0), 6},
+        {"--gpus=4 --gpus-per-node=2 -N 2 counts 4, not 8", ask(4, 2, no, no, 2, 2, 0, 0), 4},
+        {"--gpus-per-task=1 -n 6 counts 6", ask(no, no, no, 1, 1, 6, 0, 0), 6},
+        {"--gpus-per-socket=2 --sockets-per-node=2 -N 2 counts 8", ask(no, no, 2, no, 2, 2, 2, 0), 8},
+        {"--gpus-per-socket=1 -n 8 --ntasks-per-socket=2 counts 4", ask(no, no, 1, no, 0, 8, 0, 2), 4},
+        {"--gpus-per-socket=1 alone counts 1", ask(no, no, 1, no, 0, 0, 0, 0), 1},
+        {"no GPU request counts 0", ask(no, no, no, no, 2, 4, 2, 0), 0},
+    };
+    for (const Row &r : rows) EXPECT_EQ(gres_ask_total(r.ask), r.total) << r.sentence;
+}
+
 TEST(SlurmText, Duration) {
     EXPECT_EQ(slurm_duration(0), "0:00");
     EXPECT_EQ(slurm_duration(65), "1:05");

@@ -176,6 +176,8 @@ typedef struct {
 	 */
 	int64_t gap;
 	time_t node_update, part_update, job_update;
+	/* The wall second part_update was read in (gpp_stamp_unsettled). */
+	time_t part_read_at;
 	/* The last job_update whose second was over when checked. */
 	time_t settled_job_update;
 } agent_seen_t;
@@ -185,6 +187,8 @@ typedef struct {
 	bool reload, full;	/* gpupool.conf to reload (by a reconfigure) */
 	bool jobs_only;		/* only jobs moved: maybe nothing a pass reads */
 	bool second_over;	/* job_update's second is over: look once */
+	/* part_update was read in its own second, now over: a pass, once. */
+	bool part_unsettled;
 } agent_wake_t;
 
 /*
@@ -220,8 +224,17 @@ static bool _wait_for_pass(agent_seen_t *seen, agent_wake_t *w)
 				 (seen->job_update !=
 				  seen->settled_job_update) &&
 				 (now > seen->job_update);
+		/*
+		 * The same for partitions, which have no digest: an update in
+		 * the second the last pass read them (rare) costs a pass.
+		 */
+		w->part_unsettled = gpp_stamp_unsettled(
+			(int64_t) last_part_update,
+			(int64_t) seen->part_update,
+			(int64_t) seen->part_read_at, (int64_t) now);
 		ctld_moved = (last_node_update != seen->node_update) ||
 			     (last_part_update != seen->part_update) ||
+			     w->part_unsettled ||
 			     (last_job_update != seen->job_update) ||
 			     w->second_over;
 		mono = _mono_sec();
@@ -239,6 +252,7 @@ static bool _wait_for_pass(agent_seen_t *seen, agent_wake_t *w)
 		if (run && !reconfig_pending && !wake &&
 		    (last_node_update == seen->node_update) &&
 		    (last_part_update == seen->part_update) &&
+		    !w->part_unsettled &&
 		    gpp_submit_burst(mono, last_submit, SUBMIT_QUIET) &&
 		    !gpp_elapsed(mono, seen->last_pass, (int64_t) interval))
 			run = false;
@@ -247,7 +261,8 @@ static bool _wait_for_pass(agent_seen_t *seen, agent_wake_t *w)
 		    !gpp_elapsed(mono, seen->last_pass, (int64_t) interval))
 			w->jobs_only =
 				(last_node_update == seen->node_update) &&
-				(last_part_update == seen->part_update);
+				(last_part_update == seen->part_update) &&
+				!w->part_unsettled;
 		if (run)
 			break;
 		ts.tv_sec = now + 1;
@@ -276,6 +291,7 @@ static void _timed_pass(agent_seen_t *seen, const agent_wake_t *w)
 	gpp_conf_save_copy_if_new();
 	seen->node_update = last_node_update;
 	seen->part_update = last_part_update;
+	seen->part_read_at = time(NULL);
 	gettimeofday(&t0, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &pass_start);
 	_pass(&pt, &seen->job_update);

@@ -49,4 +49,17 @@ static inline bool gpp_submit_burst(int64_t now, int64_t last_submit,
 	return (now >= last_submit) && (now - last_submit < quiet);
 }
 
+/*
+ * A stamp of whole seconds (last_part_update) that was read in the second
+ * it names may change again within that second and stay equal: once that
+ * second is over, look again, once.  stamp: the stamp now; seen: what the
+ * last pass read; read_at: the wall second it read it in; now: the wall
+ * second now.
+ */
+static inline bool gpp_stamp_unsettled(int64_t stamp, int64_t seen,
+				       int64_t read_at, int64_t now)
+{
+	return (stamp == seen) && (seen >= read_at) && (now > read_at);
+}
+
 #endif
