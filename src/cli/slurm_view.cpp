@@ -66,9 +66,10 @@ std::string node_gpu_type(const char *node_gres, const std::string &gres) {
 
 // Not an accounted TRES: the job's own GRES request (gres_ask_total, as
 // slurmctld's total_gres), of `type` (every type where empty) or, with
-// `untyped`, of no type.
+// `untyped`, of no type.  `nodes`: a pending job's min_nodes (num_nodes may
+// be a past run's or a guess), 0 for num_nodes.
 uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const std::string &type,
-                      bool untyped = false) {
+                      uint32_t nodes, bool untyped = false) {
     auto count = [&](const char *spec) -> std::optional<uint64_t> {
         if (!spec) return std::nullopt;
         return untyped ? gres_count_untyped(spec, gres) : gres_count(spec, gres, type);
@@ -80,7 +81,7 @@ uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const 
     a.per_node = count(j.tres_per_node);
     a.per_socket = count(j.tres_per_socket);
     a.per_task = count(j.tres_per_task);
-    a.nodes = given32(j.num_nodes);
+    a.nodes = nodes ? nodes : given32(j.num_nodes);
     a.tasks = given32(j.num_tasks);
     a.sockets_per_node = given16(j.sockets_per_node);
     a.tasks_per_socket = given16(j.ntasks_per_socket);
@@ -91,7 +92,7 @@ uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const 
 // strings slurmctld sends name the accounted TRES a job has, so a count
 // found there is a TRES count; clients are not sent allocated GRES.
 uint32_t job_gpus(const slurm_job_info_t &j, bool allocated, const std::string &quota_tres,
-                  const std::string &gres, const std::string &type) {
+                  const std::string &gres, const std::string &type, uint32_t nodes) {
     std::optional<uint64_t> alloc, req;
     if (allocated && j.tres_alloc_str) alloc = tres_count(j.tres_alloc_str, quota_tres);
     if (!alloc && j.tres_req_str) req = tres_count(j.tres_req_str, quota_tres);
@@ -100,7 +101,7 @@ uint32_t job_gpus(const slurm_job_info_t &j, bool allocated, const std::string &
     case GPR_GPUS_TRES_ALLOC: n = gpr_gpus_value(*alloc); break;
     case GPR_GPUS_TRES_REQ: n = gpr_gpus_value(*req); break;
     case GPR_GPUS_GRES_ALLOC:
-    case GPR_GPUS_GRES_REQ: n = gres_request(j, gres, type); break;
+    case GPR_GPUS_GRES_REQ: n = gres_request(j, gres, type, nodes); break;
     }
     return gpr_gpus_clamp(n);
 }
@@ -516,12 +517,19 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         // then); pending: every partition it may run in.
         sj.partitions = split_list(str(j.partition));
         sj.qos = str(j.qos);
-        sj.gpus = job_gpus(j, sj.state != JobState::Pending, quota_tres, gres, type);
+        bool pending = sj.state == JobState::Pending;
+        // details->min_nodes: slurmctld sends it in the requested TRES
+        // (num_nodes may be a past run's or a guess of its last try).
+        const uint32_t min_nodes =
+            pending ? gpr_gpus_clamp(tres_count(j.tres_req_str ? j.tres_req_str : "", "node")
+                                         .value_or(std::max<uint32_t>(1, j.num_nodes)))
+                    : 0;
+        sj.gpus = job_gpus(j, !pending, quota_tres, gres, type, min_nodes);
         // As gps_job_size: GPUs of no type where QuotaTRES counts one type
         // (its requested TRES count none of them there).
-        if (sj.state == JobState::Pending && !type.empty())
-            if (const uint64_t untyped = gres_request(j, gres, type, true)) {
-                sj.gpus = gpr_gpus_clamp(gres_request(j, gres, type) + untyped);
+        if (pending && !type.empty())
+            if (const uint64_t untyped = gres_request(j, gres, type, min_nodes, true)) {
+                sj.gpus = gpr_gpus_clamp(gres_request(j, gres, type, min_nodes) + untyped);
                 sj.gpus_untyped = true;
             }
         sj.submit_time = gpr_submit_time(j.submit_time, view.now);
@@ -530,12 +538,15 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         // As the plugin's GP_JOB_STAYS (gpupool_slurm.c), but for the
         // tier's and slurm.conf's PreemptMode: consolidation would not move
         // it.
+        // (--exclusive=user, mcs or topo and enforce-binding too, as its
+        // _bound_unknown).
+        const bool shared_some = j.shared != JOB_SHARED_NONE && j.shared != JOB_SHARED_OK && j.shared != NO_VAL16;
         sj.stays = sj.state == JobState::Running &&
-                   (!j.requeue || !j.batch_flag || j.shared == JOB_SHARED_NONE || (j.req_nodes && *j.req_nodes) ||
+                   (!j.requeue || !j.batch_flag || j.shared == JOB_SHARED_NONE || shared_some ||
+                    (j.bitflags & GRES_ENFORCE_BIND) || (j.req_nodes && *j.req_nodes) ||
                     (j.exc_nodes && *j.exc_nodes) ||
                     (j.features && *j.features) || (j.resv_name && *j.resv_name) ||
                     (j.het_job_id && j.het_job_id != NO_VAL));
-        bool pending = sj.state == JobState::Pending;
         // As the plugins' GP_JOB_WHOLE_NODE (_gets_whole_nodes): --exclusive
         // (sent as "not shared"), or a partition of whole nodes.
         sj.whole_node = pending && j.shared == JOB_SHARED_NONE;
@@ -547,12 +558,6 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.user_held = gpr_user_held(pending, j.priority, our_hold(j, pending));
         if (accounts) sj.account = str(j.account);
         if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
-        // details->min_nodes: slurmctld sends it in the requested TRES
-        // (num_nodes may be a past run's or a guess of its last try).
-        const uint32_t min_nodes =
-            pending ? gpr_gpus_clamp(tres_count(j.tres_req_str ? j.tres_req_str : "", "node")
-                                         .value_or(std::max<uint32_t>(1, j.num_nodes)))
-                    : 0;
         if (pending) sj.node_count = min_nodes;  // as the plugins' gp_job_t.nodes
         if (usage && pending) {
             pending_nodes(j, table, view.snap, gres, type, min_nodes, sj);

@@ -136,6 +136,41 @@ GP_EXPORT int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_
     return raised ? 1 : 0;
 }
 
+GP_EXPORT int gp_engine_note_array_cap(gp_engine_t *e, uint32_t job_id, const gp_array_throttle_t *t) {
+    if (!e) return GP_ERR_ARG;
+    Engine::ArrayCap cap;
+    if (t && t->capped) cap = Engine::ArrayCap{t->user_max, t->our_max ? t->our_max : 1};
+    try {
+        std::lock_guard<std::mutex> lock(e->mu);
+        return e->engine.note_array_cap(job_id, cap) ? 1 : 0;
+    } catch (...) {
+        return GP_ERR_INTERNAL;
+    }
+}
+
+GP_EXPORT int gp_engine_restore_array_cap(gp_engine_t *e, uint32_t job_id, uint32_t max_run_tasks,
+                                          gp_array_throttle_t *out) {
+    if (!e || !out) return 0;
+    try {
+        std::lock_guard<std::mutex> lock(e->mu);
+        const std::optional<Engine::ArrayCap> saved = e->engine.array_cap(job_id);
+        if (!saved) return 0;
+        // gpupool's cap is never 0 (none) nor above the user's throttle:
+        // anything else the user set since.
+        if (!max_run_tasks || (saved->user_max && max_run_tasks > saved->user_max)) {
+            (void) e->engine.note_array_cap(job_id, Engine::ArrayCap{});
+            return 0;
+        }
+        out->max_run_tasks = max_run_tasks;
+        out->capped = 1;
+        out->user_max = saved->user_max;
+        out->our_max = max_run_tasks;
+        return 1;
+    } catch (...) {
+        return 0;
+    }
+}
+
 GP_EXPORT const char *gp_rule_name(int rule) {
     return rule_name(rule == GP_RULE_INPOOL        ? Rule::InPool
                      : rule == GP_RULE_RECLAIM     ? Rule::Reclaim

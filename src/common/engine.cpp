@@ -389,6 +389,9 @@ void Engine::evaluate_pass(const Snapshot &snap, int64_t now) {
         if (now - m.last_seen > kForgetAfter) forget.push_back(id);
     });
     for (uint32_t id : forget) jobs_.erase(id);
+    // A cap lives as long as its record is remembered.
+    for (auto at = array_caps_.begin(); at != array_caps_.end();)
+        at = jobs_.contains(at->first) ? std::next(at) : array_caps_.erase(at);
     // Room for the jobs submitted before the next pass (note_job from
     // provisional(), in slurmctld's submit path), allocated here.
     jobs_.reserve(jobs_.size() + std::max<size_t>(4096, jobs_.size() / 2));

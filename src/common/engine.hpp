@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -279,12 +280,26 @@ public:
     };
     // How long a job absent from every snapshot is remembered.
     static constexpr int64_t kForgetAfter = 3600;
+    // The throttle gpupool put on a pending array record (the plugin's
+    // gp_array_throttle_t while capped): Slurm saves the capped throttle as
+    // the record's own, so only this tells a restarted slurmctld which
+    // throttle is the user's.
+    struct ArrayCap {
+        uint32_t user_max = 0;  // the user's throttle (0: none)
+        uint32_t our_max = 0;   // the cap gpupool set (at least 1)
+        bool operator==(const ArrayCap &o) const { return user_max == o.user_max && our_max == o.our_max; }
+    };
+    // A cap set or changed (our_max 0: gone).  Returns whether the set of
+    // capped records changed (one added or gone), which is worth a save.
+    bool note_array_cap(uint32_t job_id, ArrayCap cap);
+    std::optional<ArrayCap> array_cap(uint32_t job_id) const;
 
     // Persistent state (state.cpp).  What the state file keeps, as plain
     // data: copied under the engine's lock, encoded and written after it.
     struct PersistentState {
         std::map<std::string, PoolHistory> history;
         std::vector<std::pair<uint32_t, JobMemory>> jobs;
+        std::vector<std::pair<uint32_t, ArrayCap>> array_caps;
         int64_t last_account = 0;
     };
     PersistentState persistent_state() const;
@@ -455,6 +470,8 @@ private:
     std::unique_ptr<LoadedConfig> staged_;        // applies at the next evaluate()
     Evaluation eval_;
     FlatIdMap<JobMemory> jobs_;
+    // By the array record's job id; forgotten with its JobMemory.
+    std::unordered_map<uint32_t, ArrayCap> array_caps_;
     size_t provisional_peak_ = 0;  // most placements between two passes
     std::vector<uint32_t> changes_;  // of the last job_ended()
     uint64_t config_serial_ = 0;

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 24
+#define GP_ABI_VERSION 25
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -651,6 +651,27 @@ typedef struct {
  */
 int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_t *r,
 		      uint32_t pending_tasks, int lower_only);
+
+/*
+ * Keep the record's cap `t` in the engine's state file (t NULL or not
+ * capped: none), so that a restarted slurmctld, which saved the capped
+ * throttle as the record's own, can put the user's back.  Returns 1 when a
+ * record became capped or stopped being capped (worth a save soon), 0 when
+ * only the cap moved, <0 on error.
+ */
+int gp_engine_note_array_cap(gp_engine_t *engine, uint32_t job_id,
+			     const gp_array_throttle_t *t);
+
+/*
+ * A record gpupool has no cap for in memory (after a restart): if the state
+ * names a cap for it and its throttle now, `max_run_tasks`, is one gpupool
+ * could have set (set, and at most the user's), *out is that cap (capped,
+ * the user's throttle, our_max = max_run_tasks) and 1 is returned.
+ * Otherwise 0: the throttle is the user's (a saved cap is dropped).
+ */
+int gp_engine_restore_array_cap(gp_engine_t *engine, uint32_t job_id,
+				uint32_t max_run_tasks,
+				gp_array_throttle_t *out);
 
 /*
  * A job ended, was cancelled or was requeued (priority_p_job_end): what it

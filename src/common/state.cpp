@@ -133,8 +133,22 @@ Engine::PersistentState Engine::persistent_state() const {
     st.history = history_;
     st.jobs.reserve(jobs_.size());
     jobs_.for_each([&](uint32_t id, const JobMemory &m) { st.jobs.emplace_back(id, m); });
+    st.array_caps.assign(array_caps_.begin(), array_caps_.end());
     st.last_account = last_account_;
     return st;
+}
+
+bool Engine::note_array_cap(uint32_t job_id, ArrayCap cap) {
+    if (!cap.our_max) return array_caps_.erase(job_id) > 0;
+    auto [at, fresh] = array_caps_.try_emplace(job_id, cap);
+    if (!fresh) at->second = cap;
+    return fresh;
+}
+
+std::optional<Engine::ArrayCap> Engine::array_cap(uint32_t job_id) const {
+    auto at = array_caps_.find(job_id);
+    if (at == array_caps_.end()) return std::nullopt;
+    return at->second;
 }
 
 std::string Engine::encode_state(const PersistentState &state, int64_t now) {
@@ -177,6 +191,18 @@ std::string Engine::encode_state(const PersistentState &state, int64_t now) {
                made(json_pack("[I,I,I]", (json_int_t)id, (json_int_t)m.orig_submit, (json_int_t)m.last_seen), "job"),
                "job");
     set(root.get(), "jobs", std::move(jobs));
+    // Only while some array record is capped: files stay as they were.
+    if (!state.array_caps.empty()) {
+        std::vector<std::pair<uint32_t, ArrayCap>> caps = state.array_caps;
+        std::sort(caps.begin(), caps.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        JsonPtr arr = made(json_array(), "array_caps");
+        for (const auto &[id, c] : caps)
+            append(arr.get(),
+                   made(json_pack("[I,I,I]", (json_int_t)id, (json_int_t)c.user_max, (json_int_t)c.our_max),
+                        "array cap"),
+                   "array cap");
+        set(root.get(), "array_caps", std::move(arr));
+    }
     char *text = json_dumps(root.get(), JSON_COMPACT | JSON_SORT_KEYS);
     if (!text) encode_failed("json_dumps");
     std::string out(text);
@@ -229,8 +255,24 @@ void Engine::load_state_json(const std::string &text) {
         if (seen < 0 || seen > kMaxTime) bad("job entry " + std::to_string(i) + ": last_seen " + time_range_error(seen));
         jobs[static_cast<uint32_t>(id)] = JobMemory{orig, seen};
     }
+    std::unordered_map<uint32_t, ArrayCap> caps;
+    if (json_t *carr = json_object_get(root.get(), "array_caps")) {
+        if (!json_is_array(carr)) bad("'array_caps' must be an array");
+        json_array_foreach(carr, i, j) {
+            json_int_t id, user, ours;
+            const std::string where = "array cap entry " + std::to_string(i);
+            if (json_unpack(j, "[III]", &id, &user, &ours) != 0 || id <= 0 || id > UINT32_MAX)
+                bad(where + " must be [job_id, user_max, our_max]");
+            if (user < 0 || user > UINT32_MAX || ours < 1 || ours > UINT32_MAX)
+                bad(where + ": user_max 0.." + std::to_string(UINT32_MAX) + ", our_max 1.." +
+                    std::to_string(UINT32_MAX));
+            caps[static_cast<uint32_t>(id)] = ArrayCap{static_cast<uint32_t>(user), static_cast<uint32_t>(ours)};
+        }
+    }
     history_ = std::move(history);
     last_account_ = last_account;
+    // Caps noted in this run (none before the first pass) stay.
+    for (auto &[id, c] : caps) array_caps_.try_emplace(id, c);
     // Jobs already seen in this run keep the earlier submit time.
     for (auto &[id, m] : jobs) {
         auto [kept, fresh] = jobs_.try_emplace(id, m);

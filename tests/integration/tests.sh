@@ -791,6 +791,38 @@ test_array_throttle_update() {
   ilog "array $arr: throttle $(array_throttle "$arr"), $(array_pending "$arr") pending"
 }
 
+# 10c. A restart keeps the user's throttle: Slurm saves the cap gpupool
+#      puts on an array record as the record's own throttle, so gpupool
+#      keeps it in its state file.  pool1's 4 GPUs busy with jobs of
+#      partition plain, a NORMAL array of 4 x 1 GPU in pool1 (quota 2) is
+#      capped at 2; slurmctld restarts; pool1's quota rises to 4 and the
+#      GPUs free: all 4 tasks run.  (Before, the cap of 2 was taken for the
+#      user's after the restart and stayed for the array's life.)
+test_array_cap_survives_restart() {
+  local out arr b blockers=() good state=$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool_state.json
+  for b in 1 2 3 4; do
+    out=$(submit "blk$b" plain normal) || return 1
+    blockers+=("$out")
+  done
+  assert wait_running_count 4 30 plain || return 1
+  out=$(sbatch --parsable -J arrcap -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 \
+          -o /dev/null -e /dev/null --array=1-4 --wrap 'sleep 600') || return 1
+  arr=${out%%;*}
+  assert wait_until 30 eval '[[ $(array_throttle '"$arr"') == 2 ]]' || return 1
+  mark_log
+  bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
+  assert wait_until 20 log_has 'gpupool: recovered state' || { log_since | grep -a gpupool >&2; return 1; }
+  ilog "gpupool's state file: $(grep -o '"array_caps":[^]]*]]' "$state" || echo 'no array_caps')"
+  assert test "$(array_throttle "$arr")" == 2 || return 1
+  good=$(cat "$GPUPOOL_REPO/etc/gpupool.conf.example")
+  reconfigure_with "${good/Pool=pool1 Quota=2/Pool=pool1 Quota=4}" || return 1
+  assert wait_until 20 log_has 'gpupool: .*loaded' || { log_since | tail -20 >&2; return 1; }
+  scancel "${blockers[@]}"
+  assert wait_until 30 eval '[[ $(array_running '"$arr"') -eq 4 ]]' ||
+    { ilog "array $arr: $(array_running "$arr") running, throttle $(array_throttle "$arr")"; return 1; }
+  ilog "array $arr: 4 running after the restart and the quota of 4"
+}
+
 # ---------------------------------------------------------------- robustness: bad input, QOS rights, trust
 
 # Seconds since the epoch with milliseconds.

@@ -192,7 +192,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 24u);
+    EXPECT_EQ(gp_abi_version(), 25u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -786,4 +786,50 @@ TEST(CApi, WholeNodeJobCountsItsNodesGpusForQuota) {
         ASSERT_EQ(gp_engine_provisional(w.e, &later, 200, &r), GP_OK);
         EXPECT_EQ(r.admission, c.admission) << "at submit";
     }
+}
+
+// Slurm saves the throttle gpupool put on a pending array record as the
+// record's own: the cap goes to the state file so that a restarted
+// slurmctld puts the user's throttle back, not the cap, when the quota
+// frees.
+TEST(CApi, AnArrayCapOutlivesARestartInTheStateFile) {
+    gp_engine_t *e = gp_engine_create();
+    gp_array_throttle_t t{};
+    t.capped = 1, t.user_max = 5, t.our_max = 2, t.max_run_tasks = 2;
+    EXPECT_EQ(gp_engine_note_array_cap(e, 7, &t), 1) << "a record capped: worth a save";
+    t.our_max = 3, t.max_run_tasks = 3;
+    EXPECT_EQ(gp_engine_note_array_cap(e, 7, &t), 0) << "only the cap moved";
+    gp_array_throttle_t none{};
+    none.capped = 1, none.user_max = 0, none.our_max = 1, none.max_run_tasks = 1;
+    EXPECT_EQ(gp_engine_note_array_cap(e, 8, &none), 1) << "a record without a throttle of its own";
+    EXPECT_EQ(gp_engine_note_array_cap(e, 9, &none), 1);
+    EXPECT_EQ(gp_engine_note_array_cap(e, 9, nullptr), 1) << "its cap went";
+
+    const std::string path = std::string(::testing::TempDir()) + "gpupool_array_caps_" + std::to_string(::getpid());
+    char err[256] = "";
+    ASSERT_EQ(gp_engine_save_state(e, path.c_str(), 1000, err, sizeof err), GP_OK) << err;
+    gp_engine_destroy(e);
+
+    gp_engine_t *after = gp_engine_create();
+    ASSERT_EQ(gp_engine_load_state(after, path.c_str(), err, sizeof err), GP_OK) << err;
+    gp_array_throttle_t out{};
+    EXPECT_EQ(gp_engine_restore_array_cap(after, 7, 3, &out), 1) << "its throttle is the cap: gpupool's";
+    EXPECT_EQ(out.capped, 1);
+    EXPECT_EQ(out.user_max, 5u);
+    EXPECT_EQ(out.our_max, 3u);
+    EXPECT_EQ(out.max_run_tasks, 3u);
+    EXPECT_EQ(gp_engine_restore_array_cap(after, 8, 0, &out), 0) << "throttle 0 (none): the user's, never a cap";
+    EXPECT_EQ(gp_engine_restore_array_cap(after, 8, 1, &out), 0) << "a saved cap the user's throttle replaced is gone";
+    EXPECT_EQ(gp_engine_restore_array_cap(after, 9, 1, &out), 0) << "uncapped before the save";
+    EXPECT_EQ(gp_engine_restore_array_cap(after, 10, 1, &out), 0) << "never capped";
+    gp_engine_destroy(after);
+
+    gp_engine_t *raised = gp_engine_create();
+    ASSERT_EQ(gp_engine_load_state(raised, path.c_str(), err, sizeof err), GP_OK) << err;
+    EXPECT_EQ(gp_engine_restore_array_cap(raised, 7, 6, &out), 0) << "above the user's 5: set by hand since";
+    EXPECT_EQ(gp_engine_restore_array_cap(raised, 7, 3, &out), 0) << "and dropped";
+    EXPECT_EQ(gp_engine_restore_array_cap(raised, 7, 5, &out) + gp_engine_restore_array_cap(raised, 8, 1, &out), 1)
+        << "the user's throttle itself may be the cap (at most the user's)";
+    gp_engine_destroy(raised);
+    std::remove(path.c_str());
 }

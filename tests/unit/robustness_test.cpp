@@ -623,3 +623,32 @@ TEST(Robustness, ConfigCopyIsTheTextInForce) {
     std::remove(copy.c_str());
     std::remove(file.c_str());
 }
+
+// Array caps in the state file: a bad entry is refused, naming it, and
+// changes nothing; a cap is forgotten with its record.
+TEST(Robustness, ArrayCapsInTheStateFileAreCheckedAndForgottenWithTheirRecord) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=2\n");
+    e.evaluate(pool_p_busy(2), T0);
+    const std::string before = e.state_json(T0);
+    auto with_caps = [](const std::string &caps) {
+        std::string text = state_with(T0, 2, 4);
+        text.insert(text.size() - 1, ",\"array_caps\":" + caps);
+        return text;
+    };
+    EXPECT_EQ(load_error(e, with_caps("{}")), "'array_caps' must be an array");
+    EXPECT_EQ(load_error(e, with_caps("[[7,2]]")), "array cap entry 0 must be [job_id, user_max, our_max]");
+    EXPECT_EQ(load_error(e, with_caps("[[7,2,0]]")), "array cap entry 0: user_max 0..4294967295, our_max 1..4294967295");
+    EXPECT_EQ(e.state_json(T0), before);
+    EXPECT_EQ(load_error(e, with_caps("[[1,0,1],[7,5,2]]")), "accepted");
+    ASSERT_TRUE(e.array_cap(7));
+    EXPECT_EQ(e.array_cap(7)->user_max, 5u);
+    EXPECT_EQ(e.array_cap(7)->our_max, 2u);
+    EXPECT_NE(e.state_json(T0).find("\"array_caps\":[[1,0,1],[7,5,2]]"), std::string::npos);
+    // Job 1 is running (remembered); 7 is in no snapshot and no memory.
+    e.evaluate(pool_p_busy(2), T0 + 10);
+    EXPECT_TRUE(e.array_cap(1));
+    EXPECT_FALSE(e.array_cap(7));
+    e.evaluate(pool_p_busy(0), T0 + 10 + Engine::kForgetAfter + 1);
+    EXPECT_FALSE(e.array_cap(1)) << "forgotten with the job";
+    EXPECT_EQ(e.state_json(T0).find("array_caps"), std::string::npos) << "no key while nothing is capped";
+}

@@ -330,7 +330,13 @@ static void *_agent(void *arg)
 			seen.settled_job_update = checking;
 		/* No slurmctld lock is held here: slow storage stalls no one. */
 		now = time(NULL);
-		if (gpp_elapsed(_mono_sec(), last_save,
+		/*
+		 * An array record capped or uncapped: saved now, so that a
+		 * slurmctld that dies before the next save knows the cap is
+		 * gpupool's (array_throttle.c), not the user's.
+		 */
+		if (gpp_throttle_caps_moved() ||
+		    gpp_elapsed(_mono_sec(), last_save,
 				(int64_t) gp_engine_state_save_interval(
 					gp_shared_engine()))) {
 			gpp_state_save(now);

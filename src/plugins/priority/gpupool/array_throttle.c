@@ -9,7 +9,10 @@
  * the throttle of an NP array record (gp_array_throttle: its running tasks
  * plus those admitted, never above the user's own --array=...%N or
  * ArrayTaskThrottle); this file keeps, per record gpupool capped, the
- * user's throttle to put back, and sets what the core says.
+ * user's throttle to put back, and sets what the core says.  Slurm saves
+ * the capped throttle in its job state as the record's own, so each cap
+ * goes to the engine's state file too (gp_engine_note_array_cap), where a
+ * restarted slurmctld finds it.
  *
  * Every function needs the slurmctld job write lock, which protects the
  * table.
@@ -34,6 +37,15 @@ static size_t cap_cnt = 0, cap_alloc = 0;
 /* job id -> place in caps: asked for every pending job a pass writes. */
 static gpp_id_index_t cap_index;
 static bool cap_index_lost = false;	/* out of memory once: linear */
+/* A record became capped or stopped being so: the agent saves soon. */
+static bool caps_moved = false;
+
+/* Tell the engine (its state file) the record's cap now (t NULL: none). */
+static void _cap_note(uint32_t id, const gp_array_throttle_t *t)
+{
+	if (gp_engine_note_array_cap(gp_shared_engine(), id, t) > 0)
+		__atomic_store_n(&caps_moved, true, __ATOMIC_RELEASE);
+}
 
 static array_cap_t *_cap_find(uint32_t id)
 {
@@ -65,6 +77,7 @@ static void _cap_del(array_cap_t *c)
 
 	if (!cap_index_lost)
 		gpp_id_del(&cap_index, c->job_id);
+	_cap_note(c->job_id, NULL);
 	*c = caps[--cap_cnt];
 	if (pos < cap_cnt)	/* the last entry moved into its place */
 		_cap_index_put(c->job_id, pos);
@@ -83,15 +96,20 @@ static int _throttle(job_record_t *job_ptr, array_cap_t *c,
 	gp_array_throttle_t t;
 	uint32_t old = ar->max_run_tasks;
 	int raised;
+	bool note, restored = false;
 
 	if (c) {
 		t = c->t;
-	} else {
+	} else if (!(restored = gp_engine_restore_array_cap(
+			     gp_shared_engine(), job_ptr->job_id, old, &t))) {
+		/* Never capped, or not since a restart (else restored). */
 		memset(&t, 0, sizeof(t));
 	}
 	t.max_run_tasks = old;
 	raised = gp_array_throttle(&t, r, gps_array_pending_tasks(job_ptr),
 				   lower_only);
+	note = t.capped && (!c || (c->t.our_max != t.our_max) ||
+			    (c->t.user_max != t.user_max));
 	if (t.capped && !c) {
 		if (cap_cnt == cap_alloc) {
 			cap_alloc = cap_alloc ? cap_alloc * 2 : 16;
@@ -101,6 +119,8 @@ static int _throttle(job_record_t *job_ptr, array_cap_t *c,
 		c->job_id = job_ptr->job_id;
 		_cap_index_put(c->job_id, cap_cnt - 1);
 	}
+	if (note || (restored && !t.capped))
+		_cap_note(job_ptr->job_id, &t);
 	if (c)
 		c->t = t;
 	if (t.max_run_tasks != old) {
@@ -149,6 +169,12 @@ extern void gpp_throttle_prune(bool *changed)
 	}
 }
 
+extern bool gpp_throttle_caps_moved(void)
+{
+	return __atomic_exchange_n(&caps_moved, false, __ATOMIC_ACQ_REL);
+}
+
+/* The caps stay in the engine: fini saves them with its state. */
 extern void gpp_throttle_fini(void)
 {
 	xfree(caps);

@@ -109,6 +109,8 @@ extern int gpp_throttle_apply(job_record_t *job_ptr,
 /* Put the user's throttle back on records no longer pending arrays. */
 extern void gpp_throttle_prune(bool *changed);
 
+/* Did a record become capped or stop being so since the last call? */
+extern bool gpp_throttle_caps_moved(void);
 extern void gpp_throttle_fini(void);
 
 /* ------------------------------------------------------------------ */

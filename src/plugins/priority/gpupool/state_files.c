@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,15 +79,36 @@ extern char *gpp_state_file_path(const char *name, uid_t *slurm_uid)
 	return path;
 }
 
+/*
+ * The state file was there at start but could not be looked at (EIO,
+ * ESTALE on shared storage...): its usage history was not loaded, so no
+ * save goes over it until it is gone (moved away by the admin).
+ */
+static bool state_unread = false;
+
 /* Save the engine's state (the write, fsync included, may take long). */
 extern void gpp_state_save(time_t now)
 {
+	static bool told = false;
 	char err[512] = "", *path;
+	struct stat st;
 	uid_t slurm_uid;
 	int rc;
 
 	if (!(path = gpp_state_file_path(STATE_FILE, &slurm_uid)))
 		return;
+	if (state_unread) {
+		if ((lstat(path, &st) != 0) && (errno == ENOENT)) {
+			state_unread = false;
+		} else {
+			if (!told)
+				error("gpupool: not saving state over %s, which could not be read at start: restart slurmctld to read it, or move it away to start a new one",
+				      path);
+			told = true;
+			xfree(path);
+			return;
+		}
+	}
 	debug("gpupool: saving state to %s", path);
 	rc = gp_engine_save_state(gp_shared_engine(), path, (int64_t) now,
 				  err, sizeof(err));
@@ -194,7 +216,13 @@ extern void gpp_state_load(void)
 	path = xstrdup_printf("%s/%s", dir, STATE_FILE);
 	xfree(dir);
 	if (stat(path, &st) != 0) {
-		info("gpupool: no state file %s yet", path);
+		if (errno == ENOENT) {
+			info("gpupool: no state file %s yet", path);
+		} else {
+			error("gpupool: state file %s: %m; starting without its usage history, and not saving over it",
+			      path);
+			state_unread = true;
+		}
 		xfree(path);
 		return;
 	}
@@ -203,8 +231,13 @@ extern void gpp_state_load(void)
 		info("gpupool: recovered state from %s", path);
 	} else {
 		bad = _aside_name(path);
-		error("gpupool: state file %s: %s; moving it to %s and starting without usage history",
-		      path, err[0] ? err : gp_status_str(rc), bad);
+		/* The core's message starts with the path. */
+		if (err[0])
+			error("gpupool: state file %s; moving it to %s and starting without usage history",
+			      err, bad);
+		else
+			error("gpupool: state file %s: %s; moving it to %s and starting without usage history",
+			      path, gp_status_str(rc), bad);
 		if (rename(path, bad) != 0)
 			error("gpupool: rename %s to %s: %m", path, bad);
 		xfree(bad);
