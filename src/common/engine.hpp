@@ -280,6 +280,9 @@ public:
     };
     // How long a job absent from every snapshot is remembered.
     static constexpr int64_t kForgetAfter = 3600;
+    // How long a pool taken out of the configuration keeps its usage
+    // history where UsageWindow is unlimited.
+    static constexpr int64_t kKeepUnconfigured = 30 * 86400;
     // The throttle gpupool put on a pending array record (the plugin's
     // gp_array_throttle_t while capped): Slurm saves the capped throttle as
     // the record's own, so only this tells a restarted slurmctld which

@@ -87,9 +87,21 @@ void Engine::account_usage(Evaluation &ev, int64_t now) {
         ps.usage_share = cap > 0 ? std::min(1.0, ps.decayed_usage / cap) : 0.0;
         account_queue_usage(h, ps, accounted_before, accounted_until, now, dp, cap);
     }
-    // Pools no longer configured keep no history.
-    for (auto it = history_.begin(); it != history_.end();)
-        it = ev.pool_index.count(it->first) ? std::next(it) : history_.erase(it);
+    // A pool no longer configured (its line commented out, its name
+    // mistyped) keeps its history for the usage window, accounting nothing
+    // meanwhile, so that it comes back where it was, not as the least used.
+    const int64_t keep = config_->usage_window > 0 ? config_->usage_window : kKeepUnconfigured;
+    for (auto it = history_.begin(); it != history_.end();) {
+        PoolHistory &h = it->second;
+        if (ev.pool_index.count(it->first)) {
+            ++it;
+            continue;
+        }
+        h.last_used = h.last_capacity = 0;
+        for (auto &[account, a] : h.accounts) a.last_used = 0;
+        const int64_t last = h.usage.buckets().empty() ? h.usage.tail_time() : h.usage.buckets().back().end;
+        it = now - last > keep ? history_.erase(it) : std::next(it);
+    }
     if (now > last_account_) last_account_ = now;
 }
 

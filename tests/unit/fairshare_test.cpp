@@ -127,3 +127,38 @@ TEST(Decay, EnginePoolUsageHalvesAfterOneHalfLife) {
     EXPECT_GT(pool(e, "p").usage_share, 0.05);
     EXPECT_LT(pool(e, "p").usage_share, 0.5);
 }
+
+// A pool taken out of gpupool.conf for a while (its line commented out, its
+// name mistyped) comes back with the usage it had, not as the least used
+// pool; once out for longer than the usage window its history goes.
+TEST(Decay, APoolOutOfTheConfigurationKeepsItsHistoryForTheWindow) {
+    const std::string both = kOsmoTiers + "DecayHalfLife=0\nUsageWindow=1-0\nPool=p Quota=2\nPool=q Quota=2\n";
+    const std::string only_q = kOsmoTiers + "DecayHalfLife=0\nUsageWindow=1-0\nPool=q Quota=2\n";
+    Snapshot busy = cluster(4);
+    partition(busy, "p", 0, 1);
+    partition(busy, "q", 2, 3);
+    busy.add_job(running(1, "p", "normal", 2, 1000));
+    Snapshot idle = cluster(4);
+    partition(idle, "p", 0, 1);
+    partition(idle, "q", 2, 3);
+    Engine e = engine_with(both);
+    e.evaluate(busy, 1000);
+    e.evaluate(idle, 1600);  // p held 2 GPUs over 600 s
+    const double before = pool(e, "p").decayed_usage;
+    ASSERT_GT(before, 0.0);
+
+    e.set_config(parse_config(only_q, "test.conf"));
+    e.evaluate(idle, 1700);
+    EXPECT_NE(e.state_json(1700).find("\"p\":"), std::string::npos) << "kept in the state file";
+    e.set_config(parse_config(both, "test.conf"));
+    e.evaluate(idle, 1800);
+    EXPECT_NEAR(pool(e, "p").decayed_usage, before, 1e-9 * before) << "back with its usage";
+
+    e.set_config(parse_config(only_q, "test.conf"));
+    e.evaluate(idle, 1900);
+    e.evaluate(idle, 2 * 86400);  // out for longer than the window
+    EXPECT_EQ(e.state_json(2 * 86400).find("\"p\":"), std::string::npos);
+    e.set_config(parse_config(both, "test.conf"));
+    e.evaluate(idle, 2 * 86400 + 1);
+    EXPECT_EQ(pool(e, "p").decayed_usage, 0.0);
+}
