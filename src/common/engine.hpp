@@ -251,6 +251,9 @@ public:
     // pools whose quota admitted it (R2).  A held job: none.  Throws
     // std::invalid_argument for a job with no result.
     std::string start_partitions(uint32_t job_id, std::string_view listed) const;
+    // The GPUs admission counts for a pending job (whole nodes, untyped
+    // GPUs under a typed quota), on the last pass's nodes.
+    uint32_t counted_gpus(const SnapJob &j) const { return admitted_gpus(j.partitions, gpu_ask(j)); }
 
     const Evaluation &last() const { return eval_; }
     std::vector<std::string> warnings() const;

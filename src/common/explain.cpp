@@ -529,7 +529,8 @@ void explain_user_held(const Ctx &c, const Snapshot &snap, Explanation &x) {
         PendingExplain pe;
         pe.job_id = j->id;
         pe.tier = c.engine.tier_of_qos(j->qos);
-        pe.gpus = j->gpus;
+        // As admission counts it once released (whole nodes, untyped GPUs).
+        pe.gpus = c.engine.counted_gpus(*j);
         pe.tasks = task_count(j->array_tasks);
         for (const std::string &name : j->partitions) {
             auto it = c.ev.pool_index.find(name);

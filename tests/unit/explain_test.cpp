@@ -302,6 +302,25 @@ TEST(Explain, UserHeldAndNotEligible) {
     EXPECT_EQ(x.pending[2].reason, WaitReason::Held);
     EXPECT_EQ(x.pending[2].position, -1);
     EXPECT_EQ(x.pending[2].pools, (std::vector<int>{0}));
+    EXPECT_EQ(x.pending[2].gpus, 1u);
+}
+
+// A held --exclusive job is listed with the GPUs admission will count
+// once it is released: every GPU of a node, not the one it asked for.
+TEST(Explain, AUserHeldWholeNodeJobCountsItsNode) {
+    Engine e = engine_with(kOsmoTiers + "Pool=p Quota=8\n");
+    Snapshot s = cluster(2, 4);
+    partition(s, "p", 0, 1);
+    SnapJob held = pending(1, "p", "normal", 1, T0);
+    held.user_held = true;
+    held.whole_node = true;
+    held.node_count = 1;
+    s.add_job(held);
+    e.evaluate(s, T0 + 1);
+    Explanation x = explain_all(e, s, T0 + 1, ExplainInput{});
+    ASSERT_EQ(x.pending.size(), 1u);
+    EXPECT_EQ(x.pending[0].reason, WaitReason::Held);
+    EXPECT_EQ(x.pending[0].gpus, 4u);
 }
 
 // A job listing two pools has a place in each.  pool2 uses nothing, so
