@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 #include <functional>
 #include <stdexcept>
@@ -64,28 +65,32 @@ std::string node_gpu_type(const char *node_gres, const std::string &gres) {
     return type;
 }
 
-// Not an accounted TRES: the job's own GRES request (gres_ask_total, as
-// slurmctld's total_gres), of `type` (every type where empty) or, with
-// `untyped`, of no type.  `nodes`: a pending job's min_nodes (num_nodes may
-// be a past run's or a guess), 0 for num_nodes.
+// Not an accounted TRES: the job's own GRES request, of `type` (every type
+// where empty) or, with `untyped`, of no type: per type as slurmctld's
+// total_gres (gres_ask_total), summed over the types as the plugins sum
+// the job's gres_list_req.  `nodes`: a pending job's min_nodes (num_nodes
+// may be a past run's or a guess), 0 for num_nodes.
 uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const std::string &type,
                       uint32_t nodes, bool untyped = false) {
-    auto count = [&](const char *spec) -> std::optional<uint64_t> {
-        if (!spec) return std::nullopt;
-        return untyped ? gres_count_untyped(spec, gres) : gres_count(spec, gres, type);
-    };
     auto given32 = [](uint32_t v) -> uint64_t { return v == NO_VAL ? 0 : v; };
     auto given16 = [](uint16_t v) -> uint64_t { return v == NO_VAL16 ? 0 : v; };
-    GresAsk a;
-    a.per_job = count(j.tres_per_job);
-    a.per_node = count(j.tres_per_node);
-    a.per_socket = count(j.tres_per_socket);
-    a.per_task = count(j.tres_per_task);
-    a.nodes = nodes ? nodes : given32(j.num_nodes);
-    a.tasks = given32(j.num_tasks);
-    a.sockets_per_node = given16(j.sockets_per_node);
-    a.tasks_per_socket = given16(j.ntasks_per_socket);
-    return gres_ask_total(a);
+    const char *specs[4] = {j.tres_per_job, j.tres_per_node, j.tres_per_socket, j.tres_per_task};
+    std::map<std::string, GresAsk> by_type;
+    for (int k = 0; k < 4; ++k)
+        for (const auto &[t, n] : gres_count_by_type(specs[k] ? specs[k] : "", gres)) {
+            if ((untyped && !t.empty()) || (!type.empty() && t != type)) continue;
+            GresAsk &a = by_type[t];
+            (k == 0 ? a.per_job : k == 1 ? a.per_node : k == 2 ? a.per_socket : a.per_task) = n;
+        }
+    uint64_t total = 0;
+    for (auto &[t, a] : by_type) {
+        a.nodes = nodes ? nodes : given32(j.num_nodes);
+        a.tasks = given32(j.num_tasks);
+        a.sockets_per_node = given16(j.sockets_per_node);
+        a.tasks_per_socket = given16(j.ntasks_per_socket);
+        total += gres_ask_total(a);
+    }
+    return total;
 }
 
 // The job's count of QuotaTRES by gpupool_rules' gpr_gpus_from.  The TRES
@@ -538,11 +543,10 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         // As the plugin's GP_JOB_STAYS (gpupool_slurm.c), but for the
         // tier's and slurm.conf's PreemptMode: consolidation would not move
         // it.
-        // (--exclusive=user, mcs or topo and enforce-binding too, as its
-        // _bound_unknown).
-        const bool shared_some = j.shared != JOB_SHARED_NONE && j.shared != JOB_SHARED_OK && j.shared != NO_VAL16;
+        // (enforce-binding too, as its _bound_unknown; --exclusive=user
+        // cannot be told from an ExclusiveUser partition here).
         sj.stays = sj.state == JobState::Running &&
-                   (!j.requeue || !j.batch_flag || j.shared == JOB_SHARED_NONE || shared_some ||
+                   (!j.requeue || !j.batch_flag || j.shared == JOB_SHARED_NONE ||
                     (j.bitflags & GRES_ENFORCE_BIND) || (j.req_nodes && *j.req_nodes) ||
                     (j.exc_nodes && *j.exc_nodes) ||
                     (j.features && *j.features) || (j.resv_name && *j.resv_name) ||

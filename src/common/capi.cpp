@@ -157,10 +157,7 @@ GP_EXPORT int gp_engine_restore_array_cap(gp_engine_t *e, uint32_t job_id, uint3
         if (!saved) return 0;
         // gpupool's cap is never 0 (none) nor above the user's throttle:
         // anything else the user set since.
-        if (!max_run_tasks || (saved->user_max && max_run_tasks > saved->user_max)) {
-            (void) e->engine.note_array_cap(job_id, Engine::ArrayCap{});
-            return 0;
-        }
+        if (!max_run_tasks || (saved->user_max && max_run_tasks > saved->user_max)) return 0;
         out->max_run_tasks = max_run_tasks;
         out->capped = 1;
         out->user_max = saved->user_max;

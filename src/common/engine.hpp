@@ -295,8 +295,8 @@ public:
         uint32_t our_max = 0;   // the cap gpupool set (at least 1)
         bool operator==(const ArrayCap &o) const { return user_max == o.user_max && our_max == o.our_max; }
     };
-    // A cap set or changed (our_max 0: gone).  Returns whether the set of
-    // capped records changed (one added or gone), which is worth a save.
+    // A cap set or changed (our_max 0: gone).  Returns whether a record
+    // was capped or uncapped or its user's throttle moved: worth a save.
     bool note_array_cap(uint32_t job_id, ArrayCap cap);
     std::optional<ArrayCap> array_cap(uint32_t job_id) const;
 

@@ -656,8 +656,9 @@ int gp_array_throttle(gp_array_throttle_t *t, const gp_pending_result_t *r,
  * Keep the record's cap `t` in the engine's state file (t NULL or not
  * capped: none), so that a restarted slurmctld, which saved the capped
  * throttle as the record's own, can put the user's back.  Returns 1 when a
- * record became capped or stopped being capped (worth a save soon), 0 when
- * only the cap moved, <0 on error.
+ * record became capped or stopped being capped or its user's throttle
+ * moved (worth a save soon), 0 when only the cap moved or nothing changed,
+ * <0 on error.
  */
 int gp_engine_note_array_cap(gp_engine_t *engine, uint32_t job_id,
 			     const gp_array_throttle_t *t);
@@ -667,7 +668,10 @@ int gp_engine_note_array_cap(gp_engine_t *engine, uint32_t job_id,
  * names a cap for it and its throttle now, `max_run_tasks`, is one gpupool
  * could have set (set, and at most the user's), *out is that cap (capped,
  * the user's throttle, our_max = max_run_tasks) and 1 is returned.
- * Otherwise 0: the throttle is the user's (a saved cap is dropped).
+ * Otherwise 0: the throttle is the user's (the caller drops a saved cap
+ * with gp_engine_note_array_cap).  The plugins ask once per record, at the
+ * first pass after a start: a throttle changed later is told from the cap
+ * as ever (gp_array_throttle).
  */
 int gp_engine_restore_array_cap(gp_engine_t *engine, uint32_t job_id,
 				uint32_t max_run_tasks,

@@ -141,8 +141,9 @@ Engine::PersistentState Engine::persistent_state() const {
 bool Engine::note_array_cap(uint32_t job_id, ArrayCap cap) {
     if (!cap.our_max) return array_caps_.erase(job_id) > 0;
     auto [at, fresh] = array_caps_.try_emplace(job_id, cap);
-    if (!fresh) at->second = cap;
-    return fresh;
+    const bool user_moved = !fresh && at->second.user_max != cap.user_max;
+    at->second = cap;
+    return fresh || user_moved;
 }
 
 std::optional<Engine::ArrayCap> Engine::array_cap(uint32_t job_id) const {

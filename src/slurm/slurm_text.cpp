@@ -133,9 +133,9 @@ std::vector<GresEntry> gres_entries(const std::string &spec) {
 
 namespace {
 // gres_count, or with `untyped_only` the entries that name no type.
-std::optional<uint64_t> count_gres(const std::string &spec, const std::string &name, const std::string &type,
-                                   bool untyped_only) {
-    std::optional<uint64_t> total;
+// Each entry of `name` in `spec` as (type, count); "" for no type.
+template <typename F>
+void each_gres(const std::string &spec, const std::string &name, F &&visit) {
     for (GresEntry &e : gres_entries(spec)) {
         std::vector<std::string> f;
         for (std::string &field : e.fields)
@@ -150,12 +150,26 @@ std::optional<uint64_t> count_gres(const std::string &spec, const std::string &n
             if (last) n = *last;
             if (f.size() >= 3 || !last) t = f[1];
         }
-        if ((untyped_only && !t.empty()) || (!type.empty() && t != type)) continue;
-        total = total.value_or(0) + n;
+        visit(t, n);
     }
+}
+
+std::optional<uint64_t> count_gres(const std::string &spec, const std::string &name, const std::string &type,
+                                   bool untyped_only) {
+    std::optional<uint64_t> total;
+    each_gres(spec, name, [&](const std::string &t, uint64_t n) {
+        if ((untyped_only && !t.empty()) || (!type.empty() && t != type)) return;
+        total = total.value_or(0) + n;
+    });
     return total;
 }
 }  // namespace
+
+std::map<std::string, uint64_t> gres_count_by_type(const std::string &spec, const std::string &name) {
+    std::map<std::string, uint64_t> out;
+    each_gres(spec, name, [&](const std::string &t, uint64_t n) { out[t] += n; });
+    return out;
+}
 
 std::optional<uint64_t> gres_count(const std::string &spec, const std::string &name, const std::string &type) {
     return count_gres(spec, name, type, false);

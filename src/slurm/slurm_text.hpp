@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,7 +67,9 @@ std::vector<GresEntry> gres_entries(const std::string &spec);
 std::optional<uint64_t> gres_count(const std::string &spec, const std::string &name, const std::string &type);
 // The same for the entries that name no type ("gpu:2", not "gpu:a100:2").
 std::optional<uint64_t> gres_count_untyped(const std::string &spec, const std::string &name);
-// A pending job's count of one GRES from its four requests, as Slurm's
+// The counts of `name` in a spec by type ("" for entries of no type).
+std::map<std::string, uint64_t> gres_count_by_type(const std::string &spec, const std::string &name);
+// A pending job's count of one GRES (of one type) from its four requests, as Slurm's
 // gres_job_state_validate sets total_gres: the largest of per job, per node
 // times its nodes, per socket times its sockets (or times its tasks over
 // tasks per socket), per task times its tasks.  A count of the job that is

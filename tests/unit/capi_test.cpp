@@ -799,6 +799,10 @@ TEST(CApi, AnArrayCapOutlivesARestartInTheStateFile) {
     EXPECT_EQ(gp_engine_note_array_cap(e, 7, &t), 1) << "a record capped: worth a save";
     t.our_max = 3, t.max_run_tasks = 3;
     EXPECT_EQ(gp_engine_note_array_cap(e, 7, &t), 0) << "only the cap moved";
+    t.user_max = 6;
+    EXPECT_EQ(gp_engine_note_array_cap(e, 7, &t), 1) << "the user's throttle moved";
+    t.user_max = 5;
+    EXPECT_EQ(gp_engine_note_array_cap(e, 7, &t), 1);
     gp_array_throttle_t none{};
     none.capped = 1, none.user_max = 0, none.our_max = 1, none.max_run_tasks = 1;
     EXPECT_EQ(gp_engine_note_array_cap(e, 8, &none), 1) << "a record without a throttle of its own";
@@ -819,7 +823,8 @@ TEST(CApi, AnArrayCapOutlivesARestartInTheStateFile) {
     EXPECT_EQ(out.our_max, 3u);
     EXPECT_EQ(out.max_run_tasks, 3u);
     EXPECT_EQ(gp_engine_restore_array_cap(after, 8, 0, &out), 0) << "throttle 0 (none): the user's, never a cap";
-    EXPECT_EQ(gp_engine_restore_array_cap(after, 8, 1, &out), 0) << "a saved cap the user's throttle replaced is gone";
+    EXPECT_EQ(gp_engine_note_array_cap(after, 8, nullptr), 1) << "so the plugin drops the saved cap";
+    EXPECT_EQ(gp_engine_restore_array_cap(after, 8, 1, &out), 0) << "gone";
     EXPECT_EQ(gp_engine_restore_array_cap(after, 9, 1, &out), 0) << "uncapped before the save";
     EXPECT_EQ(gp_engine_restore_array_cap(after, 10, 1, &out), 0) << "never capped";
     gp_engine_destroy(after);
@@ -827,6 +832,7 @@ TEST(CApi, AnArrayCapOutlivesARestartInTheStateFile) {
     gp_engine_t *raised = gp_engine_create();
     ASSERT_EQ(gp_engine_load_state(raised, path.c_str(), err, sizeof err), GP_OK) << err;
     EXPECT_EQ(gp_engine_restore_array_cap(raised, 7, 6, &out), 0) << "above the user's 5: set by hand since";
+    EXPECT_EQ(gp_engine_note_array_cap(raised, 7, nullptr), 1);
     EXPECT_EQ(gp_engine_restore_array_cap(raised, 7, 3, &out), 0) << "and dropped";
     EXPECT_EQ(gp_engine_restore_array_cap(raised, 7, 5, &out) + gp_engine_restore_array_cap(raised, 8, 1, &out), 1)
         << "the user's throttle itself may be the cap (at most the user's)";

@@ -166,6 +166,8 @@ TEST(SlurmText, GresCount) {
     EXPECT_EQ(gres_count_untyped("gpu:(null):2(IDX:0-1)", "gpu"), 2u);
     EXPECT_FALSE(gres_count_untyped("gres/gpu:a:1", "gpu"));
     EXPECT_FALSE(gres_count_untyped("gres/gpu:a100", "gpu"));
+    EXPECT_EQ(gres_count_by_type("gres/gpu:a100:2,gres/gpu:1,gres/gpu:v100:1,gres/mps:100", "gpu"),
+              (std::map<std::string, uint64_t>{{"", 1}, {"a100", 2}, {"v100", 1}}));
     std::string n, t;
     split_quota_tres("gres/gpu:a100", n, t);
     EXPECT_EQ(n, "gpu");

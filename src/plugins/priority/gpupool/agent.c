@@ -29,6 +29,7 @@
 
 #define EVENT_MIN_GAP 1      /* seconds between event-driven passes */
 #define SUBMIT_QUIET 2       /* seconds without a submit that end a burst */
+#define SAVE_SOON_GAP 5      /* seconds between saves asked for by array caps */
 
 static pthread_t agent_tid;
 static bool running = false;
@@ -104,6 +105,7 @@ static void _pass(gp_pass_time_t *pt, time_t *seen_job_update)
 					(int64_t) now);
 	pt->evaluate_usec = _usec_since(&mark);
 	if (rc == GP_OK) {
+		gpp_throttle_restore_all();
 		released = gpp_results_apply_pass(now, &held);
 		gpp_weights_plan(gp_shared_engine());
 	}
@@ -312,6 +314,7 @@ static void *_agent(void *arg)
 			      .gap = EVENT_MIN_GAP };
 	agent_wake_t w;
 	int64_t last_save = _mono_sec();
+	bool save_soon = false;
 	time_t checking, now;
 
 #if HAVE_SYS_PRCTL_H
@@ -331,16 +334,21 @@ static void *_agent(void *arg)
 		/* No slurmctld lock is held here: slow storage stalls no one. */
 		now = time(NULL);
 		/*
-		 * An array record capped or uncapped: saved now, so that a
+		 * An array record capped or uncapped: saved soon, so that a
 		 * slurmctld that dies before the next save knows the cap is
-		 * gpupool's (array_throttle.c), not the user's.
+		 * gpupool's (array_throttle.c), not the user's; at most every
+		 * SAVE_SOON_GAP, as each save copies the state under the
+		 * engine's lock that the hooks take.
 		 */
-		if (gpp_throttle_caps_moved() ||
+		save_soon |= gpp_throttle_caps_moved();
+		if ((save_soon &&
+		     gpp_elapsed(_mono_sec(), last_save, SAVE_SOON_GAP)) ||
 		    gpp_elapsed(_mono_sec(), last_save,
 				(int64_t) gp_engine_state_save_interval(
 					gp_shared_engine()))) {
 			gpp_state_save(now);
 			last_save = _mono_sec();
+			save_soon = false;
 		}
 		gpp_state_flush_events(now);
 		gpp_state_save_stats(now);

@@ -39,6 +39,8 @@ static gpp_id_index_t cap_index;
 static bool cap_index_lost = false;	/* out of memory once: linear */
 /* A record became capped or stopped being so: the agent saves soon. */
 static bool caps_moved = false;
+/* Every record was looked at for a saved cap since the start. */
+static bool caps_restored = false;
 
 /* Tell the engine (its state file) the record's cap now (t NULL: none). */
 static void _cap_note(uint32_t id, const gp_array_throttle_t *t)
@@ -84,6 +86,33 @@ static void _cap_del(array_cap_t *c)
 }
 
 /*
+ * After a start: the record's cap from the state file, if its throttle is
+ * still one gpupool could have set; else a saved cap is dropped.
+ */
+static bool _restore(job_record_t *job_ptr, gp_array_throttle_t *t)
+{
+	if (gp_engine_restore_array_cap(gp_shared_engine(), job_ptr->job_id,
+					job_ptr->array_recs->max_run_tasks, t))
+		return true;
+	_cap_note(job_ptr->job_id, NULL);
+	return false;
+}
+
+static array_cap_t *_cap_add(uint32_t id)
+{
+	array_cap_t *c;
+
+	if (cap_cnt == cap_alloc) {
+		cap_alloc = cap_alloc ? cap_alloc * 2 : 16;
+		xrecalloc(caps, cap_alloc, sizeof(*caps));
+	}
+	c = &caps[cap_cnt++];
+	c->job_id = id;
+	_cap_index_put(id, cap_cnt - 1);
+	return c;
+}
+
+/*
  * Ask the core for the throttle of the record `job_ptr` (r NULL: no longer
  * a pending array), keep its entry while the cap is gpupool's, set it.
  * `c`: the record's entry or NULL.  Returns 1 if more tasks may start.
@@ -100,9 +129,8 @@ static int _throttle(job_record_t *job_ptr, array_cap_t *c,
 
 	if (c) {
 		t = c->t;
-	} else if (!(restored = gp_engine_restore_array_cap(
-			     gp_shared_engine(), job_ptr->job_id, old, &t))) {
-		/* Never capped, or not since a restart (else restored). */
+	} else if (caps_restored || !(restored = _restore(job_ptr, &t))) {
+		/* Not capped (a cap from before a start: restored). */
 		memset(&t, 0, sizeof(t));
 	}
 	t.max_run_tasks = old;
@@ -110,15 +138,8 @@ static int _throttle(job_record_t *job_ptr, array_cap_t *c,
 				   lower_only);
 	note = t.capped && (!c || (c->t.our_max != t.our_max) ||
 			    (c->t.user_max != t.user_max));
-	if (t.capped && !c) {
-		if (cap_cnt == cap_alloc) {
-			cap_alloc = cap_alloc ? cap_alloc * 2 : 16;
-			xrecalloc(caps, cap_alloc, sizeof(*caps));
-		}
-		c = &caps[cap_cnt++];
-		c->job_id = job_ptr->job_id;
-		_cap_index_put(c->job_id, cap_cnt - 1);
-	}
+	if (t.capped && !c)
+		c = _cap_add(job_ptr->job_id);
 	if (note || (restored && !t.capped))
 		_cap_note(job_ptr->job_id, &t);
 	if (c)
@@ -169,6 +190,29 @@ extern void gpp_throttle_prune(bool *changed)
 	}
 }
 
+static int _restore_one(void *x, void *arg)
+{
+	job_record_t *job_ptr = x;
+	gp_array_throttle_t t;
+
+	if (job_ptr->array_recs && IS_JOB_PENDING(job_ptr) &&
+	    !_cap_find(job_ptr->job_id) && _restore(job_ptr, &t))
+		_cap_add(job_ptr->job_id)->t = t;
+	return 0;
+}
+
+extern void gpp_throttle_restore_all(void)
+{
+	if (caps_restored)
+		return;
+	/*
+	 * Held records are not throttled until released: looked at now, a
+	 * throttle their user sets later is told from the cap.
+	 */
+	(void) list_for_each(job_list, _restore_one, NULL);
+	caps_restored = true;
+}
+
 extern bool gpp_throttle_caps_moved(void)
 {
 	return __atomic_exchange_n(&caps_moved, false, __ATOMIC_ACQ_REL);
@@ -181,4 +225,5 @@ extern void gpp_throttle_fini(void)
 	cap_cnt = cap_alloc = 0;
 	gpp_id_free(&cap_index);
 	cap_index_lost = false;
+	caps_restored = false;
 }

@@ -109,6 +109,12 @@ extern int gpp_throttle_apply(job_record_t *job_ptr,
 /* Put the user's throttle back on records no longer pending arrays. */
 extern void gpp_throttle_prune(bool *changed);
 
+/*
+ * Once, at the first pass after a start (every job loaded): take back the
+ * caps of the state file for the pending array records whose throttle is
+ * still one gpupool could have set.  Job write lock.
+ */
+extern void gpp_throttle_restore_all(void);
 /* Did a record become capped or stop being so since the last call? */
 extern bool gpp_throttle_caps_moved(void);
 extern void gpp_throttle_fini(void);

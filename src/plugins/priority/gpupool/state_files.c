@@ -238,8 +238,11 @@ extern void gpp_state_load(void)
 		else
 			error("gpupool: state file %s: %s; moving it to %s and starting without usage history",
 			      path, gp_status_str(rc), bad);
-		if (rename(path, bad) != 0)
-			error("gpupool: rename %s to %s: %m", path, bad);
+		if (rename(path, bad) != 0) {
+			error("gpupool: rename %s to %s: %m; not saving over it",
+			      path, bad);
+			state_unread = true;
+		}
 		xfree(bad);
 	}
 	xfree(path);
