@@ -78,7 +78,7 @@ uint64_t gres_request(const slurm_job_info_t &j, const std::string &gres, const 
     std::map<std::string, GresAsk> by_type;
     for (int k = 0; k < 4; ++k)
         for (const auto &[t, n] : gres_count_by_type(specs[k] ? specs[k] : "", gres)) {
-            if ((untyped && !t.empty()) || (!type.empty() && t != type)) continue;
+            if (untyped ? !t.empty() : !type.empty() && t != type) continue;
             GresAsk &a = by_type[t];
             (k == 0 ? a.per_job : k == 1 ? a.per_node : k == 2 ? a.per_socket : a.per_task) = n;
         }

@@ -66,6 +66,12 @@ static bool _conf_sig_same(const conf_sig_t *a, const conf_sig_t *b)
 	       (a->ctime.tv_nsec == b->ctime.tv_nsec);
 }
 
+/*
+ * A reload applies at the next pass (the engine stages it): that pass
+ * logs the new configuration's warnings, even if they read the same.
+ */
+static bool warn_after_pass = false;
+
 extern void gpp_conf_log_warnings(bool force)
 {
 	static pthread_mutex_t warn_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -73,6 +79,8 @@ extern void gpp_conf_log_warnings(bool force)
 	char buf[4096] = "";
 	char *line, *save = NULL;
 
+	if (__atomic_exchange_n(&warn_after_pass, false, __ATOMIC_ACQ_REL))
+		force = true;
 	gp_engine_warnings(gp_shared_engine(), buf, sizeof(buf));
 	slurm_mutex_lock(&warn_mutex);
 	if (!force && !xstrcmp(last, buf)) {
@@ -211,7 +219,7 @@ extern void gpp_conf_reload(bool full)
 		sig.failed = true;
 	} else {
 		info("gpupool: configuration reloaded from %s", path);
-		gpp_conf_log_warnings(true);
+		__atomic_store_n(&warn_after_pass, true, __ATOMIC_RELEASE);
 		conf_copy_pending = true;
 	}
 	conf_sig = sig;
