@@ -254,18 +254,20 @@ void pending_nodes(const slurm_job_info_t &j, const NodeTable &table, const Snap
 // As the plugins' _pending_ask: CPUs per GPU, CPUs per node and memory
 // per CPU raise a pending job's ask (cons_tres adds them at selection;
 // DefCpuPerGPU and DefMemPerGPU once it has tested the job).
-void pending_ask(const slurm_job_info_t &j, const std::string &gres, bool memory, uint32_t min_nodes, SnapJob &sj) {
+void pending_ask(const slurm_job_info_t &j, const std::string &gres, uint32_t min_nodes, SnapJob &sj) {
     const char *tres = j.tres_req_str ? j.tres_req_str : "";
     uint64_t cpus = std::max<uint64_t>({sj.cpus, tres_count(tres, "cpu").value_or(0), j.num_cpus});
     cpus = std::max(cpus, uint64_t(sj.gpus) * per_gres_value(str(j.cpus_per_tres), gres));
     if (j.pn_min_cpus != NO_VAL16 && j.pn_min_cpus)
         cpus = std::max(cpus, uint64_t(j.pn_min_cpus) * std::max<uint32_t>(1, min_nodes));
     uint64_t mem = std::max(sj.mem_mb, tres_mem_mb(tres).value_or(0));
-    if (memory && j.pn_min_memory != NO_VAL64 && (j.pn_min_memory & MEM_PER_CPU))
+    // As the plugins' _pending_ask, whether or not Slurm allocates memory
+    // (a memory quota counts what the job asks).
+    if (j.pn_min_memory != NO_VAL64 && (j.pn_min_memory & MEM_PER_CPU))
         mem = std::max(mem, (j.pn_min_memory & ~MEM_PER_CPU) * cpus);
     // As the plugins: memory per GPU (--mem-per-gpu, DefMemPerGPU) only
     // for a job that set no memory of its own (--mem, --mem-per-cpu).
-    if (memory && !(j.bitflags & JOB_MEM_SET))
+    if (!(j.bitflags & JOB_MEM_SET))
         mem = std::max(mem, uint64_t(sj.gpus) * per_gres_value(str(j.mem_per_tres), gres));
     sj.cpus = gpr_gpus_clamp(cpus);
     sj.mem_mb = mem;
@@ -565,7 +567,7 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         if (pending) sj.node_count = min_nodes;  // as the plugins' gp_job_t.nodes
         if (usage && pending) {
             pending_nodes(j, table, view.snap, gres, type, min_nodes, sj);
-            pending_ask(j, gres, conf.memory_allocated, min_nodes, sj);
+            pending_ask(j, gres, min_nodes, sj);
             // As gps_job_fill (gang scheduling's slices not read here).
             auto mt = table.max_time.find(sj.partitions.empty() ? std::string() : sj.partitions.front());
             sj.run_limit = gpr_run_limit(j.time_limit, mt != table.max_time.end() ? mt->second : NO_VAL, 1);
