@@ -757,6 +757,23 @@ array_throttle() {
   scontrol -o show job "$1" 2>/dev/null | grep -o 'ArrayTaskThrottle=[0-9]*' | head -n1 | cut -d= -f2
 }
 
+# capped_array NAME: pool1's 4 GPUs busy with 4 jobs of partition plain
+# (ids in BLOCKERS), a NORMAL array NAME of 4 x 1 GPU in pool1 (quota 2),
+# capped at 2 by gpupool (its id in ARRAY).
+capped_array() {
+  local b out
+  BLOCKERS=() ARRAY=
+  for b in 1 2 3 4; do
+    out=$(submit "blk$b" plain normal) || return 1
+    BLOCKERS+=("$out")
+  done
+  assert wait_running_count 4 30 plain || return 1
+  out=$(sbatch --parsable -J "$1" -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 \
+          -o /dev/null -e /dev/null --array=1-4 --wrap 'sleep 600') || return 1
+  ARRAY=${out%%;*}
+  assert wait_until 30 eval '[[ $(array_throttle '"$ARRAY"') == 2 ]]'
+}
+
 # 10b. A throttle update Slurm refuses after setting the
 #      throttle leaves gpupool's cap in place: pool1's 4 GPUs busy with
 #      jobs of partition plain (no pool), a NORMAL array of 4 x 1 GPU in
@@ -765,16 +782,9 @@ array_throttle() {
 #      fails (Slurm has set the throttle to 0 by then), the GPUs are freed
 #      at once: exactly 2 tasks run, through a RecalcInterval and more.
 test_array_throttle_update() {
-  local out arr b blockers=() long
-  for b in 1 2 3 4; do
-    out=$(submit "blk$b" plain normal) || return 1
-    blockers+=("$out")
-  done
-  assert wait_running_count 4 30 plain || return 1
-  out=$(sbatch --parsable -J arrthr -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 \
-          -o /dev/null -e /dev/null --array=1-4 --wrap 'sleep 600') || return 1
-  arr=${out%%;*}
-  assert wait_until 30 eval '[[ $(array_throttle '"$arr"') == 2 ]]' || return 1
+  local out arr blockers=() long
+  capped_array arrthr || return 1
+  arr=$ARRAY blockers=("${BLOCKERS[@]}")
   mark_log
   long=$(printf 'x%.0s' {1..1100})
   if out=$(scontrol update JobId="$arr" ArrayTaskThrottle=0 Comment="$long" 2>&1); then
@@ -799,16 +809,9 @@ test_array_throttle_update() {
 #      GPUs free: all 4 tasks run.  (Before, the cap of 2 was taken for the
 #      user's after the restart and stayed for the array's life.)
 test_array_cap_survives_restart() {
-  local out arr b blockers=() good state=$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool_state.json
-  for b in 1 2 3 4; do
-    out=$(submit "blk$b" plain normal) || return 1
-    blockers+=("$out")
-  done
-  assert wait_running_count 4 30 plain || return 1
-  out=$(sbatch --parsable -J arrcap -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 \
-          -o /dev/null -e /dev/null --array=1-4 --wrap 'sleep 600') || return 1
-  arr=${out%%;*}
-  assert wait_until 30 eval '[[ $(array_throttle '"$arr"') == 2 ]]' || return 1
+  local arr blockers=() good state=$GPUPOOL_CLUSTER_DIR/state/ctld/gpupool_state.json
+  capped_array arrcap || return 1
+  arr=$ARRAY blockers=("${BLOCKERS[@]}")
   mark_log
   bash "$GPUPOOL_REPO/scripts/cluster.sh" restart-ctld >&2 || return 1
   assert wait_until 20 log_has 'gpupool: recovered state' || { log_since | grep -a gpupool >&2; return 1; }
