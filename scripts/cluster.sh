@@ -35,6 +35,9 @@
 #   GPUPOOL_SHARDS       gres/shard per node over its GPUs (Slurm's GPU
 #                        sharing; a GPU with shards in use goes to no
 #                        whole-GPU job); unset: none                    []
+#   GPUPOOL_GPU_FLAGS    gres.conf Flags= of every node's GPUs (explicit:
+#                        Slurm 23.11 and later; a whole-node job then gets
+#                        only the GPUs it asks for); unset: none      []
 #   GPUPOOL_ACCT_TRES    AccountingStorageTRES (GPU counts in jobs' TRES;
 #                        typed ones too for QuotaTRES=gres/gpu:TYPE)  [gres/gpu]
 #   GPUPOOL_SLURM_CONF_EXTRA  lines appended to slurm.conf (later keys win)
@@ -82,6 +85,8 @@ GPUS=${GPUS_PER_NODE:-1}
 CPUS=${CPUS_PER_NODE:-2}
 MEMORY=${GPUPOOL_MEMORY_MB:-}
 SHARDS=${GPUPOOL_SHARDS:-}
+GPU_FLAGS=${GPUPOOL_GPU_FLAGS:-}
+[[ $GPU_FLAGS =~ ^[A-Za-z_,]*$ ]] || { echo "GPUPOOL_GPU_FLAGS=$GPU_FLAGS: gres.conf flags, comma-separated" >&2; exit 2; }
 [[ -z $SHARDS || $SHARDS =~ ^[1-9][0-9]*$ ]] || { echo "GPUPOOL_SHARDS=$SHARDS: a number of shards" >&2; exit 2; }
 [[ -z $MEMORY || $MEMORY =~ ^[1-9][0-9]*$ ]] || { echo "GPUPOOL_MEMORY_MB=$MEMORY: a number of MiB" >&2; exit 2; }
 NODE_MEMORY=${MEMORY:+ RealMemory=$MEMORY}
@@ -370,7 +375,7 @@ write_configs() {
     if (( GPUS == 1 )); then gpu_files=$D/dev/$n/nvidia0
     else gpu_files="$D/dev/$n/nvidia[0-$(( GPUS - 1 ))]"; fi
     type_opt=${gpu_types[k]:+ Type=${gpu_types[k]}}
-    echo "NodeName=$n Name=gpu$type_opt File=$gpu_files" >>"$ETC/gres.conf"
+    echo "NodeName=$n Name=gpu$type_opt File=$gpu_files${GPU_FLAGS:+ Flags=$GPU_FLAGS}" >>"$ETC/gres.conf"
     # Shards spread over the node's GPU devices (File=: Slurm then knows
     # which GPU each shard is on, and gives a GPU to shards or to a job
     # asking for whole GPUs, not both).

@@ -19,6 +19,8 @@
 // Exported by libslurm (src/common), not declared in slurm.h.
 extern "C" {
 int32_t slurm_bit_set_count(bitstr_t *b);
+bitstr_t slurm_bit_size(bitstr_t *b);  // bitoff_t: bitstr_t on every release
+int slurm_bit_test(bitstr_t *b, bitstr_t bit);
 char *slurm_job_state_string(uint32_t inx);
 #if GPC_SLURM_AT_LEAST(24, 11)
 const char *slurm_job_state_reason_string(enum job_state_reason inx);

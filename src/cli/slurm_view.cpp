@@ -513,6 +513,47 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
     job_info_msg_t *jobs = nullptr;
     // SHOW_DETAIL: each running job's GRES per node (gres_detail_str).
     if (slurm_load_jobs(0, &jobs, SHOW_ALL | (usage ? SHOW_DETAIL : 0)) != SLURM_SUCCESS) fail("cannot read jobs");
+    // Each array's running tasks, for the tasks its record stands for; and
+    // each job's state, for the jobs that depend on it.
+    std::unordered_map<uint32_t, uint32_t> array_running;
+    std::unordered_map<uint32_t, const slurm_job_info_t *> by_id;
+    std::map<std::pair<uint32_t, uint32_t>, const slurm_job_info_t *> by_task;
+    std::unordered_map<uint32_t, DependedState> array_state;  // its least advanced task
+    auto state_of_record = [](const slurm_job_info_t &j) {
+        const uint32_t base = j.job_state & JOB_STATE_BASE;
+        return base == JOB_PENDING ? DependedState::Pending
+               : base <= JOB_SUSPENDED ? DependedState::Started
+                                       : DependedState::Ended;
+    };
+    for (uint32_t i = 0; i < jobs->record_count; ++i) {
+        const slurm_job_info_t &j = jobs->job_array[i];
+        if (j.array_job_id && gpr_job_state(j.job_state) == static_cast<int>(JobState::Running))
+            ++array_running[j.array_job_id];
+        by_id[j.job_id] = &j;
+        if (j.array_job_id) {
+            if (j.array_task_id != NO_VAL) by_task[{j.array_job_id, j.array_task_id}] = &j;
+            auto [it, fresh] = array_state.try_emplace(j.array_job_id, state_of_record(j));
+            if (!fresh) it->second = std::min(it->second, state_of_record(j));
+        }
+    }
+    // As find_job_array_rec() finds what a dependency names.
+    auto depended = [&](uint32_t id, int64_t task) {
+        if (task == -2) {
+            auto a = array_state.find(id);
+            if (a != array_state.end()) return a->second;
+        } else if (task >= 0) {
+            auto t = by_task.find({id, static_cast<uint32_t>(task)});
+            if (t != by_task.end()) return state_of_record(*t->second);
+            auto meta = by_id.find(id);  // a task still in its pending record
+            if (meta != by_id.end() && meta->second->array_bitmap &&
+                task < slurm_bit_size(static_cast<bitstr_t *>(meta->second->array_bitmap)) &&
+                slurm_bit_test(static_cast<bitstr_t *>(meta->second->array_bitmap), task))
+                return DependedState::Pending;
+            return DependedState::Ended;
+        }
+        auto j = by_id.find(id);
+        return j != by_id.end() ? state_of_record(*j->second) : DependedState::Ended;
+    };
     for (uint32_t i = 0; i < jobs->record_count; ++i) {
         const slurm_job_info_t &j = jobs->job_array[i];
         int state = gpr_job_state(j.job_state);
@@ -560,8 +601,15 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
             if (pending && p.whole_nodes && std::find(sj.partitions.begin(), sj.partitions.end(), p.name) != sj.partitions.end())
                 sj.whole_node = true;
         sj.array_tasks = array_tasks(j, pending);
+        // As gps_job_fill; the throttle slurmctld sends may be gpupool's cap
+        // (at most the user's): the tasks the last pass let start.
+        if (sj.array_tasks > 1)
+            sj.array_tasks = gpr_array_startable_tasks(sj.array_tasks, j.array_max_tasks, array_running[j.array_job_id]);
         sj.array_job_id = j.array_job_id;
         sj.user_held = gpr_user_held(pending, j.priority, our_hold(j, pending));
+        // As the plugins' GP_JOB_DEPENDENT.
+        sj.dependent = pending && (j.state_reason == WAIT_DEP_INVALID ||
+                                   (j.dependency && dependency_waits(j.dependency, depended)));
         if (accounts) sj.account = str(j.account);
         if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
         if (pending) sj.node_count = min_nodes;  // as the plugins' gp_job_t.nodes

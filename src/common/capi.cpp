@@ -27,7 +27,8 @@ void fill(gp_pending_result_t *out, const PendingResult &r, const Engine &e) {
     out->orig_submit_time = r.orig_submit;
     e.reason_into(r, out->reason, sizeof(out->reason));
     out->admitted_tasks = r.admitted_tasks;
-    out->array_running = r.array_tasks > 1 ? e.array_running(r.job_id) : 0;
+    // Also where the record stands for one task only (its throttle full).
+    out->array_running = e.array_running(r.job_id);
     out->refused_pools = static_cast<uint32_t>(r.refused.size());
 }
 
@@ -46,6 +47,7 @@ JobRef to_ref(const gp_job_t *j) {
     if (r.nodes_given && j->allowed_nodes) r.allowed_nodes = j->allowed_nodes;
     r.whole_node = (j->flags & GP_JOB_WHOLE_NODE) != 0;
     r.gpus_untyped = (j->flags & GP_JOB_GPUS_UNTYPED) != 0;
+    r.dependent = (j->flags & GP_JOB_DEPENDENT) != 0;
     r.run_limit = j->run_limit > 0 ? j->run_limit : 0;
     return r;
 }

@@ -52,6 +52,7 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s, SnapshotSpares &spares) {
     s.nodes_given = (j->flags & GP_JOB_NODES_GIVEN) != 0;
     s.whole_node = (j->flags & GP_JOB_WHOLE_NODE) != 0;
     s.gpus_untyped = (j->flags & GP_JOB_GPUS_UNTYPED) != 0;
+    s.dependent = (j->flags & GP_JOB_DEPENDENT) != 0;
     set_name(s.allowed_nodes, s.nodes_given ? j->allowed_nodes : nullptr, spares.names);
     s.run_limit = j->run_limit > 0 ? j->run_limit : 0;
 }
@@ -133,6 +134,12 @@ GP_EXPORT int gp_snapshot_set_node_resources(gp_snapshot_t *s, int32_t node_inde
     SnapNode &n = s->snap.nodes[size_t(node_index)];
     n.cpus = cpus;
     n.mem_mb = mem_mb;
+    return GP_OK;
+}
+
+GP_EXPORT int gp_snapshot_set_node_gpus_explicit(gp_snapshot_t *s, int32_t node_index) {
+    if (!s || node_index < 0 || size_t(node_index) >= s->snap.nodes.size()) return GP_ERR_ARG;
+    s->snap.nodes[size_t(node_index)].gpus_explicit = true;
     return GP_OK;
 }
 

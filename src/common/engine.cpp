@@ -145,39 +145,40 @@ PoolList Engine::managed_pools(std::string_view parts) const {
 // `most`: the most GPUs (of QuotaTRES's type) a node of the job's pool
 // partitions has; `fewest`: the least of those partitions' most (0: one of
 // them has none of that type).
-uint32_t Engine::admitted_gpus(uint32_t most, uint32_t fewest, const GpuAsk &ask) const {
+uint32_t Engine::admitted_gpus(uint32_t most_whole, uint32_t fewest, const GpuAsk &ask) {
     // GPUs of no type: Slurm may give it that type's in every pool it
     // lists, and counts it nothing in one without: counted where every
     // one has them (R2 cannot count a job in some of its pools only).
     if (ask.untyped && fewest == 0) return 0;
-    if (!ask.whole || most == 0) return ask.gpus;
+    // Where whole nodes come with no GPU unasked (Flags=explicit), what it asked.
+    if (!ask.whole || most_whole == 0) return ask.gpus;
     // At least the nodes its GPUs need (--gpus=6 on 4-GPU nodes: 2).
-    const uint64_t count = std::max<uint64_t>({1, ask.nodes, (uint64_t(ask.gpus) + most - 1) / most});
-    return static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, uint64_t(most) * count));
+    const uint64_t count = std::max<uint64_t>({1, ask.nodes, (uint64_t(ask.gpus) + most_whole - 1) / most_whole});
+    return static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, uint64_t(most_whole) * count));
 }
 
 uint32_t Engine::admitted_gpus(const PartitionList &parts, const GpuAsk &ask) const {
     if (!ask.whole && !ask.untyped) return ask.gpus;
-    uint32_t most = 0, fewest = UINT32_MAX;
+    uint32_t most_whole = 0, fewest = UINT32_MAX;
     for (const std::string &p : parts) {
         auto it = most_node_gpus_.find(p);
         if (it == most_node_gpus_.end()) continue;
-        most = std::max(most, it->second);
-        fewest = std::min(fewest, it->second);
+        most_whole = std::max(most_whole, it->second.most_whole);
+        fewest = std::min(fewest, it->second.most);
     }
-    return admitted_gpus(most, fewest == UINT32_MAX ? 0 : fewest, ask);
+    return admitted_gpus(most_whole, fewest == UINT32_MAX ? 0 : fewest, ask);
 }
 
 uint32_t Engine::admitted_gpus(std::string_view parts, const GpuAsk &ask) const {
     if (!ask.whole && !ask.untyped) return ask.gpus;
-    uint32_t most = 0, fewest = UINT32_MAX;
+    uint32_t most_whole = 0, fewest = UINT32_MAX;
     for_each_listed(parts, [&](std::string_view p) {
         auto it = most_node_gpus_.find(std::string(p));
         if (it == most_node_gpus_.end()) return;
-        most = std::max(most, it->second);
-        fewest = std::min(fewest, it->second);
+        most_whole = std::max(most_whole, it->second.most_whole);
+        fewest = std::min(fewest, it->second.most);
     });
-    return admitted_gpus(most, fewest == UINT32_MAX ? 0 : fewest, ask);
+    return admitted_gpus(most_whole, fewest == UINT32_MAX ? 0 : fewest, ask);
 }
 
 void Engine::resolve_pools(const Snapshot &snap, Evaluation &ev) const {
@@ -329,6 +330,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         r.orig_submit = jobs_.find(j.id)->orig_submit;  // noted by evaluate()
         r.pools = managed_pools(j.partitions);
         r.array_tasks = j.array_tasks;
+        r.dependent = j.dependent;
         if (levels) note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
         r.group_standing = unmanaged_standing;  // set once fairshare is known
         ev.pending.push_back(std::move(r));
@@ -372,9 +374,13 @@ void Engine::evaluate_pass(const Snapshot &snap, int64_t now) {
     most_node_gpus_.clear();
     for (const SnapPartition &p : snap.partitions) {
         if (!ev.pool_index.count(p.name)) continue;  // quotas count pools' nodes alone
-        uint32_t &most = most_node_gpus_[p.name];
-        for (int32_t n : p.nodes)
-            if (n >= 0 && size_t(n) < snap.nodes.size()) most = std::max(most, snap.nodes[size_t(n)].gpus);
+        PartitionGpus &most = most_node_gpus_[p.name];
+        for (int32_t n : p.nodes) {
+            if (n < 0 || size_t(n) >= snap.nodes.size()) continue;
+            const SnapNode &node = snap.nodes[size_t(n)];
+            most.most = std::max(most.most, node.gpus);
+            if (!node.gpus_explicit) most.most_whole = std::max(most.most_whole, node.gpus);
+        }
     }
     build_queue_trees(*config_, snap, ev);
     // managed_pools() reads eval_.pool_index: make it this pass's.
@@ -585,6 +591,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.nodes_given = job.nodes_given;
     ref.whole_node = job.whole_node;
     ref.gpus_untyped = job.gpus_untyped;
+    ref.dependent = job.dependent;
     ref.allowed_nodes = job.allowed_nodes;
     ref.run_limit = job.run_limit;
     return ref;

@@ -52,6 +52,7 @@ struct JobRef {
     std::string_view allowed_nodes;
     bool whole_node = false;  // SnapJob::whole_node
     bool gpus_untyped = false;  // SnapJob::gpus_untyped
+    bool dependent = false;     // SnapJob::dependent
     // Pending: seconds Slurm counts it to run (SnapJob::run_limit); 0: not known.
     int64_t run_limit = 0;
 };
@@ -372,7 +373,7 @@ private:
     static GpuAsk gpu_ask(const JobRef &j) { return {j.gpus, j.nodes, j.whole_node, j.gpus_untyped}; }
     uint32_t admitted_gpus(const PartitionList &parts, const GpuAsk &ask) const;
     uint32_t admitted_gpus(std::string_view parts, const GpuAsk &ask) const;
-    uint32_t admitted_gpus(uint32_t most, uint32_t fewest, const GpuAsk &ask) const;
+    static uint32_t admitted_gpus(uint32_t most_whole, uint32_t fewest, const GpuAsk &ask);
     bool names_pool(std::string_view parts) const;
     // R2, the one home of its arithmetic, and Limit and LendingLimit
     // (any tier): admission of one pending result against the
@@ -485,9 +486,13 @@ private:
     int64_t last_account_ = 0;
     std::vector<std::string> config_warnings_;
     NodeLayout nodes_;
-    // Partition -> the most GPUs (QuotaTRES's) a node of it has, as of the
-    // last pass (admitted_gpus).
-    std::unordered_map<std::string, uint32_t> most_node_gpus_;
+    // Partition -> the most GPUs (QuotaTRES's) a node of it has, and the
+    // most a whole-node job gets there unasked (none on nodes of
+    // Flags=explicit GPUs), as of the last pass (admitted_gpus).
+    struct PartitionGpus {
+        uint32_t most = 0, most_whole = 0;
+    };
+    std::unordered_map<std::string, PartitionGpus> most_node_gpus_;
     NodeWeights node_weights_;
     std::vector<std::string> placement_warnings_;  // Placement= Slurm cannot honour (last pass)
     std::vector<std::string> weight_warnings_;     // of the last node_weights()

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 25
+#define GP_ABI_VERSION 26
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -248,7 +248,9 @@ typedef struct {
 	/*
 	 * Pending job array meta record: the count of still-pending
 	 * tasks it stands for (Slurm may start several of them from the one
-	 * record in a single scheduling pass); 0 or 1: an ordinary job.
+	 * record in a single scheduling pass; the plugins give those its
+	 * user's throttle lets start, and at least one); 0 or 1: an ordinary
+	 * job.
 	 */
 	uint32_t array_tasks;
 	/* Running task of a job array: the array's id; 0 otherwise. */
@@ -339,6 +341,14 @@ typedef struct {
  * counted none (with gres/gpu accounted): never held.
  */
 #define GP_JOB_GPUS_UNTYPED 8u
+/*
+ * Since ABI 26, pending jobs: the job waits for another job (--dependency
+ * on a job not started or not ended yet, or one Slurm found can never be
+ * satisfied).  R1 orders it after every job that does not, so that it sets
+ * no quota aside ahead of them: ahead of the job it depends on, it would
+ * hold that job, and so itself, for good.
+ */
+#define GP_JOB_DEPENDENT 16u
 
 gp_snapshot_t *gp_snapshot_create(void);
 void gp_snapshot_destroy(gp_snapshot_t *snap);
@@ -369,6 +379,15 @@ uint32_t gp_engine_snapshot_needs(gp_engine_t *engine);
  */
 int gp_snapshot_set_node_resources(gp_snapshot_t *snap, int32_t node_index,
 				   uint32_t cpus, uint64_t mem_mb);
+
+/*
+ * Since ABI 26: the node's GPUs go to a job only as it asks for them, not
+ * with the whole node (gres.conf Flags=explicit, Slurm 23.11 and later), so
+ * a job of whole nodes (GP_JOB_WHOLE_NODE) counts there what it asked.  Not
+ * called: a whole-node job counts every GPU of its nodes, as before.
+ */
+int gp_snapshot_set_node_gpus_explicit(gp_snapshot_t *snap,
+				       int32_t node_index);
 
 /*
  * Since ABI 12: where GPUs are, for the victim plan (a preemptor's victims

@@ -350,6 +350,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     r.tier = tier_of_qos(std::string(job.qos));
     r.gpus = admitted_gpus(job.partitions, gpu_ask(job));
     r.array_tasks = job.array_tasks;
+    r.dependent = job.dependent;
     r.admitted_tasks = r.task_count();
     if (eval_.levels)
         note_account(*config_, eval_, r, std::string(job.account), job.cpus, job.mem_mb);
@@ -369,7 +370,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     // A job already ranked by the last pass keeps its place if its tier
     // and pools are unchanged.
     if (const PendingResult *known = pending_result(job.id))
-        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus &&
+        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus && known->dependent == r.dependent &&
             known->task_count() == r.task_count())
             return *known;
 

@@ -44,6 +44,9 @@ struct SnapNode {
     // CPUs reservations of some cores keep from jobs outside them (and no
     // job of theirs uses): not free, though within the room.
     uint32_t reserved_cpus = 0;
+    // Its GPUs go to a job only as asked, not with the whole node
+    // (gres.conf Flags=explicit, Slurm 23.11 and later).
+    bool gpus_explicit = false;
 };
 
 // What a running job holds on one node (an index into Snapshot::nodes): its
@@ -170,6 +173,9 @@ struct SnapJob {
     // (GP_JOB_GPUS_UNTYPED): Slurm may give it that type's GPUs wherever
     // its partitions have them.
     bool gpus_untyped = false;
+    // Pending: it waits for another job (GP_JOB_DEPENDENT): R1 puts it after
+    // every job that does not, so that it sets no quota aside ahead of them.
+    bool dependent = false;
     // How long Slurm counts it to run (its time limit, else its
     // partition's; a year for none), in seconds: a reservation starting
     // before it would end keeps its nodes and cores from it

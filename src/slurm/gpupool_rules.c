@@ -97,6 +97,19 @@ extern uint32_t gpr_array_pending_tasks(bool pending, uint32_t array_task_id,
 	return (tasks > UINT32_MAX) ? UINT32_MAX : (uint32_t) tasks;
 }
 
+extern uint32_t gpr_array_startable_tasks(uint32_t pending, uint32_t user_max,
+					  uint32_t running)
+{
+	uint32_t free_slots;
+
+	if ((pending <= 1) || !user_max)
+		return pending;
+	free_slots = (user_max > running) ? user_max - running : 0;
+	if (free_slots < 1)
+		free_slots = 1;
+	return (pending < free_slots) ? pending : free_slots;
+}
+
 extern int64_t gpr_submit_time(int64_t submit_time, int64_t now)
 {
 	return (submit_time > 0) ? submit_time : now;

@@ -91,6 +91,17 @@ extern uint32_t gpr_gpus_clamp(uint64_t cnt);
 extern uint32_t gpr_array_pending_tasks(bool pending, uint32_t array_task_id,
 					int64_t tasks);
 
+/*
+ * Of a pending array record's `pending` tasks (gpr_array_pending_tasks),
+ * those it stands for in admission: Slurm starts none past the user's
+ * throttle (`user_max` running at once, 0: none), so at most the throttle's
+ * free slots (`user_max` less `running`) and, like any pending job, at
+ * least the one that starts next.  Otherwise quota would be set aside for
+ * tasks that cannot start, and other jobs within the quota held.
+ */
+extern uint32_t gpr_array_startable_tasks(uint32_t pending, uint32_t user_max,
+					  uint32_t running);
+
 /* A job's submit time, `now` where Slurm has none yet. */
 extern int64_t gpr_submit_time(int64_t submit_time, int64_t now);
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -137,5 +138,19 @@ private:
 // (zero-padded to the lower bound's width), "r[1-2]n[1-2]" (r1n1 r1n2 r2n1
 // r2n2), "a,b[1-2]".  Throws std::invalid_argument saying what is wrong.
 std::vector<std::string> expand_hostlist(const std::string &expr);
+
+// --- Dependencies --------------------------------------------------------------
+
+// A job's state as a dependency reads it.
+enum class DependedState { Pending, Started, Ended };
+// A job's dependency as slurmctld prints it ("afterok:12(unfulfilled),
+// afterany:34_*(unfulfilled)"; '?' between entries: any one of them): does
+// it still wait for another job, as the plugins judge it (gpupool_slurm.c
+// _dependent)?  An unfulfilled entry waits while its job is pending, or
+// (every kind but `after`) has started and not ended.  `state_of(id, task)`:
+// task -1 for the job itself, -2 for any task of the array ("_*"); Ended
+// also for a job no longer known.
+bool dependency_waits(const std::string &dependency,
+                      const std::function<DependedState(uint32_t id, int64_t task)> &state_of);
 
 }  // namespace gpupool::cli

@@ -13,7 +13,7 @@ export GPUPOOL_REPO=$REPO
 CLUSTER="$REPO/scripts/cluster.sh"
 
 ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_borrow_reclaim test_reclaim_past_reserved_node test_reclaim_past_reserved_cores test_reclaim_past_held_reserved_core test_reclaim_gpu_model test_typed_quota_counts_untyped test_reclaim_given_node test_reclaim_feature test_reclaim_whole_node test_quota_hold test_suspended_job_counts test_long_qos_name test_admin_hold_kept test_rejected_hold_update test_update_reevaluates
-           test_protection test_no_requeue test_sprio test_reconfigure test_array_quota test_array_throttle_update test_array_cap_survives_restart
+           test_protection test_no_requeue test_sprio test_reconfigure test_array_quota test_array_own_throttle test_dependent_waits_behind test_array_throttle_update test_array_cap_survives_restart
            test_slow_state_save test_reconfigure_keeps_pass test_reconfigure_new_pid test_user_cannot_raise_tier test_untrusted_paths
            test_restart_completing_job test_restart_with_bad_config test_bad_state_file_kept test_kill9_restart test_cli_status_borrowing test_cli_why_quota test_cli_queue_order test_cli_requeued_order test_cli_usage_history test_multi_pool test_preempt_needs_priority test_example_osmo test_example_runai test_reclaim_keeps_its_gpus test_example_backendai test_cli_whatif_reconfigure test_exporter_prometheus test_cli_why_preempted test_sim_replays_sacct test_sim_places_as_slurm test_tier_suspend_refused
            test_commands_load_plugins test_admin_priority_one test_warns_without_job_submit
@@ -22,15 +22,27 @@ ALL_TESTS=(test_queue_order test_osmo_preemption test_restart_keeps_order test_b
 # shellcheck source=tests_wide.sh
 . "$REPO/tests/integration/tests_wide.sh"   # WIDE_TESTS, WIDE_SHAPE
 tests=("$@")
-(( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}" "${WIDE_TESTS[@]}")
-# Tests of WIDE_TESTS run last, on a cluster of WIDE_SHAPE.
-narrow=() wide=()
+(( ${#tests[@]} )) || tests=("${ALL_TESTS[@]}" "${WIDE_TESTS[@]}" "${EXPLICIT_TESTS[@]}")
+# Tests of WIDE_TESTS run after the others, on a cluster of WIDE_SHAPE;
+# those of EXPLICIT_TESTS last, on one of EXPLICIT_SHAPE.
+narrow=() wide=() explicit=()
 for t in "${tests[@]}"; do
-  if [[ " ${WIDE_TESTS[*]} " == *" $t "* ]]; then wide+=("$t"); else narrow+=("$t"); fi
+  if [[ " ${WIDE_TESTS[*]} " == *" $t "* ]]; then wide+=("$t")
+  elif [[ " ${EXPLICIT_TESTS[*]} " == *" $t "* ]]; then explicit+=("$t")
+  else narrow+=("$t"); fi
 done
 
 passed=0 failed=0
 started=$SECONDS
+# gres.conf's Flags=explicit came with Slurm 23.11: before it, those tests
+# are skipped (and their cluster not started).
+release=$(eval "$(bash "$CLUSTER" env)"; sinfo -V 2>/dev/null | awk '{print $2}')
+if (( ${#explicit[@]} )) && [[ $(printf '%s\n23.11.0\n' "$release" | sort -V | head -n1) != 23.11.0 ]]; then
+  for t in "${explicit[@]}"; do
+    echo "SKIP $t (Slurm ${release:-of unknown release} has no gres.conf Flags=explicit: 23.11 and later)"
+  done
+  explicit=()
+fi
 # Processes of this cluster still alive, one "pid comm args" a line. Told by
 # what is theirs, never by name alone (another Slurm cluster may run on
 # this machine): anything whose command line names the cluster's directory
@@ -121,6 +133,7 @@ fi
 # (test_typed_quota_counts_untyped).
 shape=("GPUPOOL_GPU_TYPES=a b b b b b" "GPUPOOL_ACCT_TRES=gres/gpu,gres/gpu:a,gres/gpu:b")
 (( ${#narrow[@]} )) || shape=("${WIDE_SHAPE[@]}")
+(( ${#narrow[@]} + ${#wide[@]} )) || shape=("${EXPLICIT_SHAPE[@]}")
 if ! env "${shape[@]}" GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
   echo "FAIL cluster-up"
   failed=$(( ${#tests[@]} + 1 ))
@@ -159,16 +172,30 @@ run_test() {
   fi
 }
 
+# run_shape FIRST NAME... -- SHAPE...: the tests NAME on a cluster of SHAPE,
+# brought up here unless FIRST (the cluster up already has that shape).
+run_shape() {
+  local first=$1 t names=(); shift
+  while [[ $1 != -- ]]; do names+=("$1"); shift; done
+  shift
+  if (( ! first )); then
+    cancel_all 30 >/dev/null 2>&1
+    bash "$CLUSTER" down >&2 || true
+    if ! env "$@" GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
+      echo "FAIL cluster-up (${*:1:3})"
+      failed=$(( failed + ${#names[@]} ))
+      return
+    fi
+  fi
+  for t in "${names[@]}"; do run_test "$t"; done
+}
+
 for t in "${narrow[@]}"; do run_test "$t"; done
 if (( ${#wide[@]} )); then
-  cancel_all 30 >/dev/null 2>&1
-  if (( ${#narrow[@]} )); then bash "$CLUSTER" down >&2 || true; fi
-  if (( ${#narrow[@]} == 0 )) || env "${WIDE_SHAPE[@]}" GPUPOOL_PLUGINS=1 bash "$CLUSTER" up >&2; then
-    for t in "${wide[@]}"; do run_test "$t"; done
-  else
-    echo "FAIL cluster-up (${WIDE_SHAPE[*]:0:3})"
-    failed=$(( failed + ${#wide[@]} ))
-  fi
+  run_shape $(( ${#narrow[@]} == 0 )) "${wide[@]}" -- "${WIDE_SHAPE[@]}"
+fi
+if (( ${#explicit[@]} )); then
+  run_shape $(( ${#narrow[@]} + ${#wide[@]} == 0 )) "${explicit[@]}" -- "${EXPLICIT_SHAPE[@]}"
 fi
 cancel_all 30 >/dev/null 2>&1
 restore_example_conf >/dev/null 2>&1

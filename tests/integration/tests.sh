@@ -774,6 +774,65 @@ capped_array() {
   assert wait_until 30 eval '[[ $(array_throttle '"$ARRAY"') == 2 ]]'
 }
 
+# 10c. An array's own throttle bounds what it sets aside of the quota: in
+#      pool1 (quota 4, 4 GPUs) a NORMAL array of 10 x 1 GPU with %1 runs one
+#      task and sets aside one more (the next to start), so two of three
+#      NORMAL 1-GPU jobs submitted after it start within the quota and the
+#      third is held for it.  Before, the array set aside 3 tasks it could
+#      not start (the whole quota) and all three jobs were held with 3 GPUs
+#      idle.
+test_array_own_throttle() {
+  local out arr b=() j running=0 held=0
+  conf_load "$(sed 's/^Pool=pool1 Quota=2/Pool=pool1 Quota=4/' "$GPUPOOL_REPO/etc/gpupool.conf.example")" '' || return 1
+  out=$(sbatch --parsable -J arr1 -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 \
+          -o /dev/null -e /dev/null --array=1-10%1 --wrap 'sleep 600') || return 1
+  arr=${out%%;*}
+  assert wait_until 20 eval '[[ $(array_running '"$arr"') -eq 1 ]]' || return 1
+  sleep 3   # a pass with the array's task running
+  for j in 1 2 3; do
+    out=$(submit "b$j" pool1 normal) || return 1
+    b+=("$out")
+  done
+  assert wait_until 30 eval '[[ $(squeue -h -j '"$(IFS=,; echo "${b[*]}")"' -t RUNNING -o %i | wc -l) -eq 2 ]]' ||
+    { for j in "${b[@]}"; do ilog "job $j: $(job_state "$j") $(job_reason "$j")"; done; cancel_all 30; return 1; }
+  sleep 4   # two passes more: nothing else starts
+  for j in "${b[@]}"; do
+    case $(job_state "$j") in
+      RUNNING) running=$(( running + 1 )) ;;
+      PENDING) held=$(( held + 1 )); ilog "job $j waits: $(job_reason "$j")"
+               [[ $(job_reason "$j") == GpuPoolQuota:pool1* ]] || { ilog "not held for quota"; cancel_all 30; return 1; } ;;
+    esac
+  done
+  exactly_running "$arr" 1 3 || { cancel_all 30; return 1; }
+  cancel_all 30
+  assert test "$running $held" = "2 1"
+}
+
+# A job that waits for another sets no quota aside ahead of it: in pool1
+# (quota 4, 4 GPUs) a NORMAL job A of 4 GPUs (held by its user at submit,
+# so that B comes first) and a HIGH job B of 1 GPU with
+# --dependency=afterok:A.  Once A is released it starts within 30 s, and B
+# starts once A has ended.  Before, B (HIGH, so first in R1) set 1 GPU
+# aside, A was held for quota (1 + 4 > 4) and B waited for A: neither ever
+# started.
+test_dependent_waits_behind() {
+  local out a b
+  conf_load "$(sed 's/^Pool=pool1 Quota=2/Pool=pool1 Quota=4/' "$GPUPOOL_REPO/etc/gpupool.conf.example")" '' || return 1
+  out=$(sbatch --parsable -H -J a -p pool1 --qos=normal --gres=gpu:1 -N4 -n4 \
+          -o /dev/null -e /dev/null --wrap 'sleep 8') || return 1
+  a=${out%%;*}
+  b=$(submit b pool1 high --dependency=afterok:"$a") || return 1
+  sleep 3   # a pass with both
+  ilog "before A's release: B $(job_state "$b") $(job_reason "$b"), A $(job_reason "$a")"
+  scontrol release "$a" || return 1
+  assert wait_state "$a" RUNNING 30 ||
+    { ilog "A: $(job_state "$a") $(job_reason "$a"); B: $(job_state "$b") $(job_reason "$b")"; cancel_all 30; return 1; }
+  ilog "A runs; B: $(job_state "$b") $(job_reason "$b")"
+  assert wait_state "$b" RUNNING 45 ||
+    { ilog "B: $(job_state "$b") $(job_reason "$b"); A: $(job_state "$a")"; cancel_all 30; return 1; }
+  cancel_all 30
+}
+
 # 10b. A throttle update Slurm refuses after setting the
 #      throttle leaves gpupool's cap in place: pool1's 4 GPUs busy with
 #      jobs of partition plain (no pool), a NORMAL array of 4 x 1 GPU in

@@ -820,3 +820,49 @@ Pool=wd Quota=8' || return 1
   scancel "$n"
   sbatch --test-only -p wb --gres=gpu:1 -N1 -n1 -o /dev/null --wrap true >/dev/null 2>&1 || true
 }
+
+# Nodes whose GPUs are of gres.conf Flags=explicit (Slurm 23.11 and later):
+# run.sh runs these tests on a cluster of EXPLICIT_SHAPE, after the others.
+EXPLICIT_TESTS=(test_explicit_gpus_count_as_asked)
+EXPLICIT_SHAPE=(GPUPOOL_NODE_COUNT=2 GPUS_PER_NODE=4 CPUS_PER_NODE=8 GPUPOOL_MEMORY_MB=8000 GPUPOOL_GPU_FLAGS=explicit
+  "GPUPOOL_PARTITIONS=PartitionName=wa Nodes=node[1-2] Default=YES MaxTime=INFINITE State=UP
+PartitionName=wx Nodes=node[1-2] OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP")
+
+# gpu_held JOBID: the GPUs the running job holds, as scontrol -d shows them.
+gpu_held() {
+  local g
+  g=$(scontrol -d show job "$1" | grep -oE 'GRES=[^ ]*' | head -n1)
+  [[ $g =~ gpu(:[A-Za-z0-9_.-]+)?[:=]([0-9]+) ]] && echo "${BASH_REMATCH[2]}" || echo 0
+}
+
+# Where the GPUs are of Flags=explicit a job of whole nodes gets only the
+# GPUs it asks for (Slurm's _handle_exclusive_gres skips them), so gpupool
+# counts those: in wa (quota 2) a NORMAL --exclusive job of 1 GPU and one of
+# none both start, holding 1 and 0 GPUs, and a 2-GPU job is then held at
+# wa's quota (1 used of 2); in wx (OverSubscribe=EXCLUSIVE, quota 2) a
+# 1-GPU job starts holding 1.  Before, each whole-node job counted a node's
+# 4 GPUs and was held for good within its quota ("GpuPoolQuotaTooSmall:wa
+# needs 4 quota 2").
+test_explicit_gpus_count_as_asked() {
+  local x c y z j rc=0
+  wide_load 'Pool=wa Quota=2
+Pool=wx Quota=2' || return 1
+  x=$(submit_gpus x wa normal 1 --exclusive) || return 1
+  c=$(sbatch --parsable -J c -p wa --qos=normal -N1 -n1 --exclusive -o /dev/null -e /dev/null --wrap 'sleep 600') || return 1
+  for j in "$x" "$c"; do
+    assert wait_state "$j" RUNNING 30 ||
+      { ilog "job $j: $(job_state "$j") $(job_reason "$j")"; rc=1; }
+  done
+  ilog "x (1 GPU, --exclusive) holds $(gpu_held "$x") GPU(s) on $(job_node "$x"); c (no GPU, --exclusive) $(gpu_held "$c") on $(job_node "$c")"
+  assert test "$(gpu_held "$x")" = 1 || rc=1
+  assert test "$(gpu_held "$c")" = 0 || rc=1
+  y=$(submit_gpus y wa normal 2) || rc=1
+  assert wait_until 15 eval '[[ "$(job_reason '"$y"')" == "GpuPoolQuota:wa 1/2" ]]' ||
+    { ilog "y (2 GPUs): $(job_state "$y") $(job_reason "$y")"; rc=1; }
+  cancel_all 30
+  z=$(submit_gpus z wx normal 1) || return 1
+  assert wait_state "$z" RUNNING 30 || { ilog "z (wx, 1 GPU): $(job_state "$z") $(job_reason "$z")"; rc=1; }
+  assert test "$(gpu_held "$z")" = 1 || { ilog "z holds $(gpu_held "$z") GPUs"; rc=1; }
+  cancel_all 30
+  return $rc
+}

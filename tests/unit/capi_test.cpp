@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpupool.h"
+#include "gpupool_rules.h"
 
 namespace {
 const char *kConf =
@@ -192,7 +193,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 25u);
+    EXPECT_EQ(gp_abi_version(), 26u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -280,6 +281,81 @@ TEST(CApi, JobArraysThroughTheAbi) {
     gp_free(json);
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
+}
+
+// A job array whose user's throttle (%2) is full stands for its next task
+// only (the plugins pass array_tasks 1): it sets aside one task's GPUs, not
+// six, so another job within the quota is admitted; its running tasks are
+// still counted, so its throttle stays the user's, not one below them.
+TEST(CApi, AnArrayAtItsOwnThrottleSetsAsideOneTask) {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    std::string conf = std::string(kConf);
+    conf.replace(conf.find("Pool=pool1 Quota=2"), 18, "Pool=pool1 Quota=4");
+    ASSERT_EQ(gp_engine_load_config_text(e, conf.c_str(), "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_snapshot_t *s = four_nodes({"pool1"});
+    gp_job_t t1 = job(21, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
+    gp_job_t t2 = job(22, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
+    t1.array_job_id = t2.array_job_id = 20;
+    gp_job_t meta = job(20, GP_JOB_PENDING, "pool1", "normal", 1, 99);
+    meta.array_tasks = gpr_array_startable_tasks(98, 2, 2);
+    ASSERT_EQ(meta.array_tasks, 1u);
+    gp_job_t other = job(30, GP_JOB_PENDING, "pool1", "normal", 1, 101);
+    for (const gp_job_t *j : {&t1, &t2, &meta, &other}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 30, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_ADMIT_QUOTA) << "2 running + 1 set aside + 1 within 4";
+    ASSERT_EQ(gp_engine_pending_result(e, 20, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_ADMIT_QUOTA);
+    EXPECT_EQ(r.admitted_tasks, 1u);
+    EXPECT_EQ(r.array_running, 2u) << "counted though the record stands for one task";
+    gp_array_throttle_t t{};
+    t.max_run_tasks = 2;
+    EXPECT_EQ(gp_array_throttle(&t, &r, 98, 0), 0);
+    EXPECT_EQ(t.max_run_tasks, 2u) << "the user's %2, not 1";
+    EXPECT_EQ(t.capped, 0);
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}
+
+// A HIGH job that depends on a NORMAL one of its pool (pool1, quota 4):
+// ahead of it in R1 it would set 1 GPU aside and hold the 4-GPU job it waits
+// for, for good.  Waiting for another job (GP_JOB_DEPENDENT), it comes after
+// every job that does not: the NORMAL job is admitted and the HIGH one held
+// until there is room, in the pass and at submit.
+TEST(CApi, AJobWaitingForAnotherSetsNoQuotaAsideAheadOfIt) {
+    struct Case {
+        const char *sentence;
+        uint32_t flags;
+        int normal_admission, high_admission;
+    };
+    const std::vector<Case> cases = {
+        {"no dependency: HIGH first, the NORMAL job held", 0, GP_HELD_QUOTA, GP_ADMIT_QUOTA},
+        {"HIGH depends on NORMAL: NORMAL first", GP_JOB_DEPENDENT, GP_ADMIT_QUOTA, GP_HELD_QUOTA},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        gp_engine_t *e = gp_engine_create();
+        char err[256];
+        std::string conf = std::string(kConf);
+        conf.replace(conf.find("Pool=pool1 Quota=2"), 18, "Pool=pool1 Quota=4");
+        ASSERT_EQ(gp_engine_load_config_text(e, conf.c_str(), "gpupool.conf", err, sizeof err), GP_OK) << err;
+        gp_snapshot_t *s = four_nodes({"pool1"});
+        gp_job_t normal = job(40, GP_JOB_PENDING, "pool1", "normal", 4, 100);
+        gp_job_t high = job(41, GP_JOB_PENDING, "pool1", "high", 1, 101);
+        high.flags = c.flags;
+        for (const gp_job_t *j : {&normal, &high}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+        gp_pending_result_t r;
+        ASSERT_EQ(gp_engine_pending_result(e, 40, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.normal_admission) << "NORMAL, in the pass";
+        ASSERT_EQ(gp_engine_pending_result(e, 41, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.high_admission) << "HIGH, in the pass";
+        EXPECT_EQ(r.position, c.flags ? 1u : 0u);
+        gp_snapshot_destroy(s);
+        gp_engine_destroy(e);
+    }
 }
 
 // Account queues through the ABI: a flat configuration needs nothing beyond GPUs;
@@ -786,6 +862,54 @@ TEST(CApi, WholeNodeJobCountsItsNodesGpusForQuota) {
         ASSERT_EQ(gp_engine_provisional(w.e, &later, 200, &r), GP_OK);
         EXPECT_EQ(r.admission, c.admission) << "at submit";
     }
+}
+
+// On Slurm 23.11 and later GPUs of gres.conf Flags=explicit go to a job only
+// as it asks (_handle_exclusive_gres skips them): a job of whole nodes there
+// counts what it asked, not the node's GPUs.  pool2 (quota 2), nodes of 4
+// GPUs; which of them are explicit varies.
+TEST(CApi, WholeNodeJobCountsWhatItAskedWhereGpusAreExplicit) {
+    struct Case {
+        const char *sentence;
+        std::array<bool, 2> explicit_gpus;
+        uint32_t gpus;
+        int admission;
+        const char *reason;
+    };
+    const std::vector<Case> cases = {
+        {"1 GPU, --exclusive, every node explicit: 1, within quota", {true, true}, 1, GP_ADMIT_QUOTA, ""},
+        {"no GPU, --exclusive, every node explicit: not subject to quota", {true, true}, 0, GP_ADMIT_FREE, ""},
+        {"3 GPUs, --exclusive, every node explicit: 3, held", {true, true}, 3, GP_HELD_QUOTA,
+         "GpuPoolQuotaTooSmall:pool2 needs 3 quota 2"},
+        {"1 GPU, --exclusive, node2 not explicit: its 4 may come with it, held", {true, false}, 1, GP_HELD_QUOTA,
+         "GpuPoolQuotaTooSmall:pool2 needs 4 quota 2"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        TwoNodes w(4, {4, 4}, 8);
+        for (size_t i = 0; i < 2; ++i)
+            if (c.explicit_gpus[i]) {
+                ASSERT_EQ(gp_snapshot_set_node_gpus_explicit(w.s, w.idx[i]), GP_OK);
+            }
+        ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
+        gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", c.gpus, 150);
+        pre.flags |= GP_JOB_WHOLE_NODE;
+        ASSERT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
+        gp_pending_result_t r;
+        ASSERT_EQ(gp_engine_pending_result(w.e, 9, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.admission) << "in the pass";
+        EXPECT_STREQ(r.reason, c.reason);
+        gp_job_t later = pre;
+        later.job_id = 10;
+        later.submit_time = 190;
+        ASSERT_EQ(gp_engine_provisional(w.e, &later, 200, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.admission) << "at submit";
+    }
+    EXPECT_EQ(gp_snapshot_set_node_gpus_explicit(nullptr, 0), GP_ERR_ARG);
+    gp_snapshot_t *s = gp_snapshot_create();
+    EXPECT_EQ(gp_snapshot_set_node_gpus_explicit(s, 0), GP_ERR_ARG) << "no such node";
+    gp_snapshot_destroy(s);
 }
 
 // Slurm saves the throttle gpupool put on a pending array record as the

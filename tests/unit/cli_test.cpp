@@ -179,6 +179,45 @@ TEST(SlurmText, GresCount) {
 
 // A pending job's GPUs where Slurm does not account them, as slurmctld's
 // total_gres: the largest of its requests, not their sum.
+// A dependency waits as the plugins judge it: an unfulfilled entry while
+// its job is pending, or started and not ended for every kind but `after`;
+// '?' entries all of them.
+TEST(SlurmText, DependencyWaits) {
+    const std::map<std::pair<uint32_t, int64_t>, DependedState> states = {
+        {{10, -1}, DependedState::Pending}, {{11, -1}, DependedState::Started}, {{12, -1}, DependedState::Ended},
+        {{20, 3}, DependedState::Pending},  {{20, -2}, DependedState::Started},
+    };
+    auto state_of = [&](uint32_t id, int64_t task) {
+        auto it = states.find({id, task});
+        return it != states.end() ? it->second : DependedState::Ended;
+    };
+    struct Row {
+        const char *sentence, *dependency;
+        bool waits;
+    };
+    const std::vector<Row> rows = {
+        {"afterok on a pending job", "afterok:10(unfulfilled)", true},
+        {"afterok on a running job", "afterok:11(unfulfilled)", true},
+        {"after on a running job: met", "after:11(unfulfilled)", false},
+        {"after with minutes on a pending job", "after:10+5(unfulfilled)", true},
+        {"afterany on an ended job", "afterany:12(unfulfilled)", false},
+        {"on a job no longer known", "afterok:99(unfulfilled)", false},
+        {"fulfilled already", "afterok:10(fulfilled)", false},
+        {"failed (Slurm says so by its reason)", "afterok:10(failed)", false},
+        {"one of two still waits", "afterok:12(unfulfilled),afterok:10(unfulfilled)", true},
+        {"'?': one met is enough", "afterok:12(unfulfilled)?afterok:10(unfulfilled)", false},
+        {"'?': all waiting", "afterok:11(unfulfilled)?afterok:10(unfulfilled)", true},
+        {"an array task still pending", "afterok:20_3(unfulfilled)", true},
+        {"a whole array with a task running", "afterok:20_*(unfulfilled)", true},
+        {"singleton: not judged", "singleton(unfulfilled)", false},
+        {"none", "", false},
+    };
+    for (const Row &r : rows) {
+        SCOPED_TRACE(r.sentence);
+        EXPECT_EQ(dependency_waits(r.dependency, state_of), r.waits);
+    }
+}
+
 TEST(SlurmText, GresAskTotal) {
     struct Row {
         const char *sentence;

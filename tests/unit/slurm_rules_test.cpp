@@ -1,6 +1,7 @@
 // Slurm's records -> the snapshot (src/slurm/gpupool_rules.h), the
 // rules the plugins and the gpupool command share, over the state bits and
 // reason codes of the Slurm release built against.
+#include <vector>
 #include <gtest/gtest.h>
 
 #include <slurm/slurm.h>
@@ -80,6 +81,29 @@ TEST(SlurmRules, ArrayPendingTasks) {
     EXPECT_EQ(gpr_array_pending_tasks(true, 3, 40), 0u);
     EXPECT_EQ(gpr_array_pending_tasks(true, NO_VAL, 0), 0u);
     EXPECT_EQ(gpr_array_pending_tasks(false, NO_VAL, 40), 0u);
+}
+
+// An array record stands, in admission, for the tasks its user's throttle
+// lets start, and at least the next one.
+TEST(SlurmRules, ArrayStartableTasks) {
+    struct Case {
+        const char *sentence;
+        uint32_t pending, user_max, running, want;
+    };
+    const std::vector<Case> cases = {
+        {"no throttle: every pending task", 40, 0, 3, 40},
+        {"%2 with none running: 2", 40, 2, 0, 2},
+        {"%5 with 3 running: 2", 40, 5, 3, 2},
+        {"%2 with 2 running: the next one only", 40, 2, 2, 1},
+        {"more running than the throttle (lowered since): the next one", 40, 2, 4, 1},
+        {"fewer pending than the throttle's free slots: those pending", 3, 10, 0, 3},
+        {"an ordinary job stays one", 1, 2, 0, 1},
+        {"and 0 stays 0", 0, 2, 0, 0},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        EXPECT_EQ(gpr_array_startable_tasks(c.pending, c.user_max, c.running), c.want);
+    }
 }
 
 TEST(SlurmRules, RunLimitIsTheTimeLimitElseThePartitionsElseAYear) {

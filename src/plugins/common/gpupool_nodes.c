@@ -61,6 +61,30 @@ extern const char *gps_node_gpu_type(node_record_t *node_ptr,
 	return (mixed || (typed < avail)) ? NULL : type;
 }
 
+extern bool gps_node_gpus_explicit(node_record_t *node_ptr,
+				   const gps_tres_t *t)
+{
+#ifdef GRES_CONF_EXPLICIT
+	list_itr_t *it;
+	gres_state_t *gs;
+	bool explicit = false;
+
+	if (!node_ptr->gres_list)
+		return false;
+	/* As _handle_exclusive_gres reads it: the node's record's flags. */
+	it = list_iterator_create(node_ptr->gres_list);
+	while (!explicit && (gs = list_next(it)))
+		explicit = _tracked(gs, t) &&
+			   (gs->config_flags & GRES_CONF_EXPLICIT);
+	list_iterator_destroy(it);
+	return explicit;
+#else
+	(void) node_ptr;
+	(void) t;
+	return false;
+#endif
+}
+
 extern const char *gps_job_gpu_type(job_record_t *job_ptr,
 				    const gps_tres_t *t)
 {

@@ -598,6 +598,55 @@ extern void gps_job_size(job_record_t *job_ptr, int state,
 		_pending_ask(job_ptr, t, out);
 }
 
+/*
+ * One dependency of a job still waits for its job: that job has not
+ * started, or (all kinds but `after`) not ended.  The records
+ * test_job_dependency() reads, without changing them: Slurm tests no
+ * dependency of a job gpupool holds (job_independent stops at WAIT_HELD).
+ */
+static bool _dependency_waits(depend_spec_t *dep)
+{
+	job_record_t *dj;
+
+	if ((dep->depend_state != DEPEND_NOT_FULFILLED) ||
+	    (dep->depend_flags & SLURM_FLAGS_REMOTE) ||
+	    (dep->depend_type == SLURM_DEPEND_SINGLETON))
+		return false;
+	dj = find_job_array_rec(dep->job_id, dep->array_task_id);
+	if (!dj)
+		return false;	/* gone: Slurm lifts it */
+	if (IS_JOB_PENDING(dj))
+		return true;
+	return (dep->depend_type != SLURM_DEPEND_AFTER) && !IS_JOB_FINISHED(dj);
+}
+
+/*
+ * The pending job waits for another job (GP_JOB_DEPENDENT): a dependency
+ * that still waits (with `?`, all of them), or one Slurm found can never be
+ * satisfied.  Job read lock.
+ */
+static bool _dependent(job_record_t *job_ptr)
+{
+	list_itr_t *it;
+	depend_spec_t *dep;
+	bool any = false, all = true, or_flag = false, w;
+
+	if (job_ptr->state_reason == WAIT_DEP_INVALID)
+		return true;
+	if (!(job_ptr->bit_flags & JOB_DEPENDENT) || !job_ptr->details ||
+	    !job_ptr->details->depend_list)
+		return false;
+	it = list_iterator_create(job_ptr->details->depend_list);
+	while ((dep = list_next(it))) {
+		w = _dependency_waits(dep);
+		or_flag |= (dep->depend_flags & SLURM_FLAGS_OR) != 0;
+		any |= w;
+		all &= w;
+	}
+	list_iterator_destroy(it);
+	return or_flag ? (any && all) : any;
+}
+
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
 			 time_t now, gp_job_t *out, char **part_buf,
@@ -616,10 +665,16 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	out->user_held = 0;
 	out->restart_cnt = job_ptr->restart_cnt;
 	out->array_tasks = gps_array_pending_tasks(job_ptr);
+	if (out->array_tasks > 1)
+		out->array_tasks = gpr_array_startable_tasks(
+			out->array_tasks, gps_array_user_throttle(job_ptr),
+			job_ptr->array_recs->tot_run_tasks);
 	if ((job_ptr->array_task_id != NO_VAL) || job_ptr->array_recs)
 		out->array_job_id = job_ptr->array_job_id;
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
+	if ((state == GP_JOB_PENDING) && _dependent(job_ptr))
+		out->flags |= GP_JOB_DEPENDENT;
 	{
 		/* Pending: where it is tried; running: its own partition. */
 		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;
@@ -635,6 +690,22 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->flags |= GP_JOB_STAYS;
 	if (t->needs & GP_NEEDS_ACCOUNTS)
 		out->account = job_ptr->account;
+}
+
+/* The priority plugin knows the user's throttle where gpupool capped it. */
+static uint32_t (*user_throttle)(job_record_t *job_ptr) = NULL;
+
+extern void gps_array_user_throttle_from(uint32_t (*fn)(job_record_t *))
+{
+	user_throttle = fn;
+}
+
+extern uint32_t gps_array_user_throttle(job_record_t *job_ptr)
+{
+	if (!job_ptr->array_recs)
+		return 0;
+	return user_throttle ? user_throttle(job_ptr) :
+			       job_ptr->array_recs->max_run_tasks;
 }
 
 extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr)
@@ -785,6 +856,9 @@ static void _add_nodes(gp_snapshot_t *snap, const gps_tres_t *t, time_t now,
 			gpus = UINT32_MAX;
 		node_map[i] = gp_snapshot_add_node(snap, node_ptr->name,
 						   (uint32_t) gpus);
+		if (gpus && gps_node_gpus_explicit(node_ptr, t))
+			(void) gp_snapshot_set_node_gpus_explicit(snap,
+								  node_map[i]);
 		if (t->needs & (GP_NEEDS_CPU | GP_NEEDS_MEM))
 			_node_cpus_mem(snap, node_map[i], node_ptr);
 		if (usage)

@@ -132,6 +132,14 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
  * Caller holds the job read lock.
  */
 extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr);
+/*
+ * An array record's own throttle, the user's (--array=...%N or
+ * ArrayTaskThrottle; 0: none): `fn`'s answer where set
+ * (gps_array_user_throttle_from: the priority plugin, which may have
+ * capped max_run_tasks), else max_run_tasks.  Job read lock.
+ */
+extern uint32_t gps_array_user_throttle(job_record_t *job_ptr);
+extern void gps_array_user_throttle_from(uint32_t (*fn)(job_record_t *));
 
 /* gpupool state of a job record; -1 for jobs that hold and want nothing. */
 extern int gps_job_state(job_record_t *job_ptr);
@@ -263,6 +271,14 @@ extern const char *gps_job_gpu_type(job_record_t *job_ptr,
  */
 extern const char *gps_node_gpu_type(node_record_t *node_ptr,
 				     const gps_tres_t *t);
+
+/*
+ * The node's GPUs of the tracked GRES go to a job only as it asks for them,
+ * not with the whole node (gres.conf Flags=explicit: Slurm 23.11 and later;
+ * always false before).  Node read lock.
+ */
+extern bool gps_node_gpus_explicit(node_record_t *node_ptr,
+				   const gps_tres_t *t);
 
 /*
  * Which nodes of `part` a pending job may use, for its victim plan, which

@@ -96,6 +96,8 @@ static void _pass(gp_pass_time_t *pt, time_t *seen_job_update)
 	now = time(NULL);
 	gps_tres_get(&tres);
 	gps_exclusive_parts_refresh();
+	/* First: an array's size in the snapshot reads the user's throttle. */
+	gpp_throttle_restore_all();
 	snap = gps_snapshot_build(&tres, false, now, &jobs);
 	pt->snapshot_usec = _usec_since(&mark);
 	if (!snap)
@@ -105,7 +107,6 @@ static void _pass(gp_pass_time_t *pt, time_t *seen_job_update)
 					(int64_t) now);
 	pt->evaluate_usec = _usec_since(&mark);
 	if (rc == GP_OK) {
-		gpp_throttle_restore_all();
 		released = gpp_results_apply_pass(now, &held);
 		gpp_weights_plan(gp_shared_engine());
 	}

@@ -170,6 +170,13 @@ extern int gpp_throttle_apply(job_record_t *job_ptr,
 	return _throttle(job_ptr, c, r, lower_only, changed);
 }
 
+extern uint32_t gpp_throttle_user_max(job_record_t *job_ptr)
+{
+	array_cap_t *c = _cap_find(job_ptr->job_id);
+
+	return c ? c->t.user_max : job_ptr->array_recs->max_run_tasks;
+}
+
 extern void gpp_throttle_prune(bool *changed)
 {
 	size_t i = 0;

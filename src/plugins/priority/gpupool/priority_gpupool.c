@@ -121,6 +121,7 @@ extern int init(void)
 
 	gpp_conf_init(reconf);
 	gpp_state_load();
+	gps_array_user_throttle_from(gpp_throttle_user_max);
 
 	if (GPS_PRIORITY_THREADS_IN_INIT)
 		gpp_agent_start();

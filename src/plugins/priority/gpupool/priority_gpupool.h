@@ -108,6 +108,8 @@ extern int gpp_throttle_apply(job_record_t *job_ptr,
 
 /* Put the user's throttle back on records no longer pending arrays. */
 extern void gpp_throttle_prune(bool *changed);
+/* The user's throttle of an array record (gpupool's cap undone). */
+extern uint32_t gpp_throttle_user_max(job_record_t *job_ptr);
 
 /*
  * Once, at the first pass after a start (every job loaded): take back the
