@@ -33,7 +33,8 @@ const KnownFix kParseFixes[] = {
 };
 
 // A ConfigError ("FILE:LINE: problem" or "FILE: problem") as a problem;
-// its fix is the message's own "...: use X" where it has one.
+// its fix is the message's own "...: use X" (or "; write X", "; give X")
+// where it has one.
 CheckProblem parse_problem(const std::string &path, const std::string &msg) {
     CheckProblem p = problem(path, 0, true, msg, "correct it as gpupool.conf(5) says");
     std::string rest = msg;
@@ -48,7 +49,7 @@ CheckProblem parse_problem(const std::string &path, const std::string &msg) {
         rest.erase(0, rest.find_first_not_of(' '));
     }
     p.what = rest;
-    for (const char *sep : {"; use ", ": use "}) {
+    for (const char *sep : {"; use ", ": use ", "; write ", "; give "}) {
         size_t at = rest.rfind(sep);
         if (at == std::string::npos) continue;
         p.what = rest.substr(0, at);
@@ -175,14 +176,11 @@ void check_qos(const Config &cfg, const CheckCluster &cluster, const std::string
     const std::vector<std::string> known(cluster.qos.begin(), cluster.qos.end());
     for (const Tier &t : cfg.tiers)
         for (const std::string &q : t.qos) {
+            // A QOS with a capital is refused by the parser already.
             if (cluster.qos.count(q)) continue;
-            const std::string low = conf_text::lower(q);
-            std::string fix = cluster.qos.count(low)
-                                  ? "Slurm keeps QOS names in lower case: write QOS=" + low
-                                  : "create it (sacctmgr add qos " + q + ") and grant it (sacctmgr modify user NAME "
-                                    "set qos+=" + q + "), or map an existing QOS (" + listed(known) + ")";
             out.push_back(problem(path, t.line, true, "Tier=" + t.name + ": QOS " + q + " does not exist in slurmdbd",
-                                  std::move(fix)));
+                                  "create it (sacctmgr add qos " + q + ") and grant it (sacctmgr modify user NAME "
+                                  "set qos+=" + q + "), or map an existing QOS (" + listed(known) + ")"));
         }
 }
 

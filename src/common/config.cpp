@@ -175,6 +175,12 @@ void Parser::tier_line(const std::vector<std::string> &words) {
                                                     : comma - start);
                 if (q.empty()) fail("empty QOS name in " + quote(v) + where);
                 check_name("QOS", q);
+                // tier_of_qos matches exactly, and Slurm keeps QOS names in
+                // lower case: a capital would leave the tier's jobs in DefaultTier.
+                if (has_upper(q))
+                    fail("bad name " + quote(q) + " for QOS" + where +
+                         ": Slurm QOS names are lower case, so no job's QOS would match it; write " +
+                         quote(lower(q)));
                 if (!tier_qos.insert(q).second) fail("QOS " + quote(q) + " listed twice" + where);
                 tier.qos.push_back(q);
                 if (comma == std::string::npos) break;
@@ -212,7 +218,15 @@ void Parser::tier_line(const std::vector<std::string> &words) {
         }
     }
     if (!has_priority) fail("missing required key 'Priority'" + where);
-    if (!has_qos) tier.qos.push_back(tier.name);
+    if (!has_qos) {
+        // The tier's name is its QOS: a capital would match no job's QOS.
+        // Tier names themselves may have capitals when QOS= is given.
+        if (has_upper(tier.name))
+            fail("Tier=" + clip(tier.name) + " has no QOS=, so its QOS is its name, but Slurm QOS names are lower "
+                 "case, so no job's QOS would match it; give QOS=" + clip(lower(tier.name)) +
+                 " or rename the tier " + quote(lower(tier.name)));
+        tier.qos.push_back(tier.name);
+    }
     check_tier_unique(tier);
     for (const std::string &q : tier.qos)
         qos_owner_[q] = static_cast<int>(cfg_.tiers.size());

@@ -18,10 +18,6 @@ std::string amount_text(Resource r, uint64_t v, const std::string &gpu_tres) {
     return format_resource_amounts(one, gpu_tres);
 }
 
-bool has_upper(const std::string &s) {
-    return std::any_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-}
-
 }  // namespace
 
 // gres/gpu or gres/gpu:TYPE first (the GRES that counts GPUs), then cpu

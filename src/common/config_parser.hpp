@@ -40,6 +40,12 @@ inline bool is_key(const std::vector<std::string> &keys, const std::string &lkey
     return false;
 }
 
+// Slurm lower-cases account and QOS names (sacctmgr, slurmctld): a name
+// with a capital would never match a job's.
+inline bool has_upper(const std::string &s) {
+    return std::any_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
 struct Token {
     std::string key;    // as written
     std::string lkey;   // lower-cased

@@ -178,13 +178,12 @@ TEST(Check, SlurmConfSettingsAreCheckedWithTheirLines) {
 }
 
 // Pools over the same nodes share their GPUs; pool partitions share one
-// PriorityTier; QOS are Slurm's lower-case names; a Pool=* record answers
-// to each pool's quota.
+// PriorityTier; a Pool=* record answers to each pool's quota.
 TEST(Check, PoolsQosAndAccountsAgainstTheCluster) {
     CheckCluster c = demo();
     c.priority_tier["pool3"] = 2;
     const std::string text = "Tier=normal QOS=normal Priority=200 Preemptible=no\n"  // 1
-                             "Tier=low QOS=Low Priority=100 Preemptible=yes\n"       // 2
+                             "Tier=low QOS=low Priority=100 Preemptible=yes\n"       // 2
                              "DefaultTier=normal\n"                                  // 3
                              "Pool=pool1 Quota=3\n"                                  // 4
                              "Pool=pool2 Quota=2\n"                                  // 5
@@ -192,8 +191,6 @@ TEST(Check, PoolsQosAndAccountsAgainstTheCluster) {
                              "Account=protein Pool=* Quota=gres/gpu=3\n";            // 7
     int status = -1;
     EXPECT_EQ(report("gp.conf", text, c, &status),
-              "gp.conf:2: error: Tier=low: QOS Low does not exist in slurmdbd; fix: Slurm keeps QOS names in lower "
-              "case: write QOS=low\n"
               "gp.conf:4: warning: pools pool1, pool2 share the 4 GPUs of their partitions' nodes, but their quotas "
               "add up to 5: quotas cannot all be honoured; fix: lower the quotas of pool1, pool2 to add up to at most "
               "4\n"
@@ -206,8 +203,39 @@ TEST(Check, PoolsQosAndAccountsAgainstTheCluster) {
               "gp.conf:7: error: Account=protein Pool=* Quota=gres/gpu=3 (in pool pool2) is more than Pool=pool2's "
               "Quota (gres/gpu=2, line 5); fix: lower protein's Quota in pool2 to at most gres/gpu=2, or raise the "
               "pool's\n"
-              "gpupool check: 2 errors, 3 warnings (gp.conf)\n");
+              "gpupool check: 1 error, 3 warnings (gp.conf)\n");
     EXPECT_EQ(status, 1);
+}
+
+// A QOS or account with a capital matches no job (Slurm lower-cases
+// their names): the file does not load, and check says what to write.
+TEST(Check, QosAndAccountNamesWithCapitalsAreParseErrors) {
+    struct Case {
+        const char *sentence;
+        std::string text;
+        std::string report;
+    };
+    const std::vector<Case> cases = {
+        {"a QOS= name with a capital", "Tier=low QOS=Low Priority=100 Preemptible=yes\n",
+         "gp.conf:1: error: bad name 'Low' for QOS in Tier=low: Slurm QOS names are lower case, so no job's QOS "
+         "would match it; fix: write 'low'\n"
+         "gpupool check: 1 error, 0 warnings (gp.conf)\n"},
+        {"a tier with capitals and no QOS=, whose QOS is its name", "Tier=LOW Priority=100 Preemptible=yes\n",
+         "gp.conf:1: error: Tier=LOW has no QOS=, so its QOS is its name, but Slurm QOS names are lower case, so "
+         "no job's QOS would match it; fix: give QOS=low or rename the tier 'low'\n"
+         "gpupool check: 1 error, 0 warnings (gp.conf)\n"},
+        {"an Account= name with a capital, refused the same way",
+         "Tier=low Priority=100 Preemptible=yes\nPool=pool1 Quota=1\nAccount=Physics Pool=pool1\n",
+         "gp.conf:3: error: bad name 'Physics' for Account: Slurm account names are lower case; fix: write "
+         "'physics'\n"
+         "gpupool check: 1 error, 0 warnings (gp.conf)\n"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        int status = -1;
+        EXPECT_EQ(report("gp.conf", c.text, demo(), &status), c.report);
+        EXPECT_EQ(status, 1);
+    }
 }
 
 // What could not be read is said once, as a warning; the file is still

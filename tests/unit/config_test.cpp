@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 using namespace gpupool;
 
@@ -233,22 +234,22 @@ TEST(ConfigParse, CommentsBlankLinesAndCase) {
         "quotatres=gres/gpu   # trailing comment\n"
         "PREEMPTIONORDER=OLDEST\treclaimby=ALL\n"
         "  # indented comment\n"
-        "tier=hi qos=HiQ PRIORITY=2 preemptible=No preemptmode=rEqUeUe\r\n"
+        "tier=Hi qos=hiq PRIORITY=2 preemptible=No preemptmode=rEqUeUe\r\n"
         "TIER=lo Priority=1 Preemptible=YES#comment right after a value\n"
-        "defaulttier=hi\n"
+        "defaulttier=Hi\n"
         "pool=P1 QUOTA=3 weight=2 minruntime=1:00\n"
         "#Pool=ignored Quota=1\n",
         "x");
     EXPECT_EQ(c.preemption_order, PreemptionOrder::Oldest);
     EXPECT_EQ(c.reclaim_by, ReclaimBy::All);
     ASSERT_EQ(c.tiers.size(), 2u);
-    EXPECT_EQ(c.tiers[0].name, "hi");
-    EXPECT_EQ(c.tiers[0].qos, std::vector<std::string>{"HiQ"});  // values keep case
+    EXPECT_EQ(c.tiers[0].name, "Hi");  // values keep case
+    EXPECT_EQ(c.tiers[0].qos, std::vector<std::string>{"hiq"});  // QOS are Slurm's lower-case names
     EXPECT_EQ(c.tiers[0].preempt_mode, PreemptMode::Requeue);
     EXPECT_EQ(c.tiers[0].line, 7);
     EXPECT_TRUE(c.tiers[1].preemptible);
     EXPECT_EQ(c.tiers[1].line, 8);
-    EXPECT_EQ(c.default_tier, "hi");
+    EXPECT_EQ(c.default_tier, "Hi");
     ASSERT_EQ(c.pools.size(), 1u);
     EXPECT_EQ(c.pools[0].name, "P1");
     EXPECT_EQ(c.pools[0].quota, 3u);
@@ -577,6 +578,47 @@ TEST(ConfigErrors, BadNames) {
     EXPECT_EQ(error_of("Tier=a QOS=x=y Priority=2 Preemptible=no\n"), "gp.conf:1: bad name 'x=y' for QOS: " + rule);
     EXPECT_EQ(error_of("Tier=a Priority=2 Preemptible=no\nDefaultTier=a,b\n"),
               "gp.conf:2: bad name 'a,b' for DefaultTier: " + rule);
+}
+
+// Slurm keeps QOS names in lower case and a job's tier is found by its
+// QOS exactly: a QOS with a capital would silently leave its jobs in
+// DefaultTier.  Tier names themselves may have capitals.
+TEST(ConfigErrors, QosNamesAreSlurmsLowerCaseNames) {
+    struct Case {
+        const char *sentence;
+        std::string text;
+        std::string error;
+    };
+    const std::vector<Case> cases = {
+        {"a tier with no QOS= and a capital in its name would map a QOS no job has",
+         "Tier=HIGH Priority=300 Preemptible=no\n",
+         "gp.conf:1: Tier=HIGH has no QOS=, so its QOS is its name, but Slurm QOS names are lower case, so no "
+         "job's QOS would match it; give QOS=high or rename the tier 'high'"},
+        {"a capital anywhere in the name counts", kTiers + "Tier=scavengeR Priority=50 Preemptible=yes\n",
+         "gp.conf:5: Tier=scavengeR has no QOS=, so its QOS is its name, but Slurm QOS names are lower case, so "
+         "no job's QOS would match it; give QOS=scavenger or rename the tier 'scavenger'"},
+        {"a QOS= name with a capital is refused with the name to write", "Tier=high QOS=High Priority=300 "
+         "Preemptible=no\n",
+         "gp.conf:1: bad name 'High' for QOS in Tier=high: Slurm QOS names are lower case, so no job's QOS would "
+         "match it; write 'high'"},
+        {"so is one later in a QOS= list", kTiers + "Tier=scavenger QOS=scav,Preempt-Me Priority=50 "
+         "Preemptible=yes\n",
+         "gp.conf:5: bad name 'Preempt-Me' for QOS in Tier=scavenger: Slurm QOS names are lower case, so no job's "
+         "QOS would match it; write 'preempt-me'"},
+        {"a tier name with capitals is fine when QOS= gives lower-case names", "Tier=HIGH QOS=high Priority=300 "
+         "Preemptible=no\n", "<no error>"},
+        {"and tier names stay case-sensitive: HIGH and high are two tiers",
+         "Tier=HIGH QOS=high Priority=300 Preemptible=no\nTier=high QOS=top Priority=400 Preemptible=no\n"
+         "DefaultTier=HIGH\n",
+         "<no error>"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        EXPECT_EQ(error_of(c.text), c.error);
+    }
+    Config c = parse_config("Tier=HIGH QOS=high,urgent Priority=300 Preemptible=no\n", "gp.conf");
+    EXPECT_EQ(c.tiers.at(0).name, "HIGH");
+    EXPECT_EQ(c.tiers.at(0).qos, (std::vector<std::string>{"high", "urgent"}));
 }
 
 TEST(ConfigErrors, FirstErrorWins) {

@@ -289,8 +289,9 @@ TEST(Robustness, NamesWithNulControlOrNonAsciiBytesAreRefused) {
     EXPECT_EQ(config_error(tiers + "DefaultTier=n\x7f\n"), "gp.conf:2: bad name 'n\\x7f' for DefaultTier: " + kNameRuleText);
     EXPECT_EQ(config_error(tiers + bytes("QuotaTRES=gres/gpu:a\0" "100\n")),
               "gp.conf:2: bad value 'gres/gpu:a\\x00100' for QuotaTRES: expected gres/gpu or gres/gpu:TYPE");
-    // What Slurm itself takes is fine.
-    Config ok = parse_config("Tier=t-1.x_Y Priority=1 Preemptible=no\nPool=gpu.A-100_x Quota=1\n", "gp.conf");
+    // What Slurm itself takes is fine (a QOS in Slurm's lower case).
+    Config ok = parse_config("Tier=t-1.x_Y QOS=t-1.x_y Priority=1 Preemptible=no\nPool=gpu.A-100_x Quota=1\n",
+                             "gp.conf");
     EXPECT_EQ(ok.pools.at(0).name, "gpu.A-100_x");
 
     // The state loader refuses such names too, and changes nothing.
