@@ -117,7 +117,8 @@ uint32_t gp_engine_state_save_interval(gp_engine_t *engine);
  * May slurmctld trust `path` (gpupool.conf, `is_dir` 0, or the state
  * directory, `is_dir` 1)?  GP_OK if it and every directory above it are
  * owned by root or `slurm_uid` and writable by neither group nor others
- * (a directory above with the sticky bit may be writable by all).
+ * (a directory above with the sticky bit may be writable by all), and so
+ * is each symbolic link on the way, with every directory above the link.
  * Otherwise GP_ERR_CONFIG (GP_ERR_IO: it could not be examined) and `err`
  * names the path, its owner or mode and `what` it is, e.g. "/etc/slurm/
  * gpupool.conf: writable by group (mode 0664); gpupool.conf must be

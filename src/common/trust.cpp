@@ -72,6 +72,81 @@ std::string untrusted_dir(const std::vector<Dir> &dirs, const std::string &shown
     return "";
 }
 
+// The symbolic links met on the way from `path` (as given) to its target,
+// each judged where it lies: whoever may rename entries in a directory
+// above a link, or owns the link, could point it at a file of their own,
+// however well the target is kept.  "" when each is trusted (or there is
+// none), else why not.  Judged by path, before open_trusted_path's opens:
+// those fail on anything swapped since, and only root or SlurmUser can
+// change a link that passed.
+std::string untrusted_link(const std::string &path, const std::string &shown, const std::string &what,
+                           uid_t slurm_uid, const std::string &must, bool *io_error) {
+    auto fail_io = [&](const std::string &where) {
+        if (io_error) *io_error = true;
+        return where + ": cannot check: " + std::strerror(errno);
+    };
+    std::string start = path;
+    if (start.empty() || start[0] != '/') {
+        char *cwd = getcwd(nullptr, 0);
+        if (!cwd) return fail_io(shown + ": directory .");
+        start = std::string(cwd) + "/" + start;
+        std::free(cwd);
+    }
+    std::vector<std::string> todo;  // components still to walk, next last
+    auto push_front = [&todo](const std::string &p) {
+        std::vector<std::string> parts;
+        for (size_t pos = 0; pos <= p.size();) {
+            size_t slash = p.find('/', pos);
+            if (slash == std::string::npos) slash = p.size();
+            parts.push_back(p.substr(pos, slash - pos));
+            pos = slash + 1;
+        }
+        todo.insert(todo.end(), parts.rbegin(), parts.rend());
+    };
+    auto root = [](std::vector<Dir> &dirs) {
+        dirs.assign(1, Dir{"/", {}});
+        return ::stat("/", &dirs[0].st) == 0;
+    };
+    std::vector<Dir> dirs;  // "/" down to the directory reached
+    if (!root(dirs)) return fail_io(shown + ": directory /");
+    push_front(start);
+    int links = 0;
+    while (!todo.empty()) {
+        const std::string name = todo.back();
+        todo.pop_back();
+        if (name.empty() || name == ".") continue;
+        if (name == "..") {
+            if (dirs.size() > 1) dirs.pop_back();
+            continue;
+        }
+        const std::string &at = dirs.back().name;
+        const std::string child = at == "/" ? "/" + name : at + "/" + name;
+        struct stat st;
+        if (::lstat(child.c_str(), &st) != 0) return fail_io(shown + ": " + child);
+        if (S_ISLNK(st.st_mode)) {
+            if (!trusted_owner(st.st_uid, slurm_uid))
+                return shown + ": symbolic link " + child + " is owned by " + user_name(st.st_uid, true) +
+                       ", so " + what + " could be replaced" + must;
+            std::string w = untrusted_dir(dirs, shown, what, slurm_uid, must);
+            if (!w.empty()) return w;
+            if (++links > 40) {  // as the kernel's ELOOP
+                errno = ELOOP;
+                return fail_io(shown);
+            }
+            std::vector<char> buf(PATH_MAX + 1);
+            ssize_t n = ::readlink(child.c_str(), buf.data(), buf.size() - 1);
+            if (n < 0) return fail_io(shown + ": " + child);
+            const std::string target(buf.data(), static_cast<size_t>(n));
+            if (!target.empty() && target[0] == '/' && !root(dirs)) return fail_io(shown + ": directory /");
+            push_front(target);
+        } else if (!todo.empty()) {
+            if (!S_ISDIR(st.st_mode)) break;  // the opens below say so
+            dirs.push_back({child, st});
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 std::string open_trusted_path(const std::string &path, const std::string &what,
@@ -90,6 +165,10 @@ std::string open_trusted_path(const std::string &path, const std::string &what,
     std::string real = real_c;
     std::free(real_c);
     const std::string shown = real == path ? path : path + " (resolves to " + real + ")";
+    // The path as given first: a link to a well-kept file is no better
+    // than the directory it lies in.
+    std::string link_why = untrusted_link(path, shown, what, slurm_uid, must, io_error);
+    if (!link_why.empty()) return link_why;
 
     // Open "/", then each component below it relative to its parent's
     // descriptor, never following a symlink: what is judged (fstat) is

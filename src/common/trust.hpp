@@ -20,6 +20,10 @@ namespace gpupool {
 // the sticky bit (/tmp) may be writable by all, since only an entry's
 // owner can then rename or remove it.  Group write is refused even for
 // group root or SlurmUser's group: a member of a group is not root.
+// Each symbolic link on the way (the path itself, a directory on it, a
+// link to a link) must also be owned by root or `slurm_uid`, with every
+// directory above it trusted as above: whoever may write there could
+// re-point the link.
 // *io_error (if given) is set when the path could not be examined at all.
 std::string check_trusted_path(const std::string &path, const std::string &what,
                                uid_t slurm_uid, bool is_dir,

@@ -1,5 +1,5 @@
 // Unit tests of the trusted-path check for gpupool.conf and the state
-// directory: owners, modes, directories above.
+// directory: owners, modes, directories above, symbolic links.
 #include "gpupool.h"
 #include "trust.hpp"
 
@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace gpupool;
 
@@ -128,6 +130,78 @@ TEST_F(TrustTest, SymlinkIsJudgedByItsTarget) {
     EXPECT_EQ(check(link), link + " (resolves to " + target + "): directory " + sub +
                                " is writable by group and others (mode 0777), so gpupool.conf "
                                "could be replaced" + kRootMust);
+}
+
+// A link is judged where it lies as well as by its target: whoever may
+// rename entries in a directory above the link, or owns the link, could
+// point it at a file of their own however well the target is kept.
+TEST_F(TrustTest, SymlinkIsJudgedWhereItLiesToo) {
+    if (!root()) GTEST_SKIP() << "needs root";
+    const std::string open = dir_ + "/open", group = dir_ + "/group", sticky = dir_ + "/sticky",
+                      etc = dir_ + "/etc";
+    for (const auto &[d, mode] : {std::pair{open, 0777}, {group, 0775}, {sticky, 01777}, {etc, 0755}}) {
+        ASSERT_EQ(mkdir(d.c_str(), 0700), 0);
+        ASSERT_EQ(chmod(d.c_str(), static_cast<mode_t>(mode)), 0);
+    }
+    const std::string etc_file = etc + "/gpupool.conf";
+    std::ofstream(etc_file) << "x\n";
+    ASSERT_EQ(chmod(etc_file.c_str(), 0644), 0);
+    auto link = [](const std::string &target, const std::string &at, uid_t owner = 0) {
+        EXPECT_EQ(symlink(target.c_str(), at.c_str()), 0) << at;
+        EXPECT_EQ(lchown(at.c_str(), owner, owner), 0) << at;
+        return at;
+    };
+    auto resolves = [this](const std::string &p) { return p + " (resolves to " + file_ + ")"; };
+    const std::string replaced = ", so gpupool.conf could be replaced" + kRootMust;
+
+    struct Case {
+        const char *sentence;
+        std::string path;
+        std::string why;
+    };
+    const std::vector<Case> cases = {
+        {"a link in a directory writable by all is refused, naming that directory",
+         link(file_, open + "/a.conf"),
+         resolves(open + "/a.conf") + ": directory " + open + " is writable by group and others (mode 0777)" +
+             replaced},
+        {"so is one in a group-writable directory", link(file_, group + "/b.conf"),
+         resolves(group + "/b.conf") + ": directory " + group + " is writable by group (mode 0775)" + replaced},
+        {"a link in a trusted directory to a trusted target is accepted", link(file_, dir_ + "/c.conf"), ""},
+        {"so is one with a relative target", link("gpupool.conf", dir_ + "/d.conf"), ""},
+        {"a link owned by another user is refused, even in a trusted directory",
+         link(file_, dir_ + "/e.conf", kStranger),
+         resolves(dir_ + "/e.conf") + ": symbolic link " + dir_ + "/e.conf is owned by uid 54321" + replaced},
+        {"a root-owned link in a sticky directory (as /tmp) is accepted: only its owner may replace it",
+         link(file_, sticky + "/f.conf"), ""},
+        // (Another user's link there is refused too, but where
+        // fs.protected_symlinks is set root cannot even follow it.)
+        {"each link of a chain is judged: a trusted link to an untrusted one is refused",
+         link(link(file_, open + "/h.conf"), dir_ + "/h.conf"),
+         resolves(dir_ + "/h.conf") + ": directory " + open + " is writable by group and others (mode 0777)" +
+             replaced},
+        {"a link to a directory on the way is judged too", link(etc, open + "/etc") + "/gpupool.conf",
+         open + "/etc/gpupool.conf (resolves to " + etc_file + "): directory " + open +
+             " is writable by group and others (mode 0777)" + replaced},
+        {"and is accepted where it lies in a trusted directory", link(etc, dir_ + "/etc2") + "/gpupool.conf", ""},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        bool io = true;
+        EXPECT_EQ(check_trusted_path(c.path, "gpupool.conf", 0, false, &io), c.why);
+        EXPECT_FALSE(io);
+    }
+    // The file read is still the target, opened as before.
+    int fd = -1;
+    ASSERT_EQ(open_trusted_path(dir_ + "/c.conf", "gpupool.conf", 0, false, &fd), "");
+    ASSERT_GE(fd, 0);
+    close(fd);
+    // The link's own directory is also judged by SlurmUser, not root only.
+    ASSERT_EQ(chown(open.c_str(), kStranger, kStranger), 0);
+    ASSERT_EQ(chmod(open.c_str(), 0755), 0);
+    EXPECT_EQ(check(open + "/a.conf"), resolves(open + "/a.conf") + ": directory " + open +
+                                           " is owned by uid 54321" + replaced);
+    ASSERT_EQ(lchown((open + "/a.conf").c_str(), kStranger, kStranger), 0);
+    EXPECT_EQ(check(open + "/a.conf", false, kStranger), "");
 }
 
 TEST_F(TrustTest, MissingPathAndCApi) {
