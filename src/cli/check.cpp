@@ -9,6 +9,8 @@
 #include <optional>
 #include <ostream>
 
+#include "trust.hpp"
+
 namespace gpupool::cli {
 
 namespace {
@@ -185,6 +187,10 @@ void check_qos(const Config &cfg, const CheckCluster &cluster, const std::string
 }
 
 }  // namespace
+
+std::string check_file_trust(const std::string &path, const CheckCluster &cluster) {
+    return check_trusted_path(path, "gpupool.conf", trust_slurm_uid(cluster), false);
+}
 
 std::vector<CheckProblem> check_config(const std::string &path, const std::string &text,
                                        const CheckCluster &cluster) {

@@ -33,8 +33,9 @@ struct CheckCluster {
     std::string controller_error;  // slurmctld unreachable: only the file is checked
     // Why slurmctld would not trust the file (owner, mode: trust.hpp); "" if it would.
     std::string trust_error;
-    // slurm.conf: its path, text (empty if unreadable: no line numbers)
-    // and the settings slurmctld runs with (`scontrol show config`).
+    // slurm.conf: its path, text (empty if unreadable: no line numbers;
+    // read also when slurmctld does not answer, for SlurmUser) and the
+    // settings slurmctld runs with (`scontrol show config`).
     std::string slurm_conf;
     std::string slurm_conf_text;
     std::map<std::string, std::string> settings;
@@ -74,6 +75,19 @@ void check_accounts(const Config &cfg, const CheckCluster &cluster, const std::s
 // SlurmUser's uid from `scontrol show config` ("slurm(64030)"); 0 (root)
 // if it says none.
 uint32_t slurm_user_id(const std::map<std::string, std::string> &settings);
+
+// SlurmUser's uid from slurm.conf `text` (the last SlurmUser=, a name or
+// a uid), for when slurmctld does not answer; 0 (root, Slurm's default)
+// if it sets none or names no user.
+uint32_t slurm_user_of_conf(const std::string &text);
+
+// SlurmUser for the trust check: slurmctld's when it answered, else
+// slurm.conf's (`cluster.slurm_conf_text`), else root's.
+uint32_t trust_slurm_uid(const CheckCluster &cluster);
+
+// Why slurmctld would not trust gpupool.conf at `path` (trust.hpp), ""
+// if it would; judged without slurmctld, as trust_slurm_uid says.
+std::string check_file_trust(const std::string &path, const CheckCluster &cluster);
 
 // The line where `key` (any case) is set in Key=Value `text`: the last
 // such line outside comments, 0 if none.

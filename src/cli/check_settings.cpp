@@ -1,10 +1,13 @@
 // `gpupool check`'s slurm.conf settings: the table below is the one list of
 // what gpupool needs from slurm.conf (doc/admin-guide.md, "slurm.conf"),
 // read from slurmctld as `scontrol show config` prints it.
+#include <pwd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <sstream>
+#include <vector>
 
 #include "check.hpp"
 
@@ -181,6 +184,41 @@ uint32_t slurm_user_id(const std::map<std::string, std::string> &settings) {
     const std::string digits = user->substr(open + 1, close - open - 1);
     if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) return 0;
     return static_cast<uint32_t>(std::stoul(digits));
+}
+
+uint32_t slurm_user_of_conf(const std::string &text) {
+    // The last SlurmUser= outside comments, as Slurm's parser takes it:
+    // any case, blanks around '=', a quoted value.
+    std::string name;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        line.erase(std::min(line.find('#'), line.size()));
+        const std::string low = lower(line);
+        for (size_t at = low.find("slurmuser"); at != std::string::npos; at = low.find("slurmuser", at + 1)) {
+            if (at > 0 && !std::isspace(static_cast<unsigned char>(line[at - 1]))) continue;
+            size_t v = line.find_first_not_of(" \t", at + 9);
+            if (v == std::string::npos || line[v] != '=') continue;
+            v = line.find_first_not_of(" \t", v + 1);
+            if (v == std::string::npos) continue;
+            const bool quoted = line[v] == '"';
+            if (quoted) ++v;
+            const size_t end = quoted ? line.find('"', v) : line.find_first_of(" \t\r", v);
+            name = line.substr(v, end == std::string::npos ? std::string::npos : end - v);
+        }
+    }
+    if (name.empty()) return 0;
+    struct passwd pw, *res = nullptr;
+    std::vector<char> buf(16384);
+    if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &res) == 0 && res) return res->pw_uid;
+    // Slurm takes a uid too.
+    if (name.size() <= 9 && name.find_first_not_of("0123456789") == std::string::npos)
+        return static_cast<uint32_t>(std::stoul(name));
+    return 0;
+}
+
+uint32_t trust_slurm_uid(const CheckCluster &cluster) {
+    if (setting(cluster.settings, "SlurmUser")) return slurm_user_id(cluster.settings);
+    return slurm_user_of_conf(cluster.slurm_conf_text);
 }
 
 int line_of_key(const std::string &text, const std::string &key) {

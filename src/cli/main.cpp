@@ -241,14 +241,18 @@ bool read_conf(const std::string &path, std::string &text, std::string &why) {
     return true;
 }
 
-// A slurm.conf libslurm would read: $SLURM_CONF's, Debian's, or the copy
-// a configless node caches.  (A configless node that only has DNS SRV
-// records is not seen: check then checks the file alone.)
-bool slurm_conf_here() {
+// The slurm.conf libslurm would read: $SLURM_CONF's, Debian's, or the copy
+// a configless node caches; "" for none.  (A configless node that only has
+// DNS SRV records is not seen: check then checks the file alone.)
+std::string local_slurm_conf() {
     const char *env = std::getenv("SLURM_CONF");
-    if (env && *env) return ::access(env, R_OK) == 0;
-    return ::access("/etc/slurm/slurm.conf", R_OK) == 0 || ::access("/run/slurm/conf/slurm.conf", R_OK) == 0;
+    if (env && *env) return ::access(env, R_OK) == 0 ? env : "";
+    for (const char *p : {"/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf"})
+        if (::access(p, R_OK) == 0) return p;
+    return "";
 }
+
+bool slurm_conf_here() { return !local_slurm_conf().empty(); }
 
 // `check`: one line per problem and a summary on stdout.  `slurm`: libslurm
 // is initialised (a slurm.conf was found).
@@ -277,11 +281,20 @@ int check_command(const Args &a, bool slurm) {
         }
         try {
             cluster = load_check_cluster(cc, cfg ? &*cfg : nullptr);
-            cluster.trust_error = check_trusted_path(path, "gpupool.conf", slurm_user_id(cluster.settings), false);
         } catch (const std::exception &e) {
             cluster.controller_error = e.what();
         }
     }
+    // The file's owner and mode need no slurmctld: without it, SlurmUser
+    // is slurm.conf's here (root where that sets none).
+    if (!cluster.controller_error.empty() && slurm) {
+        cluster.slurm_conf = local_slurm_conf();
+        std::ifstream in(cluster.slurm_conf);
+        std::ostringstream conf;
+        conf << in.rdbuf();
+        cluster.slurm_conf_text = conf.str();
+    }
+    cluster.trust_error = check_file_trust(path, cluster);
     return print_check(check_config(path, text, cluster), path, std::cout);
 }
 

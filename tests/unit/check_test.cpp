@@ -4,9 +4,14 @@
 // eight broken files are the ones the live test checks too.
 #include <gtest/gtest.h>
 
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "check.hpp"
 
@@ -265,6 +270,77 @@ TEST(Check, WhatCannotBeCheckedIsSaid) {
               "gp.conf:5: error: Account=qcd Pool=pool1 Quota=gres/gpu=3 is more than Pool=pool1's Quota "
               "(gres/gpu=2, line 4); fix: lower qcd's Quota in pool1 to at most gres/gpu=2, or raise the pool's\n"
               "gpupool check: 2 errors, 2 warnings (gp.conf)\n");
+}
+
+// Without slurmctld, the trust check takes SlurmUser from slurm.conf.
+TEST(Check, SlurmUserForTheTrustCheck) {
+    const struct passwd *me = getpwuid(geteuid());
+    ASSERT_NE(me, nullptr);
+    const std::string my_name = me->pw_name;
+    const uint32_t my_uid = me->pw_uid;
+    struct Case {
+        const char *sentence;
+        std::map<std::string, std::string> settings;  // slurmctld's; empty: it did not answer
+        std::string slurm_conf;
+        uint32_t uid;
+    };
+    const std::vector<Case> cases = {
+        {"slurmctld's SlurmUser wins when it answered", {{"SlurmUser", "slurm(64030)"}}, "SlurmUser=54321\n",
+         64030},
+        {"slurm.conf's SlurmUser, a uid, when it did not", {}, "ClusterName=c\nSlurmUser=54321\n", 54321},
+        {"a name is looked up", {}, "SlurmUser=" + my_name + "\n", my_uid},
+        {"any case, blanks around '=', a quoted value", {}, "slurmuser = \"54321\"\n", 54321},
+        {"on a line with other keys", {}, "ClusterName=c SlurmUser=54321 SlurmctldPort=6817\n", 54321},
+        {"the last one set wins", {}, "SlurmUser=1\nSlurmUser=54321\n", 54321},
+        {"a comment sets nothing: root", {}, "#SlurmUser=54321\nClusterName=c # SlurmUser=1\n", 0},
+        {"SlurmdUser is another key: root", {}, "SlurmdUser=54321\n", 0},
+        {"a name no user has: root only", {}, "SlurmUser=no-such-user-gp\n", 0},
+        {"no slurm.conf (or none that sets it): root only, Slurm's default", {}, "", 0},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        CheckCluster cluster;
+        cluster.settings = c.settings;
+        cluster.slurm_conf_text = c.slurm_conf;
+        EXPECT_EQ(trust_slurm_uid(cluster), c.uid);
+    }
+}
+
+// `gpupool check` judges the file's owner and mode whether slurmctld
+// answers or not: a group-writable file is an error either way.
+TEST(Check, TrustIsCheckedWithoutSlurmctld) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (the file must be owned by root)";
+    char tmpl[] = "/tmp/gp_check_trust_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl, file = dir + "/gpupool.conf";
+    ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+    std::ofstream(file) << kTiers;
+    ASSERT_EQ(chmod(file.c_str(), 0664), 0);
+
+    CheckCluster down;
+    down.controller_error = "no slurm.conf here ($SLURM_CONF, /etc/slurm/slurm.conf)";
+    down.trust_error = check_file_trust(file, down);
+    EXPECT_EQ(down.trust_error, file + ": writable by group (mode 0664); gpupool.conf must be writable only by "
+                                       "root or SlurmUser root");
+    int status = -1;
+    EXPECT_EQ(report(file, kTiers, down, &status),
+              file + ": error: slurmctld would not read it: " + down.trust_error +
+                  "; fix: make the file and every directory above it owned by root or SlurmUser and writable by no "
+                  "group or other user (chown root FILE; chmod go-w FILE)\n" +
+                  file + ": warning: the cluster was not checked: no slurm.conf here ($SLURM_CONF, "
+                         "/etc/slurm/slurm.conf); fix: run gpupool check where scontrol reaches slurmctld\n"
+                         "gpupool check: 1 error, 1 warning (" + file + ")\n");
+    EXPECT_EQ(status, 1);
+
+    // Owned by SlurmUser: trusted when slurm.conf names it, not otherwise.
+    ASSERT_EQ(chmod(file.c_str(), 0644), 0);
+    ASSERT_EQ(chown(file.c_str(), 54321, 54321), 0);
+    EXPECT_EQ(check_file_trust(file, down),
+              file + ": owned by uid 54321; gpupool.conf must be owned by root or SlurmUser root");
+    down.slurm_conf_text = "SlurmUser=54321\n";
+    EXPECT_EQ(check_file_trust(file, down), "");
+    const std::string cmd = "rm -rf '" + dir + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
 }
 
 TEST(Check, TextHelpers) {
