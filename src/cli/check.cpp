@@ -201,6 +201,14 @@ std::vector<CheckProblem> check_config(const std::string &path, const std::strin
     } catch (const ConfigError &e) {
         out.push_back(parse_problem(path, e.what()));
     }
+    // Settings that change nothing (Config::warnings, "FILE:LINE: why").
+    if (cfg)
+        for (const std::string &w : cfg->warnings) {
+            CheckProblem p = parse_problem(path, w);
+            p.error = false;
+            p.fix = "remove it, or change the setting it depends on (gpupool.conf(5), VALIDATION)";
+            out.push_back(p);
+        }
     if (!cluster.trust_error.empty())
         out.push_back(problem(path, 0, true, "slurmctld would not read it: " + cluster.trust_error,
                               "make the file and every directory above it owned by root or SlurmUser and writable "

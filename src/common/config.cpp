@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "config_parser.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -318,6 +319,37 @@ void Parser::finish() {
                                           " sets oldest, which counts no work lost)");
     finish_pool_quotas();
     finish_accounts();
+    warn_without_effect();
+}
+
+// Settings that change nothing with the rest of the file: warned, not
+// refused (a site may keep them for a later change).
+void Parser::warn_without_effect() {
+    auto seen = [&](const char *key) {
+        auto it = global_seen_.find(key);
+        return it != global_seen_.end() ? it->second : 0;
+    };
+    if (seen("reclaimby") && cfg_.reclaim_to == ReclaimTo::Fairshare)
+        warn_at(seen("reclaimby"), "ReclaimBy= has no effect with ReclaimTo=fairshare (line " +
+                                       std::to_string(seen("reclaimto")) +
+                                       "): there any job of a queue below its fairshare reclaims");
+    if (seen("swap") && cfg_.swap == SwapWhen::LeastWork) {
+        if (cfg_.reclaim_to == ReclaimTo::Fairshare)
+            warn_at(seen("swap"), "Swap=least-work has no effect with ReclaimTo=fairshare (line " +
+                                      std::to_string(seen("reclaimto")) +
+                                      "): a swap weighs pools that reclaim to their quota");
+        else if (!cfg_.pools.empty() &&
+                 std::all_of(cfg_.pools.begin(), cfg_.pools.end(), [&](const Pool &p) {
+                     return std::any_of(cfg_.accounts.begin(), cfg_.accounts.end(),
+                                        [&](const AccountQuota &a) { return a.pool == p.name || a.pool == "*"; });
+                 }))
+            warn_at(seen("swap"), "Swap=least-work has no effect: every pool has Account= records, "
+                                  "and a swap weighs pools without them");
+    }
+    for (const Tier &t : cfg_.tiers)
+        if (!t.preemptible && (t.preempt_mode != PreemptMode::Default || t.grace_time >= 0))
+            warn_at(t.line, "PreemptMode= and GraceTime= in Tier=" + clip(t.name) +
+                                " have no effect: its jobs are not preemptible");
 }
 
 Config Parser::run(const std::string &text) {

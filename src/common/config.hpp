@@ -103,6 +103,10 @@ struct Config {
     bool consolidation = true;
     uint32_t consolidation_tries = 64;
     SwapWhen swap = SwapWhen::Needed;
+    // Settings the file gives that change nothing with the rest of it, each
+    // "FILE:LINE: why" (the file loads; slurmctld's log and `gpupool check`
+    // show them).
+    std::vector<std::string> warnings;
 
     // Linear: for lookups once per load; the parser and the engine keep
     // their own indexes for lookups per record or per job.

@@ -81,8 +81,12 @@ private:
     [[noreturn]] void fail(const std::string &msg) const {
         throw ConfigError(cfg_.source + ":" + std::to_string(line_) + ": " + msg);
     }
+    void warn_without_effect();
     [[noreturn]] void fail_at(int line, const std::string &msg) const {
         throw ConfigError(cfg_.source + ":" + std::to_string(line) + ": " + msg);
+    }
+    void warn_at(int line, const std::string &msg) {
+        cfg_.warnings.push_back(cfg_.source + ":" + std::to_string(line) + ": " + msg);
     }
     [[noreturn]] void fail_file(const std::string &msg) const {
         throw ConfigError(cfg_.source + ": " + msg);

@@ -59,6 +59,7 @@ void Engine::apply_config(LoadedConfig next) {
     qos_tier_ = std::move(next.qos_tier);
     default_tier_ = next.default_tier;
     pool_names_ = std::move(next.pool_names);
+    config_warnings_ = config_->warnings;
     // Pool indices and tiers of the last pass may no longer mean the same.
     eval_ = Evaluation{};
     preemptor_cache_.valid = false;

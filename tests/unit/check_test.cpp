@@ -214,6 +214,17 @@ TEST(Check, PoolsQosAndAccountsAgainstTheCluster) {
 
 // A QOS or account with a capital matches no job (Slurm lower-cases
 // their names): the file does not load, and check says what to write.
+// A setting that changes nothing with the rest of the file is a warning
+// at its line; the file passes.
+TEST(Check, SettingsWithoutEffectAreWarnings) {
+    int status = -1;
+    EXPECT_EQ(report("g.conf", kTiers + "ReclaimTo=fairshare\nSwap=least-work\nPool=pool1 Quota=1\n", demo(), &status),
+              "g.conf:5: warning: Swap=least-work has no effect with ReclaimTo=fairshare (line 4): a swap weighs "
+              "pools that reclaim to their quota; fix: remove it, or change the setting it depends on "
+              "(gpupool.conf(5), VALIDATION)\ngpupool check: 0 errors, 1 warning (g.conf)\n");
+    EXPECT_EQ(status, 0);
+}
+
 TEST(Check, QosAndAccountNamesWithCapitalsAreParseErrors) {
     struct Case {
         const char *sentence;

@@ -124,6 +124,41 @@ TEST(ConfigParse, EveryGlobalKey) {
     EXPECT_TRUE(c.pools.empty());
 }
 
+// Settings that change nothing with the rest of the file load, each with a
+// warning naming its line.
+TEST(ConfigParse, SettingsWithoutEffectAreWarnedWhere) {
+    struct Case {
+        const char *sentence;
+        std::string text;
+        std::vector<std::string> warnings;
+    };
+    const std::vector<Case> cases = {
+        {"none", kTiers + "Pool=p Quota=2\n", {}},
+        {"Swap=least-work under ReclaimTo=fairshare",
+         kTiers + "ReclaimTo=fairshare\nSwap=least-work\nPool=p Quota=2\n",
+         {"x:6: Swap=least-work has no effect with ReclaimTo=fairshare (line 5): a swap weighs pools that "
+          "reclaim to their quota"}},
+        {"Swap=least-work where every pool has Account= records",
+         kTiers + "Swap=least-work\nPool=p Quota=2\nAccount=a Pool=* Quota=1\n",
+         {"x:5: Swap=least-work has no effect: every pool has Account= records, and a swap weighs pools "
+          "without them"}},
+        {"Swap=least-work with one pool without them: none",
+         kTiers + "Swap=least-work\nPool=p Quota=2\nPool=q Quota=2\nAccount=a Pool=p Quota=1\n", {}},
+        {"ReclaimBy= given under ReclaimTo=fairshare",
+         kTiers + "ReclaimBy=all\nReclaimTo=fairshare\nPool=p Quota=2\n",
+         {"x:5: ReclaimBy= has no effect with ReclaimTo=fairshare (line 6): there any job of a queue below its "
+          "fairshare reclaims"}},
+        {"GraceTime= on a tier that is not preemptible",
+         "Tier=high Priority=300 Preemptible=no GraceTime=30\nTier=low Priority=100 Preemptible=yes\n"
+         "DefaultTier=low\nPool=p Quota=2\n",
+         {"x:1: PreemptMode= and GraceTime= in Tier=high have no effect: its jobs are not preemptible"}},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        EXPECT_EQ(parse_config(c.text, "x").warnings, c.warnings);
+    }
+}
+
 TEST(ConfigParse, UsageWindowForms) {
     for (const char *w : {"0", "INFINITE", "unlimited", "Unlimited"}) {
         Config c = parse_config(std::string("UsageWindow=") + w + "\n" + kTiers, "x");
