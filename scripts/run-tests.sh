@@ -136,6 +136,17 @@ count_gtest() {
 step "unit tests (make check)"
 make -j"$(nproc)" check >/dev/null 2>&1
 count_gtest tests/unit/gpupool_tests.log unit
+# make check's other tests (plugin_load.sh: each plugin loads outside
+# slurmctld, as sshare and sprio load it), by their .trs results.
+for trs in tests/unit/*.trs; do
+  [[ -f $trs && $trs != tests/unit/gpupool_tests.trs ]] || continue
+  result=$(sed -n 's/^:test-result: //p' "$trs" | head -n1)
+  case $result in
+    PASS) echo "${trs%.trs}: passed"; passed=$(( passed + 1 )) ;;
+    SKIP) echo "${trs%.trs}: skipped: $(tail -n1 "${trs%.trs}.log")" ;;
+    *) echo "${trs%.trs}: FAILED"; tail -n 5 "${trs%.trs}.log"; failed=$(( failed + 1 )) ;;
+  esac
+done
 # The repository is built and tested in place: from here on it is only read.
 touch "$BG/repo.done"
 bg_start asan 'bash scripts/build-asan.sh; echo "build-asan.sh: exit $?"'

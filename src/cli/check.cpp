@@ -209,8 +209,15 @@ std::vector<CheckProblem> check_config(const std::string &path, const std::strin
             p.fix = "remove it, or change the setting it depends on (gpupool.conf(5), VALIDATION)";
             out.push_back(p);
         }
+    // Where SlurmUser is not known here (no slurm.conf: a configless
+    // host), judged against root: only a warning, as the owner may be it.
     if (!cluster.trust_error.empty())
-        out.push_back(problem(path, 0, true, "slurmctld would not read it: " + cluster.trust_error,
+        out.push_back(problem(path, 0, !cluster.slurm_user_unknown,
+                              (cluster.slurm_user_unknown
+                                   ? "slurmctld would not read it if its SlurmUser is root (SlurmUser is not known "
+                                     "here): "
+                                   : "slurmctld would not read it: ") +
+                                  cluster.trust_error,
                               "make the file and every directory above it owned by root or SlurmUser and writable "
                               "by no group or other user (chown root FILE; chmod go-w FILE)"));
     if (!cluster.controller_error.empty()) {

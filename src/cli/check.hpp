@@ -33,6 +33,10 @@ struct CheckCluster {
     std::string controller_error;  // slurmctld unreachable: only the file is checked
     // Why slurmctld would not trust the file (owner, mode: trust.hpp); "" if it would.
     std::string trust_error;
+    // SlurmUser could not be known here (slurmctld did not answer and no
+    // slurm.conf here names one that resolves): trust_error was judged
+    // against root only, and is a warning.
+    bool slurm_user_unknown = false;
     // slurm.conf: its path, text (empty if unreadable: no line numbers;
     // read also when slurmctld does not answer, for SlurmUser) and the
     // settings slurmctld runs with (`scontrol show config`).
@@ -84,6 +88,9 @@ uint32_t slurm_user_of_conf(const std::string &text);
 // SlurmUser for the trust check: slurmctld's when it answered, else
 // slurm.conf's (`cluster.slurm_conf_text`), else root's.
 uint32_t trust_slurm_uid(const CheckCluster &cluster);
+// Whether trust_slurm_uid() had to guess root: slurmctld did not answer,
+// and no slurm.conf was read here or its SlurmUser= names no user here.
+bool trust_slurm_uid_guessed(const CheckCluster &cluster);
 
 // Why slurmctld would not trust gpupool.conf at `path` (trust.hpp), ""
 // if it would; judged without slurmctld, as trust_slurm_uid says.

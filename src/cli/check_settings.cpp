@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -186,9 +187,10 @@ uint32_t slurm_user_id(const std::map<std::string, std::string> &settings) {
     return static_cast<uint32_t>(std::stoul(digits));
 }
 
-uint32_t slurm_user_of_conf(const std::string &text) {
-    // The last SlurmUser= outside comments, as Slurm's parser takes it:
-    // any case, blanks around '=', a quoted value.
+namespace {
+// The last SlurmUser= of slurm.conf `text` outside comments, as Slurm's
+// parser takes it: any case, blanks around '=', a quoted value; "" if none.
+std::string slurm_user_name_of_conf(const std::string &text) {
     std::string name;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
@@ -206,19 +208,35 @@ uint32_t slurm_user_of_conf(const std::string &text) {
             name = line.substr(v, end == std::string::npos ? std::string::npos : end - v);
         }
     }
-    if (name.empty()) return 0;
+    return name;
+}
+
+// A user name's uid here, or a uid as Slurm takes one; nullopt if neither.
+std::optional<uint32_t> uid_of(const std::string &name) {
     struct passwd pw, *res = nullptr;
     std::vector<char> buf(16384);
     if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &res) == 0 && res) return res->pw_uid;
-    // Slurm takes a uid too.
-    if (name.size() <= 9 && name.find_first_not_of("0123456789") == std::string::npos)
+    if (!name.empty() && name.size() <= 9 && name.find_first_not_of("0123456789") == std::string::npos)
         return static_cast<uint32_t>(std::stoul(name));
-    return 0;
+    return std::nullopt;
+}
+}  // namespace
+
+uint32_t slurm_user_of_conf(const std::string &text) {
+    const std::string name = slurm_user_name_of_conf(text);
+    return name.empty() ? 0 : uid_of(name).value_or(0);
 }
 
 uint32_t trust_slurm_uid(const CheckCluster &cluster) {
     if (setting(cluster.settings, "SlurmUser")) return slurm_user_id(cluster.settings);
     return slurm_user_of_conf(cluster.slurm_conf_text);
+}
+
+bool trust_slurm_uid_guessed(const CheckCluster &cluster) {
+    if (setting(cluster.settings, "SlurmUser")) return false;
+    if (cluster.slurm_conf_text.empty()) return true;
+    const std::string name = slurm_user_name_of_conf(cluster.slurm_conf_text);
+    return !name.empty() && !uid_of(name);
 }
 
 int line_of_key(const std::string &text, const std::string &key) {

@@ -295,6 +295,7 @@ int check_command(const Args &a, bool slurm) {
         cluster.slurm_conf_text = conf.str();
     }
     cluster.trust_error = check_file_trust(path, cluster);
+    cluster.slurm_user_unknown = trust_slurm_uid_guessed(cluster);
     return print_check(check_config(path, text, cluster), path, std::cout);
 }
 

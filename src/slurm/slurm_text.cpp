@@ -446,43 +446,47 @@ std::vector<std::string> expand_hostlist(const std::string &expr) {
 bool dependency_waits(const std::string &dependency,
                       const std::function<DependedState(uint32_t id, int64_t task)> &state_of) {
     const bool any_of = dependency.find('?') != std::string::npos;
-    bool any = false, all = true;
+    bool held_back = false, one_free = false;
     size_t at = 0;
-    while (at <= dependency.size()) {
+    while (at < dependency.size()) {
         const size_t end = std::min(dependency.find_first_of(",?", at), dependency.size());
         const std::string entry = dependency.substr(at, end - at);
         at = end + 1;
         if (entry.empty()) continue;
-        bool waits = false;
-        const size_t colon = entry.find(':'), paren = entry.rfind('(');
-        // singleton and remote entries: not judged (as the plugins).
-        if (colon != std::string::npos && paren != std::string::npos && paren > colon &&
-            entry.compare(paren, std::string::npos, "(unfulfilled)") == 0) {
-            const std::string type = entry.substr(0, colon);
-            std::string id = entry.substr(colon + 1, paren - colon - 1);
-            id = id.substr(0, id.find('+'));  // after:12+5: minutes after its start
-            int64_t task = -1;
-            const size_t under = id.find('_');
-            uint64_t job = 0, t = 0;
-            bool ok = true;
-            if (under != std::string::npos) {
-                const std::string tail = id.substr(under + 1);
-                if (tail == "*")
-                    task = -2;
-                else if ((ok = parse_uint(tail, UINT32_MAX, &t)))
-                    task = static_cast<int64_t>(t);
-                id.resize(under);
-            }
-            if (ok && parse_uint(id, UINT32_MAX, &job)) {
-                const DependedState s = state_of(static_cast<uint32_t>(job), task);
-                waits = s == DependedState::Pending || (s == DependedState::Started && type != "after");
+        const size_t paren = entry.rfind('(');
+        const std::string state = paren == std::string::npos ? "" : entry.substr(paren);
+        bool free = state == "(fulfilled)";
+        if (state == "(unfulfilled)") {
+            // singleton, and anything not read here: waits until Slurm says.
+            const size_t colon = entry.find(':');
+            free = false;
+            if (colon != std::string::npos && colon < paren) {
+                const std::string type = entry.substr(0, colon);
+                std::string id = entry.substr(colon + 1, paren - colon - 1);
+                id = id.substr(0, id.find('+'));  // after:12+5: minutes after its start
+                int64_t task = -1;
+                const size_t under = id.find('_');
+                uint64_t job = 0, t = 0;
+                bool ok = true;
+                if (under != std::string::npos) {
+                    const std::string tail = id.substr(under + 1);
+                    if (tail == "*")
+                        task = -2;
+                    else if ((ok = parse_uint(tail, UINT32_MAX, &t)))
+                        task = static_cast<int64_t>(t);
+                    id.resize(under);
+                }
+                if (ok && parse_uint(id, UINT32_MAX, &job)) {
+                    const DependedState st = state_of(static_cast<uint32_t>(job), task);
+                    free = st == DependedState::Ended || (st == DependedState::Started && type == "after");
+                }
             }
         }
-        any |= waits;
-        all &= waits;
-        if (end == dependency.size()) break;
+        // "(failed)": never met.
+        held_back |= !free;
+        one_free |= free;
     }
-    return any_of ? (any && all) : any;
+    return any_of ? !one_free : held_back;
 }
 
 }  // namespace gpupool::cli

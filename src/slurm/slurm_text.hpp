@@ -145,11 +145,12 @@ std::vector<std::string> expand_hostlist(const std::string &expr);
 enum class DependedState { Pending, Started, Ended };
 // A job's dependency as slurmctld prints it ("afterok:12(unfulfilled),
 // afterany:34_*(unfulfilled)"; '?' between entries: any one of them): does
-// it still wait for another job, as the plugins judge it (gpupool_slurm.c
-// _dependent)?  An unfulfilled entry waits while its job is pending, or
-// (every kind but `after`) has started and not ended.  `state_of(id, task)`:
-// task -1 for the job itself, -2 for any task of the array ("_*"); Ended
-// also for a job no longer known.
+// it still wait for another job, as the plugins judge it
+// (gps_job_dependent)?  An unfulfilled entry waits while its job is
+// pending, or (every kind but `after`) has not ended; a failed one never
+// frees it, nor a singleton one until Slurm says so.  `state_of(id, task)`:
+// task -1 for the job itself, -2 for the whole array ("_*": its least
+// advanced task); Ended also for a job no longer known.
 bool dependency_waits(const std::string &dependency,
                       const std::function<DependedState(uint32_t id, int64_t task)> &state_of);
 

@@ -294,19 +294,20 @@ TEST(Check, SlurmUserForTheTrustCheck) {
         std::map<std::string, std::string> settings;  // slurmctld's; empty: it did not answer
         std::string slurm_conf;
         uint32_t uid;
+        bool guessed;  // root only because nothing here says who SlurmUser is
     };
     const std::vector<Case> cases = {
         {"slurmctld's SlurmUser wins when it answered", {{"SlurmUser", "slurm(64030)"}}, "SlurmUser=54321\n",
-         64030},
-        {"slurm.conf's SlurmUser, a uid, when it did not", {}, "ClusterName=c\nSlurmUser=54321\n", 54321},
-        {"a name is looked up", {}, "SlurmUser=" + my_name + "\n", my_uid},
-        {"any case, blanks around '=', a quoted value", {}, "slurmuser = \"54321\"\n", 54321},
-        {"on a line with other keys", {}, "ClusterName=c SlurmUser=54321 SlurmctldPort=6817\n", 54321},
-        {"the last one set wins", {}, "SlurmUser=1\nSlurmUser=54321\n", 54321},
-        {"a comment sets nothing: root", {}, "#SlurmUser=54321\nClusterName=c # SlurmUser=1\n", 0},
-        {"SlurmdUser is another key: root", {}, "SlurmdUser=54321\n", 0},
-        {"a name no user has: root only", {}, "SlurmUser=no-such-user-gp\n", 0},
-        {"no slurm.conf (or none that sets it): root only, Slurm's default", {}, "", 0},
+         64030, false},
+        {"slurm.conf's SlurmUser, a uid, when it did not", {}, "ClusterName=c\nSlurmUser=54321\n", 54321, false},
+        {"a name is looked up", {}, "SlurmUser=" + my_name + "\n", my_uid, false},
+        {"any case, blanks around '=', a quoted value", {}, "slurmuser = \"54321\"\n", 54321, false},
+        {"on a line with other keys", {}, "ClusterName=c SlurmUser=54321 SlurmctldPort=6817\n", 54321, false},
+        {"the last one set wins", {}, "SlurmUser=1\nSlurmUser=54321\n", 54321, false},
+        {"a comment sets nothing: root", {}, "#SlurmUser=54321\nClusterName=c # SlurmUser=1\n", 0, false},
+        {"SlurmdUser is another key: root", {}, "SlurmdUser=54321\n", 0, false},
+        {"a name no user has: root only", {}, "SlurmUser=no-such-user-gp\n", 0, true},
+        {"no slurm.conf (or none that sets it): root only, Slurm's default", {}, "", 0, true},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);
@@ -314,6 +315,7 @@ TEST(Check, SlurmUserForTheTrustCheck) {
         cluster.settings = c.settings;
         cluster.slurm_conf_text = c.slurm_conf;
         EXPECT_EQ(trust_slurm_uid(cluster), c.uid);
+        EXPECT_EQ(trust_slurm_uid_guessed(cluster), c.guessed);
     }
 }
 
@@ -342,6 +344,18 @@ TEST(Check, TrustIsCheckedWithoutSlurmctld) {
                          "/etc/slurm/slurm.conf); fix: run gpupool check where scontrol reaches slurmctld\n"
                          "gpupool check: 1 error, 1 warning (" + file + ")\n");
     EXPECT_EQ(status, 1);
+    // Where nothing here says who SlurmUser is (no slurm.conf: a
+    // configless host), judged against root, as a warning.
+    down.slurm_user_unknown = true;
+    EXPECT_EQ(report(file, kTiers, down, &status),
+              file + ": warning: slurmctld would not read it if its SlurmUser is root (SlurmUser is not known "
+                     "here): " + down.trust_error +
+                  "; fix: make the file and every directory above it owned by root or SlurmUser and writable by no "
+                  "group or other user (chown root FILE; chmod go-w FILE)\n" +
+                  file + ": warning: the cluster was not checked: no slurm.conf here ($SLURM_CONF, "
+                         "/etc/slurm/slurm.conf); fix: run gpupool check where scontrol reaches slurmctld\n"
+                         "gpupool check: 0 errors, 2 warnings (" + file + ")\n");
+    EXPECT_EQ(status, 0);
 
     // Owned by SlurmUser: trusted when slurm.conf names it, not otherwise.
     ASSERT_EQ(chmod(file.c_str(), 0644), 0);

@@ -181,7 +181,7 @@ TEST(SlurmText, GresCount) {
 // total_gres: the largest of its requests, not their sum.
 // A dependency waits as the plugins judge it: an unfulfilled entry while
 // its job is pending, or started and not ended for every kind but `after`;
-// '?' entries all of them.
+// a failed one for good; with '?', until one entry is met.
 TEST(SlurmText, DependencyWaits) {
     const std::map<std::pair<uint32_t, int64_t>, DependedState> states = {
         {{10, -1}, DependedState::Pending}, {{11, -1}, DependedState::Started}, {{12, -1}, DependedState::Ended},
@@ -203,13 +203,15 @@ TEST(SlurmText, DependencyWaits) {
         {"afterany on an ended job", "afterany:12(unfulfilled)", false},
         {"on a job no longer known", "afterok:99(unfulfilled)", false},
         {"fulfilled already", "afterok:10(fulfilled)", false},
-        {"failed (Slurm says so by its reason)", "afterok:10(failed)", false},
+        {"failed: never met", "afterok:10(failed)", true},
+        {"'?' with one failed and one still waiting", "afterok:12(failed)?afterok:10(unfulfilled)", true},
         {"one of two still waits", "afterok:12(unfulfilled),afterok:10(unfulfilled)", true},
         {"'?': one met is enough", "afterok:12(unfulfilled)?afterok:10(unfulfilled)", false},
         {"'?': all waiting", "afterok:11(unfulfilled)?afterok:10(unfulfilled)", true},
         {"an array task still pending", "afterok:20_3(unfulfilled)", true},
         {"a whole array with a task running", "afterok:20_*(unfulfilled)", true},
-        {"singleton: not judged", "singleton(unfulfilled)", false},
+        {"singleton: waits until Slurm says", "singleton(unfulfilled)", true},
+        {"singleton met", "singleton(fulfilled)", false},
         {"none", "", false},
     };
     for (const Row &r : rows) {

@@ -38,6 +38,22 @@ GPS_WEAK job_record_t *find_job_record(uint32_t job_id)
 	return NULL;
 }
 
+GPS_WEAK job_record_t *find_job_array_rec(uint32_t array_job_id,
+					  uint32_t array_task_id)
+{
+	return NULL;
+}
+
+GPS_WEAK bool test_job_array_completed(uint32_t array_job_id)
+{
+	return true;
+}
+
+GPS_WEAK bool test_job_array_pending(uint32_t array_job_id)
+{
+	return false;
+}
+
 GPS_WEAK part_record_t *find_part_record(char *name)
 {
 	return NULL;

@@ -598,53 +598,69 @@ extern void gps_job_size(job_record_t *job_ptr, int state,
 		_pending_ask(job_ptr, t, out);
 }
 
+/* What one dependency of a pending job says of its start. */
+typedef enum {
+	GPS_DEP_FREE,	/* met, or its job can no longer hold it back */
+	GPS_DEP_WAITS,	/* its job has not started, or not ended */
+	GPS_DEP_NEVER,	/* Slurm found it can never be met */
+} gps_dep_t;
+
 /*
- * One dependency of a job still waits for its job: that job has not
- * started, or (all kinds but `after`) not ended.  The records
- * test_job_dependency() reads, without changing them: Slurm tests no
- * dependency of a job gpupool holds (job_independent stops at WAIT_HELD).
+ * The records test_job_dependency() reads, read without changing them:
+ * Slurm tests no dependency of a job gpupool holds (job_independent stops
+ * at WAIT_HELD).  An entry waits while its job (every task, for "_*") has
+ * not started, or for every kind but `after` has not completed; singleton
+ * and remote entries wait until Slurm says otherwise.
  */
-static bool _dependency_waits(depend_spec_t *dep)
+static gps_dep_t _dependency(depend_spec_t *dep)
 {
 	job_record_t *dj;
+	bool after = (dep->depend_type == SLURM_DEPEND_AFTER);
 
-	if ((dep->depend_state != DEPEND_NOT_FULFILLED) ||
-	    (dep->depend_flags & SLURM_FLAGS_REMOTE) ||
+	if (dep->depend_state == DEPEND_FULFILLED)
+		return GPS_DEP_FREE;
+	if (dep->depend_state != DEPEND_NOT_FULFILLED)
+		return GPS_DEP_NEVER;
+	if ((dep->depend_flags & SLURM_FLAGS_REMOTE) ||
 	    (dep->depend_type == SLURM_DEPEND_SINGLETON))
-		return false;
+		return GPS_DEP_WAITS;
+	if (dep->array_task_id == INFINITE) {	/* the whole array */
+		if (test_job_array_pending(dep->job_id) ||
+		    (!after && !test_job_array_completed(dep->job_id)))
+			return GPS_DEP_WAITS;
+		return GPS_DEP_FREE;
+	}
 	dj = find_job_array_rec(dep->job_id, dep->array_task_id);
 	if (!dj)
-		return false;	/* gone: Slurm lifts it */
-	if (IS_JOB_PENDING(dj))
-		return true;
-	return (dep->depend_type != SLURM_DEPEND_AFTER) && !IS_JOB_FINISHED(dj);
+		return GPS_DEP_FREE;	/* gone: Slurm lifts it */
+	if (IS_JOB_PENDING(dj) || (!after && !IS_JOB_COMPLETED(dj)))
+		return GPS_DEP_WAITS;
+	return GPS_DEP_FREE;
 }
 
-/*
- * The pending job waits for another job (GP_JOB_DEPENDENT): a dependency
- * that still waits (with `?`, all of them), or one Slurm found can never be
- * satisfied.  Job read lock.
- */
-static bool _dependent(job_record_t *job_ptr)
+extern bool gps_job_dependent(job_record_t *job_ptr)
 {
 	list_itr_t *it;
 	depend_spec_t *dep;
-	bool any = false, all = true, or_flag = false, w;
+	bool or_flag = false, held_back = false, one_free = false;
+	gps_dep_t d;
 
 	if (job_ptr->state_reason == WAIT_DEP_INVALID)
 		return true;
-	if (!(job_ptr->bit_flags & JOB_DEPENDENT) || !job_ptr->details ||
-	    !job_ptr->details->depend_list)
+	/* Slurm empties the list once the dependency is met. */
+	if (!job_ptr->details || !job_ptr->details->depend_list ||
+	    !list_count(job_ptr->details->depend_list))
 		return false;
 	it = list_iterator_create(job_ptr->details->depend_list);
 	while ((dep = list_next(it))) {
-		w = _dependency_waits(dep);
+		d = _dependency(dep);
 		or_flag |= (dep->depend_flags & SLURM_FLAGS_OR) != 0;
-		any |= w;
-		all &= w;
+		held_back |= (d != GPS_DEP_FREE);
+		one_free |= (d == GPS_DEP_FREE);
 	}
 	list_iterator_destroy(it);
-	return or_flag ? (any && all) : any;
+	/* `?`: any one met frees it; `,`: each must be. */
+	return or_flag ? !one_free : held_back;
 }
 
 extern void gps_job_fill(job_record_t *job_ptr, int state,
@@ -673,7 +689,7 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->array_job_id = job_ptr->array_job_id;
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
-	if ((state == GP_JOB_PENDING) && _dependent(job_ptr))
+	if ((state == GP_JOB_PENDING) && gps_job_dependent(job_ptr))
 		out->flags |= GP_JOB_DEPENDENT;
 	{
 		/* Pending: where it is tried; running: its own partition. */

@@ -139,6 +139,12 @@ extern uint32_t gps_array_pending_tasks(job_record_t *job_ptr);
  * capped max_run_tasks), else max_run_tasks.  Job read lock.
  */
 extern uint32_t gps_array_user_throttle(job_record_t *job_ptr);
+/*
+ * The pending job waits for another job (GP_JOB_DEPENDENT): a dependency
+ * not met (with `?`, none met), or one Slurm found can never be.  Job read
+ * lock.
+ */
+extern bool gps_job_dependent(job_record_t *job_ptr);
 extern void gps_array_user_throttle_from(uint32_t (*fn)(job_record_t *));
 
 /* gpupool state of a job record; -1 for jobs that hold and want nothing. */

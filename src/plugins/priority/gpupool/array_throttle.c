@@ -174,7 +174,10 @@ extern uint32_t gpp_throttle_user_max(job_record_t *job_ptr)
 {
 	array_cap_t *c = _cap_find(job_ptr->job_id);
 
-	return c ? c->t.user_max : job_ptr->array_recs->max_run_tasks;
+	uint32_t now = job_ptr->array_recs->max_run_tasks;
+
+	/* A throttle changed since gpupool capped it is the user's (cap_array). */
+	return (c && (now == c->t.our_max)) ? c->t.user_max : now;
 }
 
 extern void gpp_throttle_prune(bool *changed)

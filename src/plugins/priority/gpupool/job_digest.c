@@ -92,6 +92,9 @@ static int _digest_job(void *x, void *arg)
 
 		memset(&size, 0, sizeof(size));
 		gps_job_size(job_ptr, GP_JOB_PENDING, d->tres, NULL, &size);
+		/* Its dependency's job ended, or an update gave it one. */
+		if (gps_job_dependent(job_ptr))
+			size.flags |= GP_JOB_DEPENDENT;
 		h = _mix(h, ((uint64_t) size.gpus << 32) | size.nodes);
 		h = _mix(h, ((uint64_t) size.flags << 32) | size.cpus);
 		h = _mix(h, size.mem_mb);
