@@ -34,8 +34,8 @@ struct CheckCluster {
     // Why slurmctld would not trust the file (owner, mode: trust.hpp); "" if it would.
     std::string trust_error;
     // SlurmUser could not be known here (slurmctld did not answer and no
-    // slurm.conf here names one that resolves): trust_error was judged
-    // against root only, and is a warning.
+    // slurm.conf here names one that resolves), and trust_error is only
+    // about an owner that may be it: a warning, not an error.
     bool slurm_user_unknown = false;
     // slurm.conf: its path, text (empty if unreadable: no line numbers;
     // read also when slurmctld does not answer, for SlurmUser) and the

@@ -295,7 +295,14 @@ int check_command(const Args &a, bool slurm) {
         cluster.slurm_conf_text = conf.str();
     }
     cluster.trust_error = check_file_trust(path, cluster);
-    cluster.slurm_user_unknown = trust_slurm_uid_guessed(cluster);
+    // Where nothing here says who SlurmUser is, a refusal only of the
+    // file's owner (judged again as if that owner were SlurmUser) may be
+    // wrong; one of a mode or a directory is not.
+    if (!cluster.trust_error.empty() && trust_slurm_uid_guessed(cluster)) {
+        struct stat st;
+        cluster.slurm_user_unknown = ::stat(path.c_str(), &st) == 0 &&
+                                     check_trusted_path(path, "gpupool.conf", st.st_uid, false).empty();
+    }
     return print_check(check_config(path, text, cluster), path, std::cout);
 }
 

@@ -463,7 +463,8 @@ bool dependency_waits(const std::string &dependency,
             if (colon != std::string::npos && colon < paren) {
                 const std::string type = entry.substr(0, colon);
                 std::string id = entry.substr(colon + 1, paren - colon - 1);
-                id = id.substr(0, id.find('+'));  // after:12+5: minutes after its start
+                const bool minutes = id.find('+') != std::string::npos;  // after:12+5: minutes after its start
+                id = id.substr(0, id.find('+'));
                 int64_t task = -1;
                 const size_t under = id.find('_');
                 uint64_t job = 0, t = 0;
@@ -478,7 +479,9 @@ bool dependency_waits(const std::string &dependency,
                 }
                 if (ok && parse_uint(id, UINT32_MAX, &job)) {
                     const DependedState st = state_of(static_cast<uint32_t>(job), task);
-                    free = st == DependedState::Ended || (st == DependedState::Started && type == "after");
+                    // after+MIN on a started job: until Slurm says (no start time read here).
+                    free = st == DependedState::Ended ||
+                           (st == DependedState::Started && type == "after" && !minutes);
                 }
             }
         }

@@ -148,7 +148,8 @@ enum class DependedState { Pending, Started, Ended };
 // it still wait for another job, as the plugins judge it
 // (gps_job_dependent)?  An unfulfilled entry waits while its job is
 // pending, or (every kind but `after`) has not ended; a failed one never
-// frees it, nor a singleton one until Slurm says so.  `state_of(id, task)`:
+// frees it, nor a singleton one or `after+MIN` on a started job until Slurm
+// says so.  `state_of(id, task)`:
 // task -1 for the job itself, -2 for the whole array ("_*": its least
 // advanced task); Ended also for a job no longer known.
 bool dependency_waits(const std::string &dependency,

@@ -200,6 +200,7 @@ TEST(SlurmText, DependencyWaits) {
         {"afterok on a running job", "afterok:11(unfulfilled)", true},
         {"after on a running job: met", "after:11(unfulfilled)", false},
         {"after with minutes on a pending job", "after:10+5(unfulfilled)", true},
+        {"after with minutes on a running job: until Slurm says", "after:11+5(unfulfilled)", true},
         {"afterany on an ended job", "afterany:12(unfulfilled)", false},
         {"on a job no longer known", "afterok:99(unfulfilled)", false},
         {"fulfilled already", "afterok:10(fulfilled)", false},

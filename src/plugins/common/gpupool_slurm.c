@@ -607,15 +607,19 @@ typedef enum {
 
 /*
  * The records test_job_dependency() reads, read without changing them:
- * Slurm tests no dependency of a job gpupool holds (job_independent stops
- * at WAIT_HELD).  An entry waits while its job (every task, for "_*") has
- * not started, or for every kind but `after` has not completed; singleton
- * and remote entries wait until Slurm says otherwise.
+ * Slurm tests the dependencies of a job gpupool holds only in its purge
+ * cycle, about once a minute (job_independent stops at WAIT_HELD).  An
+ * entry waits while its job (every task, for "_*") has not started (for
+ * `after+MIN`, those minutes after its start), or for every kind but
+ * `after` has not completed; singleton and remote entries wait until Slurm
+ * says otherwise.  How a completed job ended (afterok, afternotok) is left
+ * to Slurm, which marks an entry it fails at its next test.
  */
 static gps_dep_t _dependency(depend_spec_t *dep)
 {
 	job_record_t *dj;
 	bool after = (dep->depend_type == SLURM_DEPEND_AFTER);
+	time_t now = time(NULL);
 
 	if (dep->depend_state == DEPEND_FULFILLED)
 		return GPS_DEP_FREE;
@@ -634,6 +638,10 @@ static gps_dep_t _dependency(depend_spec_t *dep)
 	if (!dj)
 		return GPS_DEP_FREE;	/* gone: Slurm lifts it */
 	if (IS_JOB_PENDING(dj) || (!after && !IS_JOB_COMPLETED(dj)))
+		return GPS_DEP_WAITS;
+	/* depend_time: seconds after its start (Slurm's "+MIN"). */
+	if (after && dep->depend_time &&
+	    (!dj->start_time || ((now - dj->start_time) < dep->depend_time)))
 		return GPS_DEP_WAITS;
 	return GPS_DEP_FREE;
 }
