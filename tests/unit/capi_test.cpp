@@ -283,16 +283,27 @@ TEST(CApi, JobArraysThroughTheAbi) {
     gp_engine_destroy(e);
 }
 
+namespace {
+// An engine on kConf with pool1's quota 4; nullptr if it does not load.
+gp_engine_t *engine_pool1_quota4() {
+    gp_engine_t *e = gp_engine_create();
+    char err[256];
+    std::string conf = kConf;
+    conf.replace(conf.find("Pool=pool1 Quota=2"), 18, "Pool=pool1 Quota=4");
+    if (gp_engine_load_config_text(e, conf.c_str(), "gpupool.conf", err, sizeof err) == GP_OK) return e;
+    ADD_FAILURE() << err;
+    gp_engine_destroy(e);
+    return nullptr;
+}
+}  // namespace
+
 // A job array whose user's throttle (%2) is full stands for its next task
 // only (the plugins pass array_tasks 1): it sets aside one task's GPUs, not
 // six, so another job within the quota is admitted; its running tasks are
 // still counted, so its throttle stays the user's, not one below them.
 TEST(CApi, AnArrayAtItsOwnThrottleSetsAsideOneTask) {
-    gp_engine_t *e = gp_engine_create();
-    char err[256];
-    std::string conf = std::string(kConf);
-    conf.replace(conf.find("Pool=pool1 Quota=2"), 18, "Pool=pool1 Quota=4");
-    ASSERT_EQ(gp_engine_load_config_text(e, conf.c_str(), "gpupool.conf", err, sizeof err), GP_OK) << err;
+    gp_engine_t *e = engine_pool1_quota4();
+    ASSERT_NE(e, nullptr);
     gp_snapshot_t *s = four_nodes({"pool1"});
     gp_job_t t1 = job(21, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
     gp_job_t t2 = job(22, GP_JOB_RUNNING, "pool1", "normal", 1, 100);
@@ -336,11 +347,8 @@ TEST(CApi, AJobWaitingForAnotherSetsNoQuotaAsideAheadOfIt) {
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);
-        gp_engine_t *e = gp_engine_create();
-        char err[256];
-        std::string conf = std::string(kConf);
-        conf.replace(conf.find("Pool=pool1 Quota=2"), 18, "Pool=pool1 Quota=4");
-        ASSERT_EQ(gp_engine_load_config_text(e, conf.c_str(), "gpupool.conf", err, sizeof err), GP_OK) << err;
+        gp_engine_t *e = engine_pool1_quota4();
+        ASSERT_NE(e, nullptr);
         gp_snapshot_t *s = four_nodes({"pool1"});
         gp_job_t normal = job(40, GP_JOB_PENDING, "pool1", "normal", 4, 100);
         gp_job_t high = job(41, GP_JOB_PENDING, "pool1", "high", 1, 101);
@@ -822,6 +830,25 @@ TEST(CApi, UntypedGpusCountWhereTheQuotaTypeIs) {
     }
 }
 
+namespace {
+// `pre` (job 9, submitted at 150) is admitted as `admission` with `reason`
+// in a pass at 200, and a job like it submitted at 190, after that pass,
+// alike at submit.
+void expect_admitted_alike(TwoNodes &w, const gp_job_t &pre, int admission, const char *reason) {
+    ASSERT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(w.e, pre.job_id, &r), GP_OK);
+    EXPECT_EQ(r.admission, admission) << "in the pass";
+    EXPECT_STREQ(r.reason, reason);
+    gp_job_t later = pre;
+    later.job_id = pre.job_id + 1;
+    later.submit_time = 190;
+    ASSERT_EQ(gp_engine_provisional(w.e, &later, 200, &r), GP_OK);
+    EXPECT_EQ(r.admission, admission) << "at submit";
+}
+}  // namespace
+
 // Slurm gives a job of whole nodes every GPU on them, whatever it asked
 // (_handle_exclusive_gres): pool2 (quota 2) on nodes of 4 GPUs admits a
 // NORMAL job of 1 GPU, or of none, and holds either with --exclusive (4
@@ -850,17 +877,7 @@ TEST(CApi, WholeNodeJobCountsItsNodesGpusForQuota) {
         ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
         gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", c.gpus, 150);
         if (c.whole) pre.flags |= GP_JOB_WHOLE_NODE;
-        ASSERT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
-        ASSERT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
-        gp_pending_result_t r;
-        ASSERT_EQ(gp_engine_pending_result(w.e, 9, &r), GP_OK);
-        EXPECT_EQ(r.admission, c.admission) << "in the pass";
-        EXPECT_STREQ(r.reason, c.reason);
-        gp_job_t later = pre;
-        later.job_id = 10;
-        later.submit_time = 190;
-        ASSERT_EQ(gp_engine_provisional(w.e, &later, 200, &r), GP_OK);
-        EXPECT_EQ(r.admission, c.admission) << "at submit";
+        expect_admitted_alike(w, pre, c.admission, c.reason);
     }
 }
 
@@ -894,17 +911,7 @@ TEST(CApi, WholeNodeJobCountsWhatItAskedWhereGpusAreExplicit) {
         ASSERT_EQ(gp_snapshot_add_partition(w.s, "pool2", w.idx, 2), GP_OK);
         gp_job_t pre = job(9, GP_JOB_PENDING, "pool2", "normal", c.gpus, 150);
         pre.flags |= GP_JOB_WHOLE_NODE;
-        ASSERT_EQ(gp_snapshot_add_job(w.s, &pre), GP_OK);
-        ASSERT_EQ(gp_engine_evaluate(w.e, w.s, 200), GP_OK);
-        gp_pending_result_t r;
-        ASSERT_EQ(gp_engine_pending_result(w.e, 9, &r), GP_OK);
-        EXPECT_EQ(r.admission, c.admission) << "in the pass";
-        EXPECT_STREQ(r.reason, c.reason);
-        gp_job_t later = pre;
-        later.job_id = 10;
-        later.submit_time = 190;
-        ASSERT_EQ(gp_engine_provisional(w.e, &later, 200, &r), GP_OK);
-        EXPECT_EQ(r.admission, c.admission) << "at submit";
+        expect_admitted_alike(w, pre, c.admission, c.reason);
     }
     EXPECT_EQ(gp_snapshot_set_node_gpus_explicit(nullptr, 0), GP_ERR_ARG);
     gp_snapshot_t *s = gp_snapshot_create();
