@@ -610,6 +610,8 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         // As the plugins' GP_JOB_DEPENDENT.
         sj.dependent = pending && (j.state_reason == WAIT_DEP_INVALID ||
                                    (j.dependency && dependency_waits(j.dependency, depended)));
+        // As the plugins' GP_JOB_OVER_LIMIT, where Slurm shows it.
+        sj.over_limit = pending && limit_reason(compat::job_reason_string(static_cast<job_state_reason>(j.state_reason)));
         if (accounts) sj.account = str(j.account);
         if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
         if (pending) sj.node_count = min_nodes;  // as the plugins' gp_job_t.nodes

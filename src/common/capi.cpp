@@ -48,6 +48,7 @@ JobRef to_ref(const gp_job_t *j) {
     r.whole_node = (j->flags & GP_JOB_WHOLE_NODE) != 0;
     r.gpus_untyped = (j->flags & GP_JOB_GPUS_UNTYPED) != 0;
     r.dependent = (j->flags & GP_JOB_DEPENDENT) != 0;
+    r.over_limit = (j->flags & GP_JOB_OVER_LIMIT) != 0;
     r.run_limit = j->run_limit > 0 ? j->run_limit : 0;
     return r;
 }

@@ -53,6 +53,7 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s, SnapshotSpares &spares) {
     s.whole_node = (j->flags & GP_JOB_WHOLE_NODE) != 0;
     s.gpus_untyped = (j->flags & GP_JOB_GPUS_UNTYPED) != 0;
     s.dependent = (j->flags & GP_JOB_DEPENDENT) != 0;
+    s.over_limit = (j->flags & GP_JOB_OVER_LIMIT) != 0;
     set_name(s.allowed_nodes, s.nodes_given ? j->allowed_nodes : nullptr, spares.names);
     s.run_limit = j->run_limit > 0 ? j->run_limit : 0;
 }

@@ -331,7 +331,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         r.orig_submit = jobs_.find(j.id)->orig_submit;  // noted by evaluate()
         r.pools = managed_pools(j.partitions);
         r.array_tasks = j.array_tasks;
-        r.dependent = j.dependent;
+        r.held_back = j.dependent || j.over_limit;
         if (levels) note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
         r.group_standing = unmanaged_standing;  // set once fairshare is known
         ev.pending.push_back(std::move(r));
@@ -593,6 +593,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.whole_node = job.whole_node;
     ref.gpus_untyped = job.gpus_untyped;
     ref.dependent = job.dependent;
+    ref.over_limit = job.over_limit;
     ref.allowed_nodes = job.allowed_nodes;
     ref.run_limit = job.run_limit;
     return ref;

@@ -53,6 +53,7 @@ struct JobRef {
     bool whole_node = false;  // SnapJob::whole_node
     bool gpus_untyped = false;  // SnapJob::gpus_untyped
     bool dependent = false;     // SnapJob::dependent
+    bool over_limit = false;    // SnapJob::over_limit
     // Pending: seconds Slurm counts it to run (SnapJob::run_limit); 0: not known.
     int64_t run_limit = 0;
 };

@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 26
+#define GP_ABI_VERSION 27
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -350,6 +350,13 @@ typedef struct {
  * hold that job, and so itself, for good.
  */
 #define GP_JOB_DEPENDENT 16u
+/*
+ * Since ABI 27, pending jobs: Slurm's own limits hold the job back now (an
+ * association's or QOS's limit, as AccountingStorageEnforce=limits tests
+ * it).  R1 orders it after every job they do not, as GP_JOB_DEPENDENT:
+ * ahead of them it would set quota aside that it cannot use.
+ */
+#define GP_JOB_OVER_LIMIT 32u
 
 gp_snapshot_t *gp_snapshot_create(void);
 void gp_snapshot_destroy(gp_snapshot_t *snap);

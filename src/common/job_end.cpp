@@ -350,7 +350,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     r.tier = tier_of_qos(std::string(job.qos));
     r.gpus = admitted_gpus(job.partitions, gpu_ask(job));
     r.array_tasks = job.array_tasks;
-    r.dependent = job.dependent;
+    r.held_back = job.dependent || job.over_limit;
     r.admitted_tasks = r.task_count();
     if (eval_.levels)
         note_account(*config_, eval_, r, std::string(job.account), job.cpus, job.mem_mb);
@@ -370,7 +370,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     // A job already ranked by the last pass keeps its place if its tier
     // and pools are unchanged.
     if (const PendingResult *known = pending_result(job.id))
-        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus && known->dependent == r.dependent &&
+        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus && known->held_back == r.held_back &&
             known->task_count() == r.task_count())
             return *known;
 

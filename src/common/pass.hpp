@@ -204,9 +204,10 @@ struct PendingResult {
     // node comes first in node order first (`freed_node`: that node's
     // index), so that Slurm's first fit puts each on its own node.
     bool preempted = false;
-    // It waits for another job (SnapJob::dependent): after every job that
-    // does not (R1).
-    bool dependent = false;
+    // Slurm holds it back for a reason of its own, another job
+    // (SnapJob::dependent) or its limits (SnapJob::over_limit): after every
+    // job it does not (R1).
+    bool held_back = false;
     Hold hold = Hold::None;
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;
@@ -240,20 +241,21 @@ struct PendingResult {
     }
 };
 
-// R1, the one home of the pending order (policy.md): jobs that wait for
-// no other job before those that do (a dependency), then tier
+// R1, the one home of the pending order (policy.md): jobs Slurm does not
+// hold back (a dependency, an association's or QOS's limit) before those
+// it does, then tier
 // priority (higher first), a job that preempted first in its tier (by its
 // freed node's order), the standing of the job's pools (more starved
 // first), original submit time (older first), job id (lower first).
 // Ascending keys are that order; the pass sorts by it, job ends place jobs
 // by it, the simulator's gpupool policy orders by it.
 struct PendingOrderKey {
-    bool dependent = false;  // it waits for another job: after every one that does not
+    bool held_back = false;  // Slurm holds it back: after every one it does not
     uint64_t major = 0;      // ~tier priority << 32 | standing
     int64_t submit = 0;      // original submit time
     uint32_t job_id = 0;
     friend bool operator<(const PendingOrderKey &a, const PendingOrderKey &b) {
-        if (a.dependent != b.dependent) return b.dependent;
+        if (a.held_back != b.held_back) return b.held_back;
         if (a.major != b.major) return a.major < b.major;
         if (a.submit != b.submit) return a.submit < b.submit;
         return a.job_id < b.job_id;
@@ -264,7 +266,7 @@ inline PendingOrderKey pending_order_key(const PendingResult &r, uint32_t tier_p
     constexpr uint32_t kNotPreempted = 1u << 31;
     const uint64_t standing = r.preempted ? std::min(r.freed_node, kNotPreempted - 1)
                                           : kNotPreempted + uint64_t(std::min(r.group_standing, kNotPreempted - 1));
-    return PendingOrderKey{r.dependent, (uint64_t(~tier_priority) << 32) | standing, r.orig_submit, r.job_id};
+    return PendingOrderKey{r.held_back, (uint64_t(~tier_priority) << 32) | standing, r.orig_submit, r.job_id};
 }
 inline bool order_before(const PendingResult &a, uint32_t a_prio, const PendingResult &b, uint32_t b_prio) {
     return pending_order_key(a, a_prio) < pending_order_key(b, b_prio);

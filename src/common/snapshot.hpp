@@ -176,6 +176,9 @@ struct SnapJob {
     // Pending: it waits for another job (GP_JOB_DEPENDENT): R1 puts it after
     // every job that does not, so that it sets no quota aside ahead of them.
     bool dependent = false;
+    // Pending: Slurm's own limits (association, QOS) hold it back now
+    // (GP_JOB_OVER_LIMIT): R1 puts it after every job they do not.
+    bool over_limit = false;
     // How long Slurm counts it to run (its time limit, else its
     // partition's; a year for none), in seconds: a reservation starting
     // before it would end keeps its nodes and cores from it

@@ -443,6 +443,11 @@ std::vector<std::string> expand_hostlist(const std::string &expr) {
     return out;
 }
 
+bool limit_reason(std::string_view reason) {
+    auto starts = [&](std::string_view p) { return reason.substr(0, p.size()) == p; };
+    return (starts("QOS") && reason != "QOSNotAllowed") || starts("Assoc");
+}
+
 bool dependency_waits(const std::string &dependency,
                       const std::function<DependedState(uint32_t id, int64_t task)> &state_of) {
     const bool any_of = dependency.find('?') != std::string::npos;

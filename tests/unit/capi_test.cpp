@@ -193,7 +193,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 26u);
+    EXPECT_EQ(gp_abi_version(), 27u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -335,7 +335,9 @@ TEST(CApi, AnArrayAtItsOwnThrottleSetsAsideOneTask) {
 // for, for good.  Waiting for another job (GP_JOB_DEPENDENT), it comes after
 // every job that does not: the NORMAL job is admitted and the HIGH one held
 // until there is room, in the pass and at submit.
-TEST(CApi, AJobWaitingForAnotherSetsNoQuotaAsideAheadOfIt) {
+// R1 step 0: a job Slurm holds back for a reason of its own (another job,
+// its association's or QOS's limits) comes after the jobs it does not.
+TEST(CApi, AJobSlurmHoldsBackSetsNoQuotaAsideAheadOfOthers) {
     struct Case {
         const char *sentence;
         uint32_t flags;
@@ -344,6 +346,9 @@ TEST(CApi, AJobWaitingForAnotherSetsNoQuotaAsideAheadOfIt) {
     const std::vector<Case> cases = {
         {"no dependency: HIGH first, the NORMAL job held", 0, GP_HELD_QUOTA, GP_ADMIT_QUOTA},
         {"HIGH depends on NORMAL: NORMAL first", GP_JOB_DEPENDENT, GP_ADMIT_QUOTA, GP_HELD_QUOTA},
+        {"HIGH is over its user's MaxTRESPerUser: NORMAL first", GP_JOB_OVER_LIMIT, GP_ADMIT_QUOTA, GP_HELD_QUOTA},
+        {"HIGH both waits and is over a limit: NORMAL first", GP_JOB_DEPENDENT | GP_JOB_OVER_LIMIT, GP_ADMIT_QUOTA,
+         GP_HELD_QUOTA},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.sentence);

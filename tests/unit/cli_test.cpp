@@ -182,6 +182,17 @@ TEST(SlurmText, GresCount) {
 // A dependency waits as the plugins judge it: an unfulfilled entry while
 // its job is pending, or started and not ended for every kind but `after`;
 // a failed one for good; with '?', until one entry is met.
+// Slurm's reasons for an association's or QOS's limit (22.05's texts).
+TEST(SlurmText, LimitReasons) {
+    for (const char *r : {"QOSMaxGRESPerUser", "AssocGrpGRES", "AssocMaxJobsLimit", "QOSGrpCpuLimit",
+                          "AssociationJobLimit", "AssociationResourceLimit", "QOSJobLimit", "QOSTimeLimit",
+                          "QOSUsageThreshold", "AssocGrpSubmitJobsLimit"})
+        EXPECT_TRUE(limit_reason(r)) << r;
+    for (const char *r : {"QOSNotAllowed", "InvalidQOS", "InvalidAccount", "Resources", "Priority", "Dependency",
+                          "JobHeldUser", "None", ""})
+        EXPECT_FALSE(limit_reason(r)) << r;
+}
+
 TEST(SlurmText, DependencyWaits) {
     const std::map<std::pair<uint32_t, int64_t>, DependedState> states = {
         {{10, -1}, DependedState::Pending}, {{11, -1}, DependedState::Started}, {{12, -1}, DependedState::Ended},

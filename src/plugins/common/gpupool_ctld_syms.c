@@ -32,6 +32,7 @@ GPS_WEAK time_t last_job_update = (time_t) 0;
 GPS_WEAK time_t last_node_update = (time_t) 0;
 GPS_WEAK time_t last_part_update = (time_t) 0;
 GPS_WEAK int slurmctld_tres_cnt = 0;
+GPS_WEAK uint16_t accounting_enforce = 0;
 
 GPS_WEAK job_record_t *find_job_record(uint32_t job_id)
 {
@@ -90,6 +91,20 @@ GPS_WEAK bool validate_operator(uid_t uid)
 GPS_WEAK void acct_policy_remove_accrue_time(job_record_t *job_ptr,
 					     bool assoc_mgr_locked)
 {
+}
+
+/* gps_over_limit_collect() (gpupool_limits.c) */
+GPS_WEAK bool acct_policy_job_runnable_pre_select(job_record_t *job_ptr,
+						  bool assoc_mgr_locked)
+{
+	return true;
+}
+
+GPS_WEAK bool acct_policy_job_runnable_post_select(job_record_t *job_ptr,
+						   uint64_t *tres_req_cnt,
+						   bool assoc_mgr_locked)
+{
+	return true;
 }
 
 #if GPS_SLURM_AT_LEAST(24, 11)

@@ -750,6 +750,7 @@ typedef struct {
 	const int32_t *node_map;
 	gps_node_scratch_t *scratch;
 	const gps_resv_held_t *held;  /* reservations of some cores or GPUs */
+	const gps_over_limit_t *over_limit;
 } job_add_t;
 
 static int _add_job(void *x, void *arg)
@@ -767,6 +768,9 @@ static int _add_job(void *x, void *arg)
 		return 0;
 	gps_job_fill(job_ptr, state, add->t, NULL, add->now, &job, &parts,
 		     qos);
+	if ((state == GP_JOB_PENDING) &&
+	    gps_over_limit(add->over_limit, job_ptr->job_id))
+		job.flags |= GP_JOB_OVER_LIMIT;
 	/* Whose hold it is matters at priority 0 only: no look-up for the rest */
 	job.user_held = gpr_user_held(state == GP_JOB_PENDING,
 				      job_ptr->priority,
@@ -906,6 +910,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	int32_t *node_map = NULL;
 	gps_node_scratch_t scratch = { 0 };
 	gps_resv_held_t held = { 0 };
+	gps_over_limit_t over_limit = { 0 };
 	bool usage = gps_nodes_readable(t);
 	uint32_t jobs = 0;
 
@@ -939,7 +944,12 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 		job_add_t add = { .snap = snap, .t = t, .now = now,
 				  .running_only = running_only,
 				  .node_map = usage ? node_map : NULL,
-				  .scratch = &scratch, .held = &held };
+				  .scratch = &scratch, .held = &held,
+				  .over_limit = &over_limit };
+
+		/* Before the walk: it takes assoc_mgr locks, gps_job_fill too. */
+		if (!running_only)
+			gps_over_limit_collect(&over_limit);
 		/*
 		 * list_for_each, not an iterator: since Slurm 25.11
 		 * preempt/gpupool refreshes from inside
@@ -950,6 +960,7 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 		jobs = add.jobs;
 	}
 	xfree(node_map);
+	gps_over_limit_free(&over_limit);
 	gps_node_scratch_free(&scratch);
 	gps_resv_held_free(&held);
 	if (job_cnt)

@@ -145,6 +145,21 @@ extern uint32_t gps_array_user_throttle(job_record_t *job_ptr);
  * lock.
  */
 extern bool gps_job_dependent(job_record_t *job_ptr);
+
+/*
+ * The pending jobs Slurm's own limits hold back (GP_JOB_OVER_LIMIT): an
+ * association's or QOS's limit keeps each from starting now, as Slurm's
+ * scheduler would test it (gpupool_limits.c).  Sorted ids; empty where
+ * AccountingStorageEnforce has no "limits".  Caller holds the job write
+ * lock and no assoc_mgr lock; gps_over_limit_free() frees it.
+ */
+typedef struct {
+	uint32_t *ids;
+	size_t count, size;
+} gps_over_limit_t;
+extern void gps_over_limit_collect(gps_over_limit_t *out);
+extern bool gps_over_limit(const gps_over_limit_t *set, uint32_t job_id);
+extern void gps_over_limit_free(gps_over_limit_t *set);
 extern void gps_array_user_throttle_from(uint32_t (*fn)(job_record_t *));
 
 /* gpupool state of a job record; -1 for jobs that hold and want nothing. */
@@ -159,8 +174,10 @@ extern int gps_job_state(job_record_t *job_ptr);
  * gp_engine_refresh_running).  A priority-0 pending job that is not
  * gpupool's hold (gps_hold_is_ours) is its user's or an admin's.
  * Caller holds job read, node read and partition read locks and no
- * assoc_mgr lock (see gps_job_fill, gps_account_tree_add).  NULL on
- * allocation failure.
+ * assoc_mgr lock (see gps_job_fill, gps_account_tree_add), and for a full
+ * pass (not `running_only`) the job write lock: which pending jobs are over
+ * Slurm's limits is tested on their records (gps_over_limit_collect).
+ * NULL on allocation failure.
  */
 extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 					 bool running_only, time_t now,
