@@ -350,7 +350,11 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     r.tier = tier_of_qos(std::string(job.qos));
     r.gpus = admitted_gpus(job.partitions, gpu_ask(job));
     r.array_tasks = job.array_tasks;
-    r.held_back = job.dependent || job.over_limit;
+    // Only a pass tests Slurm's limits (the plugins' JobRef at submit or
+    // update says nothing of them): the last pass's answer stands.
+    const PendingResult *last = eval_.valid ? pending_result(job.id) : nullptr;
+    r.over_limit = job.over_limit || (last && last->over_limit);
+    r.held_back = job.dependent || r.over_limit;
     r.admitted_tasks = r.task_count();
     if (eval_.levels)
         note_account(*config_, eval_, r, std::string(job.account), job.cpus, job.mem_mb);

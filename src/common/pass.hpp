@@ -208,6 +208,9 @@ struct PendingResult {
     // (SnapJob::dependent) or its limits (SnapJob::over_limit): after every
     // job it does not (R1).
     bool held_back = false;
+    // Its part: over Slurm's limits at the last test (a job placed again
+    // between passes keeps it; only a pass tests the limits).
+    bool over_limit = false;
     Hold hold = Hold::None;
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;

@@ -445,7 +445,11 @@ std::vector<std::string> expand_hostlist(const std::string &expr) {
 
 bool limit_reason(std::string_view reason) {
     auto starts = [&](std::string_view p) { return reason.substr(0, p.size()) == p; };
-    return (starts("QOS") && reason != "QOSNotAllowed") || starts("Assoc");
+    auto ends = [&](std::string_view p) {
+        return reason.size() >= p.size() && reason.substr(reason.size() - p.size()) == p;
+    };
+    // QOS's per-account limits read "MaxCpuPerAccount", "MaxJobsPerAccount"...
+    return (starts("QOS") && reason != "QOSNotAllowed") || starts("Assoc") || (starts("Max") && ends("PerAccount"));
 }
 
 bool dependency_waits(const std::string &dependency,

@@ -842,30 +842,35 @@ test_dependent_waits_behind() {
 #      R waited GpuPoolQuota:pool1 4/4 with 2 GPUs idle for as long as U1
 #      ran: Slurm tests no limit of a job gpupool holds.)
 test_over_limit_waits_behind() {
-  local u1 u2 r two=(--gres=gpu:1 -N2 -n2)
+  local rc=0
   conf_load "$(sed 's/^Pool=pool1 Quota=2/Pool=pool1 Quota=4/' "$GPUPOOL_REPO/etc/gpupool.conf.example")" '' || return 1
   setup_test_user || return 1
+  _over_limit_waits_behind || rc=1
+  # Whatever failed: no job left, the user's limit gone (and known gone).
+  cancel_all 30
+  sacctmgr -i modify user "$TEST_USER" set GrpTRES=gres/gpu=-1 >/dev/null 2>&1 || true
+  wait_until 30 eval '! user_gpu_limit_known' || rc=1
+  rm -rf "$USER_DIR"
+  return $rc
+}
+user_gpu_limit_known() {
+  scontrol show assoc_mgr users="$TEST_USER" flags=assoc 2>/dev/null | grep -q 'GrpTRES=[^ ]*gres/gpu=2('
+}
+_over_limit_waits_behind() {
+  local u1 u2 r two=(--gres=gpu:1 -N2 -n2)
   sacctmgr -i modify user "$TEST_USER" set GrpTRES=gres/gpu=2 >/dev/null || return 1
-  limit_known() { scontrol show assoc_mgr users="$TEST_USER" flags=assoc 2>/dev/null | grep -q 'GrpTRES=.*gres/gpu=2('; }
-  assert wait_until 30 limit_known || { scontrol show assoc_mgr users="$TEST_USER" flags=assoc >&2; return 1; }
+  assert wait_until 30 user_gpu_limit_known || { scontrol show assoc_mgr users="$TEST_USER" flags=assoc >&2; return 1; }
   u1=$(as_user sbatch --parsable -J u1 -p pool1 --qos=normal "${two[@]}" -o /dev/null --wrap 'sleep 600') || return 1
   assert wait_state "$u1" RUNNING 30 || return 1
   u2=$(as_user sbatch --parsable -J u2 -p pool1 --qos=normal "${two[@]}" -o /dev/null --wrap 'sleep 600') || return 1
   sleep 2   # a pass with U2 alone pending
   r=$(submit r pool1 normal "${two[@]}") || return 1
   assert wait_state "$r" RUNNING 30 ||
-    { ilog "R: $(job_state "$r") $(job_reason "$r"); U2: $(job_state "$u2") $(job_reason "$u2")"; over_limit_cleanup; return 1; }
+    { ilog "R: $(job_state "$r") $(job_reason "$r"); U2: $(job_state "$u2") $(job_reason "$u2")"; return 1; }
   ilog "R runs; U2: $(job_state "$u2") $(job_reason "$u2")"
-  assert test "$(job_state "$u2")" = PENDING || { over_limit_cleanup; return 1; }
+  assert test "$(job_state "$u2")" = PENDING || return 1
   scancel "$u1"
-  assert wait_state "$u2" RUNNING 45 ||
-    { ilog "U2: $(job_state "$u2") $(job_reason "$u2")"; over_limit_cleanup; return 1; }
-  over_limit_cleanup
-}
-over_limit_cleanup() {
-  cancel_all 30
-  sacctmgr -i modify user "$TEST_USER" set GrpTRES=gres/gpu=-1 >/dev/null 2>&1 || true
-  rm -rf "$USER_DIR"
+  assert wait_state "$u2" RUNNING 45 || { ilog "U2: $(job_state "$u2") $(job_reason "$u2")"; return 1; }
 }
 
 # 10b. A throttle update Slurm refuses after setting the

@@ -366,6 +366,13 @@ TEST(CApi, AJobSlurmHoldsBackSetsNoQuotaAsideAheadOfOthers) {
         ASSERT_EQ(gp_engine_pending_result(e, 41, &r), GP_OK);
         EXPECT_EQ(r.admission, c.high_admission) << "HIGH, in the pass";
         EXPECT_EQ(r.position, c.flags ? 1u : 0u);
+        // Placed again between passes (an update: priority_p_set, which
+        // tests no limit): the last pass's answer on its limits stands.
+        gp_job_t again = high;
+        again.flags &= ~GP_JOB_OVER_LIMIT;
+        ASSERT_EQ(gp_engine_provisional(e, &again, 111, &r), GP_OK);
+        const bool stays_behind = (c.flags & GP_JOB_OVER_LIMIT) != 0;
+        EXPECT_EQ(r.admission, stays_behind ? GP_HELD_QUOTA : c.high_admission) << "HIGH, placed again";
         gp_snapshot_destroy(s);
         gp_engine_destroy(e);
     }

@@ -177,22 +177,20 @@ TEST(SlurmText, GresCount) {
     EXPECT_EQ(t, "");
 }
 
-// A pending job's GPUs where Slurm does not account them, as slurmctld's
-// total_gres: the largest of its requests, not their sum.
-// A dependency waits as the plugins judge it: an unfulfilled entry while
-// its job is pending, or started and not ended for every kind but `after`;
-// a failed one for good; with '?', until one entry is met.
 // Slurm's reasons for an association's or QOS's limit (22.05's texts).
 TEST(SlurmText, LimitReasons) {
     for (const char *r : {"QOSMaxGRESPerUser", "AssocGrpGRES", "AssocMaxJobsLimit", "QOSGrpCpuLimit",
                           "AssociationJobLimit", "AssociationResourceLimit", "QOSJobLimit", "QOSTimeLimit",
-                          "QOSUsageThreshold", "AssocGrpSubmitJobsLimit"})
+                          "QOSUsageThreshold", "AssocGrpSubmitJobsLimit", "MaxGRESPerAccount", "MaxJobsPerAccount"})
         EXPECT_TRUE(limit_reason(r)) << r;
     for (const char *r : {"QOSNotAllowed", "InvalidQOS", "InvalidAccount", "Resources", "Priority", "Dependency",
-                          "JobHeldUser", "None", ""})
+                          "JobHeldUser", "None", "MaxMemPerLimit", ""})
         EXPECT_FALSE(limit_reason(r)) << r;
 }
 
+// A dependency waits as the plugins judge it: an unfulfilled entry while
+// its job is pending, or started and not ended for every kind but `after`;
+// a failed one for good; with '?', until one entry is met.
 TEST(SlurmText, DependencyWaits) {
     const std::map<std::pair<uint32_t, int64_t>, DependedState> states = {
         {{10, -1}, DependedState::Pending}, {{11, -1}, DependedState::Started}, {{12, -1}, DependedState::Ended},
@@ -232,6 +230,8 @@ TEST(SlurmText, DependencyWaits) {
     }
 }
 
+// A pending job's GPUs where Slurm does not account them, as slurmctld's
+// total_gres: the largest of its requests, not their sum.
 TEST(SlurmText, GresAskTotal) {
     struct Row {
         const char *sentence;

@@ -14,7 +14,14 @@
  *
  * Jobs alike in everything the tests read (user, association, QOS,
  * partition, time limit, requested TRES) get one test per pass: a queue
- * of many like jobs costs a few tests.
+ * of many like jobs costs a few tests.  A job with exemptions of its own
+ * (an admin's limit_set.tres) or nodes it asked for (GrpTRES node counts
+ * read them) is tested alone.
+ *
+ * Left untested (ordered as any job): a job Slurm may try in several
+ * partitions or QOSes, whose limits may differ between them.  A job whose
+ * association is no longer valid is held back without a test (Slurm's
+ * would log an error and look its association up again each pass).
  *
  * Locks: the job write lock (the tests write the job record), then
  * assoc_mgr's association and TRES read and QOS write locks, as the tests
@@ -25,6 +32,7 @@
 #include "src/common/assoc_mgr.h"
 #include "src/slurmctld/acct_policy.h"
 
+#include "gpupool_compat.h"
 #include "gpupool_slurm.h"
 
 /* What the tests read of a job, and their answer. */
@@ -51,13 +59,22 @@ static uint64_t _mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static like_t _key(job_record_t *job_ptr)
+/* The TRES Slurm's tests count before selection (cf. select_nodes()). */
+static void _requested(job_record_t *job_ptr, uint64_t *tres)
+{
+	memcpy(tres, job_ptr->tres_req_cnt,
+	       sizeof(uint64_t) * slurmctld_tres_cnt);
+	tres[TRES_ARRAY_CPU] = job_ptr->total_cpus ? job_ptr->total_cpus :
+						     job_ptr->details->min_cpus;
+}
+
+static like_t _key(job_record_t *job_ptr, const uint64_t *tres)
 {
 	like_t k = { 0 };
 	int i;
 
 	for (i = 0; i < slurmctld_tres_cnt; i++)
-		k.tres_hash = _mix(k.tres_hash ^ job_ptr->tres_req_cnt[i] ^
+		k.tres_hash = _mix(k.tres_hash ^ tres[i] ^
 				   ((uint64_t) i << 56));
 	k.assoc = job_ptr->assoc_ptr;
 	k.qos = job_ptr->qos_ptr;
@@ -88,19 +105,19 @@ static bool _same(const like_t *a, const like_t *b)
 	       (a->time_set == b->time_set);
 }
 
-/* Slurm's two tests, with the requested TRES; the job looks unchanged. */
-static bool _test(job_record_t *job_ptr)
+/*
+ * Slurm's two tests, with the requested TRES; the reason they write is put
+ * back (they may also note, as select_nodes() would, that the job's time
+ * limit comes from its association: limit_set.time).
+ */
+static bool _test(job_record_t *job_ptr, uint64_t *tres)
 {
-	uint64_t tres[slurmctld_tres_cnt];
 	uint32_t reason = job_ptr->state_reason;
 	char *desc = job_ptr->state_desc;
 	void *blocking = job_ptr->qos_blocking_ptr;
 	bool runnable;
 
 	job_ptr->state_desc = NULL;
-	memcpy(tres, job_ptr->tres_req_cnt, sizeof(tres));
-	if (!tres[TRES_ARRAY_CPU] && job_ptr->details)
-		tres[TRES_ARRAY_CPU] = job_ptr->details->min_cpus;
 	runnable = acct_policy_job_runnable_pre_select(job_ptr, true) &&
 		   acct_policy_job_runnable_post_select(job_ptr, tres, true);
 	xfree(job_ptr->state_desc);
@@ -110,17 +127,66 @@ static bool _test(job_record_t *job_ptr)
 	return !runnable;
 }
 
+static void _add(gps_over_limit_t *out, uint32_t job_id)
+{
+	if (out->count == out->size) {
+		out->size = out->size ? 2 * out->size : 64;
+		xrecalloc(out->ids, out->size, sizeof(uint32_t));
+	}
+	out->ids[out->count++] = job_id;
+}
+
+/* Slurm may try it in several partitions or QOSes: not tested. */
+static bool _several_tries(job_record_t *job_ptr)
+{
+	if (job_ptr->part_ptr_list && (list_count(job_ptr->part_ptr_list) > 1))
+		return true;
+#if GPS_SLURM_AT_LEAST(24, 11)
+	if (job_ptr->qos_list && (list_count(job_ptr->qos_list) > 1))
+		return true;
+#endif
+	return false;
+}
+
+/* Its own exemptions or nodes: its answer is its own. */
+static bool _alone(job_record_t *job_ptr)
+{
+	int i;
+
+	if (job_ptr->details->req_node_bitmap)
+		return true;
+	for (i = 0; job_ptr->limit_set.tres && (i < slurmctld_tres_cnt); i++)
+		if (job_ptr->limit_set.tres[i])
+			return true;
+	return false;
+}
+
 static int _walk(void *x, void *arg)
 {
 	job_record_t *job_ptr = x;
 	walk_t *w = arg;
+	uint64_t tres[slurmctld_tres_cnt];
 	like_t k;
 	size_t i;
 
 	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr ||
-	    !job_ptr->tres_req_cnt || !job_ptr->details)
+	    !job_ptr->tres_req_cnt || !job_ptr->details ||
+	    _several_tries(job_ptr))
 		return 0;
-	k = _key(job_ptr);
+	/* As _valid_job_assoc: Slurm fails such a job (FAIL_ACCOUNT). */
+	if (!job_ptr->assoc_ptr ||
+	    (job_ptr->assoc_ptr->id != job_ptr->assoc_id) ||
+	    (job_ptr->assoc_ptr->uid != job_ptr->user_id)) {
+		_add(w->out, job_ptr->job_id);
+		return 0;
+	}
+	_requested(job_ptr, tres);
+	if (_alone(job_ptr)) {
+		if (_test(job_ptr, tres))
+			_add(w->out, job_ptr->job_id);
+		return 0;
+	}
+	k = _key(job_ptr, tres);
 	for (i = _slot(&k) & w->mask; w->table[i].used;
 	     i = (i + 1) & w->mask) {
 		if (_same(&w->table[i], &k))
@@ -128,18 +194,14 @@ static int _walk(void *x, void *arg)
 	}
 	if (!w->table[i].used) {
 		k.used = true;
-		k.over = _test(job_ptr);
+		k.over = _test(job_ptr, tres);
 		w->table[i] = k;
 	}
-	if (w->table[i].over) {
-		if (w->out->count == w->out->size) {
-			w->out->size = w->out->size ? 2 * w->out->size : 64;
-			xrecalloc(w->out->ids, w->out->size, sizeof(uint32_t));
-		}
-		w->out->ids[w->out->count++] = job_ptr->job_id;
-	}
+	if (w->table[i].over)
+		_add(w->out, job_ptr->job_id);
 	return 0;
 }
+
 
 static int _cmp_id(const void *a, const void *b)
 {
