@@ -50,15 +50,6 @@ typedef struct {
 	gps_over_limit_t *out;
 } walk_t;
 
-static uint64_t _mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= UINT64_C(0xbf58476d1ce4e5b9);
-	x ^= x >> 27;
-	x *= UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
-}
-
 /* The TRES Slurm's tests count before selection (cf. select_nodes()). */
 static void _requested(job_record_t *job_ptr, uint64_t *tres)
 {
@@ -74,7 +65,7 @@ static like_t _key(job_record_t *job_ptr, const uint64_t *tres)
 	int i;
 
 	for (i = 0; i < slurmctld_tres_cnt; i++)
-		k.tres_hash = _mix(k.tres_hash ^ tres[i] ^
+		k.tres_hash = gps_mix64(k.tres_hash ^ tres[i] ^
 				   ((uint64_t) i << 56));
 	k.assoc = job_ptr->assoc_ptr;
 	k.qos = job_ptr->qos_ptr;
@@ -89,8 +80,8 @@ static size_t _slot(const like_t *k)
 {
 	uint64_t h = k->tres_hash ^ (uint64_t) (uintptr_t) k->assoc;
 
-	h = _mix(h ^ ((uint64_t) (uintptr_t) k->qos << 1));
-	h = _mix(h ^ (uint64_t) (uintptr_t) k->part ^
+	h = gps_mix64(h ^ ((uint64_t) (uintptr_t) k->qos << 1));
+	h = gps_mix64(h ^ (uint64_t) (uintptr_t) k->part ^
 		 ((uint64_t) k->user_id << 32) ^ k->time_limit ^
 		 ((uint64_t) k->time_set << 48));
 	return (size_t) h;

@@ -968,15 +968,6 @@ extern gp_snapshot_t *gps_snapshot_build(const gps_tres_t *t,
 	return snap;
 }
 
-/* splitmix64's finaliser: spreads every input bit over the word */
-static uint64_t _mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= UINT64_C(0xbf58476d1ce4e5b9);
-	x ^= x >> 27;
-	x *= UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
-}
 
 static int _fingerprint_job(void *x, void *arg)
 {
@@ -985,10 +976,12 @@ static int _fingerprint_job(void *x, void *arg)
 
 	if (gps_job_state(job_ptr) != GP_JOB_RUNNING)
 		return 0;
-	h = _mix(job_ptr->job_id ^ ((uint64_t) job_ptr->restart_cnt << 32));
-	h = _mix(h ^ (uint64_t) job_ptr->start_time);
-	h = _mix(h ^ job_ptr->qos_id ^ ((uint64_t) job_ptr->total_cpus << 32));
-	h = _mix(h ^ (uint64_t) (uintptr_t) job_ptr->part_ptr);
+	h = gps_mix64(job_ptr->job_id ^
+		      ((uint64_t) job_ptr->restart_cnt << 32));
+	h = gps_mix64(h ^ (uint64_t) job_ptr->start_time);
+	h = gps_mix64(h ^ job_ptr->qos_id ^
+		      ((uint64_t) job_ptr->total_cpus << 32));
+	h = gps_mix64(h ^ (uint64_t) (uintptr_t) job_ptr->part_ptr);
 	*sum += h;	/* a sum: the list's order does not matter */
 	return 0;
 }

@@ -146,6 +146,16 @@ extern uint32_t gps_array_user_throttle(job_record_t *job_ptr);
  */
 extern bool gps_job_dependent(job_record_t *job_ptr);
 
+/* splitmix64's finaliser: spreads every input bit over the word (hashes). */
+static inline uint64_t gps_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
 /*
  * The pending jobs Slurm's own limits hold back (GP_JOB_OVER_LIMIT): an
  * association's or QOS's limit keeps each from starting now, as Slurm's
