@@ -19,9 +19,9 @@
  * read them) is tested alone.
  *
  * Left untested (ordered as any job): a job Slurm may try in several
- * partitions or QOSes, whose limits may differ between them.  A job whose
- * association is no longer valid is held back without a test (Slurm's
- * would log an error and look its association up again each pass).
+ * partitions or QOSes, whose limits may differ between them, and one whose
+ * association pointer is no longer valid (Slurm's scheduler repairs or
+ * fails it; the test would log an error and look it up again each pass).
  *
  * Locks: the job write lock (the tests write the job record), then
  * assoc_mgr's association and TRES read and QOS write locks, as the tests
@@ -144,8 +144,12 @@ static bool _alone(job_record_t *job_ptr)
 {
 	int i;
 
-	if (job_ptr->details->req_node_bitmap)
+	if (job_ptr->details->req_node_bitmap || job_ptr->job_resrcs)
 		return true;
+#if GPS_SLURM_AT_LEAST(24, 11)
+	if (job_ptr->node_bitmap_preempt)
+		return true;
+#endif
 	for (i = 0; job_ptr->limit_set.tres && (i < slurmctld_tres_cnt); i++)
 		if (job_ptr->limit_set.tres[i])
 			return true;
@@ -164,13 +168,14 @@ static int _walk(void *x, void *arg)
 	    !job_ptr->tres_req_cnt || !job_ptr->details ||
 	    _several_tries(job_ptr))
 		return 0;
-	/* As _valid_job_assoc: Slurm fails such a job (FAIL_ACCOUNT). */
+	/*
+	 * As _valid_job_assoc: left to Slurm's scheduler, which repairs or
+	 * fails it (its test here would log and take assoc_mgr's lock again).
+	 */
 	if (!job_ptr->assoc_ptr ||
 	    (job_ptr->assoc_ptr->id != job_ptr->assoc_id) ||
-	    (job_ptr->assoc_ptr->uid != job_ptr->user_id)) {
-		_add(w->out, job_ptr->job_id);
+	    (job_ptr->assoc_ptr->uid != job_ptr->user_id))
 		return 0;
-	}
 	_requested(job_ptr, tres);
 	if (_alone(job_ptr)) {
 		if (_test(job_ptr, tres))
