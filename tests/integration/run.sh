@@ -36,8 +36,8 @@ passed=0 failed=0
 started=$SECONDS
 # gres.conf's Flags=explicit came with Slurm 23.11: before it, those tests
 # are skipped (and their cluster not started).  The release comes from the
-# headers the plugins build against: `sinfo -V` needs a slurm.conf from
-# 24.11 on, and none exists before this host's first cluster.
+# headers the plugins build against: `sinfo -V` of 26.05 needs a
+# slurm.conf, and none exists before this host's first cluster.
 release_of_headers() {
   local n
   n=$(awk '/define SLURM_VERSION_NUMBER/ {print $3}' "${GPUPOOL_SLURM_PREFIX:-/usr}/include/slurm/slurm_version.h" 2>/dev/null)
