@@ -611,9 +611,8 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.dependent = pending && (j.state_reason == WAIT_DEP_INVALID ||
                                    (j.dependency && dependency_waits(j.dependency, depended)));
         // As the plugins' GP_JOB_OVER_LIMIT, where Slurm shows it.
-        const bool sj_over_limit =
+        sj.over_limit =
             pending && limit_reason(compat::job_reason_string(static_cast<job_state_reason>(j.state_reason)));
-        sj.over_limit = sj_over_limit;
         if (accounts) sj.account = str(j.account);
         if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
         if (pending) sj.node_count = min_nodes;  // as the plugins' gp_job_t.nodes
@@ -653,7 +652,7 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         }
         m.submit_time = j.submit_time;
         m.start_time = j.start_time;
-        if (pending && (gpr_not_eligible(j.state_reason) || sj_over_limit)) view.not_eligible.insert(j.job_id);
+        if (pending && (gpr_not_eligible(j.state_reason) || sj.over_limit)) view.not_eligible.insert(j.job_id);
         view.meta.emplace(j.job_id, std::move(m));
         view.snap.add_job(std::move(sj));
     }

@@ -331,8 +331,8 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         r.orig_submit = jobs_.find(j.id)->orig_submit;  // noted by evaluate()
         r.pools = managed_pools(j.partitions);
         r.array_tasks = j.array_tasks;
+        r.dependent = j.dependent;
         r.over_limit = j.over_limit;
-        r.held_back = j.dependent || j.over_limit;
         if (levels) note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
         r.group_standing = unmanaged_standing;  // set once fairshare is known
         ev.pending.push_back(std::move(r));

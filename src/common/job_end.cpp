@@ -353,8 +353,8 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     // Only a pass tests Slurm's limits (the plugins' JobRef at submit or
     // update says nothing of them): the last pass's answer stands.
     const PendingResult *last = eval_.valid ? pending_result(job.id) : nullptr;
+    r.dependent = job.dependent;
     r.over_limit = job.over_limit || (last && last->over_limit);
-    r.held_back = job.dependent || r.over_limit;
     r.admitted_tasks = r.task_count();
     if (eval_.levels)
         note_account(*config_, eval_, r, std::string(job.account), job.cpus, job.mem_mb);
@@ -374,7 +374,7 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     // A job already ranked by the last pass keeps its place if its tier
     // and pools are unchanged.
     if (const PendingResult *known = pending_result(job.id))
-        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus && known->held_back == r.held_back &&
+        if (known->tier == r.tier && known->pools == r.pools && known->gpus == r.gpus && known->held_back() == r.held_back() &&
             known->task_count() == r.task_count())
             return *known;
 

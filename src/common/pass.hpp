@@ -204,13 +204,13 @@ struct PendingResult {
     // node comes first in node order first (`freed_node`: that node's
     // index), so that Slurm's first fit puts each on its own node.
     bool preempted = false;
-    // Slurm holds it back for a reason of its own, another job
-    // (SnapJob::dependent) or its limits (SnapJob::over_limit): after every
-    // job it does not (R1).
-    bool held_back = false;
-    // Its part: over Slurm's limits at the last test (a job placed again
-    // between passes keeps it; only a pass tests the limits).
-    bool over_limit = false;
+    // Slurm holds it back for a reason of its own (held_back(): after
+    // every job it does not, R1): it waits for another job
+    // (SnapJob::dependent), or it was over Slurm's limits at the last test
+    // (SnapJob::over_limit; a job placed again between passes keeps it:
+    // only a pass tests the limits).
+    bool dependent = false, over_limit = false;
+    bool held_back() const { return dependent || over_limit; }
     Hold hold = Hold::None;
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;
@@ -269,7 +269,7 @@ inline PendingOrderKey pending_order_key(const PendingResult &r, uint32_t tier_p
     constexpr uint32_t kNotPreempted = 1u << 31;
     const uint64_t standing = r.preempted ? std::min(r.freed_node, kNotPreempted - 1)
                                           : kNotPreempted + uint64_t(std::min(r.group_standing, kNotPreempted - 1));
-    return PendingOrderKey{r.held_back, (uint64_t(~tier_priority) << 32) | standing, r.orig_submit, r.job_id};
+    return PendingOrderKey{r.held_back(), (uint64_t(~tier_priority) << 32) | standing, r.orig_submit, r.job_id};
 }
 inline bool order_before(const PendingResult &a, uint32_t a_prio, const PendingResult &b, uint32_t b_prio) {
     return pending_order_key(a, a_prio) < pending_order_key(b, b_prio);
