@@ -613,6 +613,8 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         // As the plugins' GP_JOB_OVER_LIMIT, where Slurm shows it.
         sj.over_limit =
             pending && limit_reason(compat::job_reason_string(static_cast<job_state_reason>(j.state_reason)));
+        // As gps_job_fill.
+        if (pending && j.het_job_id && j.het_job_id != NO_VAL) sj.het_job_id = j.het_job_id;
         if (accounts) sj.account = str(j.account);
         if (cpus_mem) job_cpus_mem(j, !pending, cfg, sj);
         if (pending) sj.node_count = min_nodes;  // as the plugins' gp_job_t.nodes

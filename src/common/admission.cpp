@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include "fairshare.hpp"
 #include "gpupool.h"
@@ -263,10 +265,46 @@ uint32_t Engine::admit_more_tasks(PendingResult &r, std::vector<PoolState> &pool
 }
 
 void Engine::admit(Evaluation &ev) const {
-    for (PendingResult &r : ev.pending) {
-        admit_one(r, ev.pools);
-        count_held(r, ev);
+    // The components of each heterogeneous job, in order.
+    std::unordered_map<uint32_t, std::vector<uint32_t>> het;  // allocates only if there are any
+    for (uint32_t i = 0; i < ev.pending.size(); ++i)
+        if (ev.pending[i].het_job_id) het[ev.pending[i].het_job_id].push_back(i);
+    for (uint32_t i = 0; i < ev.pending.size(); ++i) {
+        PendingResult &r = ev.pending[i];
+        if (!r.het_job_id) {
+            admit_one(r, ev.pools);
+            count_held(r, ev);
+        } else if (const std::vector<uint32_t> &parts = het[r.het_job_id]; parts.front() == i) {
+            admit_together(parts, ev);
+        }
     }
+}
+
+// The components of one heterogeneous job, where the first comes in R1:
+// all admitted or all held.  Slurm starts them together or not at all, so
+// one admitted alone would set quota aside, ahead of other jobs, for a job
+// that cannot start.  Those held for another's quota carry its refusal.
+void Engine::admit_together(const std::vector<uint32_t> &parts, Evaluation &ev) const {
+    size_t tried = 0;
+    const PendingResult *refused = nullptr;
+    while (tried < parts.size() && !refused) {
+        PendingResult &r = ev.pending[parts[tried++]];
+        admit_one(r, ev.pools);
+        if (r.admission == Admission::Held) refused = &r;
+    }
+    if (refused)
+        for (size_t k = 0; k < parts.size(); ++k) {
+            PendingResult &r = ev.pending[parts[k]];
+            if (&r == refused) continue;
+            if (k < tried) reserve_admitted(r, ev.pools, -1);
+            r.admission = Admission::Held;
+            r.hold = refused->hold;
+            r.hold_pool = refused->hold_pool;
+            r.refused = refused->refused;
+            r.admitted_tasks = 0;
+            r.priority = 0;
+        }
+    for (uint32_t i : parts) count_held(ev.pending[i], ev);
 }
 
 // Between passes admission only grows: a job admitted since the last pass
@@ -285,8 +323,11 @@ void Engine::admit_more(Evaluation &ev) const {
         if (r.admission == Admission::Quota) {
             admit_more_tasks(r, ev.pools);
         } else if (r.admission == Admission::Held) {
-            r.priority = r.nominal;
-            admit_one(r, ev.pools);
+            // A heterogeneous job's components are admitted together, by a pass.
+            if (!r.het_job_id) {
+                r.priority = r.nominal;
+                admit_one(r, ev.pools);
+            }
             count_held(r, ev);
         }
     }

@@ -50,6 +50,7 @@ JobRef to_ref(const gp_job_t *j) {
     r.dependent = (j->flags & GP_JOB_DEPENDENT) != 0;
     r.over_limit = (j->flags & GP_JOB_OVER_LIMIT) != 0;
     r.run_limit = j->run_limit > 0 ? j->run_limit : 0;
+    r.het_job_id = j->het_job_id;
     return r;
 }
 

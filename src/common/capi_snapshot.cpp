@@ -56,6 +56,7 @@ void fill_snap_job(const gp_job_t *j, SnapJob &s, SnapshotSpares &spares) {
     s.over_limit = (j->flags & GP_JOB_OVER_LIMIT) != 0;
     set_name(s.allowed_nodes, s.nodes_given ? j->allowed_nodes : nullptr, spares.names);
     s.run_limit = j->run_limit > 0 ? j->run_limit : 0;
+    s.het_job_id = j->het_job_id;
 }
 
 // The spares of the last snapshot freed, for the next one created.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include "fairshare.hpp"
 #include "gpupool.h"
@@ -313,6 +314,17 @@ void Engine::use_in_queues(const RunningInfo &r, PoolState &ps, int sign) const 
     if (!preemptible_tier(r.tier)) add_np(ps.queues, queue, one, 1, sign, true);
 }
 
+// A heterogeneous job starts whole: a component Slurm holds back holds the
+// others back with it (R1 step 0), or they would set quota aside first.
+static void hold_back_het_jobs(std::vector<PendingResult> &pending) {
+    std::unordered_map<uint32_t, bool> back;  // allocates only if there are any
+    for (const PendingResult &r : pending)
+        if (r.het_job_id) back[r.het_job_id] |= r.dependent || r.over_limit;
+    if (back.empty()) return;
+    for (PendingResult &r : pending)
+        if (r.het_job_id) r.het_held_back = back[r.het_job_id];
+}
+
 void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/) {
     ev.pending.clear();
     // Room for all at once: each result is moved in once, not again at
@@ -333,10 +345,12 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         r.array_tasks = j.array_tasks;
         r.dependent = j.dependent;
         r.over_limit = j.over_limit;
+        r.het_job_id = j.het_job_id;
         if (levels) note_account(*config_, ev, r, j.account, j.cpus, j.mem_mb);
         r.group_standing = unmanaged_standing;  // set once fairshare is known
         ev.pending.push_back(std::move(r));
     }
+    hold_back_het_jobs(ev.pending);
     tally_pending(ev);
 }
 
@@ -597,6 +611,7 @@ JobRef job_ref(const SnapJob &job, std::string &parts) {
     ref.over_limit = job.over_limit;
     ref.allowed_nodes = job.allowed_nodes;
     ref.run_limit = job.run_limit;
+    ref.het_job_id = job.het_job_id;
     return ref;
 }
 

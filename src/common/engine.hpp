@@ -56,6 +56,7 @@ struct JobRef {
     bool over_limit = false;    // SnapJob::over_limit
     // Pending: seconds Slurm counts it to run (SnapJob::run_limit); 0: not known.
     int64_t run_limit = 0;
+    uint32_t het_job_id = 0;    // SnapJob::het_job_id
 };
 
 // A snapshot job as a JobRef; `parts` keeps its partitions joined by
@@ -336,6 +337,7 @@ private:
     void compute_fairshare(Evaluation &ev) const;
     void order_pending(const Snapshot &snap, Evaluation &ev, int64_t now);
     void admit(Evaluation &ev) const;
+    void admit_together(const std::vector<uint32_t> &parts, Evaluation &ev) const;
     void rank_victims(Evaluation &ev) const;
     void fold_provisional();
     void admit_more(Evaluation &ev) const;

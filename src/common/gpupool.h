@@ -32,7 +32,7 @@ extern "C" {
  * built from one source tree and installed together, so any difference is
  * a mismatch.  The library's libtool -version-info follows it (Makefile.am).
  */
-#define GP_ABI_VERSION 27
+#define GP_ABI_VERSION 28
 
 /*
  * Room for a tier, QOS, pool or account name: gpupool.conf takes names of
@@ -301,6 +301,15 @@ typedef struct {
 	 * reservations are not read for it.
 	 */
 	int64_t run_limit;
+	/*
+	 * Since ABI 28, pending jobs: the heterogeneous job it is a
+	 * component of (Slurm's het_job_id, its leader's job id); 0: none.
+	 * Slurm starts the components together or not at all, so a pass
+	 * admits them together, where the first of them comes in R1, or
+	 * holds them all; one Slurm holds back (GP_JOB_DEPENDENT,
+	 * GP_JOB_OVER_LIMIT) puts them all after the jobs it does not.
+	 */
+	uint32_t het_job_id;
 } gp_job_t;
 
 /*

@@ -154,6 +154,8 @@ void Engine::take_back(uint32_t job_id) {
 // nothing changed.
 bool Engine::readmit(PendingResult &r) {
     if (r.admission == Admission::Held) {
+        if (r.het_job_id) return false;  // its components together: the next pass
+
         bool fits = false;
         for (int p : r.pools) fits |= r.gpus > 0 && eval_.pools[static_cast<size_t>(p)].quota_room() >= r.gpus;
         if (!fits) return false;
@@ -355,6 +357,8 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
     const PendingResult *last = eval_.valid ? pending_result(job.id) : nullptr;
     r.dependent = job.dependent;
     r.over_limit = job.over_limit || (last && last->over_limit);
+    r.het_job_id = job.het_job_id;
+    r.het_held_back = last && last->het_held_back;
     r.admitted_tasks = r.task_count();
     if (eval_.levels)
         note_account(*config_, eval_, r, std::string(job.account), job.cpus, job.mem_mb);

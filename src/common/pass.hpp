@@ -209,8 +209,10 @@ struct PendingResult {
     // (SnapJob::dependent), or it was over Slurm's limits at the last test
     // (SnapJob::over_limit; a job placed again between passes keeps it:
     // only a pass tests the limits).
-    bool dependent = false, over_limit = false;
-    bool held_back() const { return dependent || over_limit; }
+    // Another component of its heterogeneous job is held back so (a
+    // pass's finding; Slurm starts the components together or not at all).
+    bool dependent = false, over_limit = false, het_held_back = false;
+    bool held_back() const { return dependent || over_limit || het_held_back; }
     Hold hold = Hold::None;
     uint32_t factor_tier = 0, factor_fairshare = 0, factor_age = 0;
     int64_t orig_submit = 0;
@@ -234,6 +236,9 @@ struct PendingResult {
     // Tasks of this record that may start now: Quota: k >= 1 (1 for an
     // ordinary job), Held: 0, Free: max(1, array_tasks).
     uint32_t admitted_tasks = 0;
+    // The heterogeneous job it is a component of (SnapJob::het_job_id; 0:
+    // none): a pass admits or holds its components together (admit()).
+    uint32_t het_job_id = 0;
 
     uint32_t task_count() const { return gpupool::task_count(array_tasks); }
     uint64_t pending_gpus() const { return gpupool::pending_gpus(gpus, array_tasks); }

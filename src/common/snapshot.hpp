@@ -186,6 +186,9 @@ struct SnapJob {
     // moved and started again (consolidation).  0: not known (those are
     // not read).
     int64_t run_limit = 0;
+    // Pending: the heterogeneous job it is a component of (its leader's
+    // id; 0: none).  Slurm starts the components together or not at all.
+    uint32_t het_job_id = 0;
 };
 
 // Tasks a pending record stands for: an array meta record's pending tasks,

@@ -873,6 +873,42 @@ _over_limit_waits_behind() {
   assert wait_state "$u2" RUNNING 45 || { ilog "U2: $(job_state "$u2") $(job_reason "$u2")"; return 1; }
 }
 
+# 10a2. A heterogeneous job starts whole, so gpupool admits it whole.
+#      pool1 (quota 4, 4 GPUs) runs a NORMAL 2-GPU job J; the NORMAL
+#      heterogeneous job H (1 + 2 GPUs) would pass the quota beside J; the
+#      NORMAL 2-GPU job R, submitted after H, fits beside J: R starts, H
+#      waits, both its components held.  (Before: H's first component set
+#      1 GPU aside, so R waited GpuPoolQuota:pool1 3/4 with 2 GPUs idle
+#      for as long as J ran.)  J and R end: H starts, both components.
+test_het_job_admitted_whole() {
+  local rc=0
+  conf_load "$(sed 's/^Pool=pool1 Quota=2/Pool=pool1 Quota=4/' "$GPUPOOL_REPO/etc/gpupool.conf.example")" '' || return 1
+  _het_job_admitted_whole || rc=1
+  cancel_all 30 || rc=1
+  return $rc
+}
+# The states of a heterogeneous job's components, "STATE REASON" a line.
+het_states() { squeue -h -j "$1" -o '%i %T %r' 2>/dev/null | sort; }
+het_all() { [[ $(squeue -h -j "$1" -o %T 2>/dev/null | sort -u) == "$2" ]]; }
+_het_job_admitted_whole() {
+  local j h r two=(--gres=gpu:1 -N2 -n2)
+  j=$(submit j pool1 normal "${two[@]}") || return 1
+  assert wait_state "$j" RUNNING 30 || return 1
+  h=$(sbatch --parsable -J h -o /dev/null -e /dev/null -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 : \
+             -p pool1 --qos=normal --gres=gpu:1 -N2 -n2 --wrap 'sleep 600') || return 1
+  h=${h%%;*}
+  sleep 2   # a pass with H alone pending
+  r=$(submit r pool1 normal "${two[@]}") || return 1
+  assert wait_state "$r" RUNNING 30 ||
+    { ilog "R: $(job_state "$r") $(job_reason "$r"); H: $(het_states "$h" | tr '\n' ';')"; return 1; }
+  ilog "R runs; H: $(het_states "$h" | tr '\n' ';')"
+  assert test "$(squeue -h -j "$h" -o %T | sort -u)" = PENDING || return 1
+  assert test "$(squeue -h -j "$h" -o %r | grep -c '^GpuPoolQuota:pool1')" = 2 || return 1
+  scancel "$j" "$r"
+  assert wait_until 45 het_all "$h" RUNNING || { ilog "H: $(het_states "$h" | tr '\n' ';')"; return 1; }
+  ilog "J and R ended: H: $(het_states "$h" | tr '\n' ';')"
+}
+
 # 10b. A throttle update Slurm refuses after setting the
 #      throttle leaves gpupool's cap in place: pool1's 4 GPUs busy with
 #      jobs of partition plain (no pool), a NORMAL array of 4 x 1 GPU in

@@ -193,7 +193,7 @@ TEST(CApi, NamesOf255BytesComeThroughWhole) {
 // the GP_ABI_VERSION it was compiled against before it uses anything else.
 TEST(CApi, LibraryReportsItsAbiVersion) {
     EXPECT_EQ(gp_abi_version(), static_cast<uint32_t>(GP_ABI_VERSION));
-    EXPECT_EQ(gp_abi_version(), 27u);
+    EXPECT_EQ(gp_abi_version(), 28u);
     // Makefile.am's libtool -version-info follows the ABI (it passes
     // GPUPOOL_LT_CURRENT to the tests).
     EXPECT_EQ(GPUPOOL_LT_CURRENT, GP_ABI_VERSION);
@@ -376,6 +376,93 @@ TEST(CApi, AJobSlurmHoldsBackSetsNoQuotaAsideAheadOfOthers) {
         gp_snapshot_destroy(s);
         gp_engine_destroy(e);
     }
+}
+
+// Since ABI 28: Slurm starts a heterogeneous job's components together or
+// not at all, so a pass admits them together, where the first comes in R1,
+// or holds them all.  pool1 has quota 4 and runs a NORMAL 2-GPU job; the
+// heterogeneous job 60 (components 60 and 61, submitted first) comes before
+// job 70 (2 GPUs).
+TEST(CApi, AHeterogeneousJobIsAdmittedWholeOrHeldWhole) {
+    struct Case {
+        const char *sentence;
+        const char *part61;
+        uint32_t gpus61, flags61;
+        int het_admission, other_admission;
+        const char *het_reason;
+        uint32_t other_position;
+    };
+    const std::vector<Case> cases = {
+        {"its components fit together (2 + 1 + 1): both admitted, the later job held", "pool1", 1, 0, GP_ADMIT_QUOTA,
+         GP_HELD_QUOTA, "", 2},
+        {"they pass the quota together (2 + 1 + 2): both held, and the later job within quota admitted", "pool1", 2, 0,
+         GP_HELD_QUOTA, GP_ADMIT_QUOTA, "GpuPoolQuota:pool1 3/4", 2},
+        {"one component's pool is full (pool2 2/2): both held, though the other fits alone", "pool2", 1, 0,
+         GP_HELD_QUOTA, GP_ADMIT_QUOTA, "GpuPoolQuota:pool2 2/2", 1},  // 61 after it: pool2's standing
+        {"Slurm holds one component back (a limit): the whole job comes after the later one", "pool1", 1,
+         GP_JOB_OVER_LIMIT, GP_HELD_QUOTA, GP_ADMIT_QUOTA, "GpuPoolQuota:pool1 4/4", 0},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.sentence);
+        gp_engine_t *e = engine_pool1_quota4();
+        ASSERT_NE(e, nullptr);
+        gp_snapshot_t *s = four_nodes({"pool1", "pool2"});
+        gp_job_t run1 = job(50, GP_JOB_RUNNING, "pool1", "normal", 2, 90);
+        gp_job_t run2 = job(51, GP_JOB_RUNNING, "pool2", "normal", 2, 90);
+        gp_job_t lead = job(60, GP_JOB_PENDING, "pool1", "normal", 1, 100);
+        gp_job_t part = job(61, GP_JOB_PENDING, c.part61, "normal", c.gpus61, 100);
+        lead.het_job_id = part.het_job_id = 60;
+        part.flags = c.flags61;
+        gp_job_t other = job(70, GP_JOB_PENDING, "pool1", "normal", 2, 101);
+        for (const gp_job_t *j : {&run1, &run2, &lead, &part, &other}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+        ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+        gp_pending_result_t r;
+        for (uint32_t id : {60u, 61u}) {
+            ASSERT_EQ(gp_engine_pending_result(e, id, &r), GP_OK);
+            EXPECT_EQ(r.admission, c.het_admission) << "component " << id;
+            EXPECT_STREQ(r.reason, c.het_reason) << "component " << id;
+            EXPECT_EQ(r.priority == 0, c.het_admission == GP_HELD_QUOTA) << "component " << id;
+        }
+        ASSERT_EQ(gp_engine_pending_result(e, 70, &r), GP_OK);
+        EXPECT_EQ(r.admission, c.other_admission) << "the later job";
+        EXPECT_EQ(r.position, c.other_position);
+        gp_snapshot_destroy(s);
+        gp_engine_destroy(e);
+    }
+}
+
+// Between passes a job end admits jobs one by one (job_ended()): a held
+// heterogeneous job waits for the next pass, which admits its components
+// together.
+TEST(CApi, AHeldHeterogeneousJobIsAdmittedByThePassAfterAJobEnds) {
+    gp_engine_t *e = engine_pool1_quota4();
+    ASSERT_NE(e, nullptr);
+    gp_snapshot_t *s = four_nodes({"pool1"});
+    gp_job_t run = job(50, GP_JOB_RUNNING, "pool1", "normal", 2, 90);
+    gp_job_t lead = job(60, GP_JOB_PENDING, "pool1", "normal", 1, 100);
+    gp_job_t part = job(61, GP_JOB_PENDING, "pool1", "normal", 2, 100);
+    lead.het_job_id = part.het_job_id = 60;
+    for (const gp_job_t *j : {&run, &lead, &part}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 60, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
+
+    EXPECT_EQ(gp_engine_job_ended(e, 50, 120), 0) << "no component admitted alone";
+    for (uint32_t id : {60u, 61u}) {
+        ASSERT_EQ(gp_engine_pending_result(e, id, &r), GP_OK);
+        EXPECT_EQ(r.admission, GP_HELD_QUOTA) << "component " << id << ", after the job end";
+    }
+    gp_snapshot_destroy(s);
+    s = four_nodes({"pool1"});
+    for (const gp_job_t *j : {&lead, &part}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 121), GP_OK);
+    for (uint32_t id : {60u, 61u}) {
+        ASSERT_EQ(gp_engine_pending_result(e, id, &r), GP_OK);
+        EXPECT_EQ(r.admission, GP_ADMIT_QUOTA) << "component " << id << ", the next pass";
+    }
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
 }
 
 // Account queues through the ABI: a flat configuration needs nothing beyond GPUs;

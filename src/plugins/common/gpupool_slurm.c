@@ -699,6 +699,10 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->flags |= GP_JOB_NODES_GIVEN;
 	if ((state == GP_JOB_PENDING) && gps_job_dependent(job_ptr))
 		out->flags |= GP_JOB_DEPENDENT;
+	/* (0 at priority_p_set: slurmctld sets it after job_allocate) */
+	if ((state == GP_JOB_PENDING) && job_ptr->het_job_id &&
+	    (job_ptr->het_job_id != NO_VAL))
+		out->het_job_id = job_ptr->het_job_id;
 	{
 		/* Pending: where it is tried; running: its own partition. */
 		part_record_t *part = use_part ? use_part : job_ptr->part_ptr;

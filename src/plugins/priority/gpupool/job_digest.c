@@ -98,6 +98,7 @@ static int _digest_job(void *x, void *arg)
 		h = _mix(h, ((uint64_t) size.gpus << 32) | size.nodes);
 		h = _mix(h, ((uint64_t) size.flags << 32) | size.cpus);
 		h = _mix(h, size.mem_mb);
+		h = _mix(h, job_ptr->het_job_id);
 	} else {
 		h = _mix(h, gps_job_gpus(job_ptr, d->tres, true));
 	}
