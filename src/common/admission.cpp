@@ -162,6 +162,8 @@ size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const 
         add("%s", starting_reason());
         return n;
     }
+    if (r.het_held_for)
+        if (const PendingResult *by = pending_result(r.het_held_for); by && !by->het_held_for) return reason_into(*by, buf, len);
     const char *prefix = r.hold == Hold::Quota           ? GP_HOLD_PREFIX "Quota:"
                          : r.hold == Hold::QuotaTooSmall  ? GP_HOLD_PREFIX "QuotaTooSmall:"
                          : r.hold == Hold::Limit          ? GP_HOLD_PREFIX "Limit:"
@@ -274,8 +276,11 @@ void Engine::admit(Evaluation &ev) const {
         if (!r.het_job_id) {
             admit_one(r, ev.pools);
             count_held(r, ev);
-        } else if (const std::vector<uint32_t> &parts = het[r.het_job_id]; parts.front() == i) {
-            admit_together(parts, ev);
+        } else if (const std::vector<uint32_t> &at = het[r.het_job_id]; at.front() == i) {
+            std::vector<PendingResult *> parts;
+            for (uint32_t k : at) parts.push_back(&ev.pending[k]);
+            admit_together(parts, ev.pools);
+            for (PendingResult *p : parts) count_held(*p, ev);
         }
     }
 }
@@ -283,31 +288,34 @@ void Engine::admit(Evaluation &ev) const {
 // The components of one heterogeneous job, where the first comes in R1:
 // all admitted or all held.  Slurm starts them together or not at all, so
 // one admitted alone would set quota aside, ahead of other jobs, for a job
-// that cannot start.  Those held for another's quota carry its refusal.
-void Engine::admit_together(const std::vector<uint32_t> &parts, Evaluation &ev) const {
+// that cannot start.  Those held for another's refusal show its reason; a
+// component outside gpupool's pools is left alone.
+void Engine::admit_together(const std::vector<PendingResult *> &parts, std::vector<PoolState> &pools) const {
     size_t tried = 0;
     const PendingResult *refused = nullptr;
     while (tried < parts.size() && !refused) {
-        PendingResult &r = ev.pending[parts[tried++]];
-        admit_one(r, ev.pools);
+        PendingResult &r = *parts[tried++];
+        r.het_held_for = 0;
+        admit_one(r, pools);
         if (r.admission == Admission::Held) refused = &r;
     }
-    if (refused)
-        for (size_t k = 0; k < parts.size(); ++k) {
-            PendingResult &r = ev.pending[parts[k]];
-            if (&r == refused) continue;
-            if (k < tried) reserve_admitted(r, ev.pools, -1);
-            r.admission = Admission::Held;
-            r.hold = refused->hold;
-            r.hold_pool = refused->hold_pool;
-            r.refused = refused->refused;
-            r.admitted_tasks = 0;
-            r.priority = 0;
-        }
-    for (uint32_t i : parts) count_held(ev.pending[i], ev);
+    if (!refused) return;
+    for (size_t k = 0; k < parts.size(); ++k) {
+        PendingResult &r = *parts[k];
+        if (&r == refused || r.pools.empty()) continue;
+        if (k < tried) reserve_admitted(r, pools, -1);
+        r.admission = Admission::Held;
+        r.hold = refused->hold;
+        r.hold_pool = refused->hold_pool;
+        r.refused.clear();
+        r.het_held_for = refused->job_id;
+        r.admitted_tasks = 0;
+        r.priority = 0;
+    }
 }
 
-// Between passes admission only grows: a job admitted since the last pass
+// Between passes admission only grows (a heterogeneous job's held
+// components together, as in a pass): a job admitted since the last pass
 // may have started already, which the engine learns only at the next pass,
 // so taking its admission back to give it to a job ahead of it in the
 // order could put two jobs into one job's quota.  What is admitted keeps
@@ -319,14 +327,21 @@ void Engine::admit_more(Evaluation &ev) const {
         clear_reserved(ps.queues);
     }
     for (const PendingResult &r : ev.pending) reserve_admitted(r, ev.pools);
+    // A heterogeneous job's held components, together where the first is.
+    std::unordered_map<uint32_t, std::vector<PendingResult *>> het;  // allocates only if there are any
+    for (PendingResult &r : ev.pending)
+        if (r.het_job_id && r.admission == Admission::Held && !r.pools.empty()) het[r.het_job_id].push_back(&r);
     for (PendingResult &r : ev.pending) {
         if (r.admission == Admission::Quota) {
             admit_more_tasks(r, ev.pools);
         } else if (r.admission == Admission::Held) {
-            // A heterogeneous job's components are admitted together, by a pass.
             if (!r.het_job_id) {
                 r.priority = r.nominal;
                 admit_one(r, ev.pools);
+            } else if (const std::vector<PendingResult *> &parts = het[r.het_job_id];
+                       !parts.empty() && parts.front() == &r) {
+                for (PendingResult *p : parts) p->priority = p->nominal;
+                admit_together(parts, ev.pools);
             }
             count_held(r, ev);
         }

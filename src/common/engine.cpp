@@ -314,10 +314,13 @@ void Engine::use_in_queues(const RunningInfo &r, PoolState &ps, int sign) const 
     if (!preemptible_tier(r.tier)) add_np(ps.queues, queue, one, 1, sign, true);
 }
 
-// A heterogeneous job starts whole: a component Slurm holds back holds the
-// others back with it (R1 step 0), or they would set quota aside first.
-static void hold_back_het_jobs(std::vector<PendingResult> &pending) {
+// A heterogeneous job starts whole: a component Slurm holds back (or its
+// user or an admin: `user_held`) holds the others back with it (R1 step 0),
+// or they would set quota aside first.
+static void hold_back_het_jobs(const Snapshot &snap, std::vector<PendingResult> &pending) {
     std::unordered_map<uint32_t, bool> back;  // allocates only if there are any
+    for (const SnapJob &j : snap.jobs)
+        if (j.het_job_id && j.state == JobState::Pending && j.user_held) back[j.het_job_id] = true;
     for (const PendingResult &r : pending)
         if (r.het_job_id) back[r.het_job_id] |= r.dependent || r.over_limit;
     if (back.empty()) return;
@@ -350,7 +353,7 @@ void Engine::order_pending(const Snapshot &snap, Evaluation &ev, int64_t /*now*/
         r.group_standing = unmanaged_standing;  // set once fairshare is known
         ev.pending.push_back(std::move(r));
     }
-    hold_back_het_jobs(ev.pending);
+    hold_back_het_jobs(snap, ev.pending);
     tally_pending(ev);
 }
 

@@ -337,7 +337,8 @@ private:
     void compute_fairshare(Evaluation &ev) const;
     void order_pending(const Snapshot &snap, Evaluation &ev, int64_t now);
     void admit(Evaluation &ev) const;
-    void admit_together(const std::vector<uint32_t> &parts, Evaluation &ev) const;
+    void admit_together(const std::vector<PendingResult *> &parts, std::vector<PoolState> &pools) const;
+    bool readmit_het(PendingResult &r);
     void rank_victims(Evaluation &ev) const;
     void fold_provisional();
     void admit_more(Evaluation &ev) const;

@@ -154,11 +154,10 @@ void Engine::take_back(uint32_t job_id) {
 // nothing changed.
 bool Engine::readmit(PendingResult &r) {
     if (r.admission == Admission::Held) {
-        if (r.het_job_id) return false;  // its components together: the next pass
-
         bool fits = false;
         for (int p : r.pools) fits |= r.gpus > 0 && eval_.pools[static_cast<size_t>(p)].quota_room() >= r.gpus;
         if (!fits) return false;
+        if (r.het_job_id) return readmit_het(r);
         uncount_held(r, eval_);
         r.priority = r.nominal;
         admit_one(r, eval_.pools);
@@ -166,6 +165,36 @@ bool Engine::readmit(PendingResult &r) {
         return true;
     }
     return r.admission == Admission::Quota && admit_more_tasks(r, eval_.pools) > 0;
+}
+
+// A held heterogeneous job at a job end: its held components together, as
+// a pass admits them, so that later jobs do not take the room it was first
+// in line for.  Those admitted since (the plugins place a component alone
+// at submit) keep their admission.
+bool Engine::readmit_het(PendingResult &r) {
+    std::vector<PendingResult *> parts;
+    auto held = [&](const PendingResult &x) {
+        return x.het_job_id == r.het_job_id && x.admission == Admission::Held && !x.pools.empty();
+    };
+    for (PendingResult &x : eval_.pending)  // in R1 order
+        if (held(x) && !eval_.provisional.contains(x.job_id)) parts.push_back(&x);
+    for (PendingResult &x : eval_.provisional)  // placed again since the pass
+        if (held(x)) parts.push_back(&x);
+    if (parts.empty()) return false;
+    std::vector<PendingResult> was;
+    for (PendingResult *p : parts) {
+        was.push_back(*p);
+        uncount_held(*p, eval_);
+        p->priority = p->nominal;
+    }
+    admit_together(parts, eval_.pools);
+    bool admitted = parts.front()->admission != Admission::Held;
+    for (size_t k = 0; k < parts.size(); ++k) {
+        if (!admitted) *parts[k] = was[k];  // as it was: nothing reserved
+        count_held(*parts[k], eval_);
+        if (admitted && parts[k] != &r) changes_.push_back(parts[k]->job_id);
+    }
+    return admitted;
 }
 
 // The first pass job from `from` on that fits some pool's room now.

@@ -237,8 +237,10 @@ struct PendingResult {
     // ordinary job), Held: 0, Free: max(1, array_tasks).
     uint32_t admitted_tasks = 0;
     // The heterogeneous job it is a component of (SnapJob::het_job_id; 0:
-    // none): a pass admits or holds its components together (admit()).
-    uint32_t het_job_id = 0;
+    // none): its components are admitted or held together (admit_together).
+    // Held for another component's refusal: that component (its reason is
+    // theirs; the refusal is counted once, there); 0: its own, or none.
+    uint32_t het_job_id = 0, het_held_for = 0;
 
     uint32_t task_count() const { return gpupool::task_count(array_tasks); }
     uint64_t pending_gpus() const { return gpupool::pending_gpus(gpus, array_tasks); }

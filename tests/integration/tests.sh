@@ -879,7 +879,10 @@ _over_limit_waits_behind() {
 #      NORMAL 2-GPU job R, submitted after H, fits beside J: R starts, H
 #      waits, both its components held.  (Before: H's first component set
 #      1 GPU aside, so R waited GpuPoolQuota:pool1 3/4 with 2 GPUs idle
-#      for as long as J ran.)  J and R end: H starts, both components.
+#      for as long as J ran.)  Then the NORMAL 3-GPU job X queues behind
+#      H; J and R end: H starts, both components, and X waits (the job end
+#      admits H's components together; were it left to the next pass, X,
+#      the one job that fits alone, would take the room).
 test_het_job_admitted_whole() {
   local rc=0
   conf_load "$(sed 's/^Pool=pool1 Quota=2/Pool=pool1 Quota=4/' "$GPUPOOL_REPO/etc/gpupool.conf.example")" '' || return 1
@@ -887,11 +890,11 @@ test_het_job_admitted_whole() {
   cancel_all 30 || rc=1
   return $rc
 }
-# The states of a heterogeneous job's components, "STATE REASON" a line.
-het_states() { squeue -h -j "$1" -o '%i %T %r' 2>/dev/null | sort; }
+# The states of a heterogeneous job's components, "ID STATE REASON" each.
+het_states() { squeue -h -j "$1" -o '%i %T %r' 2>/dev/null | sort | tr '\n' ';'; }
 het_all() { [[ $(squeue -h -j "$1" -o %T 2>/dev/null | sort -u) == "$2" ]]; }
 _het_job_admitted_whole() {
-  local j h r two=(--gres=gpu:1 -N2 -n2)
+  local j h r x two=(--gres=gpu:1 -N2 -n2)
   j=$(submit j pool1 normal "${two[@]}") || return 1
   assert wait_state "$j" RUNNING 30 || return 1
   h=$(sbatch --parsable -J h -o /dev/null -e /dev/null -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 : \
@@ -899,14 +902,16 @@ _het_job_admitted_whole() {
   h=${h%%;*}
   sleep 2   # a pass with H alone pending
   r=$(submit r pool1 normal "${two[@]}") || return 1
-  assert wait_state "$r" RUNNING 30 ||
-    { ilog "R: $(job_state "$r") $(job_reason "$r"); H: $(het_states "$h" | tr '\n' ';')"; return 1; }
-  ilog "R runs; H: $(het_states "$h" | tr '\n' ';')"
+  assert wait_state "$r" RUNNING 30 || { ilog "R: $(job_state "$r") $(job_reason "$r"); H: $(het_states "$h")"; return 1; }
+  ilog "R runs; H: $(het_states "$h")"
   assert test "$(squeue -h -j "$h" -o %T | sort -u)" = PENDING || return 1
   assert test "$(squeue -h -j "$h" -o %r | grep -c '^GpuPoolQuota:pool1')" = 2 || return 1
+  x=$(submit x pool1 normal --gres=gpu:1 -N3 -n3) || return 1
+  sleep 2   # a pass with X behind H
   scancel "$j" "$r"
-  assert wait_until 45 het_all "$h" RUNNING || { ilog "H: $(het_states "$h" | tr '\n' ';')"; return 1; }
-  ilog "J and R ended: H: $(het_states "$h" | tr '\n' ';')"
+  assert wait_until 45 het_all "$h" RUNNING || { ilog "H: $(het_states "$h"); X: $(job_state "$x") $(job_reason "$x")"; return 1; }
+  ilog "J and R ended: H: $(het_states "$h") X: $(job_state "$x") $(job_reason "$x")"
+  assert test "$(job_state "$x")" = PENDING || return 1
 }
 
 # 10b. A throttle update Slurm refuses after setting the

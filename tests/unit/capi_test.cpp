@@ -399,6 +399,8 @@ TEST(CApi, AHeterogeneousJobIsAdmittedWholeOrHeldWhole) {
          GP_HELD_QUOTA, GP_ADMIT_QUOTA, "GpuPoolQuota:pool1 3/4", 2},
         {"one component's pool is full (pool2 2/2): both held, though the other fits alone", "pool2", 1, 0,
          GP_HELD_QUOTA, GP_ADMIT_QUOTA, "GpuPoolQuota:pool2 2/2", 1},  // 61 after it: pool2's standing
+        {"a 2-GPU component in pool2 (2/2) holds the 1-GPU one: both show pool2's reason", "pool2", 2, 0,
+         GP_HELD_QUOTA, GP_ADMIT_QUOTA, "GpuPoolQuota:pool2 2/2", 1},
         {"Slurm holds one component back (a limit): the whole job comes after the later one", "pool1", 1,
          GP_JOB_OVER_LIMIT, GP_HELD_QUOTA, GP_ADMIT_QUOTA, "GpuPoolQuota:pool1 4/4", 0},
     };
@@ -431,10 +433,10 @@ TEST(CApi, AHeterogeneousJobIsAdmittedWholeOrHeldWhole) {
     }
 }
 
-// Between passes a job end admits jobs one by one (job_ended()): a held
-// heterogeneous job waits for the next pass, which admits its components
-// together.
-TEST(CApi, AHeldHeterogeneousJobIsAdmittedByThePassAfterAJobEnds) {
+// At a job end (job_ended(), between passes) a held heterogeneous job's
+// components are admitted together too, where the first comes in R1: the
+// room goes to it, not to the 3-GPU job submitted after it.
+TEST(CApi, AJobEndAdmitsAHeldHeterogeneousJobWholeAheadOfLaterJobs) {
     gp_engine_t *e = engine_pool1_quota4();
     ASSERT_NE(e, nullptr);
     gp_snapshot_t *s = four_nodes({"pool1"});
@@ -442,25 +444,57 @@ TEST(CApi, AHeldHeterogeneousJobIsAdmittedByThePassAfterAJobEnds) {
     gp_job_t lead = job(60, GP_JOB_PENDING, "pool1", "normal", 1, 100);
     gp_job_t part = job(61, GP_JOB_PENDING, "pool1", "normal", 2, 100);
     lead.het_job_id = part.het_job_id = 60;
-    for (const gp_job_t *j : {&run, &lead, &part}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    gp_job_t later = job(70, GP_JOB_PENDING, "pool1", "normal", 3, 101);
+    for (const gp_job_t *j : {&run, &lead, &part, &later}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
     ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
     gp_pending_result_t r;
-    ASSERT_EQ(gp_engine_pending_result(e, 60, &r), GP_OK);
-    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
-
-    EXPECT_EQ(gp_engine_job_ended(e, 50, 120), 0) << "no component admitted alone";
+    for (uint32_t id : {60u, 61u, 70u}) {
+        ASSERT_EQ(gp_engine_pending_result(e, id, &r), GP_OK);
+        EXPECT_EQ(r.admission, GP_HELD_QUOTA) << "job " << id << ", 2 GPUs in use";
+    }
+    EXPECT_EQ(gp_engine_job_ended(e, 50, 120), 2) << "both components";
     for (uint32_t id : {60u, 61u}) {
         ASSERT_EQ(gp_engine_pending_result(e, id, &r), GP_OK);
-        EXPECT_EQ(r.admission, GP_HELD_QUOTA) << "component " << id << ", after the job end";
+        EXPECT_EQ(r.admission, GP_ADMIT_QUOTA) << "component " << id << ", after the job end";
     }
+    ASSERT_EQ(gp_engine_pending_result(e, 70, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA) << "the later job: 3 set aside + 3 > 4";
     gp_snapshot_destroy(s);
     s = four_nodes({"pool1"});
-    for (const gp_job_t *j : {&lead, &part}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    for (const gp_job_t *j : {&lead, &part, &later}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
     ASSERT_EQ(gp_engine_evaluate(e, s, 121), GP_OK);
     for (uint32_t id : {60u, 61u}) {
         ASSERT_EQ(gp_engine_pending_result(e, id, &r), GP_OK);
         EXPECT_EQ(r.admission, GP_ADMIT_QUOTA) << "component " << id << ", the next pass";
     }
+    ASSERT_EQ(gp_engine_pending_result(e, 70, &r), GP_OK);
+    EXPECT_STREQ(r.reason, "GpuPoolQuota:pool1 3/4");
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}
+
+// A component its user holds (scontrol hold) keeps the whole job from
+// starting, as one Slurm holds back: the other component comes after the
+// jobs that can start, and sets no quota aside ahead of them.
+TEST(CApi, AUserHeldComponentPutsItsHeterogeneousJobBehind) {
+    gp_engine_t *e = engine_pool1_quota4();
+    ASSERT_NE(e, nullptr);
+    gp_snapshot_t *s = four_nodes({"pool1"});
+    gp_job_t run = job(50, GP_JOB_RUNNING, "pool1", "normal", 2, 90);
+    gp_job_t lead = job(60, GP_JOB_PENDING, "pool1", "normal", 1, 100);
+    gp_job_t part = job(61, GP_JOB_PENDING, "pool1", "normal", 1, 100);
+    lead.het_job_id = part.het_job_id = 60;
+    part.user_held = 1;
+    gp_job_t later = job(70, GP_JOB_PENDING, "pool1", "normal", 2, 101);
+    for (const gp_job_t *j : {&run, &lead, &part, &later}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+    gp_pending_result_t r;
+    ASSERT_EQ(gp_engine_pending_result(e, 70, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_ADMIT_QUOTA);
+    EXPECT_EQ(r.position, 0u);
+    ASSERT_EQ(gp_engine_pending_result(e, 60, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
+    EXPECT_STREQ(r.reason, "GpuPoolQuota:pool1 4/4");
     gp_snapshot_destroy(s);
     gp_engine_destroy(e);
 }
