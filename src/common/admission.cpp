@@ -118,6 +118,25 @@ void Engine::decide_admission(PendingResult &r, const std::vector<PoolState> &po
     r.admitted_tasks = static_cast<uint32_t>(k);
 }
 
+// Between passes: the held components of a heterogeneous job admitted
+// together if they fit; if not, left as they were (nothing reserved), as a
+// held job that does not fit is.  Returns whether they were admitted.
+bool Engine::admit_together_or_keep(const std::vector<PendingResult *> &parts, std::vector<PoolState> &pools) const {
+    std::vector<PendingResult> was;
+    was.reserve(parts.size());
+    for (PendingResult *p : parts) {
+        was.push_back(*p);
+        p->priority = p->nominal;
+    }
+    admit_together(parts, pools);
+    if (parts.front()->admission != Admission::Held) return true;
+    for (size_t k = 0; k < parts.size(); ++k) {
+        *parts[k] = was[k];
+        parts[k]->priority = 0;  // held (number_pending may have renumbered it)
+    }
+    return false;
+}
+
 // Slurm may start an admitted job in any pool it is admitted to, so it
 // reserves in each of them.
 void Engine::admit_one(PendingResult &r, std::vector<PoolState> &pools) const {
@@ -162,8 +181,15 @@ size_t Engine::reason_into(const PendingResult &r, char *buf, size_t len) const 
         add("%s", starting_reason());
         return n;
     }
-    if (r.het_held_for)
-        if (const PendingResult *by = pending_result(r.het_held_for); by && !by->het_held_for) return reason_into(*by, buf, len);
+    if (r.het_held_for && r.admission == Admission::Held) {
+        // Held for another component's refusal: its reason while it stands
+        // (the component may have been placed again or left since).
+        const PendingResult *by = pending_result(r.het_held_for);
+        if (by && by->admission == Admission::Held && !by->het_held_for && !by->refused.empty())
+            return reason_into(*by, buf, len);
+        add("%scomponent %u", GP_HOLD_PREFIX "Quota:", r.het_held_for);
+        return n;
+    }
     const char *prefix = r.hold == Hold::Quota           ? GP_HOLD_PREFIX "Quota:"
                          : r.hold == Hold::QuotaTooSmall  ? GP_HOLD_PREFIX "QuotaTooSmall:"
                          : r.hold == Hold::Limit          ? GP_HOLD_PREFIX "Limit:"
@@ -266,23 +292,39 @@ uint32_t Engine::admit_more_tasks(PendingResult &r, std::vector<PoolState> &pool
     return static_cast<uint32_t>(extra);
 }
 
-void Engine::admit(Evaluation &ev) const {
-    // The components of each heterogeneous job, in order.
-    std::unordered_map<uint32_t, std::vector<uint32_t>> het;  // allocates only if there are any
+// The components of each heterogeneous job, in order (allocates only if
+// there are any).
+void Engine::index_het_parts(Evaluation &ev) {
+    ev.het_parts.clear();
     for (uint32_t i = 0; i < ev.pending.size(); ++i)
-        if (ev.pending[i].het_job_id) het[ev.pending[i].het_job_id].push_back(i);
+        if (ev.pending[i].het_job_id) ev.het_parts[ev.pending[i].het_job_id].push_back(i);
+}
+
+void Engine::admit(Evaluation &ev) const {
+    index_het_parts(ev);
     for (uint32_t i = 0; i < ev.pending.size(); ++i) {
         PendingResult &r = ev.pending[i];
         if (!r.het_job_id) {
             admit_one(r, ev.pools);
             count_held(r, ev);
-        } else if (const std::vector<uint32_t> &at = het[r.het_job_id]; at.front() == i) {
+        } else {
             std::vector<PendingResult *> parts;
-            for (uint32_t k : at) parts.push_back(&ev.pending[k]);
+            for (uint32_t k : ev.het_parts[r.het_job_id]) parts.push_back(&ev.pending[k]);
+            if (het_front(parts) != &r) continue;
             admit_together(parts, ev.pools);
             for (PendingResult *p : parts) count_held(*p, ev);
         }
     }
+}
+
+// Where a heterogeneous job's components (in R1 order) are admitted: at
+// its first that needs quota (non-preemptible, with GPUs), else its first.
+// A job end, which visits only the jobs whose GPUs fit the room it freed,
+// then decides it where a pass does.
+const PendingResult *Engine::het_front(const std::vector<PendingResult *> &parts) const {
+    for (const PendingResult *p : parts)
+        if (!preemptible_tier(p->tier) && p->gpus > 0) return p;
+    return parts.empty() ? nullptr : parts.front();
 }
 
 // The components of one heterogeneous job, where the first comes in R1:
@@ -327,10 +369,13 @@ void Engine::admit_more(Evaluation &ev) const {
         clear_reserved(ps.queues);
     }
     for (const PendingResult &r : ev.pending) reserve_admitted(r, ev.pools);
-    // A heterogeneous job's held components, together where the first is.
+    // A heterogeneous job's held components, together where the pass would
+    // decide them (het_front).
+    index_het_parts(ev);
     std::unordered_map<uint32_t, std::vector<PendingResult *>> het;  // allocates only if there are any
-    for (PendingResult &r : ev.pending)
-        if (r.het_job_id && r.admission == Admission::Held && !r.pools.empty()) het[r.het_job_id].push_back(&r);
+    for (const auto &[id, at] : ev.het_parts)
+        for (uint32_t i : at)
+            if (ev.pending[i].admission == Admission::Held && !ev.pending[i].pools.empty()) het[id].push_back(&ev.pending[i]);
     for (PendingResult &r : ev.pending) {
         if (r.admission == Admission::Quota) {
             admit_more_tasks(r, ev.pools);
@@ -338,10 +383,8 @@ void Engine::admit_more(Evaluation &ev) const {
             if (!r.het_job_id) {
                 r.priority = r.nominal;
                 admit_one(r, ev.pools);
-            } else if (const std::vector<PendingResult *> &parts = het[r.het_job_id];
-                       !parts.empty() && parts.front() == &r) {
-                for (PendingResult *p : parts) p->priority = p->nominal;
-                admit_together(parts, ev.pools);
+            } else if (const std::vector<PendingResult *> &parts = het[r.het_job_id]; het_front(parts) == &r) {
+                admit_together_or_keep(parts, ev.pools);
             }
             count_held(r, ev);
         }

@@ -339,6 +339,9 @@ private:
     void admit(Evaluation &ev) const;
     void admit_together(const std::vector<PendingResult *> &parts, std::vector<PoolState> &pools) const;
     bool readmit_het(PendingResult &r);
+    const PendingResult *het_front(const std::vector<PendingResult *> &parts) const;
+    bool admit_together_or_keep(const std::vector<PendingResult *> &parts, std::vector<PoolState> &pools) const;
+    static void index_het_parts(Evaluation &ev);
     void rank_victims(Evaluation &ev) const;
     void fold_provisional();
     void admit_more(Evaluation &ev) const;

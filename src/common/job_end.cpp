@@ -154,10 +154,11 @@ void Engine::take_back(uint32_t job_id) {
 // nothing changed.
 bool Engine::readmit(PendingResult &r) {
     if (r.admission == Admission::Held) {
+        // A heterogeneous job's components together, those without GPUs too.
+        if (r.het_job_id) return readmit_het(r);
         bool fits = false;
         for (int p : r.pools) fits |= r.gpus > 0 && eval_.pools[static_cast<size_t>(p)].quota_room() >= r.gpus;
         if (!fits) return false;
-        if (r.het_job_id) return readmit_het(r);
         uncount_held(r, eval_);
         r.priority = r.nominal;
         admit_one(r, eval_.pools);
@@ -176,23 +177,26 @@ bool Engine::readmit_het(PendingResult &r) {
     auto held = [&](const PendingResult &x) {
         return x.het_job_id == r.het_job_id && x.admission == Admission::Held && !x.pools.empty();
     };
-    for (PendingResult &x : eval_.pending)  // in R1 order
-        if (held(x) && !eval_.provisional.contains(x.job_id)) parts.push_back(&x);
+    auto at = eval_.het_parts.find(r.het_job_id);
+    if (at != eval_.het_parts.end())
+        for (uint32_t i : at->second) {  // in R1 order
+            PendingResult &x = eval_.pending[i];
+            if (held(x) && !eval_.provisional.contains(x.job_id)) parts.push_back(&x);
+        }
     for (PendingResult &x : eval_.provisional)  // placed again since the pass
         if (held(x)) parts.push_back(&x);
-    if (parts.empty()) return false;
-    std::vector<PendingResult> was;
+    std::stable_sort(parts.begin(), parts.end(), [&](const PendingResult *a, const PendingResult *b) {
+        return order_before(*a, order_priority(*a), *b, order_priority(*b));
+    });
+    // Decided where the full walk would, at the component that needs quota
+    // (one taking none may be admitted wherever the walk meets it).
+    const PendingResult *front = het_front(parts);
+    if (!front || (front != &r && !preemptible_tier(front->tier) && front->gpus > 0)) return false;
+    for (PendingResult *p : parts) uncount_held(*p, eval_);
+    const bool admitted = admit_together_or_keep(parts, eval_.pools);
     for (PendingResult *p : parts) {
-        was.push_back(*p);
-        uncount_held(*p, eval_);
-        p->priority = p->nominal;
-    }
-    admit_together(parts, eval_.pools);
-    bool admitted = parts.front()->admission != Admission::Held;
-    for (size_t k = 0; k < parts.size(); ++k) {
-        if (!admitted) *parts[k] = was[k];  // as it was: nothing reserved
-        count_held(*parts[k], eval_);
-        if (admitted && parts[k] != &r) changes_.push_back(parts[k]->job_id);
+        count_held(*p, eval_);
+        if (admitted && p != &r) changes_.push_back(p->job_id);
     }
     return admitted;
 }
@@ -215,7 +219,9 @@ size_t Engine::next_fit(size_t from) const {
 
 // Placed since the pass and able to gain: fits the rooms as they are now.
 bool Engine::may_gain(const PendingResult &r) const {
-    if (r.pools.empty() || r.gpus == 0) return false;
+    if (r.pools.empty()) return false;
+    if (r.admission == Admission::Held && r.het_job_id) return true;  // with its other components
+    if (r.gpus == 0) return false;
     if (r.admission == Admission::Held) {
         for (int p : r.pools)
             if (eval_.pools[static_cast<size_t>(p)].quota_room() >= r.gpus) return true;
@@ -413,9 +419,20 @@ PendingResult Engine::provisional(const JobRef &job, int64_t now) {
 
     place_between(r);
     r.priority = r.nominal;
-    // Reserve now so that a burst of submits between passes cannot admit
-    // more than the quota.
-    admit_one(r, eval_.pools);
+    if (r.het_job_id && !r.pools.empty()) {
+        // A component placed again (an update, a release, a requeue) waits
+        // for the pass, which admits its components together, within a
+        // second or so; alone it might set quota aside for a job that
+        // cannot start.
+        r.admission = Admission::Held;
+        r.hold = Hold::Starting;
+        r.admitted_tasks = 0;
+        r.priority = 0;
+    } else {
+        // Reserve now so that a burst of submits between passes cannot
+        // admit more than the quota.
+        admit_one(r, eval_.pools);
+    }
     // A placement it replaces reserves no more, but stays counted (as it
     // always did, for the placements until the next job end) in
     // np_overcount, which that job end takes back.  Its account queues

@@ -445,6 +445,9 @@ struct Evaluation {
     std::unordered_map<uint32_t, uint32_t> array_running;
     // Jobs placed by provisional() since this pass.
     ProvisionalSet provisional;
+    // Each heterogeneous job's components, by position in `pending` (R1
+    // order), as admit() and admit_more() found them.
+    std::unordered_map<uint32_t, std::vector<uint32_t>> het_parts;
     // Per pool (config order), for job_ended().
     std::vector<PoolCandidates> candidates;
     // Pass jobs that left the queue (refresh_running) since the last job end.

@@ -473,9 +473,59 @@ TEST(CApi, AJobEndAdmitsAHeldHeterogeneousJobWholeAheadOfLaterJobs) {
     gp_engine_destroy(e);
 }
 
+// A job end that frees too little for the whole heterogeneous job changes
+// nothing: no component admitted alone, the hold counted once, in the pool
+// that refused it.  A component placed again between passes (an update)
+// waits for the pass; the other then shows which component it waits with.
+TEST(CApi, AHeterogeneousJobTooBigForTheRoomStaysHeldWhole) {
+    gp_engine_t *e = engine_pool1_quota4();
+    ASSERT_NE(e, nullptr);
+    gp_snapshot_t *s = four_nodes({"pool1", "pool2"});
+    gp_job_t run1 = job(50, GP_JOB_RUNNING, "pool1", "normal", 2, 90);
+    gp_job_t run2 = job(51, GP_JOB_RUNNING, "pool2", "normal", 1, 90);
+    gp_job_t run3 = job(52, GP_JOB_RUNNING, "pool2", "normal", 1, 90);
+    gp_job_t lead = job(60, GP_JOB_PENDING, "pool1", "normal", 2, 100);
+    gp_job_t part = job(61, GP_JOB_PENDING, "pool2", "normal", 2, 100);
+    lead.het_job_id = part.het_job_id = 60;
+    for (const gp_job_t *j : {&run1, &run2, &run3, &lead, &part}) ASSERT_EQ(gp_snapshot_add_job(s, j), GP_OK);
+    ASSERT_EQ(gp_engine_evaluate(e, s, 110), GP_OK);
+    gp_pending_result_t r;
+    gp_pool_report_t pr;
+    auto held_in = [&](size_t pool) {
+        EXPECT_EQ(gp_engine_pool_report(e, pool, &pr), GP_OK);
+        return pr.held_jobs;
+    };
+    for (uint32_t id : {60u, 61u}) {
+        ASSERT_EQ(gp_engine_pending_result(e, id, &r), GP_OK);
+        EXPECT_EQ(r.admission, GP_HELD_QUOTA) << "component " << id;
+        EXPECT_STREQ(r.reason, "GpuPoolQuota:pool2 2/2") << "component " << id;
+    }
+    EXPECT_EQ(held_in(0), 0u) << "pool1: 60 held for 61's refusal";
+    EXPECT_EQ(held_in(1), 1u) << "pool2";
+
+    EXPECT_EQ(gp_engine_job_ended(e, 51, 120), 0) << "pool2 1/2: 2 more do not fit";
+    for (uint32_t id : {60u, 61u}) {
+        ASSERT_EQ(gp_engine_pending_result(e, id, &r), GP_OK);
+        EXPECT_EQ(r.admission, GP_HELD_QUOTA) << "component " << id << ", after the job end";
+    }
+    EXPECT_EQ(held_in(0), 0u);
+    EXPECT_EQ(held_in(1), 1u);
+
+    gp_job_t smaller = part;
+    smaller.gpus = 1;
+    ASSERT_EQ(gp_engine_provisional(e, &smaller, 121, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA) << "placed again: waits for the pass";
+    EXPECT_STREQ(r.reason, "GpuPoolStarting");
+    ASSERT_EQ(gp_engine_pending_result(e, 60, &r), GP_OK);
+    EXPECT_EQ(r.admission, GP_HELD_QUOTA);
+    EXPECT_STREQ(r.reason, "GpuPoolQuota:component 61");
+    gp_snapshot_destroy(s);
+    gp_engine_destroy(e);
+}
+
 // A component its user holds (scontrol hold) keeps the whole job from
 // starting, as one Slurm holds back: the other component comes after the
-// jobs that can start, and sets no quota aside ahead of them.
+// jobs that can start (it is admitted after them where room is left).
 TEST(CApi, AUserHeldComponentPutsItsHeterogeneousJobBehind) {
     gp_engine_t *e = engine_pool1_quota4();
     ASSERT_NE(e, nullptr);
