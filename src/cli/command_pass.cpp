@@ -110,6 +110,9 @@ std::string reason_text(const Pass &p, const PendingExplain &pe) {
         return joined(labels);
     };
     std::string base = wait_reason_text(pe.reason);
+    if (pe.held_with)  // the quota line, if any, is of the component that did not fit
+        return base + " in " + pool + ": held with job " + std::to_string(pe.held_with) +
+               ", the component of its heterogeneous job that did not fit";
     const QuotaLine *q = line_of(pe.reason_pool);
     if (q && q->queue_blocked && (pe.reason == WaitReason::QuotaFull || pe.reason == WaitReason::QuotaTooSmall))
         return base + ": " + queue_quota_text(p, *q);

@@ -344,6 +344,7 @@ private:
                         : r.hold == Hold::LendingLimit ? WaitReason::LendingLimit
                                                        : WaitReason::QuotaFull;
             pe.reason_pool = r.hold_pool;
+            pe.held_with = r.het_held_for;
         } else if (in_.not_eligible.count(r.job_id)) {
             pe.reason = WaitReason::NotEligible;
         } else if (r.pools.empty()) {

@@ -92,6 +92,7 @@ struct PendingExplain {
     uint32_t tasks = 1;                  // an array record's pending tasks
     WaitReason reason = WaitReason::Starting;
     int reason_pool = -1;                // the pool the reason is about
+    uint32_t held_with = 0;              // held for this component of its heterogeneous job
     int64_t protected_until = 0;         // MinRuntime: when enough victims are free
     std::vector<QuotaLine> quota;        // NP jobs with GPUs: one per pool
     std::vector<QuotaUser> quota_users;  // of reason_pool (quota reasons)

@@ -595,6 +595,38 @@ TEST(CliWhy, QuotaHeldJob) {
     EXPECT_EQ(str_at(json_array_get(users, 1), "state"), "running");
 }
 
+// why on a component of a heterogeneous job held for another component's
+// refusal: says which, not a quota line of its own that fits.
+TEST(CliWhy, HeterogeneousComponentHeldWithAnother) {
+    Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=4\nPool=pool2 Quota=1\n");
+    ClusterView v;
+    v.now = T0 + 30;
+    v.history.available = true;
+    v.snap = cluster(4);
+    partition(v.snap, "pool1", 0, 3);
+    partition(v.snap, "pool2", 0, 3);
+    v.snap.add_job(running(11, "pool2", "normal", 1, T0));
+    SnapJob lead = pending(13, "pool1", "normal", 1, T0 + 2), part = pending(14, "pool2", "normal", 1, T0 + 2);
+    lead.het_job_id = part.het_job_id = 13;
+    v.snap.add_job(lead);
+    v.snap.add_job(part);
+    meta(v, 11, "n1", "alice", "pool2", "RUNNING", T0);
+    meta(v, 13, "h", "carol", "pool1", "PENDING", T0 + 2);
+    meta(v, 14, "h", "carol", "pool2", "PENDING", T0 + 2);
+    Options o;
+    o.job_id = 13;
+    std::ostringstream text, err;
+    ASSERT_EQ(cmd_why(e, v, o, text, err), 0) << err.str();
+    EXPECT_NE(text.str().find("Reason: quota full in pool2: held with job 14, the component of its heterogeneous job "
+                              "that did not fit."),
+              std::string::npos)
+        << text.str();
+    o.job_id = 14;
+    std::ostringstream text14;
+    ASSERT_EQ(cmd_why(e, v, o, text14, err), 0) << err.str();
+    EXPECT_NE(text14.str().find("Reason: quota full: pool2 1/1."), std::string::npos) << text14.str();
+}
+
 // why on a running borrower: lender, rank, MinRuntime.
 TEST(CliWhy, RunningBorrower) {
     Engine e = engine_with(kOsmoTiers + "Pool=pool1 Quota=2 MinRuntime=10:00\nPool=pool2 Quota=2\n");
