@@ -323,7 +323,7 @@ void Engine::admit(Evaluation &ev) const {
 // then decides it where a pass does.
 const PendingResult *Engine::het_front(const std::vector<PendingResult *> &parts) const {
     for (const PendingResult *p : parts)
-        if (!preemptible_tier(p->tier) && p->gpus > 0) return p;
+        if (!preemptible_tier(p->tier) && p->gpus > 0 && !p->pools.empty()) return p;
     return parts.empty() ? nullptr : parts.front();
 }
 
@@ -380,13 +380,17 @@ void Engine::admit_more(Evaluation &ev) const {
         if (r.admission == Admission::Quota) {
             admit_more_tasks(r, ev.pools);
         } else if (r.admission == Admission::Held) {
-            if (!r.het_job_id) {
-                r.priority = r.nominal;
-                admit_one(r, ev.pools);
+            if (!r.het_job_id || r.pools.empty()) {
+                if (!r.het_job_id) {
+                    r.priority = r.nominal;
+                    admit_one(r, ev.pools);
+                }
+                count_held(r, ev);
             } else if (const std::vector<PendingResult *> &parts = het[r.het_job_id]; het_front(parts) == &r) {
+                // Counted held as they end up (one before the front may be admitted with it).
                 admit_together_or_keep(parts, ev.pools);
+                for (const PendingResult *p : parts) count_held(*p, ev);
             }
-            count_held(r, ev);
         }
     }
 }
