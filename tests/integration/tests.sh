@@ -914,6 +914,54 @@ _het_job_admitted_whole() {
   assert test "$(job_state "$x")" = PENDING || return 1
 }
 
+# 10a3. Backfill starts a heterogeneous job, and its quota stays counted.
+#      Before it starts one, Slurm's backfill tests the job's limits by
+#      beginning each component's accounting and then ending it
+#      (_het_job_limit_check), and the end calls the priority plugin's
+#      job_end hook for a job that never ran.  pool1 (quota 2) over four
+#      1-GPU nodes that jobs of partition plain (no pool) fill; the NORMAL
+#      heterogeneous job H (1 + 1 GPU) is admitted and waits for GPUs; the
+#      NORMAL 1-GPU job X behind it is held for quota.  The plain jobs end:
+#      H starts, and X stays held, with 2 GPUs idle.  (Before: each such
+#      end gave H's reservation back, so X was admitted and started beside
+#      H: 3 NORMAL GPUs in pool1 over its quota of 2.)
+test_het_job_start_keeps_quota() {
+  local rc=0
+  scontrol setdebug debug || return 1   # gpupool's holds and releases
+  _het_job_start_keeps_quota || rc=1
+  scontrol setdebug info
+  cancel_all 30 || rc=1
+  return $rc
+}
+_het_job_start_keeps_quota() {
+  local b blockers=() h x i
+  for i in 1 2 3 4; do
+    b=$(submit "b$i" plain normal) || return 1
+    blockers+=("$b")
+  done
+  for b in "${blockers[@]}"; do assert wait_state "$b" RUNNING 30 || return 1; done
+  h=$(sbatch --parsable -J h -o /dev/null -e /dev/null -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 : \
+             -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 --wrap 'sleep 600') || return 1
+  h=${h%%;*}
+  sleep 2   # a pass admits H
+  x=$(submit x pool1 normal) || return 1
+  assert wait_until 20 eval '[[ $(job_reason '"$x"') == GpuPoolQuota:pool1* ]]' ||
+    { ilog "X: $(job_state "$x") $(job_reason "$x"); H: $(het_states "$h")"; return 1; }
+  ilog "H: $(het_states "$h") X: $(job_state "$x") $(job_reason "$x")"
+  mark_log
+  scancel "${blockers[@]}"
+  assert wait_until 45 het_all "$h" RUNNING || { ilog "H: $(het_states "$h"); X: $(job_state "$x") $(job_reason "$x")"; return 1; }
+  sleep 6   # passes, main and backfill cycles with 2 GPUs idle
+  ilog "H started: $(het_states "$h") X: $(job_state "$x") $(job_reason "$x")"
+  assert test "$(job_state "$x")" = PENDING || return 1
+  assert wait_until 10 eval '[[ $(job_reason '"$x"') == GpuPoolQuota:pool1* ]]' || return 1
+  # Admitted even for an instant, X could start before the next pass.
+  if log_has "gpupool: release JobId=$x |gpupool: JobId=$h ended"; then
+    log_since | grep -a -E "gpupool: (release|hold) JobId=$x |gpupool: JobId=$h ended" >&2
+    return 1
+  fi
+}
+
 # 10b. A throttle update Slurm refuses after setting the
 #      throttle leaves gpupool's cap in place: pool1's 4 GPUs busy with
 #      jobs of partition plain (no pool), a NORMAL array of 4 x 1 GPU in

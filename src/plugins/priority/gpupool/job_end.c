@@ -57,6 +57,23 @@ static void _return_unused_run_secs(job_record_t *job_ptr)
 	xfree(unused);
 }
 
+/*
+ * Slurm also ends a job's accounting (acct_policy_job_fini, which calls
+ * this hook) where the job goes on: before it resizes a running job
+ * (job_pre_resize_acctg; begun again after), and when backfill tests a
+ * pending heterogeneous job's limits (_het_job_limit_check begins and ends
+ * each component, which never had nodes, then may start the job).  Such a
+ * job keeps its GPUs or its admission: were its end taken as one, the
+ * quota it holds would go to the jobs behind it.  The next pass counts
+ * the job as it is then.
+ */
+static bool _goes_on(job_record_t *job_ptr)
+{
+	return IS_JOB_RESIZING(job_ptr) ||
+	       (job_ptr->het_job_id && (job_ptr->het_job_id != NO_VAL) &&
+		!job_ptr->node_bitmap);
+}
+
 extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
 {
 	time_t now = time(NULL);
@@ -65,6 +82,12 @@ extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
 	_return_unused_run_secs(job_ptr);
 	if (!in_ctld)
 		return;
+	if (_goes_on(job_ptr)) {
+		debug2("gpupool: JobId=%u: accounting ended, the job goes on",
+		       job_ptr->job_id);
+		gpp_agent_wake();
+		return;
+	}
 
 	parts_left_queue(job_ptr, false);
 	rc = gp_engine_job_ended(gp_shared_engine(), job_ptr->job_id,
