@@ -962,6 +962,41 @@ _het_job_start_keeps_quota() {
   fi
 }
 
+# 10a4. A running job that shrinks keeps the GPUs it still has counted.
+#      Slurm ends a job's accounting before it resizes it, and begins it
+#      again after (job_pre_resize_acctg).  pool1 (quota 2) runs the NORMAL
+#      job J on two 1-GPU nodes; the NORMAL 1-GPU jobs X1 and X2 are held
+#      for quota.  J shrinks to one node: one GPU of quota frees, so
+#      exactly one of X1 and X2 starts.  (Before: the accounting's end
+#      gave J's two GPUs back, both were admitted and could start beside
+#      J: 3 NORMAL GPUs over pool1's quota of 2.)
+test_resize_keeps_quota() {
+  local rc=0
+  scontrol setdebug debug || return 1   # gpupool's holds and releases
+  _resize_keeps_quota || rc=1
+  scontrol setdebug info
+  cancel_all 30 || rc=1
+  return $rc
+}
+_resize_keeps_quota() {
+  local j x1 x2 out
+  j=$(submit j pool1 normal -N2 -n2) || return 1
+  assert wait_state "$j" RUNNING 30 || return 1
+  x1=$(submit x1 pool1 normal) && x2=$(submit x2 pool1 normal) || return 1
+  assert wait_until 20 eval '[[ $(job_reason '"$x2"') == GpuPoolQuota:pool1* ]]' || return 1
+  mark_log
+  out=$(scontrol update JobId="$j" NumNodes=1 2>&1) || { ilog "resize refused: $out"; return 1; }
+  assert wait_until 30 eval '[[ $(job_state '"$x1"') == RUNNING || $(job_state '"$x2"') == RUNNING ]]' ||
+    { ilog "J: $(job_node "$j"); X1: $(job_state "$x1") $(job_reason "$x1"); X2: $(job_state "$x2") $(job_reason "$x2")"; return 1; }
+  sleep 4   # passes and cycles with 2 GPUs idle
+  ilog "J shrank to $(job_node "$j"); X1: $(job_state "$x1") $(job_reason "$x1"); X2: $(job_state "$x2") $(job_reason "$x2")"
+  assert test "$(squeue -h -j "$x1,$x2" -t RUNNING -o %i | wc -l)" = 1 || return 1
+  if log_has "gpupool: JobId=$j ended"; then
+    log_since | grep -a -E "gpupool: (release|hold) JobId=($x1|$x2) |gpupool: JobId=$j ended" >&2
+    return 1
+  fi
+}
+
 # 10b. A throttle update Slurm refuses after setting the
 #      throttle leaves gpupool's cap in place: pool1's 4 GPUs busy with
 #      jobs of partition plain (no pool), a NORMAL array of 4 x 1 GPU in
