@@ -873,6 +873,45 @@ _over_limit_waits_behind() {
   assert wait_state "$u2" RUNNING 45 || { ilog "U2: $(job_state "$u2") $(job_reason "$u2")"; return 1; }
 }
 
+# 10a'2. A heterogeneous job over a limit only in sum waits behind too.
+#      Slurm tests a heterogeneous job's limits with its components
+#      counted together.  pool1 has quota 4 (4 GPUs); the test user's
+#      association has GrpTRES=gres/gpu=2.  The user runs a NORMAL 1-GPU
+#      job U1 and submits the NORMAL heterogeneous job H (1 + 1 GPU): each
+#      component fits the limit beside U1, the two do not.  Root's NORMAL
+#      2-GPU job R starts; once U1 ends, H starts.  (Before: H set 2 GPUs
+#      aside, so R waited GpuPoolQuota:pool1 3/4 with 3 GPUs idle for as
+#      long as U1 ran.)
+test_het_over_limit_waits_behind() {
+  local rc=0
+  conf_load "$(sed 's/^Pool=pool1 Quota=2/Pool=pool1 Quota=4/' "$GPUPOOL_REPO/etc/gpupool.conf.example")" '' || return 1
+  setup_test_user || return 1
+  _het_over_limit_waits_behind || rc=1
+  cancel_all 30
+  sacctmgr -i modify user "$TEST_USER" set GrpTRES=gres/gpu=-1 >/dev/null 2>&1 || true
+  wait_until 30 eval '! user_gpu_limit_known' || rc=1
+  rm -rf "$USER_DIR"
+  return $rc
+}
+_het_over_limit_waits_behind() {
+  local u1 h r two=(--gres=gpu:1 -N2 -n2) one=(-p pool1 --qos=normal --gres=gpu:1 -N1 -n1)
+  sacctmgr -i modify user "$TEST_USER" set GrpTRES=gres/gpu=2 >/dev/null || return 1
+  assert wait_until 30 user_gpu_limit_known || { scontrol show assoc_mgr users="$TEST_USER" flags=assoc >&2; return 1; }
+  u1=$(as_user sbatch --parsable -J u1 "${one[@]}" -o /dev/null --wrap 'sleep 600') || return 1
+  assert wait_state "$u1" RUNNING 30 || return 1
+  h=$(as_user sbatch --parsable -J h -o /dev/null "${one[@]}" : "${one[@]}" --wrap 'sleep 600') || return 1
+  h=${h%%;*}
+  sleep 2   # a pass with H alone pending
+  r=$(submit r pool1 normal "${two[@]}") || return 1
+  assert wait_state "$r" RUNNING 30 ||
+    { ilog "R: $(job_state "$r") $(job_reason "$r"); H: $(het_states "$h")"; return 1; }
+  ilog "R runs; H: $(het_states "$h")"
+  assert test "$(squeue -h -j "$h" -o %T | sort -u)" = PENDING || return 1
+  scancel "$u1"
+  assert wait_until 45 het_all "$h" RUNNING || { ilog "H: $(het_states "$h")"; return 1; }
+  ilog "U1 ended: H: $(het_states "$h")"
+}
+
 # 10a2. A heterogeneous job starts whole, so gpupool admits it whole.
 #      pool1 (quota 4, 4 GPUs) runs a NORMAL 2-GPU job J; the NORMAL
 #      heterogeneous job H (1 + 2 GPUs) would pass the quota beside J; the

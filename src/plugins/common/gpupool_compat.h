@@ -93,6 +93,14 @@
 #include "src/common/threadpool.h"
 #endif
 
+/* A job state reason's name, as squeue shows it (renamed in 24.11). */
+#if GPS_SLURM_AT_LEAST(24, 11)
+#include "src/common/job_state_reason.h"
+#define gps_reason_string(r) job_state_reason_string(r)
+#else
+#define gps_reason_string(r) job_reason_string(r)
+#endif
+
 /* ------------------------------------------------------------------ */
 /* lists: list_t / list_itr_t since 23.11; List / ListIterator gone in 24.11 */
 

@@ -18,6 +18,15 @@
  * (an admin's limit_set.tres) or nodes it asked for (GrpTRES node counts
  * read them) is tested alone.
  *
+ * A heterogeneous job starts whole, and Slurm's backfill, which starts it,
+ * tests each component's limits with the components before it counted
+ * (_het_job_limit_check): a job that each component alone fits may pass
+ * a group limit (GrpTRES, MaxTRESPerUser, MaxTRESPerAccount) in sum.  Its
+ * leader's walk tests the last component with the TRES of all, and
+ * reads only a group limit's refusal (a per-job or per-node limit tested
+ * on the sum says nothing).  Components of other associations, QOSes or
+ * partitions are tested alone; job counts (GrpJobs) are not summed.
+ *
  * Left untested (ordered as any job): a job Slurm may try in several
  * partitions or QOSes, whose limits may differ between them, and one whose
  * association pointer is no longer valid (Slurm's scheduler repairs or
@@ -118,6 +127,35 @@ static bool _test(job_record_t *job_ptr, uint64_t *tres)
 	return !runnable;
 }
 
+/*
+ * Slurm's group limits on the requested TRES, as post-selection tests them:
+ * the reason Slurm would give, or WAIT_NO_REASON where they pass.
+ */
+static uint32_t _post_select_reason(job_record_t *job_ptr, uint64_t *tres)
+{
+	uint32_t reason = job_ptr->state_reason, refused = WAIT_NO_REASON;
+	char *desc = job_ptr->state_desc;
+	void *blocking = job_ptr->qos_blocking_ptr;
+
+	job_ptr->state_desc = NULL;
+	if (!acct_policy_job_runnable_post_select(job_ptr, tres, true))
+		refused = job_ptr->state_reason;
+	xfree(job_ptr->state_desc);
+	job_ptr->state_desc = desc;
+	job_ptr->state_reason = reason;
+	job_ptr->qos_blocking_ptr = blocking;
+	return refused;
+}
+
+/* A limit on what several jobs use together ("AssocGrpGRES", "QOSMaxGRESPerUser"...). */
+static bool _group_limit(uint32_t reason)
+{
+	const char *r = gps_reason_string(reason);
+
+	return r && (strstr(r, "Grp") || strstr(r, "PerUser") ||
+		     strstr(r, "PerAccount"));
+}
+
 static void _add(gps_over_limit_t *out, uint32_t job_id)
 {
 	if (out->count == out->size) {
@@ -156,6 +194,62 @@ static bool _alone(job_record_t *job_ptr)
 	return false;
 }
 
+/* Slurm's tests read this pending job (see _walk). */
+static bool _testable(job_record_t *job_ptr)
+{
+	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr ||
+	    !job_ptr->tres_req_cnt || !job_ptr->details ||
+	    _several_tries(job_ptr))
+		return false;
+	/*
+	 * As _valid_job_assoc: left to Slurm's scheduler, which repairs or
+	 * fails it (its test here would log and take assoc_mgr's lock again).
+	 */
+	return job_ptr->assoc_ptr &&
+	       (job_ptr->assoc_ptr->id == job_ptr->assoc_id) &&
+	       (job_ptr->assoc_ptr->uid == job_ptr->user_id);
+}
+
+/*
+ * A heterogeneous job's leader: over a group limit with all its components
+ * counted together?  (Each component alone is tested by the walk.)
+ */
+static bool _het_over_in_sum(job_record_t *leader)
+{
+	uint64_t sum[slurmctld_tres_cnt], tres[slurmctld_tres_cnt];
+	job_record_t *job_ptr, *last = NULL;
+	list_itr_t *it;
+	bool alike = true;
+	int i, count = 0;
+
+	if (!leader->het_job_list || (list_count(leader->het_job_list) < 2))
+		return false;
+	memset(sum, 0, sizeof(sum));
+	it = list_iterator_create(leader->het_job_list);
+	while ((job_ptr = list_next(it))) {
+		if (!_testable(job_ptr) ||
+		    (job_ptr->assoc_ptr != leader->assoc_ptr) ||
+		    (job_ptr->qos_ptr != leader->qos_ptr) ||
+		    (job_ptr->part_ptr->qos_ptr != leader->part_ptr->qos_ptr)) {
+			alike = false;
+			break;
+		}
+		_requested(job_ptr, tres);
+		for (i = 0; i < slurmctld_tres_cnt; i++)
+			if (tres[i] != NO_CONSUME_VAL64)
+				sum[i] += tres[i];
+		last = job_ptr;
+		count++;
+	}
+	list_iterator_destroy(it);
+	if (!alike || (count < 2))
+		return false;
+	/* Backfill counts no node of a component not started yet. */
+	_requested(last, tres);
+	sum[TRES_ARRAY_NODE] = tres[TRES_ARRAY_NODE];
+	return _group_limit(_post_select_reason(last, sum));
+}
+
 static int _walk(void *x, void *arg)
 {
 	job_record_t *job_ptr = x;
@@ -164,18 +258,12 @@ static int _walk(void *x, void *arg)
 	like_t k;
 	size_t i;
 
-	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr ||
-	    !job_ptr->tres_req_cnt || !job_ptr->details ||
-	    _several_tries(job_ptr))
+	if (!_testable(job_ptr))
 		return 0;
-	/*
-	 * As _valid_job_assoc: left to Slurm's scheduler, which repairs or
-	 * fails it (its test here would log and take assoc_mgr's lock again).
-	 */
-	if (!job_ptr->assoc_ptr ||
-	    (job_ptr->assoc_ptr->id != job_ptr->assoc_id) ||
-	    (job_ptr->assoc_ptr->uid != job_ptr->user_id))
-		return 0;
+	/* One component says it for the whole job (R1: all go behind). */
+	if ((job_ptr->het_job_id == job_ptr->job_id) &&
+	    _het_over_in_sum(job_ptr))
+		_add(w->out, job_ptr->job_id);
 	_requested(job_ptr, tres);
 	if (_alone(job_ptr)) {
 		if (_test(job_ptr, tres))
