@@ -59,19 +59,28 @@ static void _return_unused_run_secs(job_record_t *job_ptr)
 
 /*
  * Slurm also ends a job's accounting (acct_policy_job_fini, which calls
- * this hook) where the job goes on: before it resizes a running job
- * (job_pre_resize_acctg; begun again after), and when backfill tests a
- * pending heterogeneous job's limits (_het_job_limit_check begins and ends
- * each component, which never had nodes, then may start the job).  Such a
- * job keeps its GPUs or its admission: were its end taken as one, the
- * quota it holds would go to the jobs behind it.  The next pass counts
- * the job as it is then.
+ * this hook) where the job goes on or ended before:
+ *  - before it resizes a running job (job_pre_resize_acctg; begun again
+ *    after): JOB_RESIZING;
+ *  - a pending job: 22.05's reconfigure ends every completing job again,
+ *    a requeued one too (_sync_nodes_to_comp_job), and 26.05 tests a
+ *    heterogeneous job's limits at submit (_het_job_val_rem_each).  Not a
+ *    job being requeued: that real end comes as JOB_REQUEUE, whose base
+ *    state reads as pending (_job_requeue_op);
+ *  - backfill's test of a pending heterogeneous job's limits
+ *    (_het_job_limit_check) begins and ends each component, with
+ *    end_time = start_time, then may start the job.
+ * Such a job keeps its GPUs or its admission: were its end taken as one,
+ * the quota it holds would go to the jobs behind it.  The next pass counts
+ * the job as it is then (a component that really ran for less than a
+ * second waits for that pass too).
  */
 static bool _goes_on(job_record_t *job_ptr)
 {
 	return IS_JOB_RESIZING(job_ptr) ||
+	       (IS_JOB_PENDING(job_ptr) && !IS_JOB_REQUEUED(job_ptr)) ||
 	       (job_ptr->het_job_id && (job_ptr->het_job_id != NO_VAL) &&
-		!job_ptr->node_bitmap);
+		(job_ptr->end_time <= job_ptr->start_time));
 }
 
 extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
@@ -85,7 +94,8 @@ extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
 	if (_goes_on(job_ptr)) {
 		debug2("gpupool: JobId=%u: accounting ended, the job goes on",
 		       job_ptr->job_id);
-		gpp_agent_wake();
+		if (IS_JOB_RESIZING(job_ptr))
+			gpp_agent_wake();	/* its GPUs change */
 		return;
 	}
 
