@@ -1043,6 +1043,39 @@ _resize_keeps_quota() {
   fi
 }
 
+# 10a5. `sbatch --test-only` sets no quota aside.  Slurm gives the
+#      priority plugin the job it tests, then purges it and calls no hook.
+#      pool1 (quota 2) runs the NORMAL 1-GPU job J; a NORMAL 1-GPU
+#      `sbatch --test-only` is answered; 4 s later the NORMAL 1-GPU job X
+#      is admitted at submit and starts.  (Before: the tested job's
+#      placement kept pool1 at 2/2 until a pass that nothing brought, so X
+#      was held at submit and waited for the pass its own submit brought.)
+test_test_only_reserves_nothing() {
+  local rc=0
+  scontrol setdebug debug || return 1   # gpupool's holds at submit
+  _test_only_reserves_nothing || rc=1
+  scontrol setdebug info
+  cancel_all 30 || rc=1
+  return $rc
+}
+_test_only_reserves_nothing() {
+  local j x out
+  j=$(submit j pool1 normal) || return 1
+  assert wait_state "$j" RUNNING 30 || return 1
+  sleep 3   # the passes after J's start
+  out=$(sbatch --test-only -p pool1 --qos=normal --gres=gpu:1 -N1 -n1 --wrap 'sleep 600' 2>&1) ||
+    { ilog "test-only refused: $out"; return 1; }
+  ilog "test-only: $out"
+  sleep 4   # a quiet burst, then a pass
+  mark_log
+  x=$(submit x pool1 normal) || return 1
+  assert wait_state "$x" RUNNING 30 || return 1
+  if log_has "gpupool: JobId=$x held at submit"; then
+    log_since | grep -a -E "gpupool: .*JobId=$x " >&2
+    return 1
+  fi
+}
+
 # 10b. A throttle update Slurm refuses after setting the
 #      throttle leaves gpupool's cap in place: pool1's 4 GPUs busy with
 #      jobs of partition plain (no pool), a NORMAL array of 4 x 1 GPU in

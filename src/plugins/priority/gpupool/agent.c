@@ -39,6 +39,13 @@ static bool stop = false;
 static bool wake = false;
 /* _mono_sec() of the last submit placed by priority_p_set (agent_mutex) */
 static int64_t last_submit = INT64_MIN / 2;
+/*
+ * A submit was placed since the last pass (agent_mutex).  Its job may be
+ * gone without a trace in the jobs' digest (sbatch --test-only, a failed
+ * --immediate, a refused heterogeneous component: Slurm purges the record
+ * and calls no hook), and its placement reserves quota until a pass.
+ */
+static bool placed_since_pass = false;
 /* priority_p_reconfig asked for a reload (reconfig_full: by a reconfigure) */
 static bool reconfig_pending = false;
 static bool reconfig_full = false;
@@ -189,6 +196,7 @@ typedef struct {
 typedef struct {
 	bool reload, full;	/* gpupool.conf to reload (by a reconfigure) */
 	bool jobs_only;		/* only jobs moved: maybe nothing a pass reads */
+	bool placed;		/* submits placed since the last pass */
 	bool second_over;	/* job_update's second is over: look once */
 	/* part_update was read in its own second, now over: a pass, once. */
 	bool part_unsettled;
@@ -239,7 +247,7 @@ static bool _wait_for_pass(agent_seen_t *seen, agent_wake_t *w)
 			     (last_part_update != seen->part_update) ||
 			     w->part_unsettled ||
 			     (last_job_update != seen->job_update) ||
-			     w->second_over;
+			     w->second_over || placed_since_pass;
 		mono = _mono_sec();
 		run = gpp_pass_due(mono, seen->last_pass, seen->gap,
 				   (int64_t) interval, reconfig_pending, wake,
@@ -273,6 +281,8 @@ static bool _wait_for_pass(agent_seen_t *seen, agent_wake_t *w)
 		slurm_cond_timedwait(&agent_cond, &agent_mutex, &ts);
 	}
 	wake = false;
+	w->placed = placed_since_pass;
+	placed_since_pass = false;
 	w->reload = reconfig_pending;
 	w->full = reconfig_full;
 	reconfig_pending = reconfig_full = false;
@@ -327,7 +337,7 @@ static void *_agent(void *arg)
 		 * changed.  The files below are still written on time.
 		 */
 		checking = seen.job_update;
-		if (!w.jobs_only || _jobs_changed(&seen.job_update))
+		if (!w.jobs_only || w.placed || _jobs_changed(&seen.job_update))
 			_timed_pass(&seen, &w);
 		/* Looked at after its second: settled (a pass re-opens). */
 		if (w.second_over)
@@ -385,6 +395,7 @@ extern void gpp_agent_note_submit(void)
 	slurm_mutex_lock(&agent_mutex);
 	/* No signal: the agent looks every second (_wait_for_pass). */
 	last_submit = now;
+	placed_since_pass = true;
 	slurm_mutex_unlock(&agent_mutex);
 }
 
