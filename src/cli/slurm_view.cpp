@@ -609,7 +609,9 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.user_held = gpr_user_held(pending, j.priority, our_hold(j, pending));
         // As the plugins' GP_JOB_DEPENDENT.
         sj.dependent = pending && (j.state_reason == WAIT_DEP_INVALID ||
-                                   (j.dependency && dependency_waits(j.dependency, depended)));
+                                   (j.dependency && dependency_waits(j.dependency, depended)) ||
+                                   // gps_job_begins_later: a pending job's eligible_time is its begin time
+                                   (int64_t(j.eligible_time) > view.now && !j.restart_cnt));
         // As the plugins' GP_JOB_OVER_LIMIT, where Slurm shows it.
         sj.over_limit =
             pending && limit_reason(compat::job_reason_string(static_cast<job_state_reason>(j.state_reason)));

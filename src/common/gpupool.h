@@ -354,7 +354,8 @@ typedef struct {
 /*
  * Since ABI 26, pending jobs: the job waits for another job (--dependency
  * on a job not started or not ended yet, or one Slurm found can never be
- * satisfied).  R1 orders it after every job that does not, so that it sets
+ * satisfied), or for a later time its user or an admin set (--begin,
+ * StartTime=; not a requeue's delay).  R1 orders it after every job that does not, so that it sets
  * no quota aside ahead of them: ahead of the job it depends on, it would
  * hold that job, and so itself, for good.
  */

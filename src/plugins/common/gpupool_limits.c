@@ -24,8 +24,10 @@
  * a group limit (GrpTRES, MaxTRESPerUser, MaxTRESPerAccount) in sum.  Its
  * leader's walk tests the last component with the TRES of all, and
  * reads only a group limit's refusal (a per-job or per-node limit tested
- * on the sum says nothing).  Components of other associations, QOSes or
- * partitions are tested alone; job counts (GrpJobs) are not summed.
+ * on the sum says nothing).  Slurm's test stops at its first refusal, and
+ * a per-job limit it tests first hides a group limit behind it: such a job
+ * is ordered as any.  Components of other associations, QOSes or
+ * partitions are tested alone; job and node counts are not summed.
  * Only on 22.05, where that holds live: 26.05 started such a job (a user
  * with GrpTRES=gres/gpu=2 ran 1 + 1 + 1 GPUs, its usage counted 2), and
  * gpupool must not put behind a job Slurm starts; 23.11 to 25.11 are
@@ -251,7 +253,7 @@ static bool _het_over_in_sum(job_record_t *leader)
 	list_iterator_destroy(it);
 	if (!alike || (count < 2))
 		return false;
-	/* Backfill counts no node of a component not started yet. */
+	/* Node counts overlap between components: not summed. */
 	_requested(last, tres);
 	sum[TRES_ARRAY_NODE] = tres[TRES_ARRAY_NODE];
 	return _group_limit(_post_select_reason(last, sum));
@@ -271,8 +273,10 @@ static int _walk(void *x, void *arg)
 #if !GPS_SLURM_AT_LEAST(23, 11)
 	/* One component says it for the whole job (R1: all go behind). */
 	if ((job_ptr->het_job_id == job_ptr->job_id) &&
-	    _het_over_in_sum(job_ptr))
+	    _het_over_in_sum(job_ptr)) {
 		_add(w->out, job_ptr->job_id);
+		return 0;	/* over already: each id once (bsearch) */
+	}
 #endif
 	_requested(job_ptr, tres);
 	if (_alone(job_ptr)) {

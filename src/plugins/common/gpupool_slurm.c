@@ -671,6 +671,12 @@ extern bool gps_job_dependent(job_record_t *job_ptr)
 	return or_flag ? !one_free : held_back;
 }
 
+extern bool gps_job_begins_later(job_record_t *job_ptr, time_t now)
+{
+	return job_ptr->details && (job_ptr->details->begin_time > now) &&
+	       !job_ptr->restart_cnt;
+}
+
 extern void gps_job_fill(job_record_t *job_ptr, int state,
 			 const gps_tres_t *t, part_record_t *use_part,
 			 time_t now, gp_job_t *out, char **part_buf,
@@ -697,7 +703,8 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 		out->array_job_id = job_ptr->array_job_id;
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
-	if ((state == GP_JOB_PENDING) && gps_job_dependent(job_ptr))
+	if ((state == GP_JOB_PENDING) &&
+	    (gps_job_dependent(job_ptr) || gps_job_begins_later(job_ptr, now)))
 		out->flags |= GP_JOB_DEPENDENT;
 	/* (0 at priority_p_set: slurmctld sets it after job_allocate) */
 	if ((state == GP_JOB_PENDING) && job_ptr->het_job_id &&

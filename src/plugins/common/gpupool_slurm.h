@@ -145,6 +145,13 @@ extern uint32_t gps_array_user_throttle(job_record_t *job_ptr);
  * lock.
  */
 extern bool gps_job_dependent(job_record_t *job_ptr);
+/*
+ * The pending job may not start before a later time its user or an admin
+ * set (--begin, scontrol update StartTime=): GP_JOB_DEPENDENT too.  Not a
+ * requeued job's delay (cred_expire + 1 s): it keeps its place (R1.3), and
+ * backfill keeps its GPUs for it.  Job read lock.
+ */
+extern bool gps_job_begins_later(job_record_t *job_ptr, time_t now);
 
 /* splitmix64's finaliser: spreads every input bit over the word (hashes). */
 static inline uint64_t gps_mix64(uint64_t x)

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <time.h>
 
 #include "slurm/slurm.h"
 
@@ -18,6 +19,7 @@ extern list_t *job_list;
 typedef struct {
 	uint64_t h;
 	const gps_tres_t *tres;
+	time_t now;
 } digest_t;
 
 /*
@@ -92,8 +94,12 @@ static int _digest_job(void *x, void *arg)
 
 		memset(&size, 0, sizeof(size));
 		gps_job_size(job_ptr, GP_JOB_PENDING, d->tres, NULL, &size);
-		/* Its dependency's job ended, or an update gave it one. */
-		if (gps_job_dependent(job_ptr))
+		/*
+		 * Its dependency's job ended, or an update gave it one; its
+		 * begin time came (read each look: the digest moves then).
+		 */
+		if (gps_job_dependent(job_ptr) ||
+		    gps_job_begins_later(job_ptr, d->now))
 			size.flags |= GP_JOB_DEPENDENT;
 		h = _mix(h, ((uint64_t) size.gpus << 32) | size.nodes);
 		h = _mix(h, ((uint64_t) size.flags << 32) | size.cpus);
@@ -128,7 +134,8 @@ static int _digest_job(void *x, void *arg)
 
 extern uint64_t jobs_digest(const gps_tres_t *tres)
 {
-	digest_t d = { .h = UINT64_C(0xcbf29ce484222325), .tres = tres };
+	digest_t d = { .h = UINT64_C(0xcbf29ce484222325), .tres = tres,
+		       .now = time(NULL) };
 
 	if (!job_list)
 		return 0;

@@ -62,25 +62,27 @@ static void _return_unused_run_secs(job_record_t *job_ptr)
  * this hook) where the job goes on or ended before:
  *  - before it resizes a running job (job_pre_resize_acctg; begun again
  *    after): JOB_RESIZING;
- *  - a pending job: 22.05's reconfigure ends every completing job again,
- *    a requeued one too (_sync_nodes_to_comp_job), and 26.05 tests a
- *    heterogeneous job's limits at submit (_het_job_val_rem_each).  Not a
- *    job being requeued: that real end comes as JOB_REQUEUE, whose base
- *    state reads as pending (_job_requeue_op);
- *  - backfill's test of a pending heterogeneous job's limits
- *    (_het_job_limit_check) begins and ends each component, with
- *    end_time = start_time, then may start the job.
+ *  - for a pending job: backfill's test of a heterogeneous job's limits
+ *    (_het_job_limit_check begins and ends each component, then may start
+ *    the job), 26.05's test of them at submit (_het_job_val_rem_each),
+ *    and 22.05's reconfigure, which ends every completing job again, a
+ *    requeued one too (_sync_nodes_to_comp_job).
  * Such a job keeps its GPUs or its admission: were its end taken as one,
- * the quota it holds would go to the jobs behind it.  The next pass counts
- * the job as it is then (a component that really ran for less than a
- * second waits for that pass too).
+ * the quota it holds would go to the jobs behind it.  A job the engine
+ * holds as pending is one of these (Slurm calls no hook for a pending
+ * job's cancel), or one that started since the last pass and already
+ * ended: the pass the agent is woken for counts it as it is then.  The
+ * job's state does not tell: a requeue (_job_complete, _job_requeue_op)
+ * reaches this hook as pending too, and is a real end (of a job the engine
+ * holds as running).
  */
 static bool _goes_on(job_record_t *job_ptr)
 {
+	gp_pending_result_t r;
+
 	return IS_JOB_RESIZING(job_ptr) ||
-	       (IS_JOB_PENDING(job_ptr) && !IS_JOB_REQUEUED(job_ptr)) ||
-	       (job_ptr->het_job_id && (job_ptr->het_job_id != NO_VAL) &&
-		(job_ptr->end_time <= job_ptr->start_time));
+	       (gp_engine_pending_result(gp_shared_engine(), job_ptr->job_id,
+					 &r) == GP_OK);
 }
 
 extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
@@ -92,10 +94,9 @@ extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
 	if (!in_ctld)
 		return;
 	if (_goes_on(job_ptr)) {
-		debug2("gpupool: JobId=%u: accounting ended, the job goes on",
+		debug2("gpupool: JobId=%u: accounting ended, not the job: left to the next pass",
 		       job_ptr->job_id);
-		if (IS_JOB_RESIZING(job_ptr))
-			gpp_agent_wake();	/* its GPUs change */
+		gpp_agent_wake();
 		return;
 	}
 
