@@ -449,6 +449,10 @@ bool limit_reason(std::string_view reason) {
         return reason.size() >= p.size() && reason.substr(reason.size() - p.size()) == p;
     };
     // QOS's per-account limits read "MaxCpuPerAccount", "MaxJobsPerAccount"...
+    // A partition's limits or state, as job_limits_check() says them.
+    if (reason == "PartitionTimeLimit" || reason == "PartitionNodeLimit" || reason == "PartitionConfig" ||
+        reason == "PartitionDown" || reason == "PartitionInactive" || reason == "MaxMemPerLimit")
+        return true;
     return (starts("QOS") && reason != "QOSNotAllowed") || starts("Assoc") || (starts("Max") && ends("PerAccount"));
 }
 

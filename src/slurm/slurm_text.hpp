@@ -143,7 +143,9 @@ std::vector<std::string> expand_hostlist(const std::string &expr);
 
 // Is a pending job's reason, as squeue shows it, an association's or
 // QOS's limit (Slurm's JSR_QOS_ASSOC reasons: "QOS..." but
-// QOSNotAllowed, "Assoc...", "Max...PerAccount")?  The command's view of GP_JOB_OVER_LIMIT: it sees
+// QOSNotAllowed, "Assoc...", "Max...PerAccount"), or its partition's
+// (PartitionTimeLimit, PartitionNodeLimit, PartitionConfig, PartitionDown,
+// PartitionInactive, MaxMemPerLimit)?  The command's view of GP_JOB_OVER_LIMIT: it sees
 // the reason Slurm shows, none behind gpupool's own hold.
 bool limit_reason(std::string_view reason);
 

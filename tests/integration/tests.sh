@@ -943,6 +943,33 @@ _begin_later_waits_behind() {
   assert test "$(job_state "$b")" = PENDING || return 1
 }
 
+# 10a'4. A job over its partition's limits (a time limit over MaxTime,
+#      more nodes than MaxNodes: Slurm keeps it pending, PartitionTimeLimit)
+#      sets no quota aside: pool1 (quota 2, 4 GPUs) has MaxTime=60; the
+#      NORMAL 2-GPU job B asks for 2 hours; the NORMAL 1-GPU job X,
+#      submitted after, starts.  (Before: B set pool1's 2 GPUs of quota
+#      aside for good, and X waited GpuPoolQuota:pool1 2/2 with 4 GPUs idle.)
+test_part_limit_waits_behind() {
+  local rc=0
+  scontrol update PartitionName=pool1 MaxTime=60 || return 1
+  _part_limit_waits_behind || rc=1
+  cancel_all 30 || rc=1
+  scontrol update PartitionName=pool1 MaxTime=INFINITE || rc=1
+  return $rc
+}
+_part_limit_waits_behind() {
+  local b x
+  b=$(submit b pool1 normal --gres=gpu:1 -N2 -n2 --time=120) || return 1
+  sleep 3   # a pass with B pending
+  ilog "B: $(job_state "$b") $(job_reason "$b")"
+  x=$(submit x pool1 normal) || return 1
+  assert wait_state "$x" RUNNING 30 || { ilog "X: $(job_state "$x") $(job_reason "$x"); B: $(job_state "$b") $(job_reason "$b")"; return 1; }
+  ilog "X runs; B: $(job_state "$b") $(job_reason "$b")"
+  assert test "$(job_state "$b")" = PENDING || return 1
+  # Held for quota now, it says what keeps it pending anyway.
+  assert wait_until 10 eval '[[ $(job_reason '"$b"') == *PartitionTimeLimit ]]' || { ilog "B: $(job_reason "$b")"; return 1; }
+}
+
 # 10a2. A heterogeneous job starts whole, so gpupool admits it whole.
 #      pool1 (quota 4, 4 GPUs) runs a NORMAL 2-GPU job J; the NORMAL
 #      heterogeneous job H (1 + 2 GPUs) would pass the quota beside J; the

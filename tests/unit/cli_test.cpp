@@ -177,14 +177,16 @@ TEST(SlurmText, GresCount) {
     EXPECT_EQ(t, "");
 }
 
-// Slurm's reasons for an association's or QOS's limit (22.05's texts).
+// Slurm's reasons for an association's, QOS's or partition's limit (22.05's texts).
 TEST(SlurmText, LimitReasons) {
     for (const char *r : {"QOSMaxGRESPerUser", "AssocGrpGRES", "AssocMaxJobsLimit", "QOSGrpCpuLimit",
                           "AssociationJobLimit", "AssociationResourceLimit", "QOSJobLimit", "QOSTimeLimit",
-                          "QOSUsageThreshold", "AssocGrpSubmitJobsLimit", "MaxGRESPerAccount", "MaxJobsPerAccount"})
+                          "QOSUsageThreshold", "AssocGrpSubmitJobsLimit", "MaxGRESPerAccount", "MaxJobsPerAccount",
+                          "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig", "PartitionDown",
+                          "PartitionInactive", "MaxMemPerLimit"})
         EXPECT_TRUE(limit_reason(r)) << r;
     for (const char *r : {"QOSNotAllowed", "InvalidQOS", "InvalidAccount", "Resources", "Priority", "Dependency",
-                          "JobHeldUser", "None", "MaxMemPerLimit", ""})
+                          "JobHeldUser", "None", "BeginTime", ""})
         EXPECT_FALSE(limit_reason(r)) << r;
 }
 

@@ -107,6 +107,11 @@ GPS_WEAK bool acct_policy_job_runnable_post_select(job_record_t *job_ptr,
 	return true;
 }
 
+GPS_WEAK int job_limits_check(job_record_t **job_pptr, bool check_min_time)
+{
+	return WAIT_NO_REASON;
+}
+
 #if GPS_SLURM_AT_LEAST(24, 11)
 /* gps_qos_return_run_secs() (gpupool_compat.c), 24.11+ */
 GPS_WEAK slurmdb_used_limits_t *acct_policy_get_acct_used_limits(

@@ -1,6 +1,13 @@
 /*
  * gpupool_limits.c - which pending jobs Slurm's own limits hold back.
  *
+ * Their partition's first (job_limits_check: a time limit over MaxTime,
+ * nodes outside MinNodes..MaxNodes, memory over MaxMemPer*, access, a
+ * partition down or inactive): Slurm keeps such a job pending
+ * (PartitionTimeLimit...) until the job or the partition changes.  Tested
+ * as backfill does, with the job's --time-min where it has one, whether
+ * or not accounting enforces limits.
+ *
  * A job over its association's or QOS's limits (MaxTRESPerUser, GrpTRES,
  * MaxJobs, GrpJobs...) cannot start, so it must set no quota aside ahead
  * of jobs that can: R1 orders it after them (GP_JOB_OVER_LIMIT).  Slurm
@@ -62,6 +69,7 @@ typedef struct {
 typedef struct {
 	like_t *table;
 	size_t mask;
+	bool acct;		/* AccountingStorageEnforce=limits */
 	gps_over_limit_t *out;
 } walk_t;
 
@@ -268,7 +276,14 @@ static int _walk(void *x, void *arg)
 	like_t k;
 	size_t i;
 
-	if (!_testable(job_ptr))
+	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr ||
+	    !job_ptr->details || _several_tries(job_ptr))
+		return 0;
+	if (job_limits_check(&job_ptr, true) != WAIT_NO_REASON) {
+		_add(w->out, job_ptr->job_id);
+		return 0;
+	}
+	if (!w->acct || !_testable(job_ptr))
 		return 0;
 #if !GPS_SLURM_AT_LEAST(23, 11)
 	/* One component says it for the whole job (R1: all go behind). */
@@ -316,19 +331,24 @@ extern void gps_over_limit_collect(gps_over_limit_t *out)
 	size_t slots = 64, jobs;
 
 	memset(out, 0, sizeof(*out));
-	/* Slurm's tests answer yes at once where limits are not enforced. */
-	if (!job_list || !(accounting_enforce & ACCOUNTING_ENFORCE_LIMITS) ||
-	    (slurmctld_tres_cnt <= TRES_ARRAY_CPU))
+	if (!job_list)
 		return;
-	jobs = list_count(job_list);
-	while (slots < 2 * jobs)
-		slots *= 2;
-	w.table = xcalloc(slots, sizeof(like_t));
-	w.mask = slots - 1;
-	assoc_mgr_lock(&locks);
+	/* Slurm's tests answer yes at once where limits are not enforced. */
+	w.acct = (accounting_enforce & ACCOUNTING_ENFORCE_LIMITS) &&
+		 (slurmctld_tres_cnt > TRES_ARRAY_CPU);
+	if (w.acct) {
+		jobs = list_count(job_list);
+		while (slots < 2 * jobs)
+			slots *= 2;
+		w.table = xcalloc(slots, sizeof(like_t));
+		w.mask = slots - 1;
+		assoc_mgr_lock(&locks);
+	}
 	(void) list_for_each(job_list, _walk, &w);
-	assoc_mgr_unlock(&locks);
-	xfree(w.table);
+	if (w.acct) {
+		assoc_mgr_unlock(&locks);
+		xfree(w.table);
+	}
 	/* Job ids are unique: looked up by bsearch (gps_over_limit). */
 	if (out->count > 1)
 		qsort(out->ids, out->count, sizeof(uint32_t), _cmp_id);

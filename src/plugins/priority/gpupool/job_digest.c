@@ -105,6 +105,9 @@ static int _digest_job(void *x, void *arg)
 		h = _mix(h, ((uint64_t) size.flags << 32) | size.cpus);
 		h = _mix(h, size.mem_mb);
 		h = _mix(h, job_ptr->het_job_id);
+		/* Its partition's and Slurm's limits read them (gpupool_limits.c). */
+		h = _mix(h, ((uint64_t) job_ptr->time_limit << 32) |
+			    job_ptr->time_min);
 	} else {
 		h = _mix(h, gps_job_gpus(job_ptr, d->tres, true));
 	}

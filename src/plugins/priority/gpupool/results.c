@@ -26,6 +26,35 @@ extern void gpp_results_on_want_pass(void (*want_pass)(void))
 	_want_pass = want_pass;
 }
 
+/*
+ * The reason a held job shows: gpupool's, and the partition limit that
+ * keeps it pending anyway (`GpuPoolQuota:pool1 1/2, PartitionTimeLimit`),
+ * as backfill tests it, so that its user sees what to change.  Partitions
+ * are read only under their lock; without it the text the last pass wrote
+ * stays.
+ */
+static const char *_held_reason(job_record_t *job_ptr, const char *ours,
+				bool part_locked, char *buf, size_t len)
+{
+	size_t n = strlen(ours);
+	int why;
+
+	if (!part_locked) {
+		if (job_ptr->state_desc && !strncmp(job_ptr->state_desc, ours, n) &&
+		    (job_ptr->state_desc[n] == ','))
+			return job_ptr->state_desc;
+		return ours;
+	}
+	if (!job_ptr->part_ptr || !job_ptr->details ||
+	    (job_ptr->part_ptr_list && (list_count(job_ptr->part_ptr_list) > 1)))
+		return ours;
+	why = job_limits_check(&job_ptr, true);
+	if (why == WAIT_NO_REASON)
+		return ours;
+	snprintf(buf, len, "%s, %s", ours, gps_reason_string(why));
+	return buf;
+}
+
 extern int gpp_results_apply(job_record_t *job_ptr,
 			     const gp_pending_result_t *res, bool ours,
 			     bool part_locked, bool *changed)
@@ -43,11 +72,16 @@ extern int gpp_results_apply(job_record_t *job_ptr,
 			_want_pass();
 	}
 	if (r.admission == GP_HELD_QUOTA) {
-		if (gps_hold(job_ptr, r.reason))
+		char text[sizeof(r.reason) + 32];
+		const char *reason = _held_reason(job_ptr, r.reason,
+						  part_locked, text,
+						  sizeof(text));
+
+		if (gps_hold(job_ptr, reason))
 			*changed = true;
 		if (!ours)
 			debug("gpupool: hold JobId=%u: %s", job_ptr->job_id,
-			      r.reason);
+			      reason);
 		return 0;
 	}
 	raised = gpp_throttle_apply(job_ptr, &r, false, changed);
