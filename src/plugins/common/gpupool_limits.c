@@ -45,11 +45,15 @@
  * association pointer is no longer valid (Slurm's scheduler repairs or
  * fails it; the test would log an error and look it up again each pass).
  *
- * Locks: the job write lock (the tests write the job record), then
+ * Locks: the job write and partition read locks (the tests write the job
+ * record and read its partition); for the association and QOS tests
  * assoc_mgr's association and TRES read and QOS write locks, as the tests
- * take them, once for the walk (Slurm's lock order).
+ * take them, once for their walk (Slurm's lock order).  The partition test
+ * walks first, without them: since 23.11 it takes their read locks itself.
  */
 #include "config.h"
+
+#include <string.h>
 
 #include "src/common/assoc_mgr.h"
 #include "src/slurmctld/acct_policy.h"
@@ -69,7 +73,6 @@ typedef struct {
 typedef struct {
 	like_t *table;
 	size_t mask;
-	bool acct;		/* AccountingStorageEnforce=limits */
 	gps_over_limit_t *out;
 } walk_t;
 
@@ -181,10 +184,16 @@ static void _add(gps_over_limit_t *out, uint32_t job_id)
 	out->ids[out->count++] = job_id;
 }
 
-/* Slurm may try it in several partitions or QOSes: not tested. */
-static bool _several_tries(job_record_t *job_ptr)
+/*
+ * Slurm may try it in several partitions or QOSes: not tested.  Its user's
+ * list counts, not gpupool's narrowing of it (start_parts.h): it stays in
+ * job_ptr->partition while the job pends.
+ */
+extern bool gps_several_tries(job_record_t *job_ptr)
 {
 	if (job_ptr->part_ptr_list && (list_count(job_ptr->part_ptr_list) > 1))
+		return true;
+	if (job_ptr->partition && strchr(job_ptr->partition, ','))
 		return true;
 #if GPS_SLURM_AT_LEAST(24, 11)
 	if (job_ptr->qos_list && (list_count(job_ptr->qos_list) > 1))
@@ -215,7 +224,7 @@ static bool _testable(job_record_t *job_ptr)
 {
 	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr ||
 	    !job_ptr->tres_req_cnt || !job_ptr->details ||
-	    _several_tries(job_ptr))
+	    gps_several_tries(job_ptr))
 		return false;
 	/*
 	 * As _valid_job_assoc: left to Slurm's scheduler, which repairs or
@@ -268,6 +277,24 @@ static bool _het_over_in_sum(job_record_t *leader)
 }
 #endif
 
+/*
+ * The partition's limits and state, as backfill tests them (with the job's
+ * --time-min).  With no assoc_mgr lock held: since 23.11 job_limits_check
+ * takes their read locks itself.
+ */
+static int _part_walk(void *x, void *arg)
+{
+	job_record_t *job_ptr = x;
+	walk_t *w = arg;
+
+	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr ||
+	    !job_ptr->details || gps_several_tries(job_ptr))
+		return 0;
+	if (job_limits_check(&job_ptr, true) != WAIT_NO_REASON)
+		_add(w->out, job_ptr->job_id);
+	return 0;
+}
+
 static int _walk(void *x, void *arg)
 {
 	job_record_t *job_ptr = x;
@@ -276,21 +303,14 @@ static int _walk(void *x, void *arg)
 	like_t k;
 	size_t i;
 
-	if (!IS_JOB_PENDING(job_ptr) || !job_ptr->part_ptr ||
-	    !job_ptr->details || _several_tries(job_ptr))
-		return 0;
-	if (job_limits_check(&job_ptr, true) != WAIT_NO_REASON) {
-		_add(w->out, job_ptr->job_id);
-		return 0;
-	}
-	if (!w->acct || !_testable(job_ptr))
+	if (!_testable(job_ptr))
 		return 0;
 #if !GPS_SLURM_AT_LEAST(23, 11)
 	/* One component says it for the whole job (R1: all go behind). */
 	if ((job_ptr->het_job_id == job_ptr->job_id) &&
 	    _het_over_in_sum(job_ptr)) {
 		_add(w->out, job_ptr->job_id);
-		return 0;	/* over already: each id once (bsearch) */
+		return 0;
 	}
 #endif
 	_requested(job_ptr, tres);
@@ -333,25 +353,30 @@ extern void gps_over_limit_collect(gps_over_limit_t *out)
 	memset(out, 0, sizeof(*out));
 	if (!job_list)
 		return;
+	(void) list_for_each(job_list, _part_walk, &w);
 	/* Slurm's tests answer yes at once where limits are not enforced. */
-	w.acct = (accounting_enforce & ACCOUNTING_ENFORCE_LIMITS) &&
-		 (slurmctld_tres_cnt > TRES_ARRAY_CPU);
-	if (w.acct) {
+	if ((accounting_enforce & ACCOUNTING_ENFORCE_LIMITS) &&
+	    (slurmctld_tres_cnt > TRES_ARRAY_CPU)) {
 		jobs = list_count(job_list);
 		while (slots < 2 * jobs)
 			slots *= 2;
 		w.table = xcalloc(slots, sizeof(like_t));
 		w.mask = slots - 1;
 		assoc_mgr_lock(&locks);
-	}
-	(void) list_for_each(job_list, _walk, &w);
-	if (w.acct) {
+		(void) list_for_each(job_list, _walk, &w);
 		assoc_mgr_unlock(&locks);
 		xfree(w.table);
 	}
-	/* Job ids are unique: looked up by bsearch (gps_over_limit). */
-	if (out->count > 1)
+	/* Looked up by bsearch (gps_over_limit): sorted, each id once. */
+	if (out->count > 1) {
+		size_t i, n = 1;
+
 		qsort(out->ids, out->count, sizeof(uint32_t), _cmp_id);
+		for (i = 1; i < out->count; i++)
+			if (out->ids[i] != out->ids[n - 1])
+				out->ids[n++] = out->ids[i];
+		out->count = n;
+	}
 }
 
 extern bool gps_over_limit(const gps_over_limit_t *set, uint32_t job_id)

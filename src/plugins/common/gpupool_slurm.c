@@ -671,10 +671,24 @@ extern bool gps_job_dependent(job_record_t *job_ptr)
 	return or_flag ? !one_free : held_back;
 }
 
+/*
+ * The delay Slurm gives a requeued job: cred_expire + 1 s (121 s by
+ * default; 1201 s is slurmctld's own fallback, batch_requeue_fini).
+ */
+#define GPS_REQUEUE_DELAY_MAX 1201
+
 extern bool gps_job_begins_later(job_record_t *job_ptr, time_t now)
 {
-	return job_ptr->details && (job_ptr->details->begin_time > now) &&
-	       !job_ptr->restart_cnt;
+	if (!job_ptr->details || (job_ptr->details->begin_time <= now))
+		return false;
+	/*
+	 * A requeue sets a new submit_time and the begin time just after
+	 * (batch_requeue_fini); scrontab's requeue, its next run, and an
+	 * admin's StartTime= lie further.
+	 */
+	return !job_ptr->restart_cnt ||
+	       (job_ptr->details->begin_time >
+		job_ptr->details->submit_time + GPS_REQUEUE_DELAY_MAX);
 }
 
 extern void gps_job_fill(job_record_t *job_ptr, int state,

@@ -146,10 +146,17 @@ extern uint32_t gps_array_user_throttle(job_record_t *job_ptr);
  */
 extern bool gps_job_dependent(job_record_t *job_ptr);
 /*
- * The pending job may not start before a later time its user or an admin
- * set (--begin, scontrol update StartTime=): GP_JOB_DEPENDENT too.  Not a
- * requeued job's delay (cred_expire + 1 s): it keeps its place (R1.3), and
- * backfill keeps its GPUs for it.  Job read lock.
+ * Slurm may try the pending job in several partitions (its user's list,
+ * whatever gpupool narrowed it to) or, since 24.11, several QOSes: Slurm's
+ * limit tests of one say nothing of the others (gpupool_limits.c).
+ */
+extern bool gps_several_tries(job_record_t *job_ptr);
+/*
+ * The pending job may not start before a later time its user, an admin or
+ * scrontab set (--begin, scontrol update StartTime=, the next run):
+ * GP_JOB_DEPENDENT too.  Not a requeued job's delay (cred_expire + 1 s):
+ * it keeps its place (R1.3), and backfill keeps its GPUs for it.  Job read
+ * lock.
  */
 extern bool gps_job_begins_later(job_record_t *job_ptr, time_t now);
 

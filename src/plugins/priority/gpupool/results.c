@@ -11,6 +11,7 @@
 #include "src/common/log.h"
 
 #include "gpupool_hold.h"
+#include "gpupool_slurm.h"
 #include "priority_gpupool.h"
 #include "start_parts.h"
 
@@ -46,7 +47,7 @@ static const char *_held_reason(job_record_t *job_ptr, const char *ours,
 		return ours;
 	}
 	if (!job_ptr->part_ptr || !job_ptr->details ||
-	    (job_ptr->part_ptr_list && (list_count(job_ptr->part_ptr_list) > 1)))
+	    gps_several_tries(job_ptr))
 		return ours;
 	why = job_limits_check(&job_ptr, true);
 	if (why == WAIT_NO_REASON)
