@@ -611,7 +611,8 @@ void load_cluster(ClusterView &view, const Config &cfg, const ControllerConf &co
         sj.dependent = pending && (j.state_reason == WAIT_DEP_INVALID ||
                                    (j.dependency && dependency_waits(j.dependency, depended)) ||
                                    // gps_job_begins_later: a pending job's eligible_time is its begin time
-                                   (int64_t(j.eligible_time) > view.now &&
+                                   (int64_t(j.eligible_time) > int64_t(time(nullptr)) &&
+                                    j.eligible_time > j.submit_time &&
                                     (!j.restart_cnt || j.eligible_time > j.submit_time + 1201)));
         // As the plugins' GP_JOB_OVER_LIMIT, where Slurm shows it.
         sj.over_limit =

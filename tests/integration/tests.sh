@@ -1450,8 +1450,9 @@ all_nodes_up() { [[ $(sinfo -h -o %t | grep -cvE '^(idle|mix|alloc)$') -eq 0 ]];
 # submit time): tier (high 3, normal 2, low 1), then job id. Prints "POOL: ID ID ..." for each pool whose pending
 # jobs (priority > 0; 0 = held for quota) are not in that order.
 pending_out_of_order() {
-  { squeue -h -t PD -o '%i %P %q %Q' 2>/dev/null || true; } |
-    awk '$2 !~ /,/ && $4 > 0 { t = ($3 == "high") ? 3 : ($3 == "normal") ? 2 : 1; print $2, $4, t, $1 }' |
+  # Not a job whose begin time is to come: R1 puts it after the jobs that can start.
+  { squeue -h -t PD -o '%i %P %q %Q %r' 2>/dev/null || true; } |
+    awk '$2 !~ /,/ && $4 > 0 && $5 != "BeginTime" { t = ($3 == "high") ? 3 : ($3 == "normal") ? 2 : 1; print $2, $4, t, $1 }' |
     sort -k1,1 -k2,2nr -k4,4n |
     awk '$1 != pool { pool = $1; pt = 99; pid = 0 }
          { if ($3 > pt || ($3 == pt && $4 < pid)) bad[$1] = 1; pt = $3; pid = $4; ids[$1] = ids[$1] " " $4 }

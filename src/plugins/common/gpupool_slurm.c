@@ -677,9 +677,16 @@ extern bool gps_job_dependent(job_record_t *job_ptr)
  */
 #define GPS_REQUEUE_DELAY_MAX 1201
 
-extern bool gps_job_begins_later(job_record_t *job_ptr, time_t now)
+extern bool gps_job_begins_later(job_record_t *job_ptr)
 {
-	if (!job_ptr->details || (job_ptr->details->begin_time <= now))
+	/*
+	 * Now, not a pass's start: Slurm stamps a job eligible at submit
+	 * (begin_time = its submit second), which may be after that start.
+	 * And later than its submit: a stamp is never, a time to come is.
+	 */
+	if (!job_ptr->details ||
+	    (job_ptr->details->begin_time <= time(NULL)) ||
+	    (job_ptr->details->begin_time <= job_ptr->details->submit_time))
 		return false;
 	/*
 	 * A requeue sets a new submit_time and the begin time just after
@@ -718,7 +725,7 @@ extern void gps_job_fill(job_record_t *job_ptr, int state,
 	if ((state == GP_JOB_PENDING) && _nodes_given(job_ptr))
 		out->flags |= GP_JOB_NODES_GIVEN;
 	if ((state == GP_JOB_PENDING) &&
-	    (gps_job_dependent(job_ptr) || gps_job_begins_later(job_ptr, now)))
+	    (gps_job_dependent(job_ptr) || gps_job_begins_later(job_ptr)))
 		out->flags |= GP_JOB_DEPENDENT;
 	/* (0 at priority_p_set: slurmctld sets it after job_allocate) */
 	if ((state == GP_JOB_PENDING) && job_ptr->het_job_id &&

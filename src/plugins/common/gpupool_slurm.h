@@ -158,7 +158,7 @@ extern bool gps_several_tries(job_record_t *job_ptr);
  * it keeps its place (R1.3), and backfill keeps its GPUs for it.  Job read
  * lock.
  */
-extern bool gps_job_begins_later(job_record_t *job_ptr, time_t now);
+extern bool gps_job_begins_later(job_record_t *job_ptr);
 
 /* splitmix64's finaliser: spreads every input bit over the word (hashes). */
 static inline uint64_t gps_mix64(uint64_t x)

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <stdint.h>
-#include <time.h>
 
 #include "slurm/slurm.h"
 
@@ -19,7 +18,6 @@ extern list_t *job_list;
 typedef struct {
 	uint64_t h;
 	const gps_tres_t *tres;
-	time_t now;
 } digest_t;
 
 /*
@@ -99,7 +97,7 @@ static int _digest_job(void *x, void *arg)
 		 * begin time came (read each look: the digest moves then).
 		 */
 		if (gps_job_dependent(job_ptr) ||
-		    gps_job_begins_later(job_ptr, d->now))
+		    gps_job_begins_later(job_ptr))
 			size.flags |= GP_JOB_DEPENDENT;
 		h = _mix(h, ((uint64_t) size.gpus << 32) | size.nodes);
 		h = _mix(h, ((uint64_t) size.flags << 32) | size.cpus);
@@ -137,8 +135,7 @@ static int _digest_job(void *x, void *arg)
 
 extern uint64_t jobs_digest(const gps_tres_t *tres)
 {
-	digest_t d = { .h = UINT64_C(0xcbf29ce484222325), .tres = tres,
-		       .now = time(NULL) };
+	digest_t d = { .h = UINT64_C(0xcbf29ce484222325), .tres = tres };
 
 	if (!job_list)
 		return 0;

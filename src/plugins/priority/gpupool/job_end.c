@@ -62,27 +62,34 @@ static void _return_unused_run_secs(job_record_t *job_ptr)
  * this hook) where the job goes on or ended before:
  *  - before it resizes a running job (job_pre_resize_acctg; begun again
  *    after): JOB_RESIZING;
- *  - for a pending job: backfill's test of a heterogeneous job's limits
- *    (_het_job_limit_check begins and ends each component, then may start
- *    the job), 26.05's test of them at submit (_het_job_val_rem_each),
- *    and 22.05's reconfigure, which ends every completing job again, a
- *    requeued one too (_sync_nodes_to_comp_job).
+ *  - for a job that is pending: 26.05's test of a heterogeneous submit's
+ *    limits (_het_job_val_rem_each), and 22.05's reconfigure, which ends
+ *    every completing job again, a requeued one too
+ *    (_sync_nodes_to_comp_job);
+ *  - backfill's test of a pending heterogeneous job's limits
+ *    (_het_job_limit_check begins and ends each component, with its state
+ *    set to COMPLETE and end_time = start_time, then may start the job).
  * Such a job keeps its GPUs or its admission: were its end taken as one,
- * the quota it holds would go to the jobs behind it.  A job the engine
- * holds as pending is one of these (Slurm calls no hook for a pending
- * job's cancel), or one that started since the last pass and already
- * ended: the pass the agent is woken for counts it as it is then.  The
- * job's state does not tell: a requeue (_job_complete, _job_requeue_op)
- * reaches this hook as pending too, and is a real end (of a job the engine
- * holds as running).
+ * the quota it holds would go to the jobs behind it.  Only a job the
+ * engine holds as pending can be one of these; but that also holds of a
+ * job that started since the last pass, whose real end must free its
+ * quota at once (else Slurm gives its GPUs to a lower tier's job, which is
+ * then preempted back out).  A requeue reaches the hook as pending too, a
+ * real end, of a job the engine holds as running.
  */
 static bool _goes_on(job_record_t *job_ptr)
 {
 	gp_pending_result_t r;
+	bool het_tested = job_ptr->het_job_id &&
+			  (job_ptr->het_job_id != NO_VAL) &&
+			  (job_ptr->end_time <= job_ptr->start_time);
 
-	return IS_JOB_RESIZING(job_ptr) ||
-	       (gp_engine_pending_result(gp_shared_engine(), job_ptr->job_id,
-					 &r) == GP_OK);
+	if (IS_JOB_RESIZING(job_ptr))
+		return true;
+	if (!IS_JOB_PENDING(job_ptr) && !het_tested)
+		return false;
+	return gp_engine_pending_result(gp_shared_engine(), job_ptr->job_id,
+					&r) == GP_OK;
 }
 
 extern void gpp_job_end(job_record_t *job_ptr, bool in_ctld)
